@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install what fullgraph needs from Debian's packages; does nothing when all are present.
+set -euo pipefail
+pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
+      libopenblas-openmp-dev libmetis-dev gzip)
+if [ "${FG_WITH_CLANG:-1}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install dependencies, build, and run the whole test suite: the main build (warnings are
+# errors), an ASan+UBSan build, a build without OpenMP, and the fuzzers for a bounded time.
+# FG_QUICK=1 runs only the main build's tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+. scripts/env.sh
+jobs=$(nproc)
+run_suite() { # preset, extra ctest args
+  local preset=$1; shift
+  echo "== $preset: configure and build"
+  cmake --preset "$preset" >/dev/null
+  cmake --build "build/$preset" -j"$jobs"
+  echo "== $preset: tests"
+  ctest --test-dir "build/$preset" --output-on-failure -j"$jobs" "$@"
+}
+if [ "${FG_QUICK:-0}" != 1 ]; then
+  run_suite asan -LE long
+  run_suite noomp
+  if [ -x fuzz/run.sh ]; then
+    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-20} s"
+    fuzz/run.sh "${FG_FUZZ_SECONDS:-20}"
+  fi
+fi
+run_suite ci

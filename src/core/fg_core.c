@@ -1,0 +1,115 @@
+/* fg_core.c -- status messages, allocation, clocks. */
+#define _POSIX_C_SOURCE 200809L
+#include "core/fg_core.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef FG_VERSION
+#define FG_VERSION "0.1.0"
+#endif
+
+static _Thread_local char fg_err_msg[2048];
+static _Thread_local char fg_err_trace[1024];
+static _Thread_local fg_status fg_err_code;
+
+const char *fg_status_string(fg_status st) {
+  switch (st) {
+    case FG_OK: return "ok";
+    case FG_ERR_INVALID_ARG: return "invalid argument";
+    case FG_ERR_IO: return "I/O error";
+    case FG_ERR_FORMAT: return "malformed input";
+    case FG_ERR_NOMEM: return "out of memory";
+    case FG_ERR_UNSUPPORTED: return "unsupported";
+    case FG_ERR_MPI: return "MPI error";
+    case FG_ERR_NUMERIC: return "numerical error";
+    case FG_ERR_INTERNAL: return "internal error";
+    case FG_ERR_MEMLIMIT: return "memory limit exceeded";
+    case FG_ERR_REMOTE: return "failure on another rank";
+  }
+  return "unknown status";
+}
+
+const char *fg_last_error(void) { return fg_err_msg; }
+const char *fg_last_error_trace(void) { return fg_err_trace; }
+const char *fg_version_string(void) { return FG_VERSION; }
+
+fg_status fg_error_set(fg_status code, const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(fg_err_msg, sizeof fg_err_msg, fmt, ap);
+  va_end(ap);
+  snprintf(fg_err_trace, sizeof fg_err_trace, "%s:%d", file, line);
+  fg_err_code = code;
+  return code;
+}
+
+void fg_error_trace(const char *file, int line) {
+  size_t used = strlen(fg_err_trace);
+  if (used + 8 < sizeof fg_err_trace)
+    snprintf(fg_err_trace + used, sizeof fg_err_trace - used, " <- %s:%d", file, line);
+}
+
+void fg_error_clear(void) {
+  fg_err_msg[0] = '\0';
+  fg_err_trace[0] = '\0';
+  fg_err_code = FG_OK;
+}
+
+void fg_error_adopt(fg_status code, const char *msg) {
+  snprintf(fg_err_msg, sizeof fg_err_msg, "%s", msg);
+  fg_err_code = code;
+}
+
+void *fg_malloc_array(size_t n, size_t size) {
+  if (n == 0 || size == 0) return NULL;
+  if (n > SIZE_MAX / size) return NULL;
+  return malloc(n * size);
+}
+
+void *fg_calloc_array(size_t n, size_t size) {
+  if (n == 0 || size == 0) return NULL;
+  return calloc(n, size);
+}
+
+void *fg_malloc_aligned(size_t bytes) {
+  void *p = NULL;
+  if (bytes == 0) return NULL;
+  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+  return p;
+}
+
+void fg_free_aligned(void *p) { free(p); }
+
+double fg_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int64_t fg_peak_rss_bytes(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (int64_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
+}
+
+int fg_max_threads(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+void fg_set_threads(int n) {
+#ifdef _OPENMP
+  if (n > 0) omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}

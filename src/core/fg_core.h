@@ -1,0 +1,96 @@
+/* fg_core.h -- internal foundations: status propagation, allocation, timers, logging.
+ * Every fallible internal function returns fg_status and keeps one `cleanup:` label:
+ *
+ *   fg_status f(...) {
+ *     fg_status st = FG_OK;
+ *     float *buf = NULL;
+ *     FG_REQUIRE(n > 0, FG_ERR_INVALID_ARG, "n must be positive, got %d", n);
+ *     FG_ALLOC(buf, n);
+ *     FG_CHECK(g(buf));
+ *   cleanup:
+ *     free(buf);
+ *     return st;
+ *   }
+ */
+#ifndef FG_CORE_H
+#define FG_CORE_H
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fullgraph.h"
+
+#if defined(__GNUC__)
+#define FG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FG_PRINTF(a, b)
+#endif
+
+/* Record a failure: message (printf-style) and where it was raised. Returns code. */
+fg_status fg_error_set(fg_status code, const char *file, int line, const char *fmt, ...)
+    FG_PRINTF(4, 5);
+/* Append a file:line to the trace of the current failure (on propagation). */
+void fg_error_trace(const char *file, int line);
+/* Forget the last failure. */
+void fg_error_clear(void);
+/* Replace the message (used when another rank's message is adopted). */
+void fg_error_adopt(fg_status code, const char *msg);
+
+#define FG_FAIL(code, ...)                                          \
+  do {                                                              \
+    st = fg_error_set((code), __FILE__, __LINE__, __VA_ARGS__);     \
+    goto cleanup;                                                   \
+  } while (0)
+
+#define FG_REQUIRE(cond, code, ...)      \
+  do {                                   \
+    if (!(cond)) FG_FAIL(code, __VA_ARGS__); \
+  } while (0)
+
+#define FG_CHECK(call)                       \
+  do {                                       \
+    st = (call);                             \
+    if (st != FG_OK) {                       \
+      fg_error_trace(__FILE__, __LINE__);    \
+      goto cleanup;                          \
+    }                                        \
+  } while (0)
+
+/* Allocate n elements of *ptr's type, checking for overflow and failure. */
+void *fg_malloc_array(size_t n, size_t size);
+void *fg_calloc_array(size_t n, size_t size);
+#define FG_ALLOC(ptr, n)                                                              \
+  do {                                                                                \
+    (ptr) = fg_malloc_array((size_t)(n), sizeof(*(ptr)));                             \
+    if (!(ptr) && (size_t)(n) > 0)                                                    \
+      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", (size_t)(n),  \
+              sizeof(*(ptr)));                                                        \
+  } while (0)
+#define FG_CALLOC(ptr, n)                                                             \
+  do {                                                                                \
+    (ptr) = fg_calloc_array((size_t)(n), sizeof(*(ptr)));                             \
+    if (!(ptr) && (size_t)(n) > 0)                                                    \
+      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", (size_t)(n),  \
+              sizeof(*(ptr)));                                                        \
+  } while (0)
+
+/* Cache-line aligned allocation for dense matrices; free with fg_free_aligned. */
+void *fg_malloc_aligned(size_t bytes);
+void fg_free_aligned(void *p);
+
+/* Wall-clock seconds (monotonic). */
+double fg_now(void);
+
+/* Peak resident set size of this process in bytes (0 if unknown). */
+int64_t fg_peak_rss_bytes(void);
+
+/* Number of OpenMP threads a parallel region would use (1 without OpenMP). */
+int fg_max_threads(void);
+
+#define FG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif /* FG_CORE_H */

@@ -1,0 +1,59 @@
+/* fg_rng.h -- counter-based random numbers.
+ *
+ * Every draw is a pure function of (seed, purpose, a, b, c, d): no generator state, so a
+ * graph split over any number of ranks or threads draws exactly the same numbers.
+ * Convention for (a, b, c, d) per purpose:
+ *   FG_RNG_INIT      (layer, row, col, 0)
+ *   FG_RNG_DROPOUT   (epoch, layer, global node id, col)
+ *   FG_RNG_FEATURES  (global node id, col, 0, 0)
+ *   FG_RNG_LABELS    (global node id, 0, 0, 0)
+ *   FG_RNG_SPLIT     (global node id, 0, 0, 0)
+ *   FG_RNG_RMAT      (edge index, level, 0, 0)
+ *   FG_RNG_PERMUTE   (index, round, 0, 0)
+ */
+#ifndef FG_RNG_H
+#define FG_RNG_H
+
+#include <stdint.h>
+
+enum {
+  FG_RNG_INIT = 1,
+  FG_RNG_DROPOUT = 2,
+  FG_RNG_FEATURES = 3,
+  FG_RNG_LABELS = 4,
+  FG_RNG_SPLIT = 5,
+  FG_RNG_RMAT = 6,
+  FG_RNG_PERMUTE = 7,
+  FG_RNG_QUANTIZE = 8
+};
+
+static inline uint64_t fg_mix64(uint64_t z) {
+  /* the splitmix64 finalizer: a bijection with full avalanche */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static inline uint64_t fg_rng_u64(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
+                                  uint64_t c, uint64_t d) {
+  uint64_t h = fg_mix64(seed + 0x9e3779b97f4a7c15ULL * (purpose + 1));
+  h = fg_mix64(h ^ (a + 0x632be59bd9b4e019ULL));
+  h = fg_mix64(h ^ (b + 0x8cb92ba72f3d8dd7ULL));
+  h = fg_mix64(h ^ (c + 0xd6e8feb86659fd93ULL));
+  h = fg_mix64(h ^ (d + 0xa0761d6478bd642fULL));
+  return h;
+}
+
+/* Uniform in [0, 1) with 24 random bits (exact in float). */
+static inline float fg_rng_uniform(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
+                                   uint64_t c, uint64_t d) {
+  return (float)(fg_rng_u64(seed, purpose, a, b, c, d) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static inline double fg_rng_uniform_d(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
+                                      uint64_t c, uint64_t d) {
+  return (double)(fg_rng_u64(seed, purpose, a, b, c, d) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif /* FG_RNG_H */

@@ -1,0 +1,72 @@
+/* fg_dist.h -- the MPI context a library object lives on, collectives that count what they
+ * move, and collective error agreement. The library never uses MPI_COMM_WORLD: fg_dist_create
+ * duplicates the communicator it is given. */
+#ifndef FG_DIST_H
+#define FG_DIST_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+/* Phases that communication is accounted to. */
+enum { FG_PHASE_SETUP = 0, FG_PHASE_FORWARD, FG_PHASE_BACKWARD, FG_PHASE_GRADS,
+       FG_PHASE_METRICS, FG_PHASE_COUNT };
+
+typedef struct fg_comm_counters {
+  int64_t bytes_sent[FG_PHASE_COUNT], bytes_recv[FG_PHASE_COUNT];
+  int64_t msgs_sent[FG_PHASE_COUNT], msgs_recv[FG_PHASE_COUNT];
+  double seconds_comm; /* time inside communication calls (includes waiting) */
+  double seconds_wait; /* part of it spent blocked in waits after computing */
+} fg_comm_counters;
+
+typedef struct fg_dist {
+  MPI_Comm comm; /* our duplicate */
+  int rank, size;
+  int phase;     /* current FG_PHASE_* for accounting */
+  fg_comm_counters counters;
+} fg_dist;
+
+/* Collective over comm: duplicate comm into a new context. */
+fg_status fg_dist_create(MPI_Comm comm, fg_dist **out);
+void fg_dist_destroy(fg_dist **d);
+
+/* Turn an MPI return code into an fg_status with MPI's message. */
+fg_status fg_mpi_status(int rc, const char *what, const char *file, int line);
+#define FG_CHECK_MPI(call)                                                     \
+  do {                                                                         \
+    int _rc = (call);                                                          \
+    if (_rc != MPI_SUCCESS) {                                                  \
+      st = fg_mpi_status(_rc, #call, __FILE__, __LINE__);                      \
+      goto cleanup;                                                            \
+    }                                                                          \
+  } while (0)
+
+/* Collective: every rank passes its local status; all return the same status. If any rank
+ * failed, the failing rank with the lowest number broadcasts its message, which every other
+ * rank adopts (status FG_ERR_REMOTE elsewhere is replaced by the failing code). */
+fg_status fg_dist_agree(fg_dist *d, fg_status local);
+
+/* Collective sums in place (counted in the current phase). */
+fg_status fg_dist_allreduce_f32(fg_dist *d, float *buf, int64_t n);
+fg_status fg_dist_allreduce_f64(fg_dist *d, double *buf, int64_t n);
+fg_status fg_dist_allreduce_i64(fg_dist *d, int64_t *buf, int64_t n);
+/* Collective maximum in place (not counted: used for reporting). */
+fg_status fg_dist_max_f64(fg_dist *d, double *buf, int64_t n);
+/* Collective broadcast of n bytes from root (counted). */
+fg_status fg_dist_bcast(fg_dist *d, void *buf, int64_t bytes, int root);
+
+/* Collective: gather rows (n_local x width, global ids gids) into root's out (n_global x
+ * width) in global order. out only needed on root. */
+fg_status fg_dist_gather_rows(fg_dist *d, const float *rows, const int64_t *gids,
+                              int64_t n_local, int64_t width, int64_t n_global, int root,
+                              float *out);
+
+/* Count a message in the current phase. */
+void fg_dist_count_send(fg_dist *d, int64_t bytes);
+void fg_dist_count_recv(fg_dist *d, int64_t bytes);
+
+/* Narrow an element count for MPI (error beyond INT_MAX). */
+fg_status fg_mpi_count(int64_t n, int *out);
+
+#endif /* FG_DIST_H */

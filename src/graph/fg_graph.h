@@ -1,0 +1,64 @@
+/* fg_graph.h -- graphs: building CSR from edges, GCN normalization, generators, statistics,
+ * and the fg_dataset object (assembled here from what an io/ reader returns). */
+#ifndef FG_GRAPH_H
+#define FG_GRAPH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/fg_core.h"
+#include "io/fg_io.h"
+#include "kernels/fg_kernels.h"
+
+struct fg_dataset {
+  int64_t num_nodes;
+  fg_csr adj;              /* pattern (val == NULL) after undirected/dedup/self-loop options;
+                              rows = destination, cols = source: aggregation is adj * H */
+  int symmetric;           /* adj == adj^T */
+  int64_t num_features;
+  float *features;         /* (num_nodes x num_features) */
+  int64_t num_classes;
+  int32_t *labels;         /* (num_nodes), -1 unlabelled */
+  int8_t *split;           /* (num_nodes) FG_SPLIT_* */
+  int features_generated, labels_generated, split_generated;
+  char *source;            /* path it was read from */
+};
+
+/* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums
+ * over in-neighbours). undirected: add reverse edges; dedup: remove duplicates (always done
+ * when undirected); self_loops: make sure every node has exactly one self loop. */
+fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, int64_t m,
+                            int undirected, int dedup, int self_loops, fg_csr *out);
+/* 1 if the pattern equals its transpose. */
+int fg_csr_is_symmetric(const fg_csr *A);
+
+/* GCN normalization: val[e] = 1 / sqrt(indeg(row) * outdeg(col)) over the pattern
+ * (for a symmetric pattern: D^-1/2 A D^-1/2). Allocates A->val. */
+fg_status fg_gcn_normalize(fg_csr *A);
+
+/* Features of width f uniform in [-1, 1), element (v, j) from (seed, FG_RNG_FEATURES, v, j). */
+fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out);
+/* Labels from degree quantiles: node v gets class floor(C * rank(deg v) / n) where rank sorts
+ * by (degree, hashed id) so that classes are balanced. */
+fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, int32_t **out);
+/* Random split of labelled nodes: train/valid/test by fractions, the rest test. */
+fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
+                            double valid_frac, uint64_t seed, int8_t **out);
+
+/* Graph500 R-MAT edges (a=.57, b=.19, c=.19), ids scrambled by a seeded bijection. */
+fg_status fg_rmat_edges(int scale, int64_t edge_factor, uint64_t seed, int64_t **src,
+                        int64_t **dst, int64_t *m);
+/* The seeded bijection of [0, 2^scale) that fg_rmat_edges applies to node ids. */
+uint64_t fg_rmat_scramble(uint64_t x, int scale, uint64_t seed);
+
+/* Degrees count the entries of a row other than its self loop; percentiles are nearest-rank
+ * (-1 if the histogram could not be allocated). */
+typedef struct fg_degree_stats {
+  int64_t min, max;
+  double mean, stddev;
+  int64_t isolated;     /* nodes whose only entry is a self loop or none */
+  int64_t p50, p90, p99;
+} fg_degree_stats;
+void fg_degree_stats_compute(const fg_csr *A, fg_degree_stats *s);
+
+#endif /* FG_GRAPH_H */

@@ -1,0 +1,59 @@
+/* fg_io.h -- readers and writers. A reader fills an fg_raw with what the file holds, checked
+ * (counts against declared sizes, index ranges, widths, labels, splits, NaN/Inf) and nothing
+ * more: turning edges into a prepared graph is graph/'s job. Every failure message names the
+ * file, the line or byte offset, and what was wrong, e.g.
+ *   "data/raw/edge.csv.gz: line 17: node id 9001 out of range [0, 2708)".
+ */
+#ifndef FG_IO_H
+#define FG_IO_H
+
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+enum { FG_SPLIT_NONE = -1, FG_SPLIT_TRAIN = 0, FG_SPLIT_VALID = 1, FG_SPLIT_TEST = 2 };
+
+typedef struct fg_raw {
+  int64_t num_nodes;       /* declared or inferred (max id + 1) */
+  int64_t num_edges;       /* entries in src/dst as read (duplicates possible) */
+  int64_t *src, *dst;      /* (num_edges) 0-based node ids in [0, num_nodes) */
+  int directed;            /* 1 if the file says the edges are directed */
+  int64_t num_features;    /* 0 if the file has no features */
+  float *features;         /* (num_nodes x num_features) row-major, finite */
+  int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels */
+  int64_t num_classes;     /* max label + 1 (0 if no labels) */
+  int8_t *split;           /* (num_nodes) FG_SPLIT_*; NULL if the file has no split */
+} fg_raw;
+
+void fg_raw_free(fg_raw *r);
+
+/* OGB node-property raw layout under dir (raw/…, split/<name>/…), .csv or .csv.gz.
+ * split_name NULL: the only folder under split/ (error if several). */
+fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out);
+/* NumPy .npz: CSR layout (adj_*, attr_*, labels) or dense layout (node_features, edges,
+ * node_labels, train/val/test_masks with split column split_index). */
+fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
+/* NumPy .npy holding an integer edge array (E x 2). */
+fg_status fg_read_npy_edges(const char *path, fg_raw *out);
+/* Matrix Market coordinate (pattern/real/integer; general/symmetric), plain or gzip. */
+fg_status fg_read_mtx(const char *path, fg_raw *out);
+/* SNAP edge list: "u v" per line, '#' or '%' comments, plain or gzip. */
+fg_status fg_read_snap(const char *path, fg_raw *out);
+
+/* The same readers over a memory buffer (for fuzzing); name is used in messages. */
+fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int split_index,
+                          fg_raw *out);
+fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* One OGB csv table (for fuzzing the csv parser): rows of `width` numbers. */
+fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
+                          int64_t expect_rows, double **values, int64_t *rows);
+
+/* Write a 2-D float32 array as NumPy .npy (v1.0 header, little-endian, C order). */
+fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols);
+/* Write an edge list as SNAP text ("u v" lines), gzip if path ends in .gz. */
+fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
+                        const char *comment);
+
+#endif /* FG_IO_H */

@@ -1,0 +1,152 @@
+/* elementwise.c -- ReLU, bias, dropout and row argmax. Every output element depends on a
+ * fixed set of inputs in a fixed order, so these are repeatable whatever the thread count. */
+#include <string.h>
+
+#include "core/fg_rng.h"
+#include "kernels/fg_kernel_util.h"
+#include "kernels/fg_kernels.h"
+
+/* rows of this many floats per block in the bias gradient's partial sums */
+#define FG_BIAS_BLOCK_ROWS 1024
+
+/* ---- ReLU ------------------------------------------------------------------------- */
+
+void fg_relu_forward(float *out, const float *in, int64_t n) {
+  /* "x < 0 ? 0 : x" rather than "x > 0 ? x : 0" so a NaN passes through and is noticed */
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t i = 0; i < n; i++) out[i] = in[i] < 0.0f ? 0.0f : in[i];
+}
+
+void fg_relu_backward(float *din, const float *dout, const float *out, int64_t n) {
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t i = 0; i < n; i++) din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+/* ---- bias ------------------------------------------------------------------------- */
+
+void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    float *row = x + r * cols; // (cols)
+    FG_OMP_SIMD
+    for (int64_t c = 0; c < cols; c++) row[c] += bias[c];
+  }
+}
+
+/* dbias[c] = sum over blocks b (in order) of the double sum of block b's rows (in order).
+ * The blocks are fixed (FG_BIAS_BLOCK_ROWS rows), so the result is the same for every thread
+ * count; the partial sums need nblocks * cols doubles, and without that memory the same
+ * order is followed one column at a time. */
+void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols) {
+  if (cols <= 0) return;
+  const int64_t nblocks = rows > 0 ? (rows + FG_BIAS_BLOCK_ROWS - 1) / FG_BIAS_BLOCK_ROWS : 0;
+  double *part = nblocks > 1 ? fg_malloc_array((size_t)(nblocks * cols), sizeof *part) : NULL;
+  if (!part) {
+    for (int64_t c = 0; c < cols; c++) {
+      double s = 0.0;
+      for (int64_t b = 0; b < nblocks; b++) {
+        const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
+        double bs = 0.0;
+        for (int64_t r = b * FG_BIAS_BLOCK_ROWS; r < r1; r++) bs += (double)dy[r * cols + c];
+        s += bs;
+      }
+      dbias[c] = (float)s;
+    }
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t b = 0; b < nblocks; b++) {
+    double *p = part + b * cols; // (cols)
+    const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
+    for (int64_t c = 0; c < cols; c++) p[c] = 0.0;
+    for (int64_t r = b * FG_BIAS_BLOCK_ROWS; r < r1; r++) {
+      const float *row = dy + r * cols;
+      FG_OMP_SIMD
+      for (int64_t c = 0; c < cols; c++) p[c] += (double)row[c];
+    }
+  }
+  for (int64_t c = 0; c < cols; c++) {
+    double s = 0.0;
+    for (int64_t b = 0; b < nblocks; b++) s += part[b * cols + c];
+    dbias[c] = (float)s;
+  }
+  free(part);
+}
+
+/* ---- dropout ---------------------------------------------------------------------- */
+
+static inline int dropout_keep(float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                               uint64_t gid, uint64_t c) {
+  return fg_rng_uniform(seed, FG_RNG_DROPOUT, epoch, layer, gid, c) >= p;
+}
+
+void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                            uint64_t seed, uint64_t epoch, uint64_t layer,
+                            const int64_t *global_ids) {
+  assert(p >= 0.0f && p < 1.0f);
+  const float scale = 1.0f / (1.0f - p);
+  for (int64_t r = 0; r < rows; r++) {
+    const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
+    for (int64_t c = 0; c < cols; c++) {
+      const int keep = fg_rng_uniform(seed, FG_RNG_DROPOUT, epoch, layer, gid, (uint64_t)c) >= p;
+      out[r * cols + c] = keep ? in[r * cols + c] * scale : 0.0f;
+    }
+  }
+}
+
+/* out = in * mask / (1 - p); forward and backward are the same map of their inputs. */
+static void dropout_apply(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                          uint64_t seed, uint64_t epoch, uint64_t layer,
+                          const int64_t *global_ids) {
+  assert(p >= 0.0f && p < 1.0f);
+  if (rows <= 0 || cols <= 0) return;
+  if (p == 0.0f) {
+    if (out != in) memcpy(out, in, (size_t)(rows * cols) * sizeof *out);
+    return;
+  }
+  const float scale = 1.0f / (1.0f - p);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS / 8)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
+    float *o = out + r * cols;       // (cols)
+    const float *x = in + r * cols; // (cols)
+    for (int64_t c = 0; c < cols; c++)
+      o[c] = dropout_keep(p, seed, epoch, layer, gid, (uint64_t)c) ? x[c] * scale : 0.0f;
+  }
+}
+
+void fg_dropout_forward(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                        uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids) {
+  dropout_apply(out, in, rows, cols, p, seed, epoch, layer, global_ids);
+}
+
+void fg_dropout_backward(float *din, const float *dout, int64_t rows, int64_t cols, float p,
+                         uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids) {
+  dropout_apply(din, dout, rows, cols, p, seed, epoch, layer, global_ids);
+}
+
+/* ---- argmax ----------------------------------------------------------------------- */
+
+void fg_argmax_rows(int32_t *out, const float *x, int64_t rows, int64_t cols) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = x + r * cols; // (cols)
+    int64_t best = 0;
+    for (int64_t c = 1; c < cols; c++)
+      if (row[c] > row[best]) best = c; /* strict: ties go to the lowest index */
+    out[r] = (int32_t)best;
+  }
+}

@@ -1,0 +1,36 @@
+/* fg_kernel_util.h -- private helpers shared by the kernel files (not part of the kernel API):
+ * the OpenMP simd pragma (a no-op without OpenMP) and how many tasks a loop is worth. */
+#ifndef FG_KERNEL_UTIL_H
+#define FG_KERNEL_UTIL_H
+
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+#ifdef _OPENMP
+#define FG_OMP_SIMD _Pragma("omp simd")
+#else
+#define FG_OMP_SIMD
+#endif
+
+/* Elementwise loops shorter than this run on one thread (a fork costs more than the work). */
+#define FG_PAR_MIN_ELEMS 32768
+
+/* Number of tasks for `work` units when one task should get at least `min_work` units:
+ * min(threads, max(1, work / min_work)). Always >= 1. */
+static inline int fg_kernel_tasks(int64_t work, int64_t min_work) {
+  int nt = fg_max_threads();
+  int64_t by_work = min_work > 0 ? work / min_work : work;
+  if (by_work < 1) by_work = 1;
+  if (by_work < (int64_t)nt) nt = (int)by_work;
+  return nt < 1 ? 1 : nt;
+}
+
+/* Start of task t's share when [0, n) is cut into ntasks near-equal contiguous ranges. */
+static inline int64_t fg_task_start(int64_t n, int t, int ntasks) {
+  /* floor(n * t / ntasks) without overflow, writing n = q * ntasks + rem */
+  const int64_t q = n / ntasks, rem = n % ntasks;
+  return q * t + rem * t / ntasks;
+}
+
+#endif /* FG_KERNEL_UTIL_H */

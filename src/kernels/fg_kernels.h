@@ -1,0 +1,98 @@
+/* fg_kernels.h -- compute kernels. Each hot kernel exists twice: a frozen reference
+ * (`_ref`, plain loops, the definition of correct) and a tuned version that tests compare
+ * against it. Dense matrices are row-major float32 with an explicit leading dimension.
+ * OpenMP lives here (and in a few graph builders) only; schedules are static over explicit
+ * ranges, so a run with a fixed thread count is bitwise repeatable.
+ */
+#ifndef FG_KERNELS_H
+#define FG_KERNELS_H
+
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+/* Sparse matrix in CSR with 64-bit row offsets and 32-bit (local) column ids. */
+typedef struct fg_csr {
+  int64_t nrows, ncols;
+  int64_t nnz;
+  int64_t *rowptr; /* (nrows + 1) */
+  int32_t *col;    /* (nnz) sorted within each row */
+  float *val;      /* (nnz), NULL means all ones */
+} fg_csr;
+
+void fg_csr_free(fg_csr *A);
+/* B = A^T (allocates B's arrays; columns within rows of B come out sorted). */
+fg_status fg_csr_transpose(const fg_csr *A, fg_csr *B);
+
+/* ---- SpMM: Y (nrows x f) = A (nrows x ncols) * X (ncols x f) ------------------ */
+void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
+void fg_spmm(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
+/* Same but Y += A X (accumulate). */
+void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
+
+/* ---- GEMM: C (m x n) = alpha op(A) op(B) + beta C, row-major ------------------ */
+void fg_gemm_ref(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                 int64_t ldc);
+void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+             int64_t ldc);
+
+/* ---- elementwise (n = rows * cols contiguous elements) -------------------------- */
+void fg_relu_forward(float *out, const float *in, int64_t n);           /* out may == in */
+void fg_relu_backward(float *din, const float *dout, const float *out, int64_t n); /* din may == dout */
+/* out[r][c] = in[r][c] + bias[c] */
+void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols);
+/* dbias[c] = sum_r dy[r][c] (overwrites dbias); deterministic summation order */
+void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols);
+
+/* Inverted dropout: keep with probability 1-p, scale kept values by 1/(1-p). The mask for
+ * element (r, c) is a pure function of (seed, epoch, layer, global_ids[r], c), so it does not
+ * depend on how rows are split among ranks. global_ids == NULL means global id = r. */
+void fg_dropout_forward(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                        uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids);
+/* din = dout * mask / (1-p), the same mask as forward (out may alias in). */
+void fg_dropout_backward(float *din, const float *dout, int64_t rows, int64_t cols, float p,
+                         uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids);
+void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                            uint64_t seed, uint64_t epoch, uint64_t layer,
+                            const int64_t *global_ids);
+
+/* Masked softmax cross-entropy over rows with select[r] != 0 and labels[r] >= 0.
+ * Returns the SUM of -log p(label) over those rows (double); counts them in *count and the
+ * correctly classified ones (argmax, ties to the lowest class) in *correct.
+ * If dlogits != NULL writes d(sum * scale)/dlogits for every row (zero for rows not
+ * selected). */
+double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const int32_t *labels,
+                       const uint8_t *select, float scale, float *dlogits, int64_t *count,
+                       int64_t *correct);
+double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
+                           const int32_t *labels, const uint8_t *select, float scale,
+                           float *dlogits, int64_t *count, int64_t *correct);
+
+/* Argmax per row, ties to the lowest index. */
+void fg_argmax_rows(int32_t *out, const float *x, int64_t rows, int64_t cols);
+
+/* ---- optimizer ---------------------------------------------------------------- */
+typedef struct fg_adam_params {
+  float lr, beta1, beta2, eps;
+} fg_adam_params;
+/* One Adam step (PyTorch semantics: L2 weight decay added to the gradient, bias-corrected
+ * moments). t is the 1-based step count. */
+void fg_adam_step(float *param, const float *grad, float *m, float *v, int64_t n,
+                  fg_adam_params p, float weight_decay, int64_t t);
+void fg_adam_step_ref(float *param, const float *grad, float *m, float *v, int64_t n,
+                      fg_adam_params p, float weight_decay, int64_t t);
+
+/* Glorot (Xavier) uniform: W (fan_in x fan_out) ~ U(-a, a), a = sqrt(6 / (fan_in + fan_out)),
+ * element (i, j) a pure function of (seed, layer, i, j). */
+void fg_glorot_init(float *W, int64_t fan_in, int64_t fan_out, uint64_t seed, uint64_t layer);
+
+/* Row-normalize (each row divided by its sum; zero rows stay zero). */
+void fg_row_normalize(float *x, int64_t rows, int64_t cols);
+
+/* STREAM-style triad a = b + s*c over n floats; returns bytes moved per call (3 * 4 * n). */
+double fg_stream_triad(float *a, const float *b, const float *c, float s, int64_t n);
+
+#endif /* FG_KERNELS_H */

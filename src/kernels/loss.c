@@ -1,0 +1,115 @@
+/* loss.c -- masked softmax cross-entropy, numerically stable (the row maximum is subtracted
+ * before exp) with double accumulation. A row counts when select[r] != 0 (select == NULL
+ * selects every row) and labels[r] >= 0. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/fg_kernel_util.h"
+#include "kernels/fg_kernels.h"
+
+/* softmax rows per task at least this many logits */
+#define FG_XENT_MIN_TASK_WORK 8192
+/* the tuned loss keeps per-task partial sums on the stack */
+#define FG_XENT_MAX_TASKS 256
+
+static inline int xent_selected(const int32_t *labels, const uint8_t *select, int64_t r) {
+  return (!select || select[r]) && labels[r] >= 0;
+}
+
+double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
+                           const int32_t *labels, const uint8_t *select, float scale,
+                           float *dlogits, int64_t *count, int64_t *correct) {
+  double loss = 0.0;
+  int64_t n = 0, ok = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *z = logits + r * classes; // (classes)
+    if (!xent_selected(labels, select, r)) {
+      if (dlogits)
+        for (int64_t c = 0; c < classes; c++) dlogits[r * classes + c] = 0.0f;
+      continue;
+    }
+    const int32_t y = labels[r];
+    assert(y < classes);
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; c++)
+      if (z[c] > z[best]) best = c;
+    const double mx = (double)z[best];
+    double sum = 0.0;
+    for (int64_t c = 0; c < classes; c++) sum += exp((double)z[c] - mx);
+    loss += mx + log(sum) - (double)z[y];
+    n++;
+    if (best == y) ok++;
+    if (dlogits) {
+      for (int64_t c = 0; c < classes; c++) {
+        const double prob = exp((double)z[c] - mx) / sum;
+        dlogits[r * classes + c] = (float)((double)scale * (prob - (c == y ? 1.0 : 0.0)));
+      }
+    }
+  }
+  if (count) *count = n;
+  if (correct) *correct = ok;
+  return loss;
+}
+
+/* Rows [r0, r1): adds their loss, count and correct count to the outputs. */
+static void xent_rows(const float *logits, int64_t classes, const int32_t *labels,
+                      const uint8_t *select, float scale, float *dlogits, int64_t r0, int64_t r1,
+                      double *loss_out, int64_t *count_out, int64_t *correct_out) {
+  double loss = 0.0;
+  int64_t n = 0, ok = 0;
+  for (int64_t r = r0; r < r1; r++) {
+    const float *z = logits + r * classes;              // (classes)
+    float *dz = dlogits ? dlogits + r * classes : NULL; // (classes)
+    if (!xent_selected(labels, select, r)) {
+      if (dz) memset(dz, 0, (size_t)classes * sizeof *dz);
+      continue;
+    }
+    const int32_t y = labels[r];
+    assert(y < classes);
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; c++)
+      if (z[c] > z[best]) best = c; /* ties to the lowest class */
+    const double mx = (double)z[best];
+    double sum = 0.0;
+    for (int64_t c = 0; c < classes; c++) sum += exp((double)z[c] - mx);
+    loss += mx + log(sum) - (double)z[y];
+    n++;
+    ok += best == y;
+    if (dz) {
+      const double inv = 1.0 / sum;
+      for (int64_t c = 0; c < classes; c++)
+        dz[c] = (float)((double)scale * (exp((double)z[c] - mx) * inv));
+      dz[y] = (float)((double)scale * (exp((double)z[y] - mx) * inv - 1.0));
+    }
+  }
+  *loss_out = loss;
+  *count_out = n;
+  *correct_out = ok;
+}
+
+double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const int32_t *labels,
+                       const uint8_t *select, float scale, float *dlogits, int64_t *count,
+                       int64_t *correct) {
+  double part_loss[FG_XENT_MAX_TASKS];
+  int64_t part_n[FG_XENT_MAX_TASKS], part_ok[FG_XENT_MAX_TASKS];
+  if (rows < 0) rows = 0;
+  int ntasks = fg_kernel_tasks(rows * (classes > 0 ? classes : 1), FG_XENT_MIN_TASK_WORK);
+  if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
+#endif
+  for (int t = 0; t < ntasks; t++)
+    xent_rows(logits, classes, labels, select, scale, dlogits, fg_task_start(rows, t, ntasks),
+              fg_task_start(rows, t + 1, ntasks), &part_loss[t], &part_n[t], &part_ok[t]);
+  /* combine in task order: bitwise repeatable for a fixed thread count */
+  double loss = 0.0;
+  int64_t n = 0, ok = 0;
+  for (int t = 0; t < ntasks; t++) {
+    loss += part_loss[t];
+    n += part_n[t];
+    ok += part_ok[t];
+  }
+  if (count) *count = n;
+  if (correct) *correct = ok;
+  return loss;
+}

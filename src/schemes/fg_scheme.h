@@ -1,0 +1,71 @@
+/* fg_scheme.h -- the interface every parallel algorithm implements.
+ *
+ * A scheme owns the layout of the graph over the ranks: which rows of Â, of the features,
+ * labels and split each rank holds, and how the aggregation Â·H (and Âᵀ·G in backward) is made
+ * true on that layout -- a local SpMM (serial), staged broadcasts (1d), exchange of only the
+ * referenced rows (1d-sa), ... The model (src/model/) is written once against this interface:
+ * GEMMs on local rows, aggregation through the scheme, sums through fg_dist.
+ *
+ * Rows are in the scheme's order (possibly permuted); global_ids maps each local row to the
+ * node's ORIGINAL id, which is what every random draw and every output uses.
+ */
+#ifndef FG_SCHEME_H
+#define FG_SCHEME_H
+
+#include <stdint.h>
+
+#include "core/fg_core.h"
+#include "dist/fg_dist.h"
+#include "graph/fg_graph.h"
+
+typedef struct fg_scheme fg_scheme;
+
+typedef struct fg_scheme_config {
+  const char *name;    /* "serial", "1d", "1d-sa" (NULL = "serial" on one rank, "1d-sa" else) */
+  const char *order;   /* "natural", "random", "metis" (NULL = natural) */
+  int overlap;         /* 1d: double-buffered nonblocking broadcasts */
+  uint64_t seed;       /* for the random order */
+  int normalize_features;
+  int verbose;
+} fg_scheme_config;
+
+typedef struct fg_scheme_ops {
+  const char *name;
+  /* out (n_local x f) = Â[local rows, :] · in, where in (n_local x f) are this rank's rows of
+   * the distributed input. Collective. */
+  fg_status (*aggregate)(fg_scheme *s, const float *in, float *out, int64_t f);
+  /* out = Âᵀ[local rows, :] · in. Collective. */
+  fg_status (*aggregate_t)(fg_scheme *s, const float *in, float *out, int64_t f);
+  void (*destroy)(fg_scheme *s);
+} fg_scheme_ops;
+
+struct fg_scheme {
+  const fg_scheme_ops *ops;
+  fg_dist *dist;          /* not owned */
+  int64_t n_global, n_local;
+  int64_t *global_ids;    /* (n_local) original node id of each local row */
+  int64_t num_features, num_classes;
+  float *features;        /* (n_local x num_features), normalized if asked */
+  int32_t *labels;        /* (n_local) */
+  int8_t *split;          /* (n_local) FG_SPLIT_* */
+  int64_t local_nnz;      /* nonzeros of Â this rank multiplies */
+  double seconds_spmm;    /* time in local SpMMs (accumulated) */
+  void *impl;
+};
+
+/* Collective: lay the dataset out over dist. ds is needed on rank 0 only (other ranks may pass
+ * NULL; rank 0 scatters). */
+fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                           fg_scheme **out);
+void fg_scheme_destroy(fg_scheme **s);
+
+/* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
+ * dataset for the given local rows (global ids in scheme order). Not collective. */
+fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
+                               int64_t n_local, int normalize_features);
+
+/* Implementations (one file each in src/schemes/). */
+fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
+                                  const fg_scheme_config *cfg, fg_scheme **out);
+
+#endif /* FG_SCHEME_H */

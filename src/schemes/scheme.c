@@ -1,0 +1,56 @@
+/* scheme.c -- choosing a scheme, and what every scheme shares. */
+#include <string.h>
+
+#include "schemes/fg_scheme.h"
+
+fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                           fg_scheme **out) {
+  fg_status st = FG_OK;
+  const char *name = cfg->name ? cfg->name : (dist->size == 1 ? "serial" : "1d-sa");
+  *out = NULL;
+  if (strcmp(name, "serial") == 0) {
+    FG_REQUIRE(dist->size == 1, FG_ERR_INVALID_ARG,
+               "--scheme serial runs on one process, but %d were started; "
+               "use --scheme 1d or 1d-sa", dist->size);
+    FG_CHECK(fg_scheme_serial_create(dist, ds, cfg, out));
+  } else {
+    FG_FAIL(FG_ERR_INVALID_ARG, "unknown scheme '%s' (available: serial)", name);
+  }
+cleanup:
+  return st;
+}
+
+void fg_scheme_destroy(fg_scheme **s) {
+  if (!s || !*s) return;
+  if ((*s)->ops && (*s)->ops->destroy) (*s)->ops->destroy(*s);
+  free((*s)->global_ids);
+  free((*s)->features);
+  free((*s)->labels);
+  free((*s)->split);
+  free(*s);
+  *s = NULL;
+}
+
+fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
+                               int64_t n_local, int normalize_features) {
+  fg_status st = FG_OK;
+  const int64_t F = ds->num_features;
+  s->n_global = ds->num_nodes;
+  s->n_local = n_local;
+  s->num_features = F;
+  s->num_classes = ds->num_classes;
+  FG_ALLOC(s->global_ids, n_local);
+  FG_ALLOC(s->features, n_local * F);
+  FG_ALLOC(s->labels, n_local);
+  FG_ALLOC(s->split, n_local);
+  for (int64_t i = 0; i < n_local; i++) {
+    const int64_t g = gids[i];
+    s->global_ids[i] = g;
+    memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
+    s->labels[i] = ds->labels ? ds->labels[g] : -1;
+    s->split[i] = ds->split ? ds->split[g] : FG_SPLIT_NONE;
+  }
+  if (normalize_features) fg_row_normalize(s->features, n_local, F);
+cleanup:
+  return st;
+}

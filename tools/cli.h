@@ -1,0 +1,63 @@
+/* cli.h -- shared pieces of the fullgraph command-line tool (public API only). */
+#ifndef FG_CLI_H
+#define FG_CLI_H
+
+#include <stdio.h>
+
+#include "fullgraph.h"
+
+/* Exit codes of the program. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+typedef enum { OPT_FLAG, OPT_INT, OPT_DOUBLE, OPT_STRING, OPT_U64, OPT_CHOICE } cli_kind;
+
+typedef struct cli_opt {
+  const char *name;    /* "--epochs" */
+  cli_kind kind;
+  void *dest;          /* int* for FLAG/INT/CHOICE, double*, const char**, uint64_t* */
+  const char *metavar; /* "N" */
+  const char *help;
+  const char *const *choices; /* OPT_CHOICE: NULL-terminated names; dest gets the index */
+} cli_opt;
+
+typedef struct cli_command {
+  const char *name;
+  const char *synopsis;   /* "train DATA [options]" */
+  const char *summary;
+  const cli_opt *opts;
+  int nopts;
+  int min_pos, max_pos;
+} cli_command;
+
+/* Parse argv (after the subcommand). Returns CLI_OK, or CLI_USAGE after printing a message
+ * (only when loud), or -1 when --help was printed. Positionals go to pos[0..*npos). */
+int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
+              int loud);
+void cli_print_help(const cli_command *cmd, FILE *out);
+
+/* Options every command that reads a dataset shares. */
+#define CLI_LOAD_OPTS(cfg, directed, keepdup, noloops)                                         \
+  {"--directed", OPT_FLAG, &(directed), NULL, "keep edges directed (default: add reverse edges)", NULL}, \
+  {"--keep-duplicates", OPT_FLAG, &(keepdup), NULL, "keep duplicate edges of a directed graph", NULL},  \
+  {"--no-self-loops", OPT_FLAG, &(noloops), NULL, "do not add a self loop to every node", NULL},        \
+  {"--split-index", OPT_INT, &(cfg).split_index, "K", "split column K of a multi-split .npz (default 0)", NULL}, \
+  {"--split", OPT_STRING, &(cfg).split_name, "NAME", "OGB split folder under split/ (default: the only one)", NULL}, \
+  {"--gen-features", OPT_INT, &(cfg).gen_features, "F", "random feature width for graph-only inputs (default 128)", NULL}, \
+  {"--gen-classes", OPT_INT, &(cfg).gen_classes, "C", "degree-quantile classes for graph-only inputs (default 32)", NULL}, \
+  {"--train-frac", OPT_DOUBLE, &(cfg).train_frac, "X", "generated split: training fraction (default 0.6)", NULL}, \
+  {"--valid-frac", OPT_DOUBLE, &(cfg).valid_frac, "X", "generated split: validation fraction (default 0.2)", NULL}
+
+/* Apply the three negated load flags. */
+void cli_apply_load_flags(fg_load_config *cfg, int directed, int keepdup, int noloops);
+
+/* Rank 0 loads; all ranks agree on the outcome. Returns the status; *ds only on rank 0. */
+fg_status cli_load(MPI_Comm comm, const char *path, const fg_load_config *cfg, fg_dataset **ds);
+
+/* Print "fullgraph: error: ..." for a failed status (rank 0 only). */
+void cli_report(int rank, const char *what, fg_status st);
+
+int cmd_train(int argc, char **argv, int rank);
+int cmd_info(int argc, char **argv, int rank);
+int cmd_generate(int argc, char **argv, int rank);
+
+#endif /* FG_CLI_H */

@@ -1,0 +1,48 @@
+/* fullgraph.c -- the command-line tool: dispatch to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: fullgraph <command> [options]\n"
+          "       mpirun -n P fullgraph <command> [options]\n\n"
+          "Full-graph GNN training: every node, every edge, every epoch.\n\n"
+          "commands:\n"
+          "  train DATA      train a GCN on a dataset and report accuracy\n"
+          "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
+          "  generate rmat   write a Graph500 R-MAT graph as an edge list\n\n"
+          "'fullgraph <command> --help' describes a command's options.\n"
+          "'fullgraph --version' prints the version.\n");
+}
+
+int main(int argc, char **argv) {
+  int provided = 0, rank = 0, rc = CLI_USAGE;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "fullgraph: error: MPI_Init_thread failed\n");
+    return CLI_FAILED;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc < 2) {
+    if (rank == 0) usage(stderr);
+  } else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+             strcmp(argv[1], "help") == 0) {
+    if (rank == 0) usage(stdout);
+    rc = CLI_OK;
+  } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    if (rank == 0) printf("fullgraph %s\n", fg_version_string());
+    rc = CLI_OK;
+  } else if (strcmp(argv[1], "train") == 0) {
+    rc = cmd_train(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "info") == 0) {
+    rc = cmd_info(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "generate") == 0) {
+    rc = cmd_generate(argc - 2, argv + 2, rank);
+  } else {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph: unknown command '%s' (see 'fullgraph --help')\n", argv[1]);
+  }
+  MPI_Finalize();
+  return rc;
+}
