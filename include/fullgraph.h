@@ -130,6 +130,8 @@ typedef struct fg_train_config {
   int verbose;             /* 0 quiet, 1 per-epoch lines, 2 more */
   int progress;            /* one-line progress display (for terminals) */
   FILE *log;               /* where epoch lines go (default stdout) */
+  double *loss_history;    /* optional (epochs entries): training loss of each epoch, filled
+                              on every rank (entries before a resumed epoch are untouched) */
 } fg_train_config;
 
 fg_train_config fg_train_config_default(void);

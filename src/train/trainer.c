@@ -292,6 +292,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       meta.best_test_acc = e.acc[2];
     }
     meta.epoch = epoch;
+    if (cfg->loss_history) cfg->loss_history[epoch - 1] = e.loss;
     if (epoch > start_epoch + 2 || cfg->epochs - start_epoch <= 2) {
       secs_total += e.seconds;
       secs_n++;

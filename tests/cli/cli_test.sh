@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CLI tests: exit codes and messages of the fullgraph program.
+# usage: cli_test.sh FULLGRAPH DEMO_DATA CORPUS MPIEXEC
+set -u
+FG=$1 DEMO=$2 CORPUS=$3 MPIEXEC=${4:-mpiexec}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$(timeout 120 "$@" 2>&1); rc=$?
+  if [ "$rc" != "$code" ]; then
+    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+expect 0 "^fullgraph [0-9]+\.[0-9]+" "$FG" --version
+expect 0 "usage: fullgraph <command>" "$FG" --help
+expect 2 "usage: fullgraph <command>" "$FG"
+expect 2 "unknown command 'frobnicate'" "$FG" frobnicate
+for sub in train info; do
+  expect 0 "usage: fullgraph $sub DATA" "$FG" $sub --help
+done
+expect 0 "usage: fullgraph generate rmat" "$FG" generate --help
+expect 0 "--normalize-features" "$FG" train --help
+expect 2 "unknown option '--bogus'" "$FG" train "$DEMO" --bogus
+expect 2 "--epochs expects an integer, got 'ten'" "$FG" train "$DEMO" --epochs ten
+expect 2 "--lr expects a number" "$FG" train "$DEMO" --lr 1x
+expect 2 "--lr needs a value" "$FG" train "$DEMO" --lr
+expect 2 "missing argument" "$FG" train
+expect 2 "unexpected argument 'extra'" "$FG" train "$DEMO" extra
+expect 2 "--agg-order must be one of: auto first last" "$FG" train "$DEMO" --agg-order sideways
+expect 1 "nope/missing: no such file or directory" "$FG" train "$T/nope/missing"
+expect 1 "--dropout must be in \[0, 1\)" "$FG" train "$DEMO" --dropout 1.5 --epochs 1
+expect 1 "--layers must be in" "$FG" train "$DEMO" --layers 0 --epochs 1
+expect 2 "--scale must be in 1..30" "$FG" generate rmat --scale 0 --output "$T/x.txt"
+expect 2 "--output FILE is required" "$FG" generate rmat --scale 4
+expect 2 "unknown generator 'er'" "$FG" generate er --scale 4 --output "$T/x.txt"
+
+# a malformed file: the message names the file and the line
+printf '0 1\n1 two\n' > "$T/bad.txt"
+expect 1 "bad.txt.*line 2" "$FG" train "$T/bad.txt" --epochs 1
+expect 1 "bad.txt.*line 2" "$FG" info "$T/bad.txt"
+# a truncated gzip
+printf '0 1\n1 2\n2 3\n%.0s' {1..200} | gzip -c | head -c 60 > "$T/trunc.txt.gz"
+expect 1 "trunc.txt.gz" "$FG" info "$T/trunc.txt.gz"
+
+# the demo data: info, a short training run with metrics, predictions and a checkpoint
+expect 0 "2708" "$FG" info "$DEMO"
+expect 0 "best epoch [0-9]+: valid" "$FG" train "$DEMO" --epochs 5 --metrics "$T/m.jsonl" \
+  --save-predictions "$T/p.npy" --checkpoint "$T/c.ckpt" --normalize-features
+expect 0 "\"final\": true" cat "$T/m.jsonl"
+expect 0 "epoch    7" "$FG" train "$DEMO" --epochs 8 --resume "$T/c.ckpt" --normalize-features
+expect 1 "checkpoint has 2 layers, the model has 3" "$FG" train "$DEMO" --epochs 8 --layers 3 --resume "$T/c.ckpt"
+expect 0 "test accuracy 0\.[0-9]+ at best epoch" "$FG" train "$DEMO" --epochs 3 --quiet
+
+# generate -> info -> train on a graph-only input (generated features, labels, split)
+expect 0 "wrote R-MAT scale 8" "$FG" generate rmat --scale 8 --edge-factor 8 --output "$T/r.txt.gz"
+expect 0 "256" "$FG" info "$T/r.txt.gz" --gen-features 16 --gen-classes 4
+expect 0 "best epoch" "$FG" train "$T/r.txt.gz" --epochs 3 --gen-features 16 --gen-classes 4
+
+# under mpirun with one rank, and without it (above)
+expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,166 @@
+/* test_gcn_grad.c -- the whole GCN's backward against double-precision central differences
+ * of an independent double-precision forward, for both aggregation orders, with dropout on,
+ * on a directed and on an undirected graph; and the float forward against the double one. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fg_rng.h"
+#include "dist/fg_dist.h"
+#include "graph/fg_graph.h"
+#include "kernels/fg_kernels.h"
+#include "model/fg_model.h"
+#include "schemes/fg_scheme.h"
+#include "testutil.h"
+
+enum { N = 14, F = 5, H = 4, C = 3, L = 2 };
+static const float P = 0.3f;
+static const uint64_t SEED = 7, EPOCH = 3;
+
+/* Double forward of the same model: returns the mean cross-entropy over train rows. */
+static double ref_loss(const fg_scheme *s, const fg_csr *A, const double *params,
+                       const int64_t *w) {
+  double *h = malloc(sizeof(double) * N * 8), *d = malloc(sizeof(double) * N * 8);
+  double *t = malloc(sizeof(double) * N * 8), *z = malloc(sizeof(double) * N * 8);
+  double loss = 0.0;
+  int ntrain = 0;
+  const double *pp = params;
+  for (int i = 0; i < N * F; i++) h[i] = s->features[i];
+  for (int l = 0; l < L; l++) {
+    const int64_t wi = w[l], wo = w[l + 1];
+    const double *W = pp, *b = pp + wi * wo;
+    pp += wi * wo + wo;
+    for (int r = 0; r < N; r++)
+      for (int c = 0; c < wi; c++) {
+        float u = fg_rng_uniform(SEED, FG_RNG_DROPOUT, EPOCH, (uint64_t)l, s->global_ids[r],
+                                 (uint64_t)c);
+        d[r * wi + c] = u >= P ? h[r * wi + c] / (1.0 - P) : 0.0;
+      }
+    for (int r = 0; r < N; r++) /* t = Â d */
+      for (int c = 0; c < wi; c++) {
+        double acc = 0.0;
+        for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++)
+          acc += (double)A->val[e] * d[A->col[e] * wi + c];
+        t[r * wi + c] = acc;
+      }
+    for (int r = 0; r < N; r++)
+      for (int c = 0; c < wo; c++) {
+        double acc = b[c];
+        for (int k = 0; k < wi; k++) acc += t[r * wi + k] * W[k * wo + c];
+        z[r * wo + c] = (l + 1 < L && acc < 0) ? 0.0 : acc;
+      }
+    memcpy(h, z, sizeof(double) * N * wo);
+  }
+  for (int r = 0; r < N; r++) {
+    double mx = -INFINITY, se = 0.0;
+    if (s->split[r] != FG_SPLIT_TRAIN) continue;
+    for (int c = 0; c < C; c++) mx = fmax(mx, h[r * C + c]);
+    for (int c = 0; c < C; c++) se += exp(h[r * C + c] - mx);
+    loss += log(se) + mx - h[r * C + s->labels[r]];
+    ntrain++;
+  }
+  free(h);
+  free(d);
+  free(t);
+  free(z);
+  return loss / ntrain;
+}
+
+static void run_case(int directed, int agg_order) {
+  fg_dataset ds;
+  fg_dist *dist = NULL;
+  fg_scheme *s = NULL;
+  fg_gcn *m = NULL;
+  fg_csr A;
+  int64_t src[40], dst[40], widths[L + 1] = {F, H, C};
+  int ne = 0, ntrain = 0;
+  fg_scheme_config sc;
+  memset(&ds, 0, sizeof ds);
+  memset(&A, 0, sizeof A);
+  memset(&sc, 0, sizeof sc);
+  for (int i = 0; i < N; i++) { /* a ring plus chords */
+    src[ne] = i;
+    dst[ne++] = (i + 1) % N;
+    if (i % 3 == 0) {
+      src[ne] = i;
+      dst[ne++] = (i * 5 + 2) % N;
+    }
+  }
+  ds.num_nodes = N;
+  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &ds.adj));
+  ds.symmetric = fg_csr_is_symmetric(&ds.adj);
+  EXPECT(ds.symmetric == !directed);
+  ds.num_features = F;
+  ds.num_classes = C;
+  ds.features = malloc(sizeof(float) * N * F);
+  ds.labels = malloc(sizeof(int32_t) * N);
+  ds.split = malloc(N);
+  fg_test_fill(ds.features, N * F, 11, -1.0f, 1.0f);
+  for (int i = 0; i < N; i++) {
+    ds.labels[i] = i % C;
+    ds.split[i] = (i % 4 == 3) ? FG_SPLIT_VALID : FG_SPLIT_TRAIN;
+    ntrain += ds.split[i] == FG_SPLIT_TRAIN;
+  }
+  EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
+  EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
+  {
+    fg_gcn_config mc = {L, widths, agg_order, 5};
+    EXPECT_OK(fg_gcn_create(&mc, s, &m));
+  }
+  /* Â exactly as the scheme has it */
+  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
+  EXPECT_OK(fg_gcn_normalize(&A));
+  /* perturb biases away from zero so their gradients are exercised */
+  for (int l = 0; l < L; l++)
+    for (int c = 0; c < widths[l + 1]; c++) m->b[l][c] = 0.1f * (float)(c + 1) - 0.15f;
+
+  {
+    uint8_t sel[N];
+    float dlogits[N * C];
+    int64_t cnt, cor;
+    double loss_f, loss_d, worst = 0.0;
+    double *pd = malloc(sizeof(double) * (size_t)m->n_params);
+    for (int i = 0; i < N; i++) sel[i] = ds.split[i] == FG_SPLIT_TRAIN;
+    EXPECT_OK(fg_gcn_forward(m, s, 1, P, SEED, EPOCH));
+    loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
+             ntrain;
+    EXPECT_OK(fg_gcn_backward(m, s, dlogits, P, SEED, EPOCH));
+    for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
+    loss_d = ref_loss(s, &A, pd, widths);
+    EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
+               "float loss %.9g vs double %.9g", loss_f, loss_d);
+    for (int64_t i = 0; i < m->n_params; i++) {
+      const double eps = 1e-6, keep = pd[i];
+      double num, diff;
+      pd[i] = keep + eps;
+      num = ref_loss(s, &A, pd, widths);
+      pd[i] = keep - eps;
+      num -= ref_loss(s, &A, pd, widths);
+      pd[i] = keep;
+      num /= 2 * eps;
+      diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));
+      if (diff > worst) worst = diff;
+      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (directed %d, order %d)",
+                 (long long)i, m->grads[i], num, directed, agg_order);
+    }
+    printf("directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n", directed,
+           agg_order, loss_f, worst);
+    free(pd);
+  }
+  fg_csr_free(&A);
+  fg_gcn_destroy(&m);
+  fg_scheme_destroy(&s);
+  fg_dist_destroy(&dist);
+  fg_csr_free(&ds.adj);
+  free(ds.features);
+  free(ds.labels);
+  free(ds.split);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  for (int directed = 0; directed <= 1; directed++)
+    for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) run_case(directed, order);
+  MPI_Finalize();
+  return fg_test_finish("test_gcn_grad");
+}

@@ -1,0 +1,214 @@
+/* test_train.c -- training loop behaviour through the public API: resume is bit-for-bit,
+ * checkpoints detect corruption and mismatched models, the metrics file has its documented
+ * keys, outputs have the right shapes, bad configurations are refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fullgraph.h"
+#include "testutil.h"
+
+static char tmpdir[256];
+
+static char *path_in(const char *name) {
+  static char buf[8][512];
+  static int k = 0;
+  char *p = buf[k++ % 8];
+  snprintf(p, 512, "%s/%s", tmpdir, name);
+  return p;
+}
+
+static unsigned char *slurp(const char *path, long *len) {
+  FILE *f = fopen(path, "rb");
+  unsigned char *b;
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *len = ftell(f);
+  rewind(f);
+  b = malloc((size_t)*len + 1);
+  if (fread(b, 1, (size_t)*len, f) != (size_t)*len) *len = -1;
+  b[*len > 0 ? *len : 0] = 0;
+  fclose(f);
+  return b;
+}
+
+static int same_file(const char *a, const char *b) {
+  long la = 0, lb = 0;
+  unsigned char *x = slurp(a, &la), *y = slurp(b, &lb);
+  int same = x && y && la == lb && la > 0 && memcmp(x, y, (size_t)la) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+static fg_train_config quiet_config(void) {
+  fg_train_config c = fg_train_config_default();
+  c.verbose = 0;
+  c.normalize_features = 1;
+  c.seed = 3;
+  return c;
+}
+
+int main(int argc, char **argv) {
+  fg_dataset *ds = NULL;
+  fg_load_config lc = fg_load_config_default();
+  fg_train_result r1, r2;
+  double hist_a[10], hist_b[10];
+  MPI_Init(&argc, &argv);
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/fg_test_train_XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds));
+  if (!ds) return fg_test_finish("test_train");
+
+  /* 10 epochs straight, checkpoint at the end, predictions */
+  {
+    fg_train_config c = quiet_config();
+    c.epochs = 10;
+    c.checkpoint_path = path_in("straight.ckpt");
+    c.predictions_path = path_in("straight.npy");
+    c.metrics_path = path_in("straight.jsonl");
+    c.loss_history = hist_a;
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r1));
+  }
+  /* 5 epochs, checkpoint, then resume to 10 */
+  {
+    fg_train_config c = quiet_config();
+    c.epochs = 5;
+    c.checkpoint_path = path_in("half.ckpt");
+    c.checkpoint_every = 5;
+    c.loss_history = hist_b;
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+    c.epochs = 10;
+    c.resume_path = path_in("half.ckpt");
+    c.checkpoint_path = path_in("resumed.ckpt");
+    c.predictions_path = path_in("resumed.npy");
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+  }
+  for (int e = 0; e < 10; e++)
+    EXPECT_MSG(hist_a[e] == hist_b[e], "epoch %d loss %.17g vs resumed %.17g", e + 1, hist_a[e],
+               hist_b[e]);
+  EXPECT(same_file(path_in("straight.ckpt"), path_in("resumed.ckpt")));
+  EXPECT(same_file(path_in("straight.npy"), path_in("resumed.npy")));
+  EXPECT(r1.best_epoch == r2.best_epoch && r1.test_acc == r2.test_acc);
+
+  /* predictions: N x C float32 .npy */
+  {
+    long len = 0;
+    unsigned char *b = slurp(path_in("straight.npy"), &len);
+    EXPECT(b && len > 10 && memcmp(b, "\x93NUMPY", 6) == 0);
+    EXPECT(b && strstr((char *)b + 10, "'shape': (2708, 7)") != NULL);
+    EXPECT(b && strstr((char *)b + 10, "<f4") != NULL);
+    EXPECT(len == 128 + 2708L * 7 * 4 || len == 64 + 2708L * 7 * 4 || len > 2708L * 7 * 4);
+    free(b);
+  }
+  /* metrics: 10 epoch objects with the documented keys, then the final one */
+  {
+    long len = 0;
+    char *b = (char *)slurp(path_in("straight.jsonl"), &len);
+    int lines = 0;
+    const char *keys[] = {"\"epoch\"", "\"loss\"", "\"train_acc\"", "\"valid_acc\"",
+                          "\"test_acc\"", "\"seconds\"", "\"seconds_spmm\"", "\"seconds_gemm\""};
+    for (char *line = b ? strtok(b, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+      lines++;
+      EXPECT(line[0] == '{' && line[strlen(line) - 1] == '}');
+      if (lines <= 10)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+          EXPECT_MSG(strstr(line, keys[k]) != NULL, "line %d lacks %s", lines, keys[k]);
+      else
+        EXPECT(strstr(line, "\"final\": true") && strstr(line, "\"best_epoch\"") &&
+               strstr(line, "\"test_acc\""));
+    }
+    EXPECT_MSG(lines == 11, "metrics has %d lines", lines);
+    free(b);
+  }
+  /* a corrupted checkpoint is refused with a message */
+  {
+    long len = 0;
+    unsigned char *b = slurp(path_in("half.ckpt"), &len);
+    FILE *f = fopen(path_in("corrupt.ckpt"), "wb");
+    fg_train_config c = quiet_config();
+    b[len / 2] ^= 0x40;
+    fwrite(b, 1, (size_t)len, f);
+    fclose(f);
+    free(b);
+    c.epochs = 6;
+    c.resume_path = path_in("corrupt.ckpt");
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_FORMAT);
+    EXPECT(fg_test_error_contains("checksum mismatch"));
+    /* truncated */
+    f = fopen(path_in("short.ckpt"), "wb");
+    fwrite("FGCKPT1\n", 1, 8, f);
+    fclose(f);
+    c.resume_path = path_in("short.ckpt");
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_FORMAT);
+    EXPECT(fg_test_error_contains("too short"));
+    /* a different model */
+    c = quiet_config();
+    c.epochs = 6;
+    c.hidden = 32;
+    c.resume_path = path_in("half.ckpt");
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("width"));
+    /* a different seed */
+    c = quiet_config();
+    c.epochs = 6;
+    c.seed = 4;
+    c.resume_path = path_in("half.ckpt");
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("--seed"));
+  }
+  /* bad configurations */
+  {
+    fg_train_config c = quiet_config();
+    c.dropout = 1.0;
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("--dropout"));
+    c = quiet_config();
+    c.lr = -1;
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    c = quiet_config();
+    c.layers = 0;
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    c = quiet_config();
+    c.scheme = "nope";
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("unknown scheme"));
+    /* a learning rate that makes the loss blow up is reported, not printed as a number */
+    c = quiet_config();
+    c.lr = 1e30;
+    c.epochs = 30;
+    c.dropout = 0;
+    c.weight_decay = 0;
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_NUMERIC);
+    EXPECT(fg_test_error_contains("training loss is"));
+  }
+  /* three layers, embeddings of the last hidden layer */
+  {
+    fg_train_config c = quiet_config();
+    int w[2] = {24, 12};
+    c.epochs = 3;
+    c.layers = 3;
+    c.widths = w;
+    c.embeddings_path = path_in("emb.npy");
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+    {
+      long len = 0;
+      unsigned char *b = slurp(path_in("emb.npy"), &len);
+      EXPECT(b && strstr((char *)b + 10, "'shape': (2708, 12)") != NULL);
+      free(b);
+    }
+  }
+  fg_dataset_destroy(&ds);
+  EXPECT(ds == NULL);
+  {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  }
+  MPI_Finalize();
+  return fg_test_finish("test_train");
+}
