@@ -101,6 +101,13 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out);
  * edges, written as a SNAP edge list (gzip if path ends in .gz). */
 fg_status fg_generate_rmat(int scale, int edge_factor, uint64_t seed, const char *path);
 
+/* ---- measurements -------------------------------------------------------- */
+
+/* STREAM triad a = b + s c over three arrays of n floats with the current OpenMP threads; returns
+ * the best of reps runs in bytes per second (12 n bytes a run), or a negative value when the
+ * arrays cannot be allocated. */
+double fg_bench_stream_triad(int64_t n, int reps);
+
 /* ---- training -------------------------------------------------------------- */
 
 typedef enum fg_weight_decay_layers { FG_WD_FIRST = 0, FG_WD_ALL = 1 } fg_weight_decay_layers;

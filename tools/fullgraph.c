@@ -12,7 +12,8 @@ static void usage(FILE *out) {
           "commands:\n"
           "  train DATA      train a GCN on a dataset and report accuracy\n"
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
-          "  generate rmat   write a Graph500 R-MAT graph as an edge list\n\n"
+          "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
+          "  bench stream    measure the memory bandwidth (STREAM triad)\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
           "'fullgraph --version' prints the version.\n");
 }
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
     rc = cmd_train(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "info") == 0) {
     rc = cmd_info(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "bench") == 0) {
+    rc = cmd_bench(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "generate") == 0) {
     rc = cmd_generate(argc - 2, argv + 2, rank);
   } else {

@@ -29,11 +29,12 @@ struct fg_dataset {
  * when undirected); self_loops: make sure every node has exactly one self loop. */
 fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, int64_t m,
                             int undirected, int dedup, int self_loops, fg_csr *out);
-/* 1 if the pattern equals its transpose. */
+/* 1 if the pattern equals its transpose (entries counted with multiplicity; 0 also if the
+ * check cannot get memory). One sequential pass. */
 int fg_csr_is_symmetric(const fg_csr *A);
 
 /* GCN normalization: val[e] = 1 / sqrt(indeg(row) * outdeg(col)) over the pattern
- * (for a symmetric pattern: D^-1/2 A D^-1/2). Allocates A->val. */
+ * (for a symmetric pattern: D^-1/2 A D^-1/2). Allocates A->val (reuses it if present). */
 fg_status fg_gcn_normalize(fg_csr *A);
 
 /* Features of width f uniform in [-1, 1), element (v, j) from (seed, FG_RNG_FEATURES, v, j). */
@@ -41,11 +42,15 @@ fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out)
 /* Labels from degree quantiles: node v gets class floor(C * rank(deg v) / n) where rank sorts
  * by (degree, hashed id) so that classes are balanced. */
 fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, int32_t **out);
-/* Random split of labelled nodes: train/valid/test by fractions, the rest test. */
+/* Random split of labelled nodes: train/valid/test by fractions, the rest test. Node v's draw
+ * is (seed, FG_RNG_SPLIT, v), so sizes are binomial, not exact. labels NULL: all labelled;
+ * unlabelled nodes get FG_SPLIT_NONE. */
 fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
                             double valid_frac, uint64_t seed, int8_t **out);
 
-/* Graph500 R-MAT edges (a=.57, b=.19, c=.19), ids scrambled by a seeded bijection. */
+/* Graph500 R-MAT edges (a=.57, b=.19, c=.19), ids scrambled by a seeded bijection; 2^scale
+ * nodes, edge_factor * 2^scale edges, self loops and duplicates kept. Edge e's quadrants come
+ * 16 bits a level from the draws (seed, FG_RNG_RMAT, e, level / 4). */
 fg_status fg_rmat_edges(int scale, int64_t edge_factor, uint64_t seed, int64_t **src,
                         int64_t **dst, int64_t *m);
 /* The seeded bijection of [0, 2^scale) that fg_rmat_edges applies to node ids. */

@@ -50,6 +50,8 @@ struct fg_scheme {
   int8_t *split;          /* (n_local) FG_SPLIT_* */
   int64_t local_nnz;      /* nonzeros of Â this rank multiplies */
   double seconds_spmm;    /* time in local SpMMs (accumulated) */
+  double spmm_bytes;      /* bytes the local SpMMs must move at least (accumulated):
+                             nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
   void *impl;
 };
 
@@ -63,6 +65,9 @@ void fg_scheme_destroy(fg_scheme **s);
  * dataset for the given local rows (global ids in scheme order). Not collective. */
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
                                int64_t n_local, int normalize_features);
+
+/* Account one local SpMM of A at width f in s->spmm_bytes. */
+void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
 
 /* Implementations (one file each in src/schemes/). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,

@@ -54,3 +54,8 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
 cleanup:
   return st;
 }
+
+void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f) {
+  s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
+                   (double)A->nrows * (double)f * 4.0;
+}

@@ -14,6 +14,7 @@ static fg_status serial_aggregate(fg_scheme *s, const float *in, float *out, int
   double t0 = fg_now();
   fg_spmm(&im->A, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
+  fg_scheme_count_spmm(s, &im->A, f);
   return FG_OK;
 }
 
@@ -22,6 +23,7 @@ static fg_status serial_aggregate_t(fg_scheme *s, const float *in, float *out, i
   double t0 = fg_now();
   fg_spmm(im->symmetric ? &im->A : &im->At, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
+  fg_scheme_count_spmm(s, im->symmetric ? &im->A : &im->At, f);
   return FG_OK;
 }
 

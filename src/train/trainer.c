@@ -56,6 +56,8 @@ typedef struct epoch_stats {
   double valid_loss;
   double seconds, seconds_spmm, seconds_gemm, seconds_comm, seconds_other;
   double bytes_sent_max, bytes_sent_mean;
+  double spmm_bytes;   /* summed over ranks */
+  double peak_rss;     /* maximum over ranks */
 } epoch_stats;
 
 static void write_metrics_epoch(FILE *f, int epoch, const epoch_stats *e) {
@@ -63,10 +65,11 @@ static void write_metrics_epoch(FILE *f, int epoch, const epoch_stats *e) {
           "{\"epoch\": %d, \"loss\": %.9g, \"train_acc\": %.6f, \"valid_acc\": %.6f, "
           "\"test_acc\": %.6f, \"valid_loss\": %.9g, \"seconds\": %.6f, "
           "\"seconds_spmm\": %.6f, \"seconds_gemm\": %.6f, \"seconds_comm\": %.6f, "
-          "\"seconds_other\": %.6f, \"bytes_sent_max\": %.0f, \"bytes_sent_mean\": %.1f}\n",
+          "\"seconds_other\": %.6f, \"bytes_sent_max\": %.0f, \"bytes_sent_mean\": %.1f, "
+          "\"spmm_bytes\": %.0f, \"peak_rss_bytes\": %.0f}\n",
           epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], e->valid_loss, e->seconds,
           e->seconds_spmm, e->seconds_gemm, e->seconds_comm, e->seconds_other,
-          e->bytes_sent_max, e->bytes_sent_mean);
+          e->bytes_sent_max, e->bytes_sent_mean, e->spmm_bytes, e->peak_rss);
   fflush(f);
 }
 
@@ -224,6 +227,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
     epoch_stats e;
     double t0 = fg_now(), spmm0 = s->seconds_spmm, gemm0 = m->seconds[FG_TIME_GEMM];
+    double sbytes0 = s->spmm_bytes;
     double comm0 = d->counters.seconds_comm, sent0 = 0.0, sent;
     int64_t cnt = 0, cor = 0;
     double loss_sum;
@@ -270,18 +274,20 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     sent = -sent0;
     for (int ph = 0; ph < FG_PHASE_COUNT; ph++) sent += (double)d->counters.bytes_sent[ph];
     {
-      double mx[6] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
-                      e.seconds_other, sent};
-      double sum = sent;
-      FG_CHECK(fg_dist_max_f64(d, mx, 6));
-      FG_CHECK(fg_dist_allreduce_f64(d, &sum, 1));
+      double mx[7] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
+                      e.seconds_other, sent, (double)fg_peak_rss_bytes()};
+      double sum[2] = {sent, s->spmm_bytes - sbytes0};
+      FG_CHECK(fg_dist_max_f64(d, mx, 7));
+      FG_CHECK(fg_dist_allreduce_f64(d, sum, 2));
+      e.peak_rss = mx[6];
+      e.spmm_bytes = sum[1];
       e.seconds = mx[0];
       e.seconds_spmm = mx[1];
       e.seconds_gemm = mx[2];
       e.seconds_comm = mx[3];
       e.seconds_other = mx[4];
       e.bytes_sent_max = mx[5];
-      e.bytes_sent_mean = sum / d->size;
+      e.bytes_sent_mean = sum[0] / d->size;
     }
 
     if (meta.best_epoch == 0 || e.acc[1] > meta.best_valid_acc ||

@@ -1,0 +1,317 @@
+/* fg_dataset.c -- the public dataset and generator API: pick a reader by what the path holds,
+ * prepare the adjacency, fill in generated features, labels and split where the file has none;
+ * write R-MAT graphs. (Kept apart from the graph builders so those link without io/.) */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph/fg_graph.h"
+
+fg_load_config fg_load_config_default(void) {
+  fg_load_config c;
+  memset(&c, 0, sizeof c);
+  c.undirected = 1;
+  c.dedup = 1;
+  c.self_loops = 1;
+  c.split_index = 0;
+  c.gen_features = 128;
+  c.gen_classes = 32;
+  c.train_frac = 0.6;
+  c.valid_frac = 0.2;
+  c.seed = 0;
+  c.split_name = NULL;
+  return c;
+}
+
+static fg_status check_config(const fg_load_config *c) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(c->undirected == 0 || c->undirected == 1, FG_ERR_INVALID_ARG,
+             "load option undirected must be 0 or 1, got %d", c->undirected);
+  FG_REQUIRE(c->dedup == 0 || c->dedup == 1, FG_ERR_INVALID_ARG,
+             "load option dedup must be 0 or 1, got %d", c->dedup);
+  FG_REQUIRE(c->self_loops == 0 || c->self_loops == 1, FG_ERR_INVALID_ARG,
+             "load option self_loops must be 0 or 1, got %d", c->self_loops);
+  FG_REQUIRE(c->split_index >= 0, FG_ERR_INVALID_ARG, "split index must be non-negative, got %d",
+             c->split_index);
+  FG_REQUIRE(c->gen_features > 0, FG_ERR_INVALID_ARG,
+             "width of generated features must be positive, got %d", c->gen_features);
+  FG_REQUIRE(c->gen_classes > 0, FG_ERR_INVALID_ARG,
+             "number of generated classes must be positive, got %d", c->gen_classes);
+  FG_REQUIRE(c->train_frac >= 0.0 && c->train_frac <= 1.0, FG_ERR_INVALID_ARG,
+             "train fraction must be in [0, 1], got %g", c->train_frac);
+  FG_REQUIRE(c->valid_frac >= 0.0 && c->valid_frac <= 1.0, FG_ERR_INVALID_ARG,
+             "validation fraction must be in [0, 1], got %g", c->valid_frac);
+  FG_REQUIRE(c->train_frac + c->valid_frac <= 1.0 + 1e-9, FG_ERR_INVALID_ARG,
+             "train + validation fractions must not exceed 1, got %g + %g", c->train_frac,
+             c->valid_frac);
+cleanup:
+  return st;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  const size_t ls = strlen(s), lx = strlen(suffix);
+  if (lx > ls) return 0;
+  for (size_t i = 0; i < lx; i++) {
+    char a = s[ls - lx + i];
+    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+    if (a != suffix[i]) return 0;
+  }
+  return 1;
+}
+
+/* Read path into raw with the reader its content calls for. */
+static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw) {
+  fg_status st = FG_OK;
+  char *rawdir = NULL;
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      FG_FAIL(FG_ERR_IO, "%s: no such file or directory", path);
+    FG_FAIL(FG_ERR_IO, "%s: %s", path, strerror(errno));
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    const size_t len = strlen(path);
+    FG_ALLOC(rawdir, len + 5);
+    memcpy(rawdir, path, len);
+    memcpy(rawdir + len, "/raw", 5);
+    struct stat rb;
+    FG_REQUIRE(stat(rawdir, &rb) == 0 && S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
+               "%s: a directory without raw/ (expected the OGB node-property layout: "
+               "raw/edge.csv.gz, raw/num-node-list.csv.gz, ...)",
+               path);
+    FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
+  } else if (ends_with(path, ".npz")) {
+    FG_CHECK(fg_read_npz(path, cfg->split_index, raw));
+  } else if (ends_with(path, ".npy")) {
+    FG_CHECK(fg_read_npy_edges(path, raw));
+  } else if (ends_with(path, ".mtx") || ends_with(path, ".mtx.gz")) {
+    FG_CHECK(fg_read_mtx(path, raw));
+  } else {
+    FG_CHECK(fg_read_snap(path, raw));
+  }
+cleanup:
+  free(rawdir);
+  return st;
+}
+
+fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_raw raw;
+  fg_dataset *ds = NULL;
+  fg_load_config defaults = fg_load_config_default();
+  memset(&raw, 0, sizeof raw);
+
+  FG_REQUIRE(out != NULL, FG_ERR_INVALID_ARG, "fg_dataset_load: output handle is NULL");
+  *out = NULL;
+  FG_REQUIRE(path != NULL && path[0] != '\0', FG_ERR_INVALID_ARG, "fg_dataset_load: no path given");
+  if (!cfg) cfg = &defaults;
+  FG_CHECK(check_config(cfg));
+
+  FG_CHECK(read_any(path, cfg, &raw));
+  FG_REQUIRE(raw.num_nodes >= 0 && raw.num_edges >= 0, FG_ERR_INTERNAL,
+             "%s: reader returned %lld nodes and %lld edges", path, (long long)raw.num_nodes,
+             (long long)raw.num_edges);
+
+  ds = calloc(1, sizeof *ds);
+  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
+  const int64_t n = raw.num_nodes;
+  ds->num_nodes = n;
+  ds->source = strdup(path);
+  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+
+  st = fg_csr_from_edges(n, raw.src, raw.dst, raw.num_edges, cfg->undirected, cfg->dedup,
+                         cfg->self_loops, &ds->adj);
+  if (st != FG_OK) {
+    /* name the file: the builder's message only knows edge indices */
+    char msg[1536];
+    snprintf(msg, sizeof msg, "%s: %s", path, fg_last_error());
+    fg_error_adopt(st, msg);
+    fg_error_trace(__FILE__, __LINE__);
+    goto cleanup;
+  }
+  free(raw.src);
+  free(raw.dst);
+  raw.src = raw.dst = NULL; /* the edge list is not needed any more: lower the peak */
+  ds->symmetric = fg_csr_is_symmetric(&ds->adj);
+
+  if (raw.features && raw.num_features > 0) {
+    ds->num_features = raw.num_features;
+    ds->features = raw.features;
+    raw.features = NULL;
+  } else {
+    ds->num_features = cfg->gen_features;
+    FG_CHECK(fg_generate_features(n, cfg->gen_features, cfg->seed, &ds->features));
+    ds->features_generated = 1;
+  }
+
+  if (raw.labels) {
+    ds->num_classes = raw.num_classes;
+    ds->labels = raw.labels;
+    raw.labels = NULL;
+  } else {
+    ds->num_classes = cfg->gen_classes;
+    FG_CHECK(fg_generate_labels(&ds->adj, cfg->gen_classes, cfg->seed, &ds->labels));
+    ds->labels_generated = 1;
+  }
+
+  if (raw.split) {
+    ds->split = raw.split;
+    raw.split = NULL;
+  } else {
+    FG_CHECK(
+        fg_generate_split(n, ds->labels, cfg->train_frac, cfg->valid_frac, cfg->seed, &ds->split));
+    ds->split_generated = 1;
+  }
+
+  *out = ds;
+  ds = NULL;
+cleanup:
+  fg_raw_free(&raw);
+  fg_dataset_destroy(&ds);
+  return st;
+}
+
+void fg_dataset_destroy(fg_dataset **ds) {
+  if (!ds || !*ds) return;
+  fg_dataset *d = *ds;
+  fg_csr_free(&d->adj);
+  free(d->features);
+  free(d->labels);
+  free(d->split);
+  free(d->source);
+  free(d);
+  *ds = NULL;
+}
+
+int64_t fg_dataset_num_nodes(const fg_dataset *ds) {
+  return ds ? ds->num_nodes : 0;
+}
+int64_t fg_dataset_num_edges(const fg_dataset *ds) {
+  return ds ? ds->adj.nnz : 0;
+}
+int64_t fg_dataset_num_features(const fg_dataset *ds) {
+  return ds ? ds->num_features : 0;
+}
+int64_t fg_dataset_num_classes(const fg_dataset *ds) {
+  return ds ? ds->num_classes : 0;
+}
+
+int64_t fg_dataset_split_size(const fg_dataset *ds, int k) {
+  if (!ds || !ds->split || k < FG_SPLIT_TRAIN || k > FG_SPLIT_TEST) return 0;
+  int64_t c = 0;
+  for (int64_t v = 0; v < ds->num_nodes; v++) c += ds->split[v] == k;
+  return c;
+}
+
+/* ---- info -------------------------------------------------------------------------------- */
+
+#define FG_INFO_MAX_LISTED_CLASSES 64
+
+static void print_label_counts(const fg_dataset *ds, FILE *out) {
+  const int64_t C = ds->num_classes;
+  int64_t unlabelled = 0;
+  if (C <= 0 || !ds->labels) {
+    fprintf(out, "  %-12s none\n", "labels");
+    return;
+  }
+  int64_t *count = fg_calloc_array((size_t)C, sizeof *count);
+  if (!count) {
+    fprintf(out, "  %-12s (not enough memory to count)\n", "labels");
+    return;
+  }
+  for (int64_t v = 0; v < ds->num_nodes; v++) {
+    const int32_t y = ds->labels[v];
+    if (y >= 0 && y < C)
+      count[y]++;
+    else
+      unlabelled++;
+  }
+  int64_t lo = 0, hi = 0;
+  for (int64_t c = 1; c < C; c++) {
+    if (count[c] < count[lo]) lo = c;
+    if (count[c] > count[hi]) hi = c;
+  }
+  fprintf(out,
+          "  %-12s %lld labelled, %lld unlabelled; per class min %lld (class %lld), "
+          "max %lld (class %lld)\n",
+          "labels", (long long)(ds->num_nodes - unlabelled), (long long)unlabelled,
+          (long long)count[lo], (long long)lo, (long long)count[hi], (long long)hi);
+  if (C <= FG_INFO_MAX_LISTED_CLASSES) {
+    /* "class:count" items, 8 a line, in columns */
+    for (int64_t c = 0; c < C; c++) {
+      char item[48];
+      const int len = snprintf(item, sizeof item, "%lld:%lld", (long long)c, (long long)count[c]);
+      const int last = c % 8 == 7 || c == C - 1;
+      if (c % 8 == 0) fprintf(out, "  %-12s", "");
+      fprintf(out, "%*s%s", c % 8 == 0 ? 1 : 0, "", item);
+      if (last)
+        fputc('\n', out);
+      else
+        fprintf(out, "%*s", len < 11 ? 11 - len : 1, "");
+    }
+  }
+  free(count);
+}
+
+fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(ds != NULL && out != NULL, FG_ERR_INVALID_ARG,
+             "fg_dataset_print_info: dataset or stream is NULL");
+  const fg_csr *A = &ds->adj;
+  int64_t loops = 0;
+  for (int64_t i = 0; i < A->nrows; i++)
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) loops += A->col[k] == i;
+  fg_degree_stats s;
+  fg_degree_stats_compute(A, &s);
+  const int64_t split[3] = {fg_dataset_split_size(ds, FG_SPLIT_TRAIN),
+                            fg_dataset_split_size(ds, FG_SPLIT_VALID),
+                            fg_dataset_split_size(ds, FG_SPLIT_TEST)};
+  const int64_t in_none = ds->num_nodes - split[0] - split[1] - split[2];
+
+  fprintf(out, "dataset %s\n", ds->source ? ds->source : "(in memory)");
+  fprintf(out, "  %-12s %lld\n", "nodes", (long long)ds->num_nodes);
+  fprintf(out, "  %-12s %lld stored entries, %s, %lld self loops\n", "adjacency", (long long)A->nnz,
+          ds->symmetric ? "symmetric" : "not symmetric", (long long)loops);
+  fprintf(out, "  %-12s min %lld  max %lld  mean %.2f  stddev %.2f  (self loops not counted)\n",
+          "degree", (long long)s.min, (long long)s.max, s.mean, s.stddev);
+  fprintf(out, "  %-12s p50 %lld  p90 %lld  p99 %lld  isolated %lld\n", "", (long long)s.p50,
+          (long long)s.p90, (long long)s.p99, (long long)s.isolated);
+  fprintf(out, "  %-12s %lld%s\n", "features", (long long)ds->num_features,
+          ds->features_generated ? " (generated: uniform in [-1, 1))" : "");
+  fprintf(out, "  %-12s %lld%s\n", "classes", (long long)ds->num_classes,
+          ds->labels_generated ? " (generated from degree quantiles)" : "");
+  print_label_counts(ds, out);
+  fprintf(out, "  %-12s train %lld  valid %lld  test %lld  none %lld%s\n", "split",
+          (long long)split[0], (long long)split[1], (long long)split[2], (long long)in_none,
+          ds->split_generated ? "  (generated at random)" : "");
+  if (ds->features_generated || ds->labels_generated || ds->split_generated)
+    fprintf(out, "  %-12s%s%s%s\n", "generated", ds->features_generated ? " features" : "",
+            ds->labels_generated ? " labels" : "", ds->split_generated ? " split" : "");
+  else
+    fprintf(out, "  %-12s nothing (all parts from the file)\n", "generated");
+  FG_REQUIRE(!ferror(out), FG_ERR_IO, "writing dataset information failed");
+cleanup:
+  return st;
+}
+
+/* ---- generators --------------------------------------------------------------------------- */
+
+fg_status fg_generate_rmat(int scale, int edge_factor, uint64_t seed, const char *path) {
+  fg_status st = FG_OK;
+  int64_t *src = NULL, *dst = NULL, m = 0;
+  char comment[256];
+  FG_REQUIRE(path != NULL && path[0] != '\0', FG_ERR_INVALID_ARG,
+             "fg_generate_rmat: no output path");
+  FG_CHECK(fg_rmat_edges(scale, edge_factor, seed, &src, &dst, &m));
+  snprintf(comment, sizeof comment,
+           "R-MAT (Graph500 a=0.57 b=0.19 c=0.19 d=0.05) scale %d edge factor %d seed %llu, "
+           "ids scrambled; duplicates and self loops kept\nNodes: %lld Edges: %lld",
+           scale, edge_factor, (unsigned long long)seed, (long long)1 << scale, (long long)m);
+  FG_CHECK(fg_write_snap(path, src, dst, m, comment));
+cleanup:
+  free(src);
+  free(dst);
+  return st;
+}

@@ -1,0 +1,288 @@
+/* order.c -- natural, random and METIS vertex orders for 1D block rows; permuting a CSR. */
+#include <limits.h>
+#include <string.h>
+
+#include "core/fg_rng.h"
+#include "graph/fg_graph.h"
+#include "graph/fg_order.h"
+
+#ifdef FG_HAVE_METIS
+#include <metis.h>
+#endif
+
+fg_status fg_order_parse(const char *name, fg_order_kind *out) {
+  fg_status st = FG_OK;
+  if (!name || strcmp(name, "natural") == 0) {
+    *out = FG_ORDER_NATURAL;
+  } else if (strcmp(name, "random") == 0) {
+    *out = FG_ORDER_RANDOM;
+  } else if (strcmp(name, "metis") == 0) {
+#ifdef FG_HAVE_METIS
+    *out = FG_ORDER_METIS;
+#else
+    FG_FAIL(FG_ERR_UNSUPPORTED,
+            "--order metis: this build has no METIS (install libmetis-dev and rebuild); "
+            "use --order natural or random");
+#endif
+  } else {
+    FG_FAIL(FG_ERR_INVALID_ARG, "unknown order '%s' (available: natural, random, metis)", name);
+  }
+cleanup:
+  return st;
+}
+
+const char *fg_order_name(fg_order_kind kind) {
+  switch (kind) {
+    case FG_ORDER_NATURAL: return "natural";
+    case FG_ORDER_RANDOM: return "random";
+    case FG_ORDER_METIS: return "metis";
+  }
+  return "?";
+}
+
+void fg_order_invert(const int64_t *perm, int64_t n, int64_t *inv) {
+  for (int64_t k = 0; k < n; k++) inv[perm[k]] = k;
+}
+
+int fg_block_owner(const int64_t *offs, int parts, int64_t k) {
+  /* the last r with offs[r] <= k: empty blocks (offs[r] == offs[r+1]) are skipped */
+  int lo = 0, hi = parts - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (offs[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+int64_t fg_block_cut(const fg_csr *B, const int64_t *offs, int parts) {
+  int64_t cut = 0;
+  for (int r = 0; r < parts; r++) {
+    for (int64_t u = offs[r]; u < offs[r + 1]; u++) {
+      for (int64_t k = B->rowptr[u]; k < B->rowptr[u + 1]; k++) {
+        const int64_t v = B->col[k];
+        if (v < offs[r] || v >= offs[r + 1]) cut++;
+      }
+    }
+  }
+  return cut;
+}
+
+/* Balanced contiguous blocks: the first n % parts blocks get one row more. */
+static void balanced_offsets(int64_t n, int parts, int64_t *offs) {
+  for (int r = 0; r <= parts; r++) offs[r] = (n / parts) * r + FG_MIN((int64_t)r, n % parts);
+}
+
+/* Fisher-Yates driven by (seed, FG_RNG_PERMUTE, i): the same permutation for every parts. */
+static void random_permutation(int64_t n, uint64_t seed, int64_t *perm) {
+  for (int64_t k = 0; k < n; k++) perm[k] = k;
+  for (int64_t i = n - 1; i > 0; i--) {
+    const uint64_t j = fg_rng_u64(seed, FG_RNG_PERMUTE, (uint64_t)i, 0, 0, 0) % (uint64_t)(i + 1);
+    const int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}
+
+#ifdef FG_HAVE_METIS
+/* Symmetrized pattern of A without self loops, as METIS's xadj / adjncy. Rows of A and A^T
+ * are sorted, so each row is a merge of two sorted lists. */
+static fg_status metis_graph(const fg_csr *A, idx_t **xadj_out, idx_t **adj_out, int64_t *m_out) {
+  fg_status st = FG_OK;
+  fg_csr T;
+  const fg_csr *At = A;
+  const int64_t n = A->nrows;
+  const int64_t idx_max = sizeof(idx_t) == 4 ? (int64_t)INT32_MAX : INT64_MAX;
+  idx_t *xadj = NULL, *adj = NULL;
+  int64_t total = 0;
+  memset(&T, 0, sizeof T);
+  if (!fg_csr_is_symmetric(A)) {
+    FG_CHECK(fg_csr_transpose(A, &T));
+    At = &T;
+  }
+  FG_ALLOC(xadj, n + 1);
+  for (int pass = 0; pass < 2; pass++) {
+    total = 0;
+    for (int64_t u = 0; u < n; u++) {
+      int64_t a = A->rowptr[u], ae = A->rowptr[u + 1];
+      int64_t b = At->rowptr[u], be = At->rowptr[u + 1];
+      if (pass == 1) xadj[u] = (idx_t)total;
+      while (a < ae || b < be) {
+        int32_t v;
+        if (b >= be || (a < ae && A->col[a] < At->col[b])) {
+          v = A->col[a++];
+        } else if (a >= ae || At->col[b] < A->col[a]) {
+          v = At->col[b++];
+        } else {
+          v = A->col[a++];
+          b++;
+        }
+        if (v == u) continue;
+        if (pass == 1) adj[total] = (idx_t)v;
+        total++;
+      }
+    }
+    if (pass == 0) {
+      FG_REQUIRE(total <= idx_max && n <= idx_max, FG_ERR_UNSUPPORTED,
+                 "--order metis: the symmetrized graph has %lld entries, beyond METIS's "
+                 "%d-bit indices", (long long)total, (int)(8 * sizeof(idx_t)));
+      FG_ALLOC(adj, total > 0 ? total : 1);
+    }
+  }
+  xadj[n] = (idx_t)total;
+  *xadj_out = xadj;
+  *adj_out = adj;
+  *m_out = total;
+  xadj = NULL;
+  adj = NULL;
+cleanup:
+  fg_csr_free(&T);
+  free(xadj);
+  free(adj);
+  return st;
+}
+
+/* part[v] in [0, parts) from METIS k-way. */
+static fg_status metis_parts(const fg_csr *A, int parts, uint64_t seed, int32_t *part) {
+  fg_status st = FG_OK;
+  idx_t *xadj = NULL, *adj = NULL, *where = NULL;
+  idx_t options[METIS_NOPTIONS];
+  idx_t nv = (idx_t)A->nrows, ncon = 1, np = (idx_t)parts, objval = 0;
+  int64_t m = 0;
+  int rc;
+  FG_CHECK(metis_graph(A, &xadj, &adj, &m));
+  FG_ALLOC(where, A->nrows > 0 ? A->nrows : 1);
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_NUMBERING] = 0;
+  options[METIS_OPTION_SEED] = (idx_t)(seed & 0x3fffffff);
+  rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, NULL, NULL, NULL, &np, NULL, NULL, options,
+                           &objval, where);
+  FG_REQUIRE(rc == METIS_OK, rc == METIS_ERROR_MEMORY ? FG_ERR_NOMEM : FG_ERR_INTERNAL,
+             "--order metis: METIS_PartGraphKway failed (%s) for %lld nodes, %lld edges, %d parts",
+             rc == METIS_ERROR_MEMORY ? "out of memory"
+             : rc == METIS_ERROR_INPUT ? "input error" : "error",
+             (long long)A->nrows, (long long)(m / 2), parts);
+  for (int64_t v = 0; v < A->nrows; v++) {
+    FG_REQUIRE(where[v] >= 0 && where[v] < np, FG_ERR_INTERNAL,
+               "--order metis: METIS put node %lld in part %lld of %d", (long long)v,
+               (long long)where[v], parts);
+    part[v] = (int32_t)where[v];
+  }
+cleanup:
+  free(xadj);
+  free(adj);
+  free(where);
+  return st;
+}
+#endif
+
+fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint64_t seed,
+                           int64_t *perm, int64_t *offs) {
+  fg_status st = FG_OK;
+  int32_t *part = NULL;
+  int64_t *count = NULL;
+  const int64_t n = A->nrows;
+  FG_REQUIRE(parts >= 1, FG_ERR_INVALID_ARG, "a layout needs at least one part, got %d", parts);
+  FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG,
+             "vertex order: the adjacency matrix is %lld x %lld, not square", (long long)A->nrows,
+             (long long)A->ncols);
+  if (kind == FG_ORDER_NATURAL) {
+    for (int64_t k = 0; k < n; k++) perm[k] = k;
+    balanced_offsets(n, parts, offs);
+  } else if (kind == FG_ORDER_RANDOM) {
+    random_permutation(n, seed, perm);
+    balanced_offsets(n, parts, offs);
+  } else {
+#ifdef FG_HAVE_METIS
+    FG_ALLOC(part, n > 0 ? n : 1);
+    FG_CALLOC(count, parts + 1);
+    if (parts == 1 || n <= parts) {
+      /* nothing to partition: one part, or at most one node per part (METIS refuses more
+       * parts than nodes); contiguous blocks as for natural */
+      balanced_offsets(n, parts, offs);
+      for (int r = 0; r < parts; r++)
+        for (int64_t v = offs[r]; v < offs[r + 1]; v++) part[v] = r;
+    } else {
+      FG_CHECK(metis_parts(A, parts, seed, part));
+    }
+    /* stable counting sort by part: nodes of each part keep their original relative order */
+    for (int64_t v = 0; v < n; v++) count[part[v] + 1]++;
+    for (int r = 0; r < parts; r++) count[r + 1] += count[r];
+    for (int r = 0; r <= parts; r++) offs[r] = count[r];
+    for (int64_t v = 0; v < n; v++) perm[count[part[v]]++] = v;
+#else
+    (void)part;
+    (void)count;
+    FG_FAIL(FG_ERR_UNSUPPORTED, "--order metis: this build has no METIS (install libmetis-dev "
+            "and rebuild)");
+#endif
+  }
+cleanup:
+  free(part);
+  free(count);
+  return st;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+fg_status fg_csr_permute(const fg_csr *A, const int64_t *perm, const int64_t *inv, fg_csr *out) {
+  fg_status st = FG_OK;
+  fg_csr B;
+  uint64_t *keys = NULL; /* (nnz) column << 32 | value bits, to sort entries with values */
+  const int64_t n = A->nrows;
+  memset(&B, 0, sizeof B);
+  FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG, "csr permute: matrix is %lld x %lld",
+             (long long)A->nrows, (long long)A->ncols);
+  B.nrows = B.ncols = n;
+  B.nnz = A->nnz;
+  FG_ALLOC(B.rowptr, n + 1);
+  FG_ALLOC(B.col, A->nnz > 0 ? A->nnz : 1);
+  if (A->val) {
+    FG_ALLOC(B.val, A->nnz > 0 ? A->nnz : 1);
+    FG_ALLOC(keys, A->nnz > 0 ? A->nnz : 1);
+  }
+  B.rowptr[0] = 0;
+  for (int64_t k = 0; k < n; k++) {
+    const int64_t u = perm[k];
+    B.rowptr[k + 1] = B.rowptr[k] + (A->rowptr[u + 1] - A->rowptr[u]);
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (int64_t k = 0; k < n; k++) {
+    const int64_t u = perm[k], a0 = A->rowptr[u], len = A->rowptr[u + 1] - a0;
+    const int64_t b0 = B.rowptr[k];
+    if (A->val) {
+      for (int64_t e = 0; e < len; e++) {
+        uint32_t bits;
+        memcpy(&bits, &A->val[a0 + e], sizeof bits);
+        keys[b0 + e] = ((uint64_t)inv[A->col[a0 + e]] << 32) | bits;
+      }
+      qsort(keys + b0, (size_t)len, sizeof *keys, cmp_u64);
+      for (int64_t e = 0; e < len; e++) {
+        const uint32_t bits = (uint32_t)(keys[b0 + e] & 0xffffffffu);
+        B.col[b0 + e] = (int32_t)(keys[b0 + e] >> 32);
+        memcpy(&B.val[b0 + e], &bits, sizeof bits);
+      }
+    } else {
+      for (int64_t e = 0; e < len; e++) B.col[b0 + e] = (int32_t)inv[A->col[a0 + e]];
+      qsort(B.col + b0, (size_t)len, sizeof *B.col, cmp_i32);
+    }
+  }
+  *out = B;
+  memset(&B, 0, sizeof B);
+cleanup:
+  free(keys);
+  fg_csr_free(&B);
+  return st;
+}
