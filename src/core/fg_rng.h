@@ -34,14 +34,41 @@ static inline uint64_t fg_mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-static inline uint64_t fg_rng_u64(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
-                                  uint64_t c, uint64_t d) {
+/* The draw is a chain of mixes; the prefix over (seed, purpose, a, b, c) can be hoisted out of
+ * an inner loop over d: fg_rng_u64(s, p, a, b, c, d) == fg_rng_last(fg_rng_prefix(s, p, a, b, c), d). */
+static inline uint64_t fg_rng_prefix(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
+                                     uint64_t c) {
   uint64_t h = fg_mix64(seed + 0x9e3779b97f4a7c15ULL * (purpose + 1));
   h = fg_mix64(h ^ (a + 0x632be59bd9b4e019ULL));
   h = fg_mix64(h ^ (b + 0x8cb92ba72f3d8dd7ULL));
-  h = fg_mix64(h ^ (c + 0xd6e8feb86659fd93ULL));
-  h = fg_mix64(h ^ (d + 0xa0761d6478bd642fULL));
-  return h;
+  return fg_mix64(h ^ (c + 0xd6e8feb86659fd93ULL));
+}
+
+static inline uint64_t fg_rng_last(uint64_t prefix, uint64_t d) {
+  return fg_mix64(prefix ^ (d + 0xa0761d6478bd642fULL));
+}
+
+static inline uint64_t fg_rng_u64(uint64_t seed, uint64_t purpose, uint64_t a, uint64_t b,
+                                  uint64_t c, uint64_t d) {
+  return fg_rng_last(fg_rng_prefix(seed, purpose, a, b, c), d);
+}
+
+/* Dropout masks. Element (gid, col) of layer `layer` in `epoch` is kept when the 16-bit field
+ * col % 4 of fg_rng_u64(seed, FG_RNG_DROPOUT, epoch, layer, gid, col / 4) is at least
+ * fg_dropout_threshold(p): one draw serves four columns. The keep probability is
+ * 1 - floor(65536 p) / 65536, within 1.6e-5 of 1 - p. */
+static inline uint32_t fg_dropout_threshold(float p) {
+  return (uint32_t)((double)p * 65536.0);
+}
+
+static inline uint64_t fg_dropout_row_key(uint64_t seed, uint64_t epoch, uint64_t layer,
+                                          uint64_t gid) {
+  return fg_rng_prefix(seed, FG_RNG_DROPOUT, epoch, layer, gid);
+}
+
+static inline int fg_dropout_keep(uint64_t row_key, uint64_t col, uint32_t threshold) {
+  const uint64_t h = fg_rng_last(row_key, col >> 2);
+  return ((h >> (16 * (col & 3))) & 0xffffu) >= threshold;
 }
 
 /* Uniform in [0, 1) with 24 random bits (exact in float). */

@@ -3,13 +3,14 @@
  * The tuned kernel gives every row to exactly one thread and sums a row's products in the
  * order of its nonzeros, exactly as the reference does, so its result does not depend on the
  * thread count. Rows are cut into per-thread ranges of equal cost (nonzeros + rows) by a
- * binary search on rowptr; feature columns go in tiles of FG_SPMM_TILE floats accumulated in
- * a local array the compiler keeps in vector registers.
+ * binary search on rowptr; feature columns go in tiles of up to 64 floats whose accumulators
+ * stay in vector registers while the row's nonzeros stream by.
  */
+#include <string.h>
+
 #include "kernels/fg_kernel_util.h"
 #include "kernels/fg_kernels.h"
 
-#define FG_SPMM_TILE 64
 /* multiply-adds below which another thread does not pay for itself */
 #define FG_SPMM_MIN_TASK_WORK 16384
 
@@ -44,76 +45,93 @@ static int64_t spmm_find_row(const int64_t *rowptr, int64_t nrows, int64_t targe
   return lo;
 }
 
-/* Columns [j0, j0 + FG_SPMM_TILE) of row r's product into acc (fixed width: fully vectorized). */
-static inline void spmm_tile_full(const fg_csr *A, const float *X, int64_t ldx, int64_t r,
-                                  int64_t j0, float *restrict acc) {
+#if defined(__GNUC__)
+/* GNU C vector extension (gcc, clang): eight floats, kept in registers by the compiler. The
+ * accumulators of a tile are an array indexed by constants after inlining, which the
+ * compiler turns into registers; a plain float array would live on the stack. */
+typedef float fg_v8 __attribute__((vector_size(32)));
+#define FG_V8 8
+
+static inline fg_v8 v8_load(const float *p) {
+  fg_v8 v;
+  memcpy(&v, p, sizeof v); /* an unaligned load */
+  return v;
+}
+
+static inline void v8_store(float *p, fg_v8 v) { memcpy(p, &v, sizeof v); }
+
+/* y[0, 8 nv) = (or +=) row r of A times columns [0, 8 nv) of X, for nv in 1..8; X already
+ * offset to the tile's first column. Products are added in nonzero order, as in the
+ * reference. */
+static inline void spmm_vtile(const fg_csr *A, const float *X, int64_t ldx, int64_t r, float *y,
+                              int accumulate, const int nv) {
   const int64_t k0 = A->rowptr[r], k1 = A->rowptr[r + 1];
   const int32_t *col = A->col;
   const float *val = A->val;
-  for (int j = 0; j < FG_SPMM_TILE; j++) acc[j] = 0.0f;
+  fg_v8 acc[8];
+  for (int i = 0; i < nv; i++) acc[i] = (fg_v8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   if (val) {
     for (int64_t k = k0; k < k1; k++) {
-      const float a = val[k];
-      const float *restrict x = X + (int64_t)col[k] * ldx + j0;
-      FG_OMP_SIMD
-      for (int j = 0; j < FG_SPMM_TILE; j++) acc[j] += a * x[j];
+      const float *x = X + (int64_t)col[k] * ldx;
+      const float s = val[k];
+      const fg_v8 a = {s, s, s, s, s, s, s, s};
+      for (int i = 0; i < nv; i++) acc[i] += a * v8_load(x + FG_V8 * i);
     }
   } else {
     for (int64_t k = k0; k < k1; k++) {
-      const float *restrict x = X + (int64_t)col[k] * ldx + j0;
-      FG_OMP_SIMD
-      for (int j = 0; j < FG_SPMM_TILE; j++) acc[j] += x[j];
+      const float *x = X + (int64_t)col[k] * ldx;
+      for (int i = 0; i < nv; i++) acc[i] += v8_load(x + FG_V8 * i);
     }
   }
+  for (int i = 0; i < nv; i++) {
+    if (accumulate) acc[i] += v8_load(y + FG_V8 * i);
+    v8_store(y + FG_V8 * i, acc[i]);
+  }
 }
+#endif
 
-/* The same for a last, narrower tile of w < FG_SPMM_TILE columns. */
-static inline void spmm_tile_part(const fg_csr *A, const float *X, int64_t ldx, int64_t r,
-                                  int64_t j0, int w, float *restrict acc) {
+/* y[0, w) = (or +=) row r of A times columns [0, w) of X (X offset to the first column), one
+ * column at a time with a scalar accumulator: the narrow tail of a row. */
+static inline void spmm_scalar_cols(const fg_csr *A, const float *X, int64_t ldx, int64_t r,
+                                    float *y, int accumulate, int64_t w) {
   const int64_t k0 = A->rowptr[r], k1 = A->rowptr[r + 1];
   const int32_t *col = A->col;
   const float *val = A->val;
-  for (int j = 0; j < w; j++) acc[j] = 0.0f;
-  if (val) {
-    for (int64_t k = k0; k < k1; k++) {
-      const float a = val[k];
-      const float *restrict x = X + (int64_t)col[k] * ldx + j0;
-      FG_OMP_SIMD
-      for (int j = 0; j < w; j++) acc[j] += a * x[j];
+  for (int64_t j = 0; j < w; j++) {
+    float acc = 0.0f;
+    if (val) {
+      for (int64_t k = k0; k < k1; k++) acc += val[k] * X[(int64_t)col[k] * ldx + j];
+    } else {
+      for (int64_t k = k0; k < k1; k++) acc += X[(int64_t)col[k] * ldx + j];
     }
-  } else {
-    for (int64_t k = k0; k < k1; k++) {
-      const float *restrict x = X + (int64_t)col[k] * ldx + j0;
-      FG_OMP_SIMD
-      for (int j = 0; j < w; j++) acc[j] += x[j];
-    }
+    y[j] = accumulate ? y[j] + acc : acc;
   }
 }
 
-/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0). */
+/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0): columns in tiles
+ * of 64, then one tile each of 32, 16 and 8 as they fit, then single columns. */
 static void spmm_rows(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
                       int64_t f, int64_t r0, int64_t r1, int accumulate) {
-  float acc[FG_SPMM_TILE];
   for (int64_t r = r0; r < r1; r++) {
     float *y = Y + r * ldy; // (f)
     int64_t j0 = 0;
-    for (; j0 + FG_SPMM_TILE <= f; j0 += FG_SPMM_TILE) {
-      spmm_tile_full(A, X, ldx, r, j0, acc);
-      if (accumulate) {
-        for (int j = 0; j < FG_SPMM_TILE; j++) y[j0 + j] += acc[j];
-      } else {
-        for (int j = 0; j < FG_SPMM_TILE; j++) y[j0 + j] = acc[j];
-      }
+#if defined(__GNUC__)
+    for (; j0 + 8 * FG_V8 <= f; j0 += 8 * FG_V8)
+      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 8);
+    if (f - j0 >= 4 * FG_V8) {
+      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 4);
+      j0 += 4 * FG_V8;
     }
-    if (j0 < f) {
-      const int w = (int)(f - j0);
-      spmm_tile_part(A, X, ldx, r, j0, w, acc);
-      if (accumulate) {
-        for (int j = 0; j < w; j++) y[j0 + j] += acc[j];
-      } else {
-        for (int j = 0; j < w; j++) y[j0 + j] = acc[j];
-      }
+    if (f - j0 >= 2 * FG_V8) {
+      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 2);
+      j0 += 2 * FG_V8;
     }
+    if (f - j0 >= FG_V8) {
+      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 1);
+      j0 += FG_V8;
+    }
+#endif
+    spmm_scalar_cols(A, X + j0, ldx, r, y + j0, accumulate, f - j0);
   }
 }
 

@@ -29,6 +29,8 @@ typedef struct fg_gcn {
   int64_t n;
   float **H;              /* (layers + 1): H[0] = scheme features (not owned), H[L] logits */
   float **S;              /* (layers): what backward needs for dW: Â D (agg first) or D */
+  const float **Sv;       /* (layers): the view backward reads: S[l], or H[0] itself when layer
+                             0 aggregates last without dropout (no copy of the input) */
   float *work_a, *work_b; /* (n x max width) scratch */
   double seconds[FG_TIME_COUNT];
 } fg_gcn;

@@ -29,6 +29,7 @@ void fg_gcn_destroy(fg_gcn **mp) {
     free(m->H);
   }
   free_list(m->S, m->layers);
+  free(m->Sv);
   fg_free_aligned(m->work_a);
   fg_free_aligned(m->work_b);
   free(m);
@@ -65,6 +66,7 @@ fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **o
   FG_CALLOC(m->db, L);
   FG_CALLOC(m->H, L + 1);
   FG_CALLOC(m->S, L);
+  FG_CALLOC(m->Sv, L);
   for (int l = 0; l <= L; l++) {
     m->widths[l] = cfg->widths[l];
     maxw = FG_MAX(maxw, cfg->widths[l]);
@@ -135,16 +137,20 @@ fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_
         d = m->work_a;
       }
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      m->Sv[l] = m->S[l];
       FG_CHECK(s->ops->aggregate(s, d, m->S[l], wi));
       timed_gemm(m, 0, 0, n, wo, wi, m->S[l], wi, m->W[l], wo, 0.0f, out, wo);
     } else {
       /* S = D (n, wi); T = S W (n, wo); out = Â T */
+      m->Sv[l] = m->S[l];
       if (drop)
         fg_dropout_forward(m->S[l], in, n, wi, p, seed, epoch, (uint64_t)l, s->global_ids);
+      else if (l == 0)
+        m->Sv[l] = in; /* backward never writes the layer-0 view: no copy */
       else
         memcpy(m->S[l], in, (size_t)(n * wi) * sizeof(float));
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-      timed_gemm(m, 0, 0, n, wo, wi, m->S[l], wi, m->W[l], wo, 0.0f, m->work_a, wo);
+      timed_gemm(m, 0, 0, n, wo, wi, m->Sv[l], wi, m->W[l], wo, 0.0f, m->work_a, wo);
       FG_CHECK(s->ops->aggregate(s, m->work_a, out, wo));
     }
     t0 = fg_now();
@@ -169,7 +175,7 @@ fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->agg_first[l]) {
       /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
-      timed_gemm(m, 1, 0, wi, wo, n, m->S[l], wi, cur, wo, 0.0f, m->dW[l], wo);
+      timed_gemm(m, 1, 0, wi, wo, n, m->Sv[l], wi, cur, wo, 0.0f, m->dW[l], wo);
       if (l == 0) break; /* the input features are not learned: no dX */
       timed_gemm(m, 0, 1, n, wi, wo, cur, wo, m->W[l], wo, 0.0f, m->S[l], wi);
       FG_CHECK(s->ops->aggregate_t(s, m->S[l], spare, wi));
@@ -177,7 +183,7 @@ fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint
     } else {
       /* Z = Â T with T = D W:  dT = Âᵀ dZ;  dW = Dᵀ dT;  dD = dT Wᵀ */
       FG_CHECK(s->ops->aggregate_t(s, cur, spare, wo));
-      timed_gemm(m, 1, 0, wi, wo, n, m->S[l], wi, spare, wo, 0.0f, m->dW[l], wo);
+      timed_gemm(m, 1, 0, wi, wo, n, m->Sv[l], wi, spare, wo, 0.0f, m->dW[l], wo);
       if (l == 0) break;
       timed_gemm(m, 0, 1, n, wi, wo, spare, wo, m->W[l], wo, 0.0f, m->S[l], wi);
       cur = m->S[l];

@@ -32,9 +32,9 @@ static double ref_loss(const fg_scheme *s, const fg_csr *A, const double *params
     pp += wi * wo + wo;
     for (int r = 0; r < N; r++)
       for (int c = 0; c < wi; c++) {
-        float u = fg_rng_uniform(SEED, FG_RNG_DROPOUT, EPOCH, (uint64_t)l, s->global_ids[r],
-                                 (uint64_t)c);
-        d[r * wi + c] = u >= P ? h[r * wi + c] / (1.0 - P) : 0.0;
+        int keep = fg_dropout_keep(fg_dropout_row_key(SEED, EPOCH, (uint64_t)l, s->global_ids[r]),
+                                   (uint64_t)c, fg_dropout_threshold(P));
+        d[r * wi + c] = keep ? h[r * wi + c] / (1.0 - P) : 0.0;
       }
     for (int r = 0; r < N; r++) /* t = Â d */
       for (int c = 0; c < wi; c++) {
