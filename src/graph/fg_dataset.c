@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "graph/fg_graph.h"
 
@@ -70,6 +71,12 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
     if (errno == ENOENT || errno == ENOTDIR)
       FG_FAIL(FG_ERR_IO, "%s: no such file or directory", path);
     FG_FAIL(FG_ERR_IO, "%s: %s", path, strerror(errno));
+  }
+  /* a file can declare sizes no allocation should try: cap what a reader may allocate at the
+   * machine's physical memory, so a lying header fails with a message instead */
+  {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && psize > 0) fg_io_set_alloc_limit((int64_t)pages * psize);
   }
   if (S_ISDIR(sb.st_mode)) {
     const size_t len = strlen(path);

@@ -56,4 +56,10 @@ fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, in
 fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
                         const char *comment);
 
+/* Cap in bytes on a buffer whose size a reader takes from a declared dimension it cannot check
+ * against the bytes present (the dense feature matrix of a CSR .npz: N x F from attr_shape);
+ * exceeding it fails with FG_ERR_MEMLIMIT. 0 (the default) = no cap. Fuzz targets set it.
+ * Not thread-safe: set it once at start-up. */
+void fg_io_set_alloc_limit(int64_t bytes);
+
 #endif /* FG_IO_H */

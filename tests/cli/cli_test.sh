@@ -51,7 +51,8 @@ printf '0 1\n1 two\n' > "$T/bad.txt"
 expect 1 "bad.txt.*line 2" "$FG" train "$T/bad.txt" --epochs 1
 expect 1 "bad.txt.*line 2" "$FG" info "$T/bad.txt"
 # a truncated gzip
-printf '0 1\n1 2\n2 3\n%.0s' {1..200} | gzip -c | head -c 60 > "$T/trunc.txt.gz"
+seq 1 20000 | sed 's/.*/& 7/' | gzip -c > "$T/full.txt.gz"
+head -c 2000 "$T/full.txt.gz" > "$T/trunc.txt.gz"
 expect 1 "trunc.txt.gz" "$FG" info "$T/trunc.txt.gz"
 
 # the demo data: info, a short training run with metrics, predictions and a checkpoint

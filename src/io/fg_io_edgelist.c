@@ -1,0 +1,390 @@
+/* fg_io_edgelist.c -- text edge lists: Matrix Market coordinate files and SNAP edge lists
+ * (reader and writer), plain or gzip. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/fg_io_internal.h"
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+
+static char *skip_blanks(char *p) {
+  while (is_blank(*p)) p++;
+  return p;
+}
+
+static const char *skipc(const char *p) {
+  while (is_blank(*p)) p++;
+  return p;
+}
+
+/* Next whitespace-separated word of s (modified in place), or NULL. */
+static char *next_word(char **s) {
+  char *p = skip_blanks(*s);
+  if (!*p) return NULL;
+  char *w = p;
+  while (*p && !is_blank(*p)) p++;
+  if (*p) *p++ = '\0';
+  *s = p;
+  return w;
+}
+
+/* A whitespace-delimited word for messages (at most cap - 1 bytes, printable). */
+static const char *word_text(const char *p, char *out, size_t cap) {
+  size_t n = 0;
+  while (p[n] && !is_blank(p[n]) && n + 1 < cap) n++;
+  memcpy(out, p, n);
+  out[n] = '\0';
+  if (p[n] && !is_blank(p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
+  return out;
+}
+
+/* An integer that must be followed by a blank or the end of the line. */
+static int word_i64(const char *p, const char **end, int64_t *v) {
+  int r = fg_parse_i64(p, end, v);
+  if (r == 0 && **end && !is_blank(**end)) r = 1;
+  return r;
+}
+
+/* ---- Matrix Market ------------------------------------------------------------------------- */
+
+static fg_status mtx_read(fg_lines *L, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_edgebuf eb = {0};
+  char *s = NULL, tok[48];
+  size_t n = 0;
+  memset(out, 0, sizeof *out);
+
+  FG_CHECK(fg_lines_next(L, &s, &n));
+  FG_REQUIRE(s, FG_ERR_FORMAT, "%s: empty file (expected a %%%%MatrixMarket banner)", L->name);
+  char *rest = s;
+  char *w0 = next_word(&rest), *obj = next_word(&rest), *fmt = next_word(&rest);
+  char *field = next_word(&rest), *sym = next_word(&rest);
+  FG_REQUIRE(w0 && strcasecmp(w0, "%%MatrixMarket") == 0, FG_ERR_FORMAT,
+             "%s: line 1: bad banner '%s' (expected %%%%MatrixMarket matrix coordinate ...)",
+             L->name, word_text(w0 ? w0 : "", tok, sizeof tok));
+  FG_REQUIRE(obj && strcasecmp(obj, "matrix") == 0, FG_ERR_FORMAT,
+             "%s: line 1: bad banner: object '%s', expected 'matrix'", L->name,
+             word_text(obj ? obj : "", tok, sizeof tok));
+  FG_REQUIRE(fmt && (strcasecmp(fmt, "coordinate") == 0 || strcasecmp(fmt, "array") == 0),
+             FG_ERR_FORMAT, "%s: line 1: bad banner: format '%s', expected 'coordinate'",
+             L->name, word_text(fmt ? fmt : "", tok, sizeof tok));
+  FG_REQUIRE(strcasecmp(fmt, "array") != 0, FG_ERR_UNSUPPORTED,
+             "%s: line 1: dense 'array' Matrix Market files are not supported (coordinate only)",
+             L->name);
+  FG_REQUIRE(field, FG_ERR_FORMAT, "%s: line 1: bad banner: no field (pattern, real, integer)",
+             L->name);
+  FG_REQUIRE(strcasecmp(field, "complex") != 0, FG_ERR_UNSUPPORTED,
+             "%s: line 1: complex matrices are not supported", L->name);
+  int has_value = strcasecmp(field, "pattern") != 0;
+  int is_int = strcasecmp(field, "integer") == 0;
+  FG_REQUIRE(!has_value || is_int || strcasecmp(field, "real") == 0, FG_ERR_FORMAT,
+             "%s: line 1: bad banner: field '%s', expected pattern, real or integer", L->name,
+             word_text(field, tok, sizeof tok));
+  FG_REQUIRE(sym, FG_ERR_FORMAT, "%s: line 1: bad banner: no symmetry (general, symmetric)",
+             L->name);
+  FG_REQUIRE(strcasecmp(sym, "skew-symmetric") != 0 && strcasecmp(sym, "hermitian") != 0,
+             FG_ERR_UNSUPPORTED, "%s: line 1: %s matrices are not supported (general or "
+             "symmetric only)", L->name, word_text(sym, tok, sizeof tok));
+  int symmetric = strcasecmp(sym, "symmetric") == 0;
+  FG_REQUIRE(symmetric || strcasecmp(sym, "general") == 0, FG_ERR_FORMAT,
+             "%s: line 1: bad banner: symmetry '%s', expected general or symmetric", L->name,
+             word_text(sym, tok, sizeof tok));
+
+  /* Comments, then the size line. */
+  int64_t sz[3] = {0, 0, 0};
+  for (;;) {
+    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_REQUIRE(s, FG_ERR_FORMAT, "%s: line %lld: end of file before the size line", L->name,
+               (long long)L->lineno + 1);
+    char *p = skip_blanks(s);
+    if (*p == '%' || *p == '\0') continue;
+    const char *e = p;
+    for (int k = 0; k < 3; k++) {
+      const char *at = skipc(e);
+      int r = word_i64(at, &e, &sz[k]);
+      FG_REQUIRE(r != 2, FG_ERR_FORMAT, "%s: line %lld: size '%s' too large", L->name,
+                 (long long)L->lineno, word_text(at, tok, sizeof tok));
+      FG_REQUIRE(r == 0 && sz[k] >= 0, FG_ERR_FORMAT,
+                 "%s: line %lld: bad size line (expected 'rows columns entries')", L->name,
+                 (long long)L->lineno);
+    }
+    break;
+  }
+  long long sline = (long long)L->lineno;
+  FG_REQUIRE(sz[0] == sz[1], FG_ERR_UNSUPPORTED,
+             "%s: line %lld: the matrix is %lld x %lld; a graph needs a square matrix", L->name,
+             sline, (long long)sz[0], (long long)sz[1]);
+  FG_REQUIRE(sz[0] > 0 && sz[0] <= FG_IO_MAX_NODES, FG_ERR_FORMAT,
+             "%s: line %lld: number of nodes %lld out of range [1, %lld]", L->name, sline,
+             (long long)sz[0], (long long)FG_IO_MAX_NODES);
+  int64_t nn = sz[0], nnz = sz[2];
+
+  for (;;) {
+    FG_CHECK(fg_lines_next(L, &s, &n));
+    if (!s) break;
+    char *p = skip_blanks(s);
+    if (*p == '%' || *p == '\0') continue;
+    long long ln = (long long)L->lineno;
+    FG_REQUIRE(eb.n < nnz, FG_ERR_FORMAT,
+               "%s: line %lld: more entries than the %lld declared on line %lld", L->name, ln,
+               (long long)nnz, sline);
+    int64_t ij[2];
+    const char *e = p;
+    for (int k = 0; k < 2; k++) {
+      const char *at = skipc(e);
+      int r = word_i64(at, &e, &ij[k]);
+      FG_REQUIRE(r == 0, FG_ERR_FORMAT, "%s: line %lld: expected '%s' but found '%s'", L->name,
+                 ln, has_value ? "row column value" : "row column",
+                 *at ? word_text(at, tok, sizeof tok) : "(end of line)");
+      FG_REQUIRE(ij[k] >= 1 && ij[k] <= nn, FG_ERR_FORMAT,
+                 "%s: line %lld: %s index %lld out of range [1, %lld]", L->name, ln,
+                 k ? "column" : "row", (long long)ij[k], (long long)nn);
+    }
+    if (has_value) {
+      const char *at = skipc(e);
+      int64_t iv;
+      double dv;
+      int r = is_int ? word_i64(at, &e, &iv) : fg_parse_f64(at, &e, &dv);
+      if (r == 0 && *e && !is_blank(*e)) r = 1;
+      FG_REQUIRE(r == 0, FG_ERR_FORMAT, "%s: line %lld: expected a%s value but found '%s'",
+                 L->name, ln, is_int ? "n integer" : " real",
+                 *at ? word_text(at, tok, sizeof tok) : "(end of line)");
+    }
+    FG_CHECK(fg_edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
+  }
+  FG_REQUIRE(eb.n == nnz, FG_ERR_FORMAT, "%s: %lld entries, but line %lld declares %lld", L->name,
+             (long long)eb.n, sline, (long long)nnz);
+  out->num_nodes = nn;
+  out->num_edges = eb.n;
+  out->src = eb.src;
+  out->dst = eb.dst;
+  out->directed = !symmetric;
+  memset(&eb, 0, sizeof eb);
+cleanup:
+  fg_edgebuf_free(&eb);
+  return st;
+}
+
+fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  memset(&L, 0, sizeof L);
+  memset(out, 0, sizeof *out);
+  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
+  FG_CHECK(mtx_read(&L, out));
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_read_mtx(const char *path, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  memset(&L, 0, sizeof L);
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_mtx: path is NULL");
+  FG_CHECK(fg_lines_open(&L, path));
+  FG_CHECK(mtx_read(&L, out));
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+/* ---- SNAP ---------------------------------------------------------------------------------- */
+
+static fg_status snap_read(fg_lines *L, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_edgebuf eb = {0};
+  char *s = NULL, tok[48];
+  size_t n = 0;
+  int64_t mx = -1;
+  memset(out, 0, sizeof *out);
+  for (;;) {
+    FG_CHECK(fg_lines_next(L, &s, &n));
+    if (!s) break;
+    char *p = skip_blanks(s);
+    if (*p == '\0' || *p == '#' || *p == '%') continue;
+    long long ln = (long long)L->lineno;
+    int64_t uv[2];
+    const char *e = p;
+    for (int k = 0; k < 2; k++) {
+      const char *at = skipc(e);
+      int r = word_i64(at, &e, &uv[k]);
+      FG_REQUIRE(r != 2 && !(r == 0 && uv[k] >= FG_IO_MAX_NODES), FG_ERR_FORMAT,
+                 "%s: line %lld: node id %s too large (ids must be < %lld)", L->name, ln,
+                 word_text(at, tok, sizeof tok), (long long)FG_IO_MAX_NODES);
+      FG_REQUIRE(r == 0, FG_ERR_FORMAT,
+                 "%s: line %lld: expected two node ids 'u v' but found '%s'", L->name, ln,
+                 *at ? word_text(at, tok, sizeof tok) : "(end of line)");
+      FG_REQUIRE(uv[k] >= 0, FG_ERR_FORMAT, "%s: line %lld: negative node id %lld", L->name, ln,
+                 (long long)uv[k]);
+      if (uv[k] > mx) mx = uv[k];
+    }
+    FG_CHECK(fg_edgebuf_push(&eb, uv[0], uv[1]));
+  }
+  FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
+  out->num_nodes = mx + 1;
+  out->num_edges = eb.n;
+  out->src = eb.src;
+  out->dst = eb.dst;
+  out->directed = 1;
+  memset(&eb, 0, sizeof eb);
+cleanup:
+  fg_edgebuf_free(&eb);
+  return st;
+}
+
+fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  memset(&L, 0, sizeof L);
+  memset(out, 0, sizeof *out);
+  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
+  FG_CHECK(snap_read(&L, out));
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_read_snap(const char *path, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  memset(&L, 0, sizeof L);
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_snap: path is NULL");
+  FG_CHECK(fg_lines_open(&L, path));
+  FG_CHECK(snap_read(&L, out));
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+/* ---- SNAP writer --------------------------------------------------------------------------- */
+
+typedef struct text_out {
+  const char *path;
+  FILE *f;
+  gzFile gz;
+  char buf[1 << 16];
+  size_t used;
+} text_out;
+
+static fg_status out_flush(text_out *o) {
+  fg_status st = FG_OK;
+  if (o->used == 0) goto cleanup;
+  if (o->gz) {
+    int w = gzwrite(o->gz, o->buf, (unsigned)o->used);
+    int errnum = Z_OK;
+    const char *zmsg = gzerror(o->gz, &errnum);
+    FG_REQUIRE(w == (int)o->used, FG_ERR_IO, "%s: write error: %s", o->path,
+               errnum == Z_ERRNO ? strerror(errno) : zmsg);
+  } else {
+    FG_REQUIRE(fwrite(o->buf, 1, o->used, o->f) == o->used, FG_ERR_IO, "%s: write error: %s",
+               o->path, strerror(errno));
+  }
+  o->used = 0;
+cleanup:
+  return st;
+}
+
+static fg_status out_bytes(text_out *o, const char *s, size_t n) {
+  fg_status st = FG_OK;
+  while (n > 0) {
+    if (o->used == sizeof o->buf) FG_CHECK(out_flush(o));
+    size_t k = FG_MIN(n, sizeof o->buf - o->used);
+    memcpy(o->buf + o->used, s, k);
+    o->used += k;
+    s += k;
+    n -= k;
+  }
+cleanup:
+  return st;
+}
+
+/* Decimal digits of a non-negative v into the end of buf; returns the start. */
+static char *fmt_u64(uint64_t v, char *end) {
+  do {
+    *--end = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
+                        const char *comment) {
+  fg_status st = FG_OK;
+  text_out *o = NULL;
+  int opened = 0;
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_write_snap: path is NULL");
+  FG_REQUIRE(m >= 0 && (m == 0 || (src && dst)), FG_ERR_INVALID_ARG,
+             "fg_write_snap: bad edge list (m = %lld)", (long long)m);
+  for (int64_t e = 0; e < m; e++)
+    FG_REQUIRE(src[e] >= 0 && dst[e] >= 0, FG_ERR_INVALID_ARG,
+               "fg_write_snap: edge %lld has a negative node id", (long long)e);
+  FG_CALLOC(o, 1);
+  o->path = path;
+  errno = 0;
+  if (ends_with(path, ".gz")) {
+    o->gz = gzopen(path, "wb6");
+    FG_REQUIRE(o->gz, FG_ERR_IO, "%s: cannot create: %s", path,
+               errno ? strerror(errno) : "out of memory");
+  } else {
+    o->f = fopen(path, "wb");
+    FG_REQUIRE(o->f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  }
+  opened = 1;
+  if (comment) {
+    const char *c = comment;
+    while (*c) {
+      const char *nl = strchr(c, '\n');
+      size_t k = nl ? (size_t)(nl - c) : strlen(c);
+      FG_CHECK(out_bytes(o, "# ", 2));
+      FG_CHECK(out_bytes(o, c, k));
+      FG_CHECK(out_bytes(o, "\n", 1));
+      c += k + (nl ? 1 : 0);
+    }
+  }
+  for (int64_t e = 0; e < m; e++) {
+    char line[48], *end = line + sizeof line;
+    *--end = '\n';
+    char *p = fmt_u64((uint64_t)dst[e], end);
+    *--p = ' ';
+    p = fmt_u64((uint64_t)src[e], p);
+    FG_CHECK(out_bytes(o, p, (size_t)(line + sizeof line - p)));
+  }
+  FG_CHECK(out_flush(o));
+  if (o->gz) {
+    int rc = gzclose(o->gz);
+    o->gz = NULL;
+    FG_REQUIRE(rc == Z_OK, FG_ERR_IO, "%s: write error on close: %s", path,
+               rc == Z_ERRNO ? strerror(errno) : "zlib error");
+  } else {
+    FG_REQUIRE(fflush(o->f) == 0, FG_ERR_IO, "%s: write error: %s", path, strerror(errno));
+    int rc = fclose(o->f);
+    o->f = NULL;
+    FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
+  }
+cleanup:
+  if (o) {
+    if (o->gz) gzclose(o->gz);
+    if (o->f) fclose(o->f);
+    free(o);
+  }
+  if (st != FG_OK && opened) {
+    struct stat sb; /* remove a partial output, but never a device such as /dev/full */
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
+  }
+  return st;
+}

@@ -1,0 +1,125 @@
+/* fg_io_internal.h -- pieces shared by the readers in src/io/ (not part of the public API):
+ * a line reader over plain or gzip files and memory buffers, number parsing, the .npy parser
+ * and the zip (.npz) container. */
+#ifndef FG_IO_INTERNAL_H
+#define FG_IO_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zlib.h>
+
+#include "core/fg_core.h"
+#include "io/fg_io.h"
+
+/* Most nodes a graph may have: num_nodes < 2^31 (the CSR keeps 32-bit column ids), so node
+ * ids are < FG_IO_MAX_NODES. */
+#define FG_IO_MAX_NODES INT64_C(2147483647)
+/* Class ids must be below this (a model allocates num_nodes x num_classes logits). */
+#define FG_IO_MAX_CLASSES INT64_C(1048576)
+
+/* ---- line reader ---------------------------------------------------------------------- */
+
+/* Reads lines from a file (plain or gzip, told apart by zlib) or from a memory buffer (plain,
+ * or gzip when it starts with the gzip magic). Lines are NUL-terminated in place, without the
+ * '\n' or a trailing '\r', and stay valid until the next call. */
+typedef struct fg_lines {
+  const char *name;           /* for messages; not owned */
+  gzFile gz;                  /* file source */
+  const unsigned char *mem;   /* memory source */
+  size_t mem_len, mem_pos;
+  z_stream zs;                /* memory gzip source */
+  int zs_active, zs_done;
+  char *buf;                  /* buffered bytes [pos, end); buf[cap - 1] is room for a NUL */
+  size_t cap, pos, end, scan; /* scan: bytes in [pos, scan) hold no '\n' */
+  int eof;
+  int64_t lineno;             /* number of the line last returned (1-based) */
+} fg_lines;
+
+/* Open path for reading lines; L->name = path (the caller keeps it alive). */
+fg_status fg_lines_open(fg_lines *L, const char *path);
+/* Read lines from buf[0, len); gzip data is inflated. */
+fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char *name);
+/* Next line in *line (length *len), or *line = NULL at the end. */
+fg_status fg_lines_next(fg_lines *L, char **line, size_t *len);
+void fg_lines_close(fg_lines *L);
+
+/* Read a whole regular file into memory (*buf is malloc'ed, free it). */
+fg_status fg_file_slurp(const char *path, unsigned char **buf, size_t *len);
+
+/* Cap set by fg_io_set_alloc_limit (0 = none). */
+int64_t fg_io_alloc_limit(void);
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
+/* Decimal integer at p (leading blanks skipped, optional sign). *end: first byte after the
+ * digits. Returns 0 on success, 1 if no digits, 2 on overflow. */
+int fg_parse_i64(const char *p, const char **end, int64_t *v);
+/* Real number at p (as strtod, with an exact fast path for short decimals). Returns 0 on
+ * success, 1 if it is not a number. NaN and Inf are returned as such. */
+int fg_parse_f64(const char *p, const char **end, double *v);
+/* Copy the token starting at p (up to a ',', blank or the end, at most cap - 1 bytes, with an
+ * ellipsis if longer) into out for messages. */
+const char *fg_token_text(const char *p, char *out, size_t cap);
+
+/* Growable edge list. */
+typedef struct fg_edgebuf {
+  int64_t *src, *dst;
+  int64_t n, cap;
+} fg_edgebuf;
+/* Append (u, v), growing geometrically. */
+fg_status fg_edgebuf_push(fg_edgebuf *e, int64_t u, int64_t v);
+void fg_edgebuf_free(fg_edgebuf *e);
+
+/* ---- .npy --------------------------------------------------------------------------------- */
+
+#define FG_NPY_MAX_DIMS 8
+
+/* A parsed .npy: a view of the data inside the caller's buffer. */
+typedef struct fg_npy {
+  char kind;                      /* 'f' float, 'i' signed, 'u' unsigned, 'b' bool */
+  int itemsize;                   /* bytes per element */
+  int fortran;                    /* column-major storage */
+  int ndim;
+  int64_t shape[FG_NPY_MAX_DIMS];
+  int64_t count;                  /* product of the shape */
+  const unsigned char *data;      /* count * itemsize bytes, little-endian */
+  size_t data_offset;             /* where data starts in the .npy (for messages) */
+  char descr[32];                 /* the dtype string as written, e.g. "<f4" */
+} fg_npy;
+
+/* Parse a .npy held in buf[0, len): header, dtype and every size against the bytes present. */
+fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a);
+/* Convert to int64 in C order (integer and bool dtypes only). */
+fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
+/* Convert to float32 in C order (any numeric dtype); NaN/Inf (also after narrowing) rejected. */
+fg_status fg_npy_to_f32(const fg_npy *a, const char *name, float *dst);
+
+/* ---- zip (.npz) --------------------------------------------------------------------------- */
+
+typedef struct fg_zip_member {
+  char *name;
+  uint64_t csize, usize, local_offset;
+  uint32_t crc;
+  int method, flags;
+} fg_zip_member;
+
+typedef struct fg_zip {
+  const unsigned char *buf;
+  size_t len;
+  const char *name;
+  fg_zip_member *members;
+  int64_t num_members;
+} fg_zip;
+
+/* Parse the end-of-central-directory record (zip64 too) and the central directory. */
+fg_status fg_zip_open(const void *buf, size_t len, const char *name, fg_zip *z);
+/* Index of the member called name (or -1). */
+int64_t fg_zip_find(const fg_zip *z, const char *name);
+/* Bytes of member i (stored: a view into the archive, *owned = NULL; deflated: inflated into
+ * *owned, which the caller frees). The CRC-32 is verified. */
+fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data, size_t *len,
+                         unsigned char **owned);
+void fg_zip_close(fg_zip *z);
+
+#endif /* FG_IO_INTERNAL_H */

@@ -1,0 +1,447 @@
+/* fg_io_npy.c -- NumPy .npy: the parser (format versions 1.0, 2.0, 3.0), conversions, the edge
+ * array reader and the float32 writer. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/fg_io_internal.h"
+
+static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* ---- header: a Python dict literal ----------------------------------------------------------- */
+
+typedef struct hdr_cursor {
+  const char *p, *end, *start;
+  const char *name;
+  size_t base; /* file offset of start */
+} hdr_cursor;
+
+static void hdr_ws(hdr_cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+    c->p++;
+}
+
+static size_t hdr_off(const hdr_cursor *c) { return c->base + (size_t)(c->p - c->start); }
+
+/* A quoted Python string into out (NUL-terminated; too long fails). */
+static fg_status hdr_string(hdr_cursor *c, char *out, size_t cap) {
+  fg_status st = FG_OK;
+  hdr_ws(c);
+  FG_REQUIRE(c->p < c->end && (*c->p == '\'' || *c->p == '"'), FG_ERR_FORMAT,
+             "%s: byte %zu: bad .npy header: expected a quoted string", c->name, hdr_off(c));
+  char q = *c->p++;
+  size_t n = 0;
+  while (c->p < c->end && *c->p != q) {
+    FG_REQUIRE(n + 1 < cap, FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: string too long",
+               c->name, hdr_off(c));
+    out[n++] = *c->p++;
+  }
+  FG_REQUIRE(c->p < c->end, FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unterminated string",
+             c->name, hdr_off(c));
+  c->p++;
+  out[n] = '\0';
+cleanup:
+  return st;
+}
+
+static int hdr_word(hdr_cursor *c, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
+    c->p += n;
+    return 1;
+  }
+  return 0;
+}
+
+static fg_status hdr_expect(hdr_cursor *c, char ch, const char *what) {
+  fg_status st = FG_OK;
+  hdr_ws(c);
+  FG_REQUIRE(c->p < c->end && *c->p == ch, FG_ERR_FORMAT,
+             "%s: byte %zu: bad .npy header: expected '%c' %s", c->name, hdr_off(c), ch, what);
+  c->p++;
+cleanup:
+  return st;
+}
+
+static fg_status hdr_shape(hdr_cursor *c, fg_npy *a) {
+  fg_status st = FG_OK;
+  FG_CHECK(hdr_expect(c, '(', "to open the shape"));
+  a->ndim = 0;
+  for (;;) {
+    hdr_ws(c);
+    if (c->p < c->end && *c->p == ')') {
+      c->p++;
+      break;
+    }
+    FG_REQUIRE(c->p < c->end && *c->p >= '0' && *c->p <= '9', FG_ERR_FORMAT,
+               "%s: byte %zu: bad .npy header: expected a dimension in the shape", c->name,
+               hdr_off(c));
+    uint64_t d = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+      FG_REQUIRE(d <= (uint64_t)(INT64_MAX / 10 - 9), FG_ERR_FORMAT,
+                 "%s: byte %zu: .npy shape dimension too large", c->name, hdr_off(c));
+      d = d * 10 + (uint64_t)(*c->p++ - '0');
+    }
+    if (c->p < c->end && *c->p == 'L') c->p++; /* Python 2 long literal */
+    FG_REQUIRE(a->ndim < FG_NPY_MAX_DIMS, FG_ERR_UNSUPPORTED,
+               "%s: .npy array with more than %d dimensions", c->name, FG_NPY_MAX_DIMS);
+    a->shape[a->ndim++] = (int64_t)d;
+    hdr_ws(c);
+    if (c->p < c->end && *c->p == ',') {
+      c->p++;
+      continue;
+    }
+    FG_CHECK(hdr_expect(c, ')', "to close the shape"));
+    break;
+  }
+cleanup:
+  return st;
+}
+
+/* "<f4" and friends: byte order, kind, item size. */
+static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
+  fg_status st = FG_OK;
+  char order = '|';
+  const char *p = d;
+  snprintf(a->descr, sizeof a->descr, "%s", d);
+  if (*p == '<' || *p == '>' || *p == '|' || *p == '=') order = *p++;
+  char kind = *p ? *p++ : '?';
+  long size = 0;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9' && size < 1000000) {
+    size = size * 10 + (*p++ - '0');
+    digits++;
+  }
+  FG_REQUIRE(kind != 'O', FG_ERR_UNSUPPORTED, "%s: object arrays (dtype '%s') are not supported",
+             name, d);
+  FG_REQUIRE(kind != 'U' && kind != 'S' && kind != 'a', FG_ERR_UNSUPPORTED,
+             "%s: string arrays (dtype '%s') are not supported", name, d);
+  int ok = digits > 0 && *p == '\0' &&
+           ((kind == 'f' && (size == 4 || size == 8)) ||
+            ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+            (kind == 'b' && size == 1));
+  FG_REQUIRE(ok, FG_ERR_UNSUPPORTED,
+             "%s: dtype '%s' is not supported (float32/64, int8-64, uint8-64, bool)", name, d);
+  FG_REQUIRE(!(order == '>' && size > 1), FG_ERR_UNSUPPORTED,
+             "%s: big-endian dtype '%s' is not supported (convert with .astype('<%c%ld'))", name,
+             d, kind, size);
+  a->kind = kind;
+  a->itemsize = (int)size;
+cleanup:
+  return st;
+}
+
+fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
+  fg_status st = FG_OK;
+  const unsigned char *b = buf;
+  int have_descr = 0, have_fortran = 0, have_shape = 0;
+  char key[32], descr[32];
+  memset(a, 0, sizeof *a);
+  FG_REQUIRE(len >= 10, FG_ERR_FORMAT, "%s: truncated .npy: %zu bytes, shorter than the preamble",
+             name, len);
+  FG_REQUIRE(memcmp(b, npy_magic, 6) == 0, FG_ERR_FORMAT,
+             "%s: byte 0: bad magic (not a .npy file)", name);
+  int major = b[6], minor = b[7];
+  size_t hstart, hlen;
+  if (major == 1) {
+    hstart = 10;
+    hlen = (size_t)b[8] | (size_t)b[9] << 8;
+  } else if (major == 2 || major == 3) {
+    FG_REQUIRE(len >= 12, FG_ERR_FORMAT, "%s: truncated .npy: %zu bytes, shorter than the preamble",
+               name, len);
+    hstart = 12;
+    hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+  } else {
+    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: byte 6: .npy format version %d.%d is not supported", name,
+            major, minor);
+  }
+  FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
+             "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
+             name, hlen, hstart, len);
+  hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen,
+                  (const char *)b + hstart, name, hstart};
+  FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
+  for (;;) {
+    hdr_ws(&c);
+    if (c.p < c.end && *c.p == '}') {
+      c.p++;
+      break;
+    }
+    size_t at = hdr_off(&c);
+    FG_CHECK(hdr_string(&c, key, sizeof key));
+    FG_CHECK(hdr_expect(&c, ':', "after a key"));
+    hdr_ws(&c);
+    if (strcmp(key, "descr") == 0) {
+      FG_REQUIRE(!have_descr, FG_ERR_FORMAT, "%s: byte %zu: 'descr' given twice", name, at);
+      FG_REQUIRE(c.p < c.end && *c.p != '[', FG_ERR_UNSUPPORTED,
+                 "%s: structured dtypes are not supported", name);
+      FG_CHECK(hdr_string(&c, descr, sizeof descr));
+      have_descr = 1;
+    } else if (strcmp(key, "fortran_order") == 0) {
+      FG_REQUIRE(!have_fortran, FG_ERR_FORMAT, "%s: byte %zu: 'fortran_order' given twice", name,
+                 at);
+      if (hdr_word(&c, "True")) a->fortran = 1;
+      else if (hdr_word(&c, "False")) a->fortran = 0;
+      else
+        FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: fortran_order must be True or "
+                "False", name, hdr_off(&c));
+      have_fortran = 1;
+    } else if (strcmp(key, "shape") == 0) {
+      FG_REQUIRE(!have_shape, FG_ERR_FORMAT, "%s: byte %zu: 'shape' given twice", name, at);
+      FG_CHECK(hdr_shape(&c, a));
+      have_shape = 1;
+    } else {
+      FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unknown key '%s'", name, at, key);
+    }
+    hdr_ws(&c);
+    if (c.p < c.end && *c.p == ',') {
+      c.p++;
+      continue;
+    }
+    FG_CHECK(hdr_expect(&c, '}', "to close the header dict"));
+    break;
+  }
+  FG_REQUIRE(have_descr && have_fortran && have_shape, FG_ERR_FORMAT,
+             "%s: bad .npy header: missing '%s'", name,
+             !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+  FG_CHECK(parse_descr(descr, name, a));
+  FG_REQUIRE(!a->fortran || a->ndim <= 2, FG_ERR_UNSUPPORTED,
+             "%s: Fortran-order arrays with %d dimensions are not supported", name, a->ndim);
+
+  /* Every size against the bytes present. */
+  size_t doff = hstart + hlen;
+  uint64_t count = 1;
+  for (int i = 0; i < a->ndim; i++) {
+    uint64_t d = (uint64_t)a->shape[i];
+    FG_REQUIRE(d == 0 || count <= (uint64_t)INT64_MAX / d, FG_ERR_FORMAT,
+               "%s: .npy shape overflows", name);
+    count *= d;
+  }
+  size_t avail = len - doff;
+  FG_REQUIRE(count <= avail / (size_t)a->itemsize, FG_ERR_FORMAT,
+             "%s: truncated .npy data: shape needs %llu bytes from offset %zu, only %zu present",
+             name, (unsigned long long)count * (unsigned long long)a->itemsize, doff, avail);
+  size_t nbytes = (size_t)count * (size_t)a->itemsize;
+  FG_REQUIRE(nbytes == avail, FG_ERR_FORMAT,
+             "%s: %zu unexpected bytes after the .npy data (which ends at offset %zu)", name,
+             avail - nbytes, doff + nbytes);
+  a->count = (int64_t)count;
+  a->data = b + doff;
+  a->data_offset = doff;
+cleanup:
+  return st;
+}
+
+/* ---- element access ------------------------------------------------------------------------ */
+
+/* Storage index of C-order element i. */
+static int64_t npy_storage_index(const fg_npy *a, int64_t i) {
+  if (!a->fortran || a->ndim < 2) return i;
+  int64_t rows = a->shape[0], cols = a->shape[1];
+  return (i % cols) * rows + i / cols;
+}
+
+static uint64_t load_le(const unsigned char *p, int n) {
+  uint64_t x = 0;
+  for (int k = n - 1; k >= 0; k--) x = x << 8 | p[k];
+  return x;
+}
+
+/* Integer element (kind i/u/b); *ok = 0 for a uint64 beyond int64. */
+static int64_t npy_int_at(const fg_npy *a, int64_t s, int *ok) {
+  const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
+  uint64_t x = load_le(p, a->itemsize);
+  *ok = 1;
+  if (a->kind == 'b') return x != 0;
+  if (a->kind == 'u') {
+    if (x > (uint64_t)INT64_MAX) *ok = 0;
+    return (int64_t)x;
+  }
+  int bits = 8 * a->itemsize;
+  if (bits < 64 && (x >> (bits - 1)) & 1u) x |= ~(uint64_t)0 << bits; /* sign-extend */
+  int64_t v;
+  memcpy(&v, &x, sizeof v);
+  return v;
+}
+
+static double npy_real_at(const fg_npy *a, int64_t s) {
+  const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
+  if (a->kind == 'f') {
+    uint64_t x = load_le(p, a->itemsize);
+    if (a->itemsize == 4) {
+      uint32_t x32 = (uint32_t)x;
+      float f;
+      memcpy(&f, &x32, sizeof f);
+      return f;
+    }
+    double d;
+    memcpy(&d, &x, sizeof d);
+    return d;
+  }
+  int ok;
+  int64_t v = npy_int_at(a, s, &ok);
+  if (!ok) return (double)(uint64_t)v;
+  return (double)v;
+}
+
+fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(a->kind != 'f', FG_ERR_FORMAT, "%s: expected an integer array, got dtype '%s'",
+             name, a->descr);
+  for (int64_t i = 0; i < a->count; i++) {
+    int ok;
+    dst[i] = npy_int_at(a, npy_storage_index(a, i), &ok);
+    FG_REQUIRE(ok, FG_ERR_FORMAT, "%s: element %lld is too large (%llu)", name, (long long)i,
+               (unsigned long long)dst[i]);
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_npy_to_f32(const fg_npy *a, const char *name, float *dst) {
+  fg_status st = FG_OK;
+  int64_t cols = a->ndim >= 2 ? a->shape[a->ndim - 1] : 1;
+  for (int64_t i = 0; i < a->count; i++) {
+    double v = npy_real_at(a, npy_storage_index(a, i));
+    float f = (float)v;
+    if (!isfinite(f)) {
+      if (a->ndim >= 2)
+        FG_FAIL(FG_ERR_NUMERIC, "%s: row %lld, column %lld: value %g is not finite%s", name,
+                (long long)(i / cols), (long long)(i % cols), v,
+                isfinite(v) ? " as float32" : "");
+      FG_FAIL(FG_ERR_NUMERIC, "%s: element %lld: value %g is not finite%s", name, (long long)i,
+              v, isfinite(v) ? " as float32" : "");
+    }
+    dst[i] = f;
+  }
+cleanup:
+  return st;
+}
+
+/* ---- edge arrays --------------------------------------------------------------------------- */
+
+fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  int64_t *flat = NULL;
+  fg_raw r;
+  memset(&r, 0, sizeof r);
+  memset(out, 0, sizeof *out);
+  FG_CHECK(fg_npy_parse(buf, len, name, &a));
+  FG_REQUIRE(a.kind != 'f' && a.kind != 'b', FG_ERR_FORMAT,
+             "%s: an edge array must hold integers, got dtype '%s'", name, a.descr);
+  FG_REQUIRE(a.ndim == 2 && a.shape[1] == 2, FG_ERR_FORMAT,
+             "%s: an edge array must have shape (E, 2), got %d dimension(s)%s", name, a.ndim,
+             a.ndim == 2 ? " with a second dimension other than 2" : "");
+  int64_t m = a.shape[0];
+  FG_REQUIRE(m > 0, FG_ERR_FORMAT, "%s: the edge array is empty", name);
+  FG_ALLOC(flat, 2 * m);
+  FG_CHECK(fg_npy_to_i64(&a, name, flat));
+  FG_ALLOC(r.src, m);
+  FG_ALLOC(r.dst, m);
+  int64_t mx = -1;
+  for (int64_t e = 0; e < m; e++) {
+    int64_t u = flat[2 * e], v = flat[2 * e + 1];
+    FG_REQUIRE(u >= 0 && v >= 0 && u < FG_IO_MAX_NODES && v < FG_IO_MAX_NODES, FG_ERR_FORMAT,
+               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
+               (long long)(u < 0 || u >= FG_IO_MAX_NODES ? u : v), (long long)FG_IO_MAX_NODES);
+    r.src[e] = u;
+    r.dst[e] = v;
+    if (u > mx) mx = u;
+    if (v > mx) mx = v;
+  }
+  r.num_nodes = mx + 1;
+  r.num_edges = m;
+  r.directed = 1;
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  free(flat);
+  fg_raw_free(&r);
+  return st;
+}
+
+fg_status fg_read_npy_edges(const char *path, fg_raw *out) {
+  fg_status st = FG_OK;
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_npy_edges: path is NULL");
+  FG_CHECK(fg_file_slurp(path, &buf, &len));
+  FG_CHECK(fg_read_npy_edges_mem(buf, len, path, out));
+cleanup:
+  free(buf);
+  return st;
+}
+
+/* ---- writer ------------------------------------------------------------------------------- */
+
+/* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
+static void remove_partial(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
+}
+
+fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols) {
+  fg_status st = FG_OK;
+  FILE *f = NULL;
+  unsigned char *chunk = NULL;
+  int opened = 0;
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_npy_write_f32: path is NULL");
+  FG_REQUIRE(rows >= 0 && cols >= 0, FG_ERR_INVALID_ARG,
+             "fg_npy_write_f32: bad shape (%lld, %lld)", (long long)rows, (long long)cols);
+  FG_REQUIRE(cols == 0 || rows <= INT64_MAX / 4 / cols, FG_ERR_INVALID_ARG,
+             "fg_npy_write_f32: shape (%lld, %lld) too large", (long long)rows, (long long)cols);
+  int64_t n = rows * cols;
+  FG_REQUIRE(data || n == 0, FG_ERR_INVALID_ARG, "fg_npy_write_f32: data is NULL");
+
+  /* Header: magic, version 1.0, length, dict padded with spaces to a multiple of 64 bytes
+   * overall and ended by '\n' (as numpy writes it). */
+  char dict[128];
+  int dl = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, %lld), }",
+                    (long long)rows, (long long)cols);
+  size_t total = 10 + (size_t)dl + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  size_t hlen = padded - 10;
+  unsigned char head[256];
+  memcpy(head, npy_magic, 6);
+  head[6] = 1;
+  head[7] = 0;
+  head[8] = (unsigned char)(hlen & 0xff);
+  head[9] = (unsigned char)(hlen >> 8);
+  memcpy(head + 10, dict, (size_t)dl);
+  memset(head + 10 + dl, ' ', hlen - (size_t)dl - 1);
+  head[padded - 1] = '\n';
+
+  f = fopen(path, "wb");
+  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  opened = 1;
+  FG_REQUIRE(fwrite(head, 1, padded, f) == padded, FG_ERR_IO, "%s: write error: %s", path,
+             strerror(errno));
+  /* Data in little-endian byte order whatever the host's. */
+  enum { CH = 16384 };
+  FG_ALLOC(chunk, (size_t)CH * 4);
+  for (int64_t i = 0; i < n; i += CH) {
+    int64_t k = FG_MIN((int64_t)CH, n - i);
+    for (int64_t j = 0; j < k; j++) {
+      uint32_t x;
+      memcpy(&x, &data[i + j], sizeof x);
+      for (int b = 0; b < 4; b++) chunk[4 * j + b] = (unsigned char)(x >> (8 * b));
+    }
+    FG_REQUIRE(fwrite(chunk, 4, (size_t)k, f) == (size_t)k, FG_ERR_IO, "%s: write error: %s",
+               path, strerror(errno));
+  }
+  FG_REQUIRE(fflush(f) == 0, FG_ERR_IO, "%s: write error: %s", path, strerror(errno));
+  int rc = fclose(f);
+  f = NULL;
+  FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
+cleanup:
+  if (f) fclose(f);
+  if (st != FG_OK && opened) remove_partial(path);
+  free(chunk);
+  return st;
+}

@@ -1,0 +1,521 @@
+/* fg_io_ogb.c -- the OGB node-property raw layout:
+ *   dir/raw/{num-node-list,num-edge-list,edge,node-feat,node-label}.csv[.gz]
+ *   dir/split/<name>/{train,valid,test}.csv[.gz]
+ * and the csv table parsers behind it. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/fg_io_internal.h"
+
+static const char *const split_files[3] = {"train", "valid", "test"};
+
+static int64_t count_fields(const char *s) {
+  int64_t n = 1;
+  for (; *s; s++) n += *s == ',';
+  return n;
+}
+
+static const char *skip_blanks(const char *p) {
+  while (*p == ' ' || *p == '\t') p++;
+  return p;
+}
+
+static const char *show_token(const char *p, char *out, size_t cap) {
+  p = skip_blanks(p);
+  if (*p == ',' || *p == '\0') return "(empty)";
+  return fg_token_text(p, out, cap);
+}
+
+/* Grow a row-major table to hold at least need rows (capped by expect_rows when >= 0). */
+static fg_status table_grow(fg_lines *L, void **data, int64_t *cap, int64_t need, int64_t width,
+                            size_t elem, int64_t expect_rows) {
+  fg_status st = FG_OK;
+  if (need <= *cap) goto cleanup;
+  /* The first block holds at most ~64K values (or one row), later ones double: memory stays
+   * within twice what the rows present need, whatever the file declares. */
+  int64_t nc = *cap ? *cap * 2 : FG_MAX(1, FG_MIN(1024, 65536 / width));
+  if (expect_rows >= 0 && nc > expect_rows) nc = expect_rows;
+  if (nc < need) nc = need;
+  FG_REQUIRE((uint64_t)nc <= SIZE_MAX / elem / (uint64_t)width, FG_ERR_NOMEM,
+             "%s: table too large (%lld rows of %lld values)", L->name, (long long)nc,
+             (long long)width);
+  void *nd = realloc(*data, (size_t)nc * (size_t)width * elem);
+  FG_REQUIRE(nd, FG_ERR_NOMEM, "%s: out of memory for %lld rows of %lld values", L->name,
+             (long long)nc, (long long)width);
+  *data = nd;
+  *cap = nc;
+cleanup:
+  return st;
+}
+
+/* Rows of `width` real numbers (width < 0: any width, equal across rows), stored as float
+ * (as_float) or double. expect_rows >= 0: exactly that many rows. Rejects NaN/Inf. */
+static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows, int as_float,
+                                void **out, int64_t *rows_out, int64_t *width_out) {
+  fg_status st = FG_OK;
+  void *data = NULL;
+  int64_t rows = 0, cap = 0;
+  size_t elem = as_float ? sizeof(float) : sizeof(double);
+  char tok[48];
+  *out = NULL;
+  *rows_out = 0;
+  for (;;) {
+    char *s;
+    size_t n;
+    FG_CHECK(fg_lines_next(L, &s, &n));
+    if (!s) break;
+    long long ln = (long long)L->lineno;
+    if (width < 0) width = count_fields(s);
+    FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
+               "%s: line %lld: more rows than the %lld expected", L->name, ln,
+               (long long)expect_rows);
+    FG_CHECK(table_grow(L, &data, &cap, rows + 1, width, elem, expect_rows));
+    float *frow = as_float ? (float *)data + rows * width : NULL;
+    double *drow = as_float ? NULL : (double *)data + rows * width;
+    const char *p = s;
+    for (int64_t c = 0;; c++) {
+      const char *e = NULL;
+      double v = 0.0;
+      FG_REQUIRE(c < width, FG_ERR_FORMAT, "%s: line %lld: expected %lld values, found %lld",
+                 L->name, ln, (long long)width, (long long)count_fields(s));
+      int bad = fg_parse_f64(p, &e, &v);
+      if (!bad) {
+        e = skip_blanks(e);
+        bad = *e != ',' && *e != '\0';
+      }
+      FG_REQUIRE(!bad, FG_ERR_FORMAT, "%s: line %lld, column %lld: '%s' is not a number",
+                 L->name, ln, (long long)c + 1, show_token(p, tok, sizeof tok));
+      FG_REQUIRE(isfinite(v) && (!as_float || isfinite((float)v)), FG_ERR_NUMERIC,
+                 "%s: line %lld, column %lld: value '%s' is not finite", L->name, ln,
+                 (long long)c + 1, show_token(p, tok, sizeof tok));
+      if (as_float) frow[c] = (float)v;
+      else drow[c] = v;
+      if (*e == '\0') {
+        FG_REQUIRE(c + 1 == width, FG_ERR_FORMAT,
+                   "%s: line %lld: expected %lld values, found %lld", L->name, ln,
+                   (long long)width, (long long)c + 1);
+        break;
+      }
+      p = e + 1;
+    }
+    rows++;
+  }
+  FG_REQUIRE(expect_rows < 0 || rows == expect_rows, FG_ERR_FORMAT,
+             "%s: %lld rows, expected %lld", L->name, (long long)rows, (long long)expect_rows);
+  *out = data;
+  data = NULL;
+  *rows_out = rows;
+  if (width_out) *width_out = width < 0 ? 0 : width;
+cleanup:
+  free(data);
+  return st;
+}
+
+/* Rows of ncols (1 or 2) integers in [lo, hi), one column array each. */
+static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int64_t lo,
+                               int64_t hi, const char *what, int64_t **cols, int64_t *rows_out) {
+  fg_status st = FG_OK;
+  int64_t *col[2] = {NULL, NULL};
+  int64_t rows = 0, cap = 0;
+  char tok[48];
+  assert(ncols == 1 || ncols == 2);
+  for (;;) {
+    char *s;
+    size_t n;
+    FG_CHECK(fg_lines_next(L, &s, &n));
+    if (!s) break;
+    long long ln = (long long)L->lineno;
+    FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
+               "%s: line %lld: more rows than the %lld expected", L->name, ln,
+               (long long)expect_rows);
+    if (rows == cap) {
+      int64_t c0 = cap;
+      for (int k = 0; k < ncols; k++) {
+        cap = c0;
+        void *d = col[k];
+        FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof(int64_t), expect_rows));
+        col[k] = d;
+      }
+    }
+    const char *p = s;
+    for (int c = 0; c < ncols; c++) {
+      const char *e = NULL;
+      int64_t v = 0;
+      int r = fg_parse_i64(p, &e, &v);
+      if (r == 0) {
+        e = skip_blanks(e);
+        if (*e != (c + 1 < ncols ? ',' : '\0')) r = *e == ',' || *e == '\0' ? 3 : 1;
+      }
+      FG_REQUIRE(r != 3, FG_ERR_FORMAT, "%s: line %lld: expected %d value%s, found %lld",
+                 L->name, ln, ncols, ncols > 1 ? "s" : "", (long long)count_fields(s));
+      FG_REQUIRE(r != 2, FG_ERR_FORMAT, "%s: line %lld, column %d: %s '%s' is too large",
+                 L->name, ln, c + 1, what, show_token(p, tok, sizeof tok));
+      FG_REQUIRE(r == 0, FG_ERR_FORMAT, "%s: line %lld, column %d: '%s' is not an integer",
+                 L->name, ln, c + 1, show_token(p, tok, sizeof tok));
+      FG_REQUIRE(v >= lo && v < hi, FG_ERR_FORMAT, "%s: line %lld: %s %lld out of range [%lld, %lld)",
+                 L->name, ln, what, (long long)v, (long long)lo, (long long)hi);
+      col[c][rows] = v;
+      p = e + 1;
+    }
+    rows++;
+  }
+  FG_REQUIRE(expect_rows < 0 || rows == expect_rows, FG_ERR_FORMAT,
+             "%s: %lld rows, expected %lld", L->name, (long long)rows, (long long)expect_rows);
+  for (int k = 0; k < ncols; k++) {
+    cols[k] = col[k];
+    col[k] = NULL;
+  }
+  *rows_out = rows;
+cleanup:
+  free(col[0]);
+  free(col[1]);
+  return st;
+}
+
+static int is_nan_word(const char *s) {
+  if (*s == '-' || *s == '+') s++;
+  return (s[0] == 'n' || s[0] == 'N') && (s[1] == 'a' || s[1] == 'A') &&
+         (s[2] == 'n' || s[2] == 'N') && s[3] == '\0';
+}
+
+/* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
+ * or "nan" mark an unlabelled node. */
+static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_classes) {
+  fg_status st = FG_OK;
+  int32_t *lab = NULL;
+  int64_t rows = 0, cap = 0, maxl = -1;
+  char tok[48];
+  for (;;) {
+    char *s;
+    size_t len;
+    FG_CHECK(fg_lines_next(L, &s, &len));
+    if (!s) break;
+    long long ln = (long long)L->lineno;
+    FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
+               L->name, ln, (long long)n);
+    if (rows == cap) {
+      void *d = lab;
+      FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
+      lab = d;
+    }
+    FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
+               "%s: line %lld: several label columns (multi-task labels are not supported)",
+               L->name, ln);
+    char *p = s;
+    while (*p == ' ' || *p == '\t') p++;
+    size_t k = strlen(p);
+    while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t')) p[--k] = '\0';
+    int64_t label = -1;
+    if (k > 0 && !is_nan_word(p)) {
+      const char *e = NULL;
+      double v = 0.0;
+      FG_REQUIRE(fg_parse_f64(p, &e, &v) == 0 && *e == '\0', FG_ERR_FORMAT,
+                 "%s: line %lld: label '%s' is not a number", L->name, ln,
+                 fg_token_text(p, tok, sizeof tok));
+      FG_REQUIRE(isfinite(v) && v == floor(v), FG_ERR_FORMAT,
+                 "%s: line %lld: label '%s' is not an integer", L->name, ln,
+                 fg_token_text(p, tok, sizeof tok));
+      FG_REQUIRE(v >= -1.0 && v < (double)FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
+                 "%s: line %lld: label %s out of range (0 <= label < %lld, or -1 for none)",
+                 L->name, ln, fg_token_text(p, tok, sizeof tok),
+                 (long long)FG_IO_MAX_CLASSES);
+      label = (int64_t)v;
+    }
+    lab[rows++] = (int32_t)label;
+    if (label > maxl) maxl = label;
+  }
+  FG_REQUIRE(rows == n, FG_ERR_FORMAT, "%s: %lld labels, expected one per node (%lld)", L->name,
+             (long long)rows, (long long)n);
+  *out = lab;
+  lab = NULL;
+  *num_classes = maxl + 1;
+cleanup:
+  free(lab);
+  return st;
+}
+
+fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
+                          int64_t expect_rows, double **values, int64_t *rows) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  void *v = NULL;
+  memset(&L, 0, sizeof L);
+  *values = NULL;
+  *rows = 0;
+  FG_REQUIRE(width == -1 || width > 0, FG_ERR_INVALID_ARG, "csv width must be > 0 or -1, got %lld",
+             (long long)width);
+  FG_CHECK(fg_lines_open_mem(&L, buf, len, name));
+  FG_CHECK(csv_real_table(&L, width, expect_rows, 0, &v, rows, NULL));
+  *values = v;
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+/* ---- the directory layout ------------------------------------------------------------------ */
+
+static char *path_join(const char *a, const char *b, const char *c) {
+  size_t n = strlen(a) + strlen(b) + (c ? strlen(c) : 0) + 3;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
+  return p;
+}
+
+static int is_dir(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+static int is_file(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
+}
+
+/* dir/sub/base.csv.gz or dir/sub/base.csv; *path = NULL if neither exists and !required. */
+static fg_status find_csv(const char *dir, const char *sub, const char *base, int required,
+                          char **path) {
+  fg_status st = FG_OK;
+  char *p = NULL;
+  size_t n = strlen(dir) + strlen(sub) + strlen(base) + 16;
+  *path = NULL;
+  p = malloc(n);
+  FG_REQUIRE(p, FG_ERR_NOMEM, "out of memory");
+  snprintf(p, n, "%s/%s/%s.csv.gz", dir, sub, base);
+  if (!is_file(p)) {
+    snprintf(p, n, "%s/%s/%s.csv", dir, sub, base);
+    if (!is_file(p)) {
+      FG_REQUIRE(!required, FG_ERR_IO, "%s: missing %s/%s.csv[.gz]", dir, sub, base);
+      free(p);
+      p = NULL;
+    }
+  }
+  *path = p;
+  p = NULL;
+cleanup:
+  free(p);
+  return st;
+}
+
+/* A file holding one count per line (one graph: one line). */
+static fg_status read_count(const char *path, int64_t hi, const char *what, int64_t *value) {
+  fg_status st = FG_OK;
+  fg_lines L;
+  int64_t *col[1] = {NULL}, rows = 0;
+  memset(&L, 0, sizeof L);
+  FG_CHECK(fg_lines_open(&L, path));
+  FG_CHECK(csv_int_table(&L, 1, -1, 0, hi, what, col, &rows));
+  FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", path, what);
+  FG_REQUIRE(rows == 1, FG_ERR_UNSUPPORTED,
+             "%s: %lld lines (a dataset of several graphs): only single-graph node-property "
+             "datasets are supported", path, (long long)rows);
+  *value = col[0][0];
+cleanup:
+  free(col[0]);
+  fg_lines_close(&L);
+  return st;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the folders under dir/split. */
+static fg_status list_splits(const char *splitdir, char ***names, int *count) {
+  fg_status st = FG_OK;
+  DIR *d = NULL;
+  char **v = NULL;
+  int n = 0, cap = 0;
+  *names = NULL;
+  *count = 0;
+  d = opendir(splitdir);
+  if (!d) goto cleanup; /* no split folder: no split */
+  for (struct dirent *de; (de = readdir(d)) != NULL;) {
+    if (de->d_name[0] == '.') continue;
+    char *full = path_join(splitdir, de->d_name, NULL);
+    FG_REQUIRE(full, FG_ERR_NOMEM, "out of memory");
+    int dir = is_dir(full);
+    free(full);
+    if (!dir) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 8;
+      char **nv = realloc(v, (size_t)cap * sizeof *nv);
+      FG_REQUIRE(nv, FG_ERR_NOMEM, "out of memory");
+      v = nv;
+    }
+    v[n] = strdup(de->d_name);
+    FG_REQUIRE(v[n], FG_ERR_NOMEM, "out of memory");
+    n++;
+  }
+  if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_str);
+  *names = v;
+  *count = n;
+  v = NULL;
+cleanup:
+  if (d) closedir(d);
+  if (v)
+    for (int i = 0; i < n; i++) free(v[i]);
+  free(v);
+  return st;
+}
+
+static void join_names(char *const *names, int n, char *out, size_t cap) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int i = 0; i < n && used + 1 < cap; i++) {
+    int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", names[i]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
+
+/* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
+static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
+                            int8_t **out) {
+  fg_status st = FG_OK;
+  char *sub = NULL, *path = NULL;
+  int64_t *ids[1] = {NULL};
+  int8_t *split = NULL;
+  fg_lines L;
+  memset(&L, 0, sizeof L);
+  sub = path_join("split", name, NULL);
+  FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
+  /* n was checked against the label file's rows; without labels any split id fails below,
+   * so nothing of size n is allocated on the word of num-node-list alone. */
+  if (labels) {
+    FG_ALLOC(split, n);
+    memset(split, FG_SPLIT_NONE, (size_t)n);
+  }
+  for (int k = 0; k < 3; k++) {
+    int64_t rows = 0;
+    FG_CHECK(find_csv(dir, sub, split_files[k], 1, &path));
+    FG_CHECK(fg_lines_open(&L, path));
+    FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", ids, &rows));
+    /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
+    for (int64_t i = 0; i < rows; i++) {
+      int64_t v = ids[0][i];
+      FG_REQUIRE(labels && labels[v] >= 0, FG_ERR_FORMAT,
+                 "%s: line %lld: node %lld is in the %s split but has no label%s", path,
+                 (long long)i + 1, (long long)v, split_files[k],
+                 labels ? "" : " (there is no node-label file)");
+      FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT,
+                 "%s: line %lld: node %lld is already in the %s split%s", path,
+                 (long long)i + 1, (long long)v, split_files[split[v]],
+                 split[v] == k ? " (listed twice)" : "");
+      split[v] = (int8_t)k;
+    }
+    free(ids[0]);
+    ids[0] = NULL;
+    fg_lines_close(&L);
+    free(path);
+    path = NULL;
+  }
+  *out = split;
+  split = NULL;
+cleanup:
+  fg_lines_close(&L);
+  free(ids[0]);
+  free(path);
+  free(sub);
+  free(split);
+  return st;
+}
+
+fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_raw r;
+  fg_lines L;
+  char *path = NULL, *splitdir = NULL, **names = NULL;
+  int nnames = 0;
+  int64_t *cols[2] = {NULL, NULL};
+  memset(&r, 0, sizeof r);
+  memset(&L, 0, sizeof L);
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
+  FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
+  path = path_join(dir, "raw", NULL);
+  FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
+  FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
+             dir);
+  free(path);
+  path = NULL;
+
+  FG_CHECK(find_csv(dir, "raw", "num-node-list", 1, &path));
+  FG_CHECK(read_count(path, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
+  FG_REQUIRE(r.num_nodes > 0, FG_ERR_FORMAT, "%s: the graph has no nodes", path);
+  free(path);
+  path = NULL;
+  FG_CHECK(find_csv(dir, "raw", "num-edge-list", 1, &path));
+  FG_CHECK(read_count(path, INT64_MAX / 32, "number of edges", &r.num_edges));
+  free(path);
+  path = NULL;
+
+  /* Rows are counted against the declared sizes as they are read, and arrays grow with the
+   * rows present, so a small file declaring a huge graph fails before allocating it. */
+  FG_CHECK(find_csv(dir, "raw", "edge", 1, &path));
+  FG_CHECK(fg_lines_open(&L, path));
+  int64_t rows = 0;
+  FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", cols, &rows));
+  r.src = cols[0];
+  r.dst = cols[1];
+  cols[0] = cols[1] = NULL;
+  fg_lines_close(&L);
+  free(path);
+  path = NULL;
+  r.directed = 0;
+
+  FG_CHECK(find_csv(dir, "raw", "node-feat", 0, &path));
+  if (path) {
+    void *f = NULL;
+    FG_CHECK(fg_lines_open(&L, path));
+    FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, &f, &rows, &r.num_features));
+    r.features = f;
+    fg_lines_close(&L);
+    free(path);
+    path = NULL;
+  }
+
+  FG_CHECK(find_csv(dir, "raw", "node-label", 0, &path));
+  if (path) {
+    FG_CHECK(fg_lines_open(&L, path));
+    FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
+    fg_lines_close(&L);
+    free(path);
+    path = NULL;
+  }
+
+  splitdir = path_join(dir, "split", NULL);
+  FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
+  FG_CHECK(list_splits(splitdir, &names, &nnames));
+  char list[1024];
+  join_names(names, nnames, list, sizeof list);
+  const char *use = NULL;
+  if (split_name) {
+    for (int i = 0; i < nnames; i++)
+      if (strcmp(names[i], split_name) == 0) use = names[i];
+    FG_REQUIRE(use, FG_ERR_INVALID_ARG, "%s: no split named '%s' (found: %s)", splitdir,
+               split_name, nnames ? list : "none");
+  } else if (nnames == 1) {
+    use = names[0];
+  } else {
+    FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
+               splitdir, list);
+  }
+  if (use) FG_CHECK(read_split(dir, use, r.num_nodes, r.labels, &r.split));
+
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  fg_lines_close(&L);
+  free(path);
+  free(cols[0]);
+  free(cols[1]);
+  free(splitdir);
+  for (int i = 0; i < nnames; i++) free(names[i]);
+  free(names);
+  fg_raw_free(&r);
+  return st;
+}
