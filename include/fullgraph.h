@@ -125,9 +125,18 @@ typedef struct fg_train_config {
   int normalize_features;  /* row-normalize input features (default 0) */
   fg_agg_order agg_order;  /* aggregate before or after W; AUTO picks by widths */
   uint64_t seed;           /* default 0 */
-  const char *scheme;      /* "serial", "1d", "1d-sa"; NULL = serial on 1 rank, 1d-sa else */
+  const char *scheme;      /* "serial", "1d", "1d-sa", "3d", "auto" (the performance model's
+                              best); NULL = serial on 1 rank, 1d-sa else */
   const char *order;       /* vertex order: "natural" (default), "random", "metis" */
   int overlap;             /* 1d: overlap broadcasts with SpMM */
+  const char *grid;        /* 3d: "XxYxZ" with X*Y*Z = ranks, or "auto"/NULL (model's best) */
+  int agg_blocks;          /* 3d: row blocks per aggregation, each all-reduced as soon as it is
+                              computed (default 1) */
+  int learn_features;      /* 3d: train the input features too (sharded with their Adam state) */
+  int double_perm;         /* 3d: different random row and column permutations (Plexus 5.1) */
+  const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
+                                   --calibrate); NULL = built-in defaults */
+  int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */
   const char *metrics_path;     /* JSON lines, or NULL */
   const char *checkpoint_path;  /* or NULL */
   int checkpoint_every;         /* epochs between checkpoints (default 0 = only at end) */
@@ -156,6 +165,40 @@ typedef struct fg_train_result {
 /* Train a GCN on ds. Collective over comm (MPI_COMM_SELF for one process). */
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result);
+
+/* ---- communication volumes ------------------------------------------------------- */
+
+typedef struct fg_comm_plan_config {
+  int ranks;               /* processes P (default 1) */
+  const char *scheme;      /* as fg_train_config.scheme (NULL: serial on 1 rank, 1d-sa else) */
+  const char *order;       /* as fg_train_config.order (NULL = natural) */
+  uint64_t seed;           /* as fg_train_config.seed (drives the random order and METIS) */
+  int layers;              /* as fg_train_config (default 2) */
+  int hidden;              /* (default 16) */
+  const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
+  fg_agg_order agg_order;  /* (default FG_AGG_AUTO) */
+} fg_comm_plan_config;
+
+fg_comm_plan_config fg_comm_plan_config_default(void);
+
+/* One rank's share of the layout and the feature rows its aggregations move. A broadcast to
+ * the P-1 other ranks counts as P-1 messages sent by its root (the volume a direct algorithm
+ * would send, whatever tree MPI uses). Loss, metric and gradient reductions are not included. */
+typedef struct fg_comm_rank_plan {
+  int64_t rows;            /* nodes (block rows of Â) held */
+  int64_t nnz;             /* nonzeros of Â multiplied */
+  int64_t agg_rows_sent, agg_rows_recv, agg_msgs_sent, agg_msgs_recv;     /* one Â·H */
+  int64_t aggt_rows_sent, aggt_rows_recv, aggt_msgs_sent, aggt_msgs_recv; /* one Âᵀ·G */
+  /* per training epoch as fg_train runs it (training forward, backward, evaluation forward):
+   * index 0 = forward phase (both forwards), 1 = backward phase */
+  int64_t bytes_sent[2], bytes_recv[2], msgs_sent[2], msgs_recv[2];
+} fg_comm_rank_plan;
+
+/* Lay ds out as fg_train would on cfg->ranks processes and count every rank's aggregation
+ * traffic from the partition alone. per_rank has cfg->ranks entries; *cut_entries (may be
+ * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective; no MPI. */
+fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
+                       fg_comm_rank_plan *per_rank, int64_t *cut_entries);
 
 #ifdef __cplusplus
 }

@@ -1,26 +1,125 @@
-/* cmd_info.c -- `fullgraph info DATA`. */
+/* cmd_info.c -- `fullgraph info DATA [--ranks P --scheme S --order O]`. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char *const info_agg_choices[] = {"auto", "first", "last", NULL};
+
+/* "64,32" -> widths; returns count or -1. */
+static int info_parse_widths(const char *s, int *out, int max) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > (1 << 24) || n >= max) return -1;
+    out[n++] = (int)v;
+    s = end;
+    if (*s == ',') s++;
+    else if (*s) return -1;
+  }
+  return n;
+}
+
+/* The per-rank volumes of a layout, as training would count them (rank 0 only). */
+static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc) {
+  fg_status st;
+  fg_comm_rank_plan *pr = calloc((size_t)pc->ranks, sizeof *pr);
+  int64_t cut = 0, nnz = 0, tot_sent = 0, max_sent = 0;
+  if (!pr) {
+    fprintf(stderr, "fullgraph info: out of memory for %d ranks\n", pc->ranks);
+    return FG_ERR_NOMEM;
+  }
+  st = fg_comm_plan(ds, pc, pr, &cut);
+  if (st != FG_OK) {
+    free(pr);
+    return st;
+  }
+  for (int r = 0; r < pc->ranks; r++) nnz += pr[r].nnz;
+  printf("\ncommunication plan: scheme %s, order %s, %d rank(s), GCN %lld",
+         pc->scheme ? pc->scheme : (pc->ranks == 1 ? "serial" : "1d-sa"),
+         pc->order ? pc->order : "natural", pc->ranks, (long long)fg_dataset_num_features(ds));
+  for (int l = 1; l < pc->layers; l++)
+    printf(" -> %d", pc->widths ? pc->widths[l - 1] : pc->hidden);
+  printf(" -> %lld\n", (long long)fg_dataset_num_classes(ds));
+  printf("  %lld of %lld nonzeros in off-diagonal blocks (%.1f%%)\n", (long long)cut,
+         (long long)nnz, nnz > 0 ? 100.0 * (double)cut / (double)nnz : 0.0);
+  printf("  feature rows per aggregation (forward A.H / backward A^T.G) and bytes per epoch\n"
+         "  (training forward + backward + evaluation forward; reductions not included):\n");
+  printf("  %4s %10s %11s %9s %9s %9s %9s %14s %14s %8s\n", "rank", "rows", "nnz", "fwd recv",
+         "fwd sent", "bwd recv", "bwd sent", "bytes sent", "bytes recv", "msgs");
+  for (int r = 0; r < pc->ranks; r++) {
+    const fg_comm_rank_plan *p = &pr[r];
+    const int64_t sent = p->bytes_sent[0] + p->bytes_sent[1];
+    const int64_t recv = p->bytes_recv[0] + p->bytes_recv[1];
+    printf("  %4d %10lld %11lld %9lld %9lld %9lld %9lld %14lld %14lld %8lld\n", r,
+           (long long)p->rows, (long long)p->nnz, (long long)p->agg_rows_recv,
+           (long long)p->agg_rows_sent, (long long)p->aggt_rows_recv,
+           (long long)p->aggt_rows_sent, (long long)sent, (long long)recv,
+           (long long)(p->msgs_sent[0] + p->msgs_sent[1]));
+    tot_sent += sent;
+    if (sent > max_sent) max_sent = sent;
+  }
+  printf("  per epoch: %lld bytes sent in all, max %lld and mean %.1f per rank\n",
+         (long long)tot_sent, (long long)max_sent, (double)tot_sent / pc->ranks);
+  free(pr);
+  return FG_OK;
+}
 
 int cmd_info(int argc, char **argv, int rank) {
   fg_load_config lc = fg_load_config_default();
+  fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_dataset *ds = NULL;
   fg_status st;
-  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc;
+  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0;
+  const char *widths_arg = NULL;
+  int widths[64];
   const char *pos[1];
   const cli_opt opts[] = {
-      {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split", NULL},
+      {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split and the random order", NULL},
+      {"--ranks", OPT_INT, &ranks, "P", "also print the layout and communication volumes on P ranks", NULL},
+      {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d or 1d-sa (default as train)", NULL},
+      {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default), random, metis", NULL},
+      {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
+      {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
+      {"--layers", OPT_INT, &pc.layers, "N", "with --ranks: GCN layers (default 2)", NULL},
+      {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
   const cli_command cmd = {"info", "info DATA [options]",
                            "Read DATA as train would and print its sizes, degree statistics,\n"
-                           "label counts and split sizes.",
+                           "label counts and split sizes. With --ranks P, also lay it out as\n"
+                           "train would on P processes (--scheme, --order, --seed, widths) and\n"
+                           "print every rank's rows, nonzeros and aggregation traffic per epoch:\n"
+                           "the bytes that training counts.",
                            opts, (int)(sizeof opts / sizeof opts[0]), 1, 1};
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
+  if (widths_arg) {
+    int n = info_parse_widths(widths_arg, widths, 64);
+    if (n < 0) {
+      if (rank == 0)
+        fprintf(stderr, "fullgraph info: --widths expects positive integers like 64,32, got '%s'\n",
+                widths_arg);
+      return CLI_USAGE;
+    }
+    pc.layers = n + 1;
+    pc.widths = widths;
+  }
+  if (ranks < 0 || (ranks == 0 && (pc.scheme || pc.order))) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph info: %s\n",
+                      ranks < 0 ? "--ranks must be >= 1" : "--scheme and --order need --ranks P");
+    return CLI_USAGE;
+  }
+  pc.ranks = ranks;
+  pc.seed = lc.seed;
+  pc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
+  if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
   st = fg_agree(MPI_COMM_WORLD, st);
   cli_report(rank, "info", st);
   fg_dataset_destroy(&ds);

@@ -69,7 +69,16 @@ fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   FG_CHECK_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, worst.rank, d->comm));
   {
     char adopted[2100];
-    snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg);
+    /* a message agreed on before (by an inner collective call) already names its rank: after
+     * that agreement every rank holds it, so the lowest one is picked here, not the origin */
+    size_t k = 5;
+    int named = strncmp(msg, "rank ", 5) == 0;
+    while (named && msg[k] >= '0' && msg[k] <= '9') k++;
+    named = named && k > 5 && msg[k] == ':';
+    if (named)
+      snprintf(adopted, sizeof adopted, "%s", msg);
+    else
+      snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg);
     fg_error_adopt((fg_status)worst.value, adopted);
   }
   return (fg_status)worst.value;

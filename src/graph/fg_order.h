@@ -23,8 +23,11 @@
 #include "core/fg_core.h"
 #include "kernels/fg_kernels.h"
 
-typedef enum fg_order_kind { FG_ORDER_NATURAL = 0, FG_ORDER_RANDOM = 1, FG_ORDER_METIS = 2 }
-    fg_order_kind;
+typedef enum fg_order_kind {
+  FG_ORDER_NATURAL = 0,
+  FG_ORDER_RANDOM = 1,
+  FG_ORDER_METIS = 2
+} fg_order_kind;
 
 /* "natural" | "random" | "metis" (NULL = natural). The error lists the available orders and
  * says when METIS was not found at build time. */

@@ -72,5 +72,11 @@ void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
 /* Implementations (one file each in src/schemes/). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
                                   const fg_scheme_config *cfg, fg_scheme **out);
+/* Sparsity-oblivious 1D: staged broadcasts of block rows (scheme_1d.c). */
+fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                              fg_scheme **out);
+/* Sparsity-aware 1D: exchange of exactly the referenced rows (scheme_1d_sa.c). */
+fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds,
+                                 const fg_scheme_config *cfg, fg_scheme **out);
 
 #endif /* FG_SCHEME_H */

@@ -13,8 +13,12 @@ fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_
                "--scheme serial runs on one process, but %d were started; "
                "use --scheme 1d or 1d-sa", dist->size);
     FG_CHECK(fg_scheme_serial_create(dist, ds, cfg, out));
+  } else if (strcmp(name, "1d") == 0) {
+    FG_CHECK(fg_scheme_1d_create(dist, ds, cfg, out));
+  } else if (strcmp(name, "1d-sa") == 0) {
+    FG_CHECK(fg_scheme_1d_sa_create(dist, ds, cfg, out));
   } else {
-    FG_FAIL(FG_ERR_INVALID_ARG, "unknown scheme '%s' (available: serial)", name);
+    FG_FAIL(FG_ERR_INVALID_ARG, "unknown scheme '%s' (available: serial, 1d, 1d-sa)", name);
   }
 cleanup:
   return st;

@@ -1,0 +1,147 @@
+/* comm_plan.c -- fg_comm_plan: the aggregation traffic of every rank, computed from the layout
+ * alone (the same layout code as the schemes, no MPI). tests/mpi checks that it equals what the
+ * schemes count while training. */
+#include <string.h>
+
+#include "schemes/fg_partition.h"
+
+fg_comm_plan_config fg_comm_plan_config_default(void) {
+  fg_comm_plan_config c;
+  memset(&c, 0, sizeof c);
+  c.ranks = 1;
+  c.layers = 2;
+  c.hidden = 16;
+  c.agg_order = FG_AGG_AUTO;
+  return c;
+}
+
+/* Per-aggregation traffic of one operator (Â or Âᵀ, pattern B) for every rank. */
+static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int P, int sa,
+                                 fg_comm_rank_plan *pr, int transposed) {
+  fg_status st = FG_OK;
+  int64_t *cnt = NULL; /* (P x P) |NnzCols(i, j)| */
+  for (int i = 0; i < P; i++) {
+    int64_t rs = 0, rr = 0, ms = 0, mr = 0;
+    const int64_t ni = offs[i + 1] - offs[i];
+    if (!sa) {
+      /* broadcast of every nonempty block: its owner to the P-1 others */
+      if (ni > 0) {
+        rs = (int64_t)(P - 1) * ni;
+        ms = P - 1;
+      }
+      for (int j = 0; j < P; j++) {
+        const int64_t nj = offs[j + 1] - offs[j];
+        if (j == i || nj == 0) continue;
+        rr += nj;
+        mr++;
+      }
+    }
+    if (transposed) {
+      pr[i].aggt_rows_sent = rs;
+      pr[i].aggt_rows_recv = rr;
+      pr[i].aggt_msgs_sent = ms;
+      pr[i].aggt_msgs_recv = mr;
+    } else {
+      pr[i].agg_rows_sent = rs;
+      pr[i].agg_rows_recv = rr;
+      pr[i].agg_msgs_sent = ms;
+      pr[i].agg_msgs_recv = mr;
+    }
+  }
+  if (sa && P > 1) {
+    FG_ALLOC(cnt, (int64_t)P * P);
+    FG_CHECK(fg_layout_halo_counts(B, offs, P, cnt));
+    for (int i = 0; i < P; i++) {
+      int64_t rs = 0, rr = 0, ms = 0, mr = 0;
+      for (int j = 0; j < P; j++) {
+        const int64_t in = cnt[(int64_t)i * P + j], outv = cnt[(int64_t)j * P + i];
+        rr += in;
+        mr += in > 0;
+        rs += outv;
+        ms += outv > 0;
+      }
+      if (transposed) {
+        pr[i].aggt_rows_sent = rs;
+        pr[i].aggt_rows_recv = rr;
+        pr[i].aggt_msgs_sent = ms;
+        pr[i].aggt_msgs_recv = mr;
+      } else {
+        pr[i].agg_rows_sent = rs;
+        pr[i].agg_rows_recv = rr;
+        pr[i].agg_msgs_sent = ms;
+        pr[i].agg_msgs_recv = mr;
+      }
+    }
+  }
+cleanup:
+  free(cnt);
+  return st;
+}
+
+fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
+                       fg_comm_rank_plan *per_rank, int64_t *cut_entries) {
+  fg_status st = FG_OK;
+  fg_layout g;
+  fg_order_kind kind;
+  int64_t *w = NULL;
+  int64_t fwd_sum = 0, bwd_sum = 0;
+  int fwd_n = 0, bwd_n = 0, sa = 0;
+  const int P = cfg ? cfg->ranks : 0;
+  const char *name;
+  memset(&g, 0, sizeof g);
+  FG_REQUIRE(ds && cfg && per_rank, FG_ERR_INVALID_ARG, "fg_comm_plan: NULL argument");
+  FG_REQUIRE(P >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", P);
+  FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
+             "--layers must be in [1, 64], got %d", cfg->layers);
+  name = cfg->scheme ? cfg->scheme : (P == 1 ? "serial" : "1d-sa");
+  if (strcmp(name, "serial") == 0) {
+    FG_REQUIRE(P == 1, FG_ERR_INVALID_ARG,
+               "--scheme serial runs on one process, not %d; use --scheme 1d or 1d-sa", P);
+  } else if (strcmp(name, "1d-sa") == 0) {
+    sa = 1;
+  } else {
+    FG_REQUIRE(strcmp(name, "1d") == 0, FG_ERR_INVALID_ARG,
+               "unknown scheme '%s' (available: serial, 1d, 1d-sa)", name);
+  }
+  FG_CHECK(fg_order_parse(cfg->order, &kind));
+
+  FG_ALLOC(w, cfg->layers + 1);
+  w[0] = ds->num_features;
+  for (int l = 1; l < cfg->layers; l++) {
+    w[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
+    FG_REQUIRE(w[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
+               (long long)w[l]);
+  }
+  w[cfg->layers] = ds->num_classes;
+  fg_epoch_agg_widths(cfg->layers, w, (int)cfg->agg_order, &fwd_sum, &fwd_n, &bwd_sum, &bwd_n);
+
+  memset(per_rank, 0, (size_t)P * sizeof *per_rank);
+  /* the serial scheme holds everything in natural order: no layout to compute */
+  FG_CHECK(fg_layout_build(ds, P, strcmp(name, "serial") == 0 ? FG_ORDER_NATURAL : kind, cfg->seed,
+                           0, &g));
+  for (int i = 0; i < P; i++) {
+    per_rank[i].rows = g.offs[i + 1] - g.offs[i];
+    per_rank[i].nnz = g.B.rowptr[g.offs[i + 1]] - g.B.rowptr[g.offs[i]];
+  }
+  if (P > 1) {
+    FG_CHECK(operator_volume(&g.B, g.offs, P, sa, per_rank, 0));
+    FG_CHECK(operator_volume(g.symmetric ? &g.B : &g.Bt, g.offs, P, sa, per_rank, 1));
+  }
+  for (int i = 0; i < P; i++) {
+    fg_comm_rank_plan *r = &per_rank[i];
+    /* forward phase: the training forward and the evaluation forward */
+    r->bytes_sent[0] = 2 * r->agg_rows_sent * fwd_sum * 4;
+    r->bytes_recv[0] = 2 * r->agg_rows_recv * fwd_sum * 4;
+    r->msgs_sent[0] = 2 * r->agg_msgs_sent * fwd_n;
+    r->msgs_recv[0] = 2 * r->agg_msgs_recv * fwd_n;
+    r->bytes_sent[1] = r->aggt_rows_sent * bwd_sum * 4;
+    r->bytes_recv[1] = r->aggt_rows_recv * bwd_sum * 4;
+    r->msgs_sent[1] = r->aggt_msgs_sent * bwd_n;
+    r->msgs_recv[1] = r->aggt_msgs_recv * bwd_n;
+  }
+  if (cut_entries) *cut_entries = g.cut;
+cleanup:
+  free(w);
+  fg_layout_free(&g);
+  return st;
+}

@@ -1,0 +1,433 @@
+/* partition.c -- the 1D block-row layout: building it on rank 0, scattering every rank's
+ * rows, splitting local rows by column block, and the layout report. See fg_partition.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/fg_kernels.h"
+#include "schemes/fg_partition.h"
+
+#define FG_TAG_SCATTER 7101
+#define FG_MPI_CHUNK ((int64_t)1 << 30)
+
+/* ---- the global layout ------------------------------------------------------------------ */
+
+void fg_layout_free(fg_layout *g) {
+  if (!g) return;
+  free(g->perm);
+  free(g->offs);
+  fg_csr_free(&g->B);
+  fg_csr_free(&g->Bt);
+  memset(g, 0, sizeof *g);
+}
+
+static fg_status csr_copy(const fg_csr *A, int with_values, fg_csr *B) {
+  fg_status st = FG_OK;
+  memset(B, 0, sizeof *B);
+  B->nrows = A->nrows;
+  B->ncols = A->ncols;
+  B->nnz = A->nnz;
+  FG_ALLOC(B->rowptr, A->nrows + 1);
+  FG_ALLOC(B->col, A->nnz > 0 ? A->nnz : 1);
+  memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof *B->rowptr);
+  if (A->nnz) memcpy(B->col, A->col, (size_t)A->nnz * sizeof *B->col);
+  if (with_values && A->val) {
+    FG_ALLOC(B->val, A->nnz > 0 ? A->nnz : 1);
+    if (A->nnz) memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
+  }
+cleanup:
+  if (st != FG_OK) fg_csr_free(B);
+  return st;
+}
+
+fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, uint64_t seed,
+                          int with_values, fg_layout *out) {
+  fg_status st = FG_OK;
+  fg_layout g;
+  fg_csr N; /* Â normalized in the original numbering (with_values) */
+  int64_t *inv = NULL;
+  const int64_t n = ds->num_nodes;
+  memset(&g, 0, sizeof g);
+  memset(&N, 0, sizeof N);
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(parts >= 1, FG_ERR_INVALID_ARG, "a layout needs at least one rank, got %d", parts);
+  FG_REQUIRE(ds->adj.nrows == n && ds->adj.ncols == n, FG_ERR_INVALID_ARG,
+             "dataset: adjacency is %lld x %lld for %lld nodes", (long long)ds->adj.nrows,
+             (long long)ds->adj.ncols, (long long)n);
+  g.parts = parts;
+  g.n = n;
+  g.symmetric = ds->symmetric;
+  FG_ALLOC(g.perm, n > 0 ? n : 1);
+  FG_ALLOC(g.offs, parts + 1);
+  FG_ALLOC(inv, n > 0 ? n : 1);
+  FG_CHECK(fg_order_compute(&ds->adj, parts, order, seed, g.perm, g.offs));
+  fg_order_invert(g.perm, n, inv);
+  if (with_values) {
+    /* the serial scheme's normalization, on the whole pattern, before any permutation */
+    FG_CHECK(csr_copy(&ds->adj, 0, &N));
+    FG_CHECK(fg_gcn_normalize(&N));
+  }
+  if (order == FG_ORDER_NATURAL) {
+    if (with_values) {
+      g.B = N;
+      memset(&N, 0, sizeof N);
+    } else {
+      FG_CHECK(csr_copy(&ds->adj, 0, &g.B));
+    }
+  } else {
+    FG_CHECK(fg_csr_permute(with_values ? &N : &ds->adj, g.perm, inv, &g.B));
+  }
+  fg_csr_free(&N);
+  if (!g.symmetric) FG_CHECK(fg_csr_transpose(&g.B, &g.Bt));
+  g.cut = fg_block_cut(&g.B, g.offs, parts);
+  *out = g;
+  memset(&g, 0, sizeof g);
+cleanup:
+  free(inv);
+  fg_csr_free(&N);
+  fg_layout_free(&g);
+  return st;
+}
+
+fg_status fg_layout_halo_counts(const fg_csr *B, const int64_t *offs, int parts, int64_t *cnt) {
+  fg_status st = FG_OK;
+  int32_t *mark = NULL; /* (n) last block whose rows referenced the column */
+  const int64_t n = B->nrows;
+  FG_ALLOC(mark, n > 0 ? n : 1);
+  for (int64_t v = 0; v < n; v++) mark[v] = -1;
+  memset(cnt, 0, (size_t)parts * (size_t)parts * sizeof *cnt);
+  for (int i = 0; i < parts; i++) {
+    for (int64_t u = offs[i]; u < offs[i + 1]; u++) {
+      for (int64_t k = B->rowptr[u]; k < B->rowptr[u + 1]; k++) {
+        const int64_t c = B->col[k];
+        if ((c >= offs[i] && c < offs[i + 1]) || mark[c] == i) continue;
+        mark[c] = i;
+        cnt[(int64_t)i * parts + fg_block_owner(offs, parts, c)]++;
+      }
+    }
+  }
+cleanup:
+  free(mark);
+  return st;
+}
+
+/* ---- scattering ---------------------------------------------------------------------------- */
+
+void fg_part_local_free(fg_part_local *p) {
+  if (!p) return;
+  free(p->offs);
+  fg_csr_free(&p->A);
+  fg_csr_free(&p->At);
+  memset(p, 0, sizeof *p);
+}
+
+static fg_status send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest) {
+  fg_status st = FG_OK;
+  const char *p = buf;
+  if (bytes <= 0) return FG_OK;
+  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
+    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
+    FG_CHECK_MPI(MPI_Send(p + off, len, MPI_BYTE, dest, FG_TAG_SCATTER, d->comm));
+  }
+  fg_dist_count_send(d, bytes);
+cleanup:
+  return st;
+}
+
+static fg_status recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src) {
+  fg_status st = FG_OK;
+  char *p = buf;
+  if (bytes <= 0) return FG_OK;
+  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
+    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
+    FG_CHECK_MPI(MPI_Recv(p + off, len, MPI_BYTE, src, FG_TAG_SCATTER, d->comm, MPI_STATUS_IGNORE));
+  }
+  fg_dist_count_recv(d, bytes);
+cleanup:
+  return st;
+}
+
+/* Rows [r0, r1) of M: offsets (r1 - r0 + 1, not rebased), columns and values. */
+static fg_status send_rows(fg_dist *d, const fg_csr *M, int64_t r0, int64_t r1, int dest) {
+  fg_status st = FG_OK;
+  const int64_t a0 = M->rowptr[r0], a1 = M->rowptr[r1];
+  FG_CHECK(send_bytes(d, M->rowptr + r0, (r1 - r0 + 1) * 8, dest));
+  FG_CHECK(send_bytes(d, M->col + a0, (a1 - a0) * 4, dest));
+  FG_CHECK(send_bytes(d, M->val + a0, (a1 - a0) * 4, dest));
+cleanup:
+  return st;
+}
+
+static fg_status recv_rows(fg_dist *d, fg_csr *M, int src) {
+  fg_status st = FG_OK;
+  FG_CHECK(recv_bytes(d, M->rowptr, (M->nrows + 1) * 8, src));
+  FG_CHECK(recv_bytes(d, M->col, M->nnz * 4, src));
+  FG_CHECK(recv_bytes(d, M->val, M->nnz * 4, src));
+cleanup:
+  return st;
+}
+
+static void copy_rows(const fg_csr *M, int64_t r0, int64_t r1, fg_csr *out) {
+  const int64_t a0 = M->rowptr[r0], a1 = M->rowptr[r1];
+  memcpy(out->rowptr, M->rowptr + r0, (size_t)(r1 - r0 + 1) * sizeof *out->rowptr);
+  if (a1 > a0) {
+    memcpy(out->col, M->col + a0, (size_t)(a1 - a0) * sizeof *out->col);
+    memcpy(out->val, M->val + a0, (size_t)(a1 - a0) * sizeof *out->val);
+  }
+}
+
+static void rebase_rows(fg_csr *M) {
+  const int64_t base = M->rowptr[0];
+  for (int64_t r = 0; r <= M->nrows; r++) M->rowptr[r] -= base;
+}
+
+static fg_status alloc_rows(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz) {
+  fg_status st = FG_OK;
+  M->nrows = nrows;
+  M->ncols = ncols;
+  M->nnz = nnz;
+  FG_ALLOC(M->rowptr, nrows + 1);
+  FG_ALLOC(M->col, nnz > 0 ? nnz : 1);
+  FG_ALLOC(M->val, nnz > 0 ? nnz : 1);
+  M->rowptr[0] = 0;
+cleanup:
+  return st;
+}
+
+/* Rank 0: features, labels, split and original ids of block r, packed. */
+static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, float *feat,
+                       int32_t *labels, int8_t *split, int64_t *gids) {
+  const int64_t F = ds->num_features;
+  for (int64_t k = g->offs[r]; k < g->offs[r + 1]; k++) {
+    const int64_t v = g->perm[k], i = k - g->offs[r];
+    if (F > 0) memcpy(feat + i * F, ds->features + v * F, (size_t)F * sizeof *feat);
+    labels[i] = ds->labels ? ds->labels[v] : -1;
+    split[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
+    gids[i] = v;
+  }
+}
+
+fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
+                             fg_scheme *s, fg_part_local *out) {
+  fg_status st = FG_OK;
+  fg_layout g;
+  fg_order_kind kind = FG_ORDER_NATURAL;
+  fg_part_local p;
+  int64_t hdr[6] = {0, 0, 0, 0, 0, 0}; /* n, F, C, symmetric, cut, max block */
+  int64_t *nnz = NULL;                 /* (2 parts) nnz of Â rows, then of Âᵀ rows, per rank */
+  float *pack_f = NULL;                /* rank 0: (max block x F) */
+  int32_t *pack_l = NULL;
+  int8_t *pack_s = NULL;
+  int64_t *pack_g = NULL;
+  const int P = d->size, me = d->rank;
+  memset(&g, 0, sizeof g);
+  memset(&p, 0, sizeof p);
+  memset(out, 0, sizeof *out);
+
+  /* 1. rank 0 computes the layout and everything that may fail before anything is sent */
+  st = fg_order_parse(cfg->order, &kind);
+  if (st == FG_OK && me == 0) {
+    if (!ds) {
+      st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "scheme: no dataset on rank 0");
+    } else {
+      st = fg_layout_build(ds, P, kind, cfg->seed, 1, &g);
+    }
+    if (st == FG_OK) {
+      int64_t mx = 0;
+      for (int r = 0; r < P; r++) mx = FG_MAX(mx, g.offs[r + 1] - g.offs[r]);
+      hdr[0] = g.n;
+      hdr[1] = ds->num_features;
+      hdr[2] = ds->num_classes;
+      hdr[3] = g.symmetric;
+      hdr[4] = g.cut;
+      hdr[5] = mx;
+      pack_f = fg_malloc_array((size_t)FG_MAX(mx * ds->num_features, 1), sizeof *pack_f);
+      pack_l = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_l);
+      pack_s = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_s);
+      pack_g = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_g);
+      if (!pack_f || !pack_l || !pack_s || !pack_g)
+        st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                          "rank 0: out of memory for a %lld x %lld feature block to send",
+                          (long long)mx, (long long)ds->num_features);
+    }
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+
+  /* 2. sizes and block offsets to everyone */
+  FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
+  p.parts = P;
+  p.n_global = hdr[0];
+  p.symmetric = (int)hdr[3];
+  p.cut = hdr[4];
+  p.offs = fg_malloc_array((size_t)P + 1, sizeof *p.offs);
+  nnz = fg_malloc_array((size_t)P * 2, sizeof *nnz);
+  st = (p.offs && nnz) ? FG_OK
+                       : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                                      "out of memory for the block offsets of %d ranks", P);
+  FG_CHECK(fg_dist_agree(d, st));
+  if (me == 0) {
+    memcpy(p.offs, g.offs, (size_t)(P + 1) * sizeof *p.offs);
+    for (int r = 0; r < P; r++) {
+      nnz[r] = g.B.rowptr[g.offs[r + 1]] - g.B.rowptr[g.offs[r]];
+      nnz[P + r] = g.symmetric ? 0 : g.Bt.rowptr[g.offs[r + 1]] - g.Bt.rowptr[g.offs[r]];
+    }
+  }
+  FG_CHECK(fg_dist_bcast(d, p.offs, (int64_t)(P + 1) * 8, 0));
+  FG_CHECK(fg_dist_bcast(d, nnz, (int64_t)P * 2 * 8, 0));
+  p.row0 = p.offs[me];
+  p.n_local = p.offs[me + 1] - p.offs[me];
+
+  /* 3. every rank allocates its block */
+  {
+    const int64_t nl = p.n_local, F = hdr[1];
+    st = alloc_rows(&p.A, nl, p.n_global, nnz[me]);
+    if (st == FG_OK && !p.symmetric) st = alloc_rows(&p.At, nl, p.n_global, nnz[P + me]);
+    if (st == FG_OK) {
+      s->n_global = p.n_global;
+      s->n_local = nl;
+      s->num_features = F;
+      s->num_classes = hdr[2];
+      s->global_ids = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->global_ids);
+      s->features = fg_malloc_array((size_t)FG_MAX(nl * F, 1), sizeof *s->features);
+      s->labels = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->labels);
+      s->split = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->split);
+      if (!s->global_ids || !s->features || !s->labels || !s->split)
+        st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                          "out of memory for a block of %lld nodes x %lld features", (long long)nl,
+                          (long long)F);
+    }
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+
+  /* 4. rank 0 sends each rank its rows (in rank order), then keeps its own */
+  if (me == 0) {
+    for (int r = 1; r < P && st == FG_OK; r++) {
+      const int64_t r0 = g.offs[r], r1 = g.offs[r + 1], nr = r1 - r0;
+      pack_block(ds, &g, r, pack_f, pack_l, pack_s, pack_g);
+      st = send_rows(d, &g.B, r0, r1, r);
+      if (st == FG_OK && !g.symmetric) st = send_rows(d, &g.Bt, r0, r1, r);
+      if (st == FG_OK) st = send_bytes(d, pack_f, nr * hdr[1] * 4, r);
+      if (st == FG_OK) st = send_bytes(d, pack_l, nr * 4, r);
+      if (st == FG_OK) st = send_bytes(d, pack_s, nr, r);
+      if (st == FG_OK) st = send_bytes(d, pack_g, nr * 8, r);
+    }
+    if (st == FG_OK) {
+      copy_rows(&g.B, g.offs[0], g.offs[1], &p.A);
+      if (!g.symmetric) copy_rows(&g.Bt, g.offs[0], g.offs[1], &p.At);
+      pack_block(ds, &g, 0, s->features, s->labels, s->split, s->global_ids);
+    }
+  } else {
+    const int64_t nl = p.n_local;
+    st = recv_rows(d, &p.A, 0);
+    if (st == FG_OK && !p.symmetric) st = recv_rows(d, &p.At, 0);
+    if (st == FG_OK) st = recv_bytes(d, s->features, nl * hdr[1] * 4, 0);
+    if (st == FG_OK) st = recv_bytes(d, s->labels, nl * 4, 0);
+    if (st == FG_OK) st = recv_bytes(d, s->split, nl, 0);
+    if (st == FG_OK) st = recv_bytes(d, s->global_ids, nl * 8, 0);
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  rebase_rows(&p.A);
+  if (!p.symmetric) rebase_rows(&p.At);
+  if (cfg->normalize_features) fg_row_normalize(s->features, s->n_local, s->num_features);
+  s->local_nnz = p.A.nnz;
+  *out = p;
+  memset(&p, 0, sizeof p);
+cleanup:
+  fg_layout_free(&g);
+  fg_part_local_free(&p);
+  free(nnz);
+  free(pack_f);
+  free(pack_l);
+  free(pack_s);
+  free(pack_g);
+  return st;
+}
+
+/* ---- splitting by column block ----------------------------------------------------------- */
+
+fg_status fg_part_split_blocks(const fg_csr *A, const int64_t *offs, int parts, fg_csr *blk) {
+  fg_status st = FG_OK;
+  int64_t *fill = NULL; /* (parts) */
+  const int64_t n = A->nrows;
+  for (int j = 0; j < parts; j++) memset(&blk[j], 0, sizeof blk[j]);
+  FG_CALLOC(fill, parts);
+  for (int64_t k = 0; k < A->nnz; k++) fill[fg_block_owner(offs, parts, A->col[k])]++;
+  for (int j = 0; j < parts; j++) {
+    blk[j].nrows = n;
+    blk[j].ncols = offs[j + 1] - offs[j];
+    blk[j].nnz = fill[j];
+    if (fill[j] == 0) continue;
+    FG_CALLOC(blk[j].rowptr, n + 1);
+    FG_ALLOC(blk[j].col, fill[j]);
+    if (A->val) FG_ALLOC(blk[j].val, fill[j]);
+    fill[j] = 0;
+  }
+  for (int64_t u = 0; u < n; u++) {
+    for (int64_t k = A->rowptr[u]; k < A->rowptr[u + 1]; k++) {
+      const int j = fg_block_owner(offs, parts, A->col[k]);
+      fg_csr *b = &blk[j];
+      b->col[fill[j]] = (int32_t)(A->col[k] - offs[j]);
+      if (A->val) b->val[fill[j]] = A->val[k];
+      fill[j]++;
+    }
+    for (int j = 0; j < parts; j++)
+      if (blk[j].rowptr) blk[j].rowptr[u + 1] = fill[j];
+  }
+cleanup:
+  if (st != FG_OK)
+    for (int j = 0; j < parts; j++) fg_csr_free(&blk[j]);
+  free(fill);
+  return st;
+}
+
+/* ---- reports and the epoch's aggregations ------------------------------------------------ */
+
+fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p, const char *scheme,
+                         const char *order, int64_t recv_rows, int64_t sent_rows, int verbose) {
+  fg_status st = FG_OK;
+  int64_t mine[4] = {s->n_local, s->local_nnz, recv_rows, sent_rows};
+  int64_t *all = NULL;
+  if (!verbose) return FG_OK;
+  if (d->rank == 0) {
+    all = fg_malloc_array((size_t)d->size * 4, sizeof *all);
+    if (!all) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for a report");
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK_MPI(MPI_Gather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, 0, d->comm));
+  if (d->rank == 0) {
+    int64_t nnz = 0;
+    for (int r = 0; r < d->size; r++) nnz += all[4 * r + 1];
+    printf(
+        "layout: scheme %s, order %s, %d rank(s); %lld of %lld nonzeros in off-diagonal "
+        "blocks (%.1f%%)\n",
+        scheme, order ? order : "natural", d->size, (long long)p->cut, (long long)nnz,
+        nnz > 0 ? 100.0 * (double)p->cut / (double)nnz : 0.0);
+    printf("  rank       rows        nnz  recv rows/agg  sent rows/agg\n");
+    for (int r = 0; r < d->size; r++)
+      printf("  %4d %10lld %10lld %14lld %14lld\n", r, (long long)all[4 * r],
+             (long long)all[4 * r + 1], (long long)all[4 * r + 2], (long long)all[4 * r + 3]);
+    fflush(stdout);
+  }
+cleanup:
+  free(all);
+  return st;
+}
+
+void fg_epoch_agg_widths(int layers, const int64_t *w, int agg_order, int64_t *fwd_sum,
+                         int *fwd_count, int64_t *bwd_sum, int *bwd_count) {
+  *fwd_sum = *bwd_sum = 0;
+  *fwd_count = *bwd_count = 0;
+  for (int l = 0; l < layers; l++) {
+    const int64_t wi = w[l], wo = w[l + 1];
+    /* must match fg_gcn_create's choice (model/gcn.c) */
+    int agg_first = agg_order == FG_AGG_FIRST  ? 1
+                    : agg_order == FG_AGG_LAST ? 0
+                                               : (l == 0 ? wi < 2 * wo : wi < wo);
+    /* forward: Â D at width wi, or Â (D W) at width wo */
+    *fwd_sum += agg_first ? wi : wo;
+    (*fwd_count)++;
+    /* backward (fg_gcn_backward): Âᵀ dS at wi except for layer 0, or Âᵀ dZ at wo */
+    if (agg_first && l == 0) continue;
+    *bwd_sum += agg_first ? wi : wo;
+    (*bwd_count)++;
+  }
+}

@@ -1,0 +1,227 @@
+/* scheme_1d.c -- sparsity-oblivious 1D: staged broadcasts of whole blocks (MG-GCN §4.1).
+ *
+ * Rank i holds block row i of Â, cut by column block into A(i, j) (n_i x n_j). An aggregation
+ * runs one stage per non-empty block j: the owner of block j broadcasts its rows H_j and every
+ * rank adds A(i, j) H_j to its output, in increasing j, so the sum order is fixed whatever the
+ * timing. With overlap (MG-GCN §4.3) the broadcasts are nonblocking and double-buffered: the
+ * broadcast of stage k+1 is posted before the SpMM of stage k, into the buffer that stage k-1's
+ * SpMM has finished with; the result is bitwise the same as without overlap.
+ *
+ * Volume per aggregation of width f: the owner of block j sends (P-1) n_j f 4 bytes in P-1
+ * messages (counted as if sent directly, whatever tree MPI uses), every other rank receives
+ * n_j f 4 bytes in one message. The backward pass (Âᵀ) does the same with the blocks of Âᵀ.
+ */
+#include <string.h>
+
+#include "kernels/fg_kernels.h"
+#include "schemes/fg_partition.h"
+
+typedef struct impl_1d {
+  fg_part_local part;
+  fg_csr *blk_a;  /* (P) A(i, j) */
+  fg_csr *blk_at; /* (P) Aᵀ(i, j); NULL when Â is symmetric */
+  int overlap;
+  int *stages; /* (P) the non-empty blocks, in increasing order */
+  int nstages;
+  int64_t max_block;
+  float *buf[2]; /* (max_block x cap_f) receive buffers; the second only with overlap */
+  int64_t cap_f;
+} impl_1d;
+
+/* MPI wants a non-const buffer for a broadcast even at its root, which only reads it. */
+static float *unconst_f(const float *p) {
+  return (float *)(uintptr_t)p;
+}
+
+static void free_blocks(fg_csr *blk, int P) {
+  if (!blk) return;
+  for (int j = 0; j < P; j++) fg_csr_free(&blk[j]);
+  free(blk);
+}
+
+/* Collective: make the receive buffers hold width f. Every rank sees the same sequence of f, so
+ * every rank grows at the same call and all agree on the outcome. */
+static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
+  fg_status st = FG_OK;
+  impl_1d *im = s->impl;
+  const int nbuf = im->overlap ? 2 : 1;
+  if (f <= im->cap_f || s->dist->size == 1) return FG_OK;
+  for (int b = 0; b < 2; b++) {
+    fg_free_aligned(im->buf[b]);
+    im->buf[b] = NULL;
+  }
+  im->cap_f = 0;
+  for (int b = 0; b < nbuf && st == FG_OK; b++) {
+    im->buf[b] = fg_malloc_aligned((size_t)FG_MAX(im->max_block * f, 1) * sizeof(float));
+    if (!im->buf[b])
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                        "1d: out of memory for a %lld x %lld broadcast buffer",
+                        (long long)im->max_block, (long long)f);
+  }
+  FG_CHECK(fg_dist_agree(s->dist, st));
+  im->cap_f = f;
+cleanup:
+  return st;
+}
+
+static void count_stage(fg_dist *d, int root, int64_t bytes) {
+  if (d->rank == root) {
+    for (int r = 0; r < d->size - 1; r++) fg_dist_count_send(d, bytes);
+  } else {
+    fg_dist_count_recv(d, bytes);
+  }
+}
+
+/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. */
+static void stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out, int64_t f,
+                           int *first) {
+  double t0;
+  if (Aij->nnz == 0) return;
+  t0 = fg_now();
+  if (*first)
+    fg_spmm(Aij, x, f, out, f, f);
+  else
+    fg_spmm_acc(Aij, x, f, out, f, f);
+  *first = 0;
+  s->seconds_spmm += fg_now() - t0;
+  fg_scheme_count_spmm(s, Aij, f);
+}
+
+static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, float *out, int64_t f) {
+  fg_status st = FG_OK;
+  impl_1d *im = s->impl;
+  fg_dist *d = s->dist;
+  const int64_t *offs = im->part.offs;
+  MPI_Datatype row = MPI_DATATYPE_NULL;
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int first = 1, fi = 0;
+  double t0;
+  FG_CHECK(ensure_buffers(s, f));
+  if (d->size > 1) {
+    FG_CHECK(fg_mpi_count(f, &fi));
+    FG_CHECK_MPI(MPI_Type_contiguous(fi, MPI_FLOAT, &row));
+    FG_CHECK_MPI(MPI_Type_commit(&row));
+  }
+  if (d->size == 1) {
+    stage_multiply(s, &blk[0], in, out, f, &first);
+  } else if (!im->overlap) {
+    for (int k = 0; k < im->nstages; k++) {
+      const int j = im->stages[k];
+      const int64_t nj = offs[j + 1] - offs[j];
+      float *x = j == d->rank ? unconst_f(in) : im->buf[0];
+      t0 = fg_now();
+      FG_CHECK_MPI(MPI_Bcast(x, (int)nj, row, j, d->comm));
+      d->counters.seconds_comm += fg_now() - t0;
+      count_stage(d, j, nj * f * 4);
+      stage_multiply(s, &blk[j], x, out, f, &first);
+    }
+  } else {
+    float *x[2] = {NULL, NULL};
+    for (int k = 0; k <= im->nstages; k++) {
+      /* post stage k (its buffer was last read by stage k-2's SpMM, done), then finish k-1 */
+      if (k < im->nstages) {
+        const int j = im->stages[k];
+        const int64_t nj = offs[j + 1] - offs[j];
+        x[k % 2] = j == d->rank ? unconst_f(in) : im->buf[k % 2];
+        t0 = fg_now();
+        FG_CHECK_MPI(MPI_Ibcast(x[k % 2], (int)nj, row, j, d->comm, &req[k % 2]));
+        d->counters.seconds_comm += fg_now() - t0;
+        count_stage(d, j, nj * f * 4);
+      }
+      if (k > 0) {
+        const int j = im->stages[k - 1];
+        double dt;
+        t0 = fg_now();
+        FG_CHECK_MPI(MPI_Wait(&req[(k - 1) % 2], MPI_STATUS_IGNORE));
+        dt = fg_now() - t0;
+        d->counters.seconds_comm += dt;
+        d->counters.seconds_wait += dt;
+        stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first);
+      }
+    }
+  }
+  if (first && s->n_local > 0) memset(out, 0, (size_t)(s->n_local * f) * sizeof(float));
+cleanup:
+  if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
+  return st;
+}
+
+static fg_status agg_1d(fg_scheme *s, const float *in, float *out, int64_t f) {
+  impl_1d *im = s->impl;
+  return apply_1d(s, im->blk_a, in, out, f);
+}
+
+static fg_status agg_t_1d(fg_scheme *s, const float *in, float *out, int64_t f) {
+  impl_1d *im = s->impl;
+  return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, in, out, f);
+}
+
+static void destroy_1d(fg_scheme *s) {
+  impl_1d *im = s->impl;
+  if (!im) return;
+  free_blocks(im->blk_a, im->part.parts);
+  free_blocks(im->blk_at, im->part.parts);
+  free(im->stages);
+  fg_free_aligned(im->buf[0]);
+  fg_free_aligned(im->buf[1]);
+  fg_part_local_free(&im->part);
+  free(im);
+  s->impl = NULL;
+}
+
+static const fg_scheme_ops ops_1d = {"1d", agg_1d, agg_t_1d, destroy_1d};
+
+static fg_status build_1d(impl_1d *im) {
+  fg_status st = FG_OK;
+  const int P = im->part.parts;
+  FG_CALLOC(im->blk_a, P);
+  FG_CHECK(fg_part_split_blocks(&im->part.A, im->part.offs, P, im->blk_a));
+  if (!im->part.symmetric) {
+    FG_CALLOC(im->blk_at, P);
+    FG_CHECK(fg_part_split_blocks(&im->part.At, im->part.offs, P, im->blk_at));
+  }
+  FG_ALLOC(im->stages, P);
+  im->nstages = 0;
+  for (int j = 0; j < P; j++) {
+    const int64_t nj = im->part.offs[j + 1] - im->part.offs[j];
+    im->max_block = FG_MAX(im->max_block, nj);
+    if (nj > 0) im->stages[im->nstages++] = j;
+  }
+  /* the local rows are now held by the blocks */
+  fg_csr_free(&im->part.A);
+  fg_csr_free(&im->part.At);
+cleanup:
+  return st;
+}
+
+fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                              fg_scheme **out) {
+  fg_status st = FG_OK;
+  fg_scheme *s = NULL;
+  impl_1d *im = NULL;
+  int64_t recv_rows, sent_rows, nl;
+  *out = NULL;
+  s = calloc(1, sizeof *s);
+  if (s) {
+    s->ops = &ops_1d;
+    s->dist = dist;
+    s->impl = calloc(1, sizeof(impl_1d));
+  }
+  st = (s && s->impl) ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "1d: out of memory");
+  FG_CHECK(fg_dist_agree(dist, st));
+  im = s->impl;
+  im->overlap = cfg->overlap;
+  FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));
+  st = build_1d(im);
+  FG_CHECK(fg_dist_agree(dist, st));
+  nl = s->n_local;
+  recv_rows = im->part.n_global - nl;
+  sent_rows = (int64_t)(dist->size - 1) * nl;
+  FG_CHECK(
+      fg_part_report(dist, s, &im->part, "1d", cfg->order, recv_rows, sent_rows, cfg->verbose));
+  *out = s;
+  s = NULL;
+cleanup:
+  fg_scheme_destroy(&s);
+  return st;
+}

@@ -1,0 +1,207 @@
+/* test_mpi_volume.c -- run under mpiexec with any number of ranks P.
+ *
+ * The bytes and messages every rank counts in one training epoch (a training forward, a
+ * backward and an evaluation forward, run as fg_train runs them) must equal, rank by rank and
+ * phase by phase, what fg_comm_plan computes from the partition alone -- for each graph, scheme,
+ * order and overlap setting, and for two model shapes (2 layers auto order; 3 layers
+ * aggregating first). The sparsity-aware volume never exceeds the oblivious one. Also: a
+ * failure raised on the last rank only reaches every rank with its message. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/fg_dist.h"
+#include "model/fg_model.h"
+#include "mpi_data.h"
+#include "schemes/fg_scheme.h"
+#include "testutil.h"
+
+static int rank, nprocs;
+
+/* measured per rank: bytes sent/recv, msgs sent/recv for forward, backward (8 values) */
+enum { NV = 8 };
+
+typedef struct shape {
+  int layers, hidden;
+  fg_agg_order agg;
+} shape;
+
+/* One epoch as fg_train runs it; fills this rank's NV counters. */
+static fg_status measure(const fg_dataset *ds, const char *scheme, const char *order, int overlap,
+                         const shape *sh, int64_t *mine, int64_t *n_local, int64_t *nnz) {
+  fg_status st = FG_OK;
+  fg_dist *d = NULL;
+  fg_scheme *s = NULL;
+  fg_gcn *m = NULL;
+  float *dlogits = NULL;
+  int64_t w[8];
+  fg_scheme_config sc;
+  memset(&sc, 0, sizeof sc);
+  sc.name = scheme;
+  sc.order = order;
+  sc.overlap = overlap;
+  sc.seed = 11;
+  FG_CHECK(fg_dist_create(MPI_COMM_WORLD, &d));
+  d->phase = FG_PHASE_SETUP;
+  FG_CHECK(fg_scheme_create(d, ds, &sc, &s));
+  w[0] = s->num_features;
+  for (int l = 1; l < sh->layers; l++) w[l] = sh->hidden;
+  w[sh->layers] = s->num_classes;
+  {
+    fg_gcn_config mc = {sh->layers, w, (int)sh->agg, 11};
+    st = fg_gcn_create(&mc, s, &m);
+  }
+  if (st == FG_OK) {
+    dlogits = malloc((size_t)FG_MAX(s->n_local * w[sh->layers], 1) * sizeof *dlogits);
+    if (!dlogits) st = FG_ERR_NOMEM;
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  for (int64_t i = 0; i < s->n_local * w[sh->layers]; i++) dlogits[i] = 0.01f;
+  memset(&d->counters, 0, sizeof d->counters);
+  d->phase = FG_PHASE_FORWARD;
+  FG_CHECK(fg_gcn_forward(m, s, 1, 0.5f, 11, 1));
+  d->phase = FG_PHASE_BACKWARD;
+  FG_CHECK(fg_gcn_backward(m, s, dlogits, 0.5f, 11, 1));
+  d->phase = FG_PHASE_FORWARD;
+  FG_CHECK(fg_gcn_forward(m, s, 0, 0.0f, 11, 1));
+  for (int ph = 0; ph < 2; ph++) {
+    const int p = ph == 0 ? FG_PHASE_FORWARD : FG_PHASE_BACKWARD;
+    mine[4 * ph + 0] = d->counters.bytes_sent[p];
+    mine[4 * ph + 1] = d->counters.bytes_recv[p];
+    mine[4 * ph + 2] = d->counters.msgs_sent[p];
+    mine[4 * ph + 3] = d->counters.msgs_recv[p];
+  }
+  *n_local = s->n_local;
+  *nnz = s->local_nnz;
+cleanup:
+  free(dlogits);
+  fg_gcn_destroy(&m);
+  fg_scheme_destroy(&s);
+  fg_dist_destroy(&d);
+  return st;
+}
+
+static void check_dataset(int which) {
+  static const char *const schemes[] = {"1d", "1d-sa"};
+  static const char *const orders[] = {"natural", "random", "metis"};
+  static const shape shapes[] = {{2, 16, FG_AGG_AUTO}, {3, 8, FG_AGG_FIRST}};
+  fg_dataset *ds = NULL;
+  fg_status st = FG_OK;
+  int64_t *all = NULL;            /* rank 0: (P x (NV + 2)) */
+  int64_t *sent_1d = NULL;        /* rank 0: (P) bytes sent per epoch by 1d, for the last order */
+  fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
+  if (rank == 0) st = mpi_data_make(which, &ds);
+  st = fg_agree(MPI_COMM_WORLD, st);
+  EXPECT_OK(st);
+  if (st != FG_OK) return;
+  all = calloc((size_t)nprocs * (NV + 2), sizeof *all);
+  sent_1d = calloc((size_t)nprocs * 2, sizeof *sent_1d);
+  plan = calloc((size_t)nprocs, sizeof *plan);
+  EXPECT(all && sent_1d && plan);
+  if (!all || !sent_1d || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
+
+  for (int hi = 0; hi < 2; hi++) {
+    for (int oi = 0; oi < (mpi_have_metis() ? 3 : 2); oi++) {
+      for (int si = 0; si < 2; si++) {
+        for (int ov = 0; ov <= 1; ov++) {
+          int64_t mine[NV + 2], cut = 0;
+          int64_t max_sent = 0;
+          memset(mine, 0, sizeof mine);
+          st =
+              measure(ds, schemes[si], orders[oi], ov, &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
+          EXPECT_OK(st);
+          MPI_Gather(mine, NV + 2, MPI_INT64_T, all, NV + 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+          if (rank != 0 || st != FG_OK) continue;
+          {
+            fg_comm_plan_config pc = fg_comm_plan_config_default();
+            pc.ranks = nprocs;
+            pc.scheme = schemes[si];
+            pc.order = orders[oi];
+            pc.seed = 11;
+            pc.layers = shapes[hi].layers;
+            pc.hidden = shapes[hi].hidden;
+            pc.agg_order = shapes[hi].agg;
+            EXPECT_OK(fg_comm_plan(ds, &pc, plan, &cut));
+          }
+          for (int r = 0; r < nprocs; r++) {
+            const int64_t *got = all + (int64_t)r * (NV + 2);
+            const fg_comm_rank_plan *p = &plan[r];
+            for (int ph = 0; ph < 2; ph++) {
+              EXPECT_MSG(got[4 * ph] == p->bytes_sent[ph] && got[4 * ph + 1] == p->bytes_recv[ph] &&
+                             got[4 * ph + 2] == p->msgs_sent[ph] &&
+                             got[4 * ph + 3] == p->msgs_recv[ph],
+                         "%s %s %s overlap %d layers %d, rank %d phase %d: measured "
+                         "%lld/%lld bytes %lld/%lld msgs (sent/recv), plan %lld/%lld bytes "
+                         "%lld/%lld msgs",
+                         mpi_data_name(which), schemes[si], orders[oi], ov, shapes[hi].layers, r,
+                         ph, (long long)got[4 * ph], (long long)got[4 * ph + 1],
+                         (long long)got[4 * ph + 2], (long long)got[4 * ph + 3],
+                         (long long)p->bytes_sent[ph], (long long)p->bytes_recv[ph],
+                         (long long)p->msgs_sent[ph], (long long)p->msgs_recv[ph]);
+            }
+            EXPECT_MSG(got[NV] == p->rows && got[NV + 1] == p->nnz,
+                       "%s %s %s rank %d: holds %lld rows, %lld nnz; plan %lld, %lld",
+                       mpi_data_name(which), schemes[si], orders[oi], r, (long long)got[NV],
+                       (long long)got[NV + 1], (long long)p->rows, (long long)p->nnz);
+            {
+              const int64_t sent = got[0] + got[4], recv = got[1] + got[5];
+              max_sent = FG_MAX(max_sent, sent);
+              if (si == 0) {
+                sent_1d[2 * r] = sent;
+                sent_1d[2 * r + 1] = recv;
+              } else {
+                EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
+                           "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
+                           mpi_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
+                           (long long)sent_1d[2 * r], (long long)sent_1d[2 * r + 1]);
+              }
+            }
+          }
+          if (ov == 0)
+            printf("P=%d %-15s layers %d %-5s %-7s: cut %lld, max bytes sent per epoch %lld\n",
+                   nprocs, mpi_data_name(which), shapes[hi].layers, schemes[si], orders[oi],
+                   (long long)cut, (long long)max_sent);
+        }
+      }
+    }
+  }
+  free(all);
+  free(sent_1d);
+  free(plan);
+  fg_dataset_destroy(&ds);
+}
+
+/* A failure on the last rank alone: every rank gets its status and message. */
+static void check_agree(void) {
+  fg_status local = FG_OK, st;
+  if (rank == nprocs - 1)
+    local = fg_error_set(FG_ERR_FORMAT, __FILE__, __LINE__, "bad byte at offset %d", 42);
+  st = fg_agree(MPI_COMM_WORLD, local);
+  EXPECT(st == FG_ERR_FORMAT);
+  EXPECT(strstr(fg_last_error(), "bad byte at offset 42") != NULL);
+  if (nprocs > 1) {
+    char want[64];
+    snprintf(want, sizeof want, "rank %d: ", nprocs - 1);
+    EXPECT_MSG(strncmp(fg_last_error(), want, strlen(want)) == 0, "message: %s", fg_last_error());
+    /* agreeing again (an outer call) keeps the origin's name */
+    st = fg_agree(MPI_COMM_WORLD, st);
+    EXPECT_MSG(strncmp(fg_last_error(), want, strlen(want)) == 0, "message: %s", fg_last_error());
+  }
+  EXPECT(fg_agree(MPI_COMM_WORLD, FG_OK) == FG_OK);
+}
+
+int main(int argc, char **argv) {
+  int failures = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  if (rank == 0 && !mpi_have_metis())
+    printf("note: no METIS in this build; --order metis not tested\n");
+  check_agree();
+  for (int which = 0; which < MPI_DATA_COUNT; which++) check_dataset(which);
+  MPI_Allreduce(&fg_test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  fg_test_failures = failures;
+  MPI_Finalize();
+  if (rank != 0) return failures ? 1 : 0;
+  return fg_test_finish("test_mpi_volume");
+}
