@@ -17,6 +17,7 @@
 static _Thread_local char fg_err_msg[2048];
 static _Thread_local char fg_err_trace[1024];
 static _Thread_local fg_status fg_err_code;
+static _Thread_local int fg_err_adopted;
 
 const char *fg_status_string(fg_status st) {
   switch (st) {
@@ -46,6 +47,7 @@ fg_status fg_error_set(fg_status code, const char *file, int line, const char *f
   va_end(ap);
   snprintf(fg_err_trace, sizeof fg_err_trace, "%s:%d", file, line);
   fg_err_code = code;
+  fg_err_adopted = 0;
   return code;
 }
 
@@ -59,12 +61,16 @@ void fg_error_clear(void) {
   fg_err_msg[0] = '\0';
   fg_err_trace[0] = '\0';
   fg_err_code = FG_OK;
+  fg_err_adopted = 0;
 }
 
 void fg_error_adopt(fg_status code, const char *msg) {
   snprintf(fg_err_msg, sizeof fg_err_msg, "%s", msg);
   fg_err_code = code;
+  fg_err_adopted = 1;
 }
+
+int fg_error_is_adopted(void) { return fg_err_adopted; }
 
 void *fg_malloc_array(size_t n, size_t size) {
   if (n == 0 || size == 0) return NULL;

@@ -36,8 +36,10 @@ fg_status fg_error_set(fg_status code, const char *file, int line, const char *f
 void fg_error_trace(const char *file, int line);
 /* Forget the last failure. */
 void fg_error_clear(void);
-/* Replace the message (used when another rank's message is adopted). */
+/* Replace the message (used when ranks agree on one rank's message). */
 void fg_error_adopt(fg_status code, const char *msg);
+/* 1 if the current message came from fg_error_adopt (0 after fg_error_set or clear). */
+int fg_error_is_adopted(void);
 
 #define FG_FAIL(code, ...)                                          \
   do {                                                              \

@@ -65,20 +65,17 @@ fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   /* MINLOC: the most negative status wins; among equals, the lowest rank */
   FG_CHECK_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, d->comm));
   if (worst.value == FG_OK) return FG_OK;
-  if (d->rank == worst.rank) snprintf(msg, sizeof msg, "%s", fg_last_error());
+  /* msg[0] says whether the message was agreed on before (by an inner collective call): then
+   * every rank holds it already prefixed with its origin, and the lowest rank re-sends it */
+  if (d->rank == worst.rank)
+    snprintf(msg, sizeof msg, "%c%s", fg_error_is_adopted() ? 'A' : 'L', fg_last_error());
   FG_CHECK_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, worst.rank, d->comm));
   {
     char adopted[2100];
-    /* a message agreed on before (by an inner collective call) already names its rank: after
-     * that agreement every rank holds it, so the lowest one is picked here, not the origin */
-    size_t k = 5;
-    int named = strncmp(msg, "rank ", 5) == 0;
-    while (named && msg[k] >= '0' && msg[k] <= '9') k++;
-    named = named && k > 5 && msg[k] == ':';
-    if (named)
-      snprintf(adopted, sizeof adopted, "%s", msg);
+    if (msg[0] == 'A')
+      snprintf(adopted, sizeof adopted, "%s", msg + 1);
     else
-      snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg);
+      snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg + 1);
     fg_error_adopt((fg_status)worst.value, adopted);
   }
   return (fg_status)worst.value;
