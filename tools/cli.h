@@ -47,6 +47,11 @@ void cli_print_help(const cli_command *cmd, FILE *out);
   {"--train-frac", OPT_DOUBLE, &(cfg).train_frac, "X", "generated split: training fraction (default 0.6)", NULL}, \
   {"--valid-frac", OPT_DOUBLE, &(cfg).valid_frac, "X", "generated split: validation fraction (default 0.2)", NULL}
 
+/* "64,32" -> widths[0..n) and *layers = n + 1; prints a message (when loud) and returns
+ * CLI_USAGE on anything but positive integers separated by commas. */
+int cli_parse_widths(const char *cmd, const char *arg, int *widths, int max, int *layers,
+                     int loud);
+
 /* Apply the three negated load flags. */
 void cli_apply_load_flags(fg_load_config *cfg, int directed, int keepdup, int noloops);
 

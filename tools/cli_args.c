@@ -151,6 +151,29 @@ void cli_print_help(const cli_command *cmd, FILE *out) {
   fprintf(out, "  %-28s %s\n", "--help", "show this help");
 }
 
+int cli_parse_widths(const char *cmd, const char *arg, int *widths, int max, int *layers,
+                     int loud) {
+  const char *s = arg;
+  int n = 0;
+  while (*s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > (1 << 24) || n >= max) break;
+    widths[n++] = (int)v;
+    s = end;
+    if (*s == ',' && s[1]) s++;
+    else if (*s) break;
+  }
+  if (*s || n == 0) {
+    if (loud)
+      fprintf(stderr, "fullgraph %s: --widths expects positive integers like 64,32, got '%s'\n",
+              cmd, arg);
+    return CLI_USAGE;
+  }
+  *layers = n + 1;
+  return CLI_OK;
+}
+
 void cli_apply_load_flags(fg_load_config *cfg, int directed, int keepdup, int noloops) {
   if (directed) cfg->undirected = 0;
   if (keepdup) cfg->dedup = 0;

@@ -6,21 +6,6 @@
 
 static const char *const info_agg_choices[] = {"auto", "first", "last", NULL};
 
-/* "64,32" -> widths; returns count or -1. */
-static int info_parse_widths(const char *s, int *out, int max) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v < 1 || v > (1 << 24) || n >= max) return -1;
-    out[n++] = (int)v;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) return -1;
-  }
-  return n;
-}
-
 /* The per-rank volumes of a layout, as training would count them (rank 0 only). */
 static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc) {
   fg_status st;
@@ -66,14 +51,45 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
   return FG_OK;
 }
 
+/* "8x8" or "8" -> rows, cols; 0 on a bad value. */
+static int parse_shards(const char *s, int out[2]) {
+  char *end;
+  long r = strtol(s, &end, 10), c;
+  if (end == s || r < 1 || r > 65536) return 0;
+  if (*end == '\0') {
+    c = r;
+  } else {
+    const char *p = end + 1;
+    if (*end != 'x') return 0;
+    c = strtol(p, &end, 10);
+    if (end == p || *end != '\0' || c < 1 || c > 65536) return 0;
+  }
+  out[0] = (int)r;
+  out[1] = (int)c;
+  return 1;
+}
+
+/* The 3d scheme's shard balance (rank 0 only). */
+static fg_status print_shards(const fg_dataset *ds, const int shards[2], uint64_t seed) {
+  double r[3];
+  fg_status st = fg_shard_balance(ds, shards[0], shards[1], seed, r);
+  if (st != FG_OK) return st;
+  printf("\nadjacency shards %d x %d: max / mean nonzeros per shard\n"
+         "  original order        %.3f\n"
+         "  single permutation    %.3f   (--order random)\n"
+         "  double permutation    %.3f   (--double-perm)\n",
+         shards[0], shards[1], r[0], r[1], r[2]);
+  return FG_OK;
+}
+
 int cmd_info(int argc, char **argv, int rank) {
   fg_load_config lc = fg_load_config_default();
   fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_dataset *ds = NULL;
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0;
-  const char *widths_arg = NULL;
-  int widths[64];
+  const char *widths_arg = NULL, *shards_arg = NULL;
+  int widths[64], shards[2] = {0, 0};
   const char *pos[1];
   const cli_opt opts[] = {
       {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split and the random order", NULL},
@@ -84,6 +100,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
       {"--layers", OPT_INT, &pc.layers, "N", "with --ranks: GCN layers (default 2)", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
+      {"--shards", OPT_STRING, &shards_arg, "RxC", "also print max/mean nonzeros over R x C adjacency shards: original, permuted, double-permuted", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
   const cli_command cmd = {"info", "info DATA [options]",
@@ -96,21 +113,19 @@ int cmd_info(int argc, char **argv, int rank) {
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
-  if (widths_arg) {
-    int n = info_parse_widths(widths_arg, widths, 64);
-    if (n < 0) {
-      if (rank == 0)
-        fprintf(stderr, "fullgraph info: --widths expects positive integers like 64,32, got '%s'\n",
-                widths_arg);
-      return CLI_USAGE;
-    }
-    pc.layers = n + 1;
-    pc.widths = widths;
-  }
+  if (widths_arg && cli_parse_widths("info", widths_arg, widths, 64, &pc.layers, rank == 0) != CLI_OK)
+    return CLI_USAGE;
+  if (widths_arg) pc.widths = widths;
   if (ranks < 0 || (ranks == 0 && (pc.scheme || pc.order))) {
     if (rank == 0)
       fprintf(stderr, "fullgraph info: %s\n",
                       ranks < 0 ? "--ranks must be >= 1" : "--scheme and --order need --ranks P");
+    return CLI_USAGE;
+  }
+  if (shards_arg && !parse_shards(shards_arg, shards)) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph info: --shards expects RxC (or G for G x G) with counts in "
+                      "[1, 65536], got '%s'\n", shards_arg);
     return CLI_USAGE;
   }
   pc.ranks = ranks;
@@ -120,6 +135,7 @@ int cmd_info(int argc, char **argv, int rank) {
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
   if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
+  if (st == FG_OK && rank == 0 && shards[0] > 0) st = print_shards(ds, shards, lc.seed);
   st = fg_agree(MPI_COMM_WORLD, st);
   cli_report(rank, "info", st);
   fg_dataset_destroy(&ds);

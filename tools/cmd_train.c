@@ -8,21 +8,6 @@
 static const char *const wd_choices[] = {"first", "all", NULL};
 static const char *const agg_choices[] = {"auto", "first", "last", NULL};
 
-/* "64,32" -> widths; returns count or -1. */
-static int parse_widths(const char *s, int *out, int max) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v < 1 || v > (1 << 24) || n >= max) return -1;
-    out[n++] = (int)v;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) return -1;
-  }
-  return n;
-}
-
 int cmd_train(int argc, char **argv, int rank) {
   fg_load_config lc = fg_load_config_default();
   fg_train_config tc = fg_train_config_default();
@@ -46,9 +31,15 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--seed", OPT_U64, &tc.seed, "N", "seed of every random draw (default 0)", NULL},
       {"--normalize-features", OPT_FLAG, &tc.normalize_features, NULL, "row-normalize input features (Kipf's preprocessing)", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "aggregate before or after the weight product (default auto: by widths)", agg_choices},
-      {"--scheme", OPT_STRING, &tc.scheme, "NAME", "parallel scheme (default serial on one rank)", NULL},
+      {"--scheme", OPT_STRING, &tc.scheme, "NAME", "serial, 1d, 1d-sa, 3d, auto (default serial on one rank, 1d-sa else)", NULL},
       {"--order", OPT_STRING, &tc.order, "NAME", "vertex order: natural (default), random, metis", NULL},
       {"--overlap", OPT_FLAG, &tc.overlap, NULL, "overlap communication with computation (1d)", NULL},
+      {"--grid", OPT_STRING, &tc.grid, "XxYxZ", "3d: process grid, X*Y*Z = ranks, or auto (default auto)", NULL},
+      {"--agg-blocks", OPT_INT, &tc.agg_blocks, "N", "3d: all-reduce each of N row blocks of an aggregation as soon as it is computed (default 1)", NULL},
+      {"--double-perm", OPT_FLAG, &tc.double_perm, NULL, "3d: different random row and column permutations (load balance)", NULL},
+      {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
+      {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
+      {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--metrics", OPT_STRING, &tc.metrics_path, "FILE", "write one JSON object per epoch, then a final one", NULL},
       {"--checkpoint", OPT_STRING, &tc.checkpoint_path, "FILE", "save weights and optimizer state here", NULL},
@@ -69,17 +60,9 @@ int cmd_train(int argc, char **argv, int rank) {
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
-  if (widths_arg) {
-    int n = parse_widths(widths_arg, widths, 64);
-    if (n < 0) {
-      if (rank == 0)
-        fprintf(stderr, "fullgraph train: --widths expects positive integers like 64,32, got '%s'\n",
-                widths_arg);
-      return CLI_USAGE;
-    }
-    tc.layers = n + 1;
-    tc.widths = widths;
-  }
+  if (widths_arg && cli_parse_widths("train", widths_arg, widths, 64, &tc.layers, rank == 0) != CLI_OK)
+    return CLI_USAGE;
+  if (widths_arg) tc.widths = widths;
   if (threads < 0) {
     if (rank == 0) fprintf(stderr, "fullgraph train: --threads must be >= 1\n");
     return CLI_USAGE;
