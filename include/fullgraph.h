@@ -137,6 +137,10 @@ typedef struct fg_train_config {
   const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
                                    --calibrate); NULL = built-in defaults */
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */
+  const char *reorder;     /* serial: vertex order for locality, applied once before training
+                              and invisible in outputs: "none" (default), "degree", "rcm" */
+  double mem_limit;        /* bytes the run may use, checked before allocating (one process);
+                              0 = the machine's available memory; < 0 = no check */
   const char *metrics_path;     /* JSON lines, or NULL */
   const char *checkpoint_path;  /* or NULL */
   int checkpoint_every;         /* epochs between checkpoints (default 0 = only at end) */
@@ -165,6 +169,27 @@ typedef struct fg_train_result {
 /* Train a GCN on ds. Collective over comm (MPI_COMM_SELF for one process). */
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result);
+
+/* ---- memory budget ---------------------------------------------------------------------- */
+
+/* What a one-process run (scheme serial) of cfg on ds holds at its peak, in bytes. */
+typedef struct fg_memory_estimate {
+  int64_t dataset;         /* the loaded dataset: pattern, features, labels, split */
+  int64_t graph;           /* the scheme's normalized Â (and Âᵀ when not symmetric) */
+  int64_t inputs;          /* the scheme's features (normalized copy), labels, split, node ids */
+  int64_t activations;     /* the model's activation buffers */
+  double activation_buffers; /* ... in units of nodes x hidden width floats */
+  int64_t params;          /* parameters, gradients and both Adam moments */
+  int64_t loss;            /* the loss gradient (nodes x classes) and the training mask */
+  int64_t setup;           /* transient while laying out (reordering: the permuted copy) */
+  int64_t total;           /* dataset + graph + inputs + max(setup, activations + params + loss) */
+  int64_t hidden_width;    /* the width activation_buffers counts in */
+} fg_memory_estimate;
+
+fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
+                          fg_memory_estimate *out);
+/* The machine's available memory (MemAvailable of /proc/meminfo), or -1 when unknown. */
+int64_t fg_available_memory(void);
 
 /* ---- communication volumes ------------------------------------------------------- */
 
@@ -199,6 +224,83 @@ typedef struct fg_comm_rank_plan {
  * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective; no MPI. */
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries);
+
+/* ---- 3D scheme: adjacency shards ------------------------------------------------------ */
+
+/* Load balance of the adjacency pattern cut into rows x cols balanced blocks: the maximum over
+ * the mean of the blocks' nonzeros in the original order (out[0]), after one random permutation
+ * P A Pᵀ (out[1], --order random) and after the double permutation P_r A P_cᵀ (out[2],
+ * --double-perm; the larger of its two versions), with the permutations training with this
+ * seed draws. Not collective. */
+fg_status fg_shard_balance(const fg_dataset *ds, int rows, int cols, uint64_t seed,
+                           double out[3]);
+
+/* ---- performance model: fullgraph plan, --grid auto, --scheme auto ---------------------- */
+
+/* Machine coefficients of the model (Plexus section 4, fitted on this machine). */
+typedef struct fg_calibration {
+  /* SpMM seconds = spmm[0] nnz f + spmm[1] nnz lines(cache_bytes) + spmm[2] nnz
+   * lines(llc_bytes) + spmm[3] nnz + spmm[4] rows f + spmm[5] cols f for a sparse rows x cols
+   * matrix with nnz nonzeros times a dense cols x f matrix, where lines(C) = ceil(f / 16)
+   * (1 - C / x) are the 64-byte lines a nonzero fetches from beyond a cache of C bytes when
+   * the dense input's x = 64 ceil(f / 16) cols bytes exceed it (else 0) */
+  double spmm[6];
+  double cache_bytes;              /* private cache per rank (L2 per core times threads) */
+  double llc_bytes;                /* a rank's share of the last-level cache */
+  double gemm_flops;               /* GEMM rate, flop/s */
+  double stream_bytes;             /* elementwise bandwidth, bytes/s */
+  double dropout_elem;             /* seconds per element of a dropout pass (a hash per 4) */
+  double softmax_elem;             /* seconds per element of a softmax pass (an exp each) */
+  /* a ring collective over G ranks costs alpha per step plus beta per byte moved by a rank:
+   * all-reduce of M bytes 2 (G-1) alpha + 2 beta M (G-1)/G; all-gather and reduce-scatter of
+   * M bytes in all (G-1) alpha + beta M (G-1)/G */
+  double alpha_intra, beta_intra;  /* ranks of one node (seconds, seconds per byte) */
+  double alpha_inter, beta_inter;  /* across nodes */
+  int threads, ranks, ranks_per_node; /* what the calibration ran with (0 = defaults) */
+} fg_calibration;
+
+/* Built-in coefficients (a typical x86 node); `fullgraph bench --calibrate` measures real ones. */
+fg_calibration fg_calibration_default(void);
+/* Text file of "key value" lines (see the README); errors name the line. */
+fg_status fg_calibration_read(const char *path, fg_calibration *c);
+fg_status fg_calibration_write(const char *path, const fg_calibration *c);
+/* Collective over comm: every rank multiplies sparse matrices of several shapes at once (so a
+ * job with more ranks than cores measures the contention it will see), GEMMs, the STREAM triad
+ * and ring all-reduces over groups of 2..P ranks (across nodes too when P > ranks_per_node > 0);
+ * least squares fit the coefficients. log (rank 0, may be NULL) gets the measurements. */
+fg_status fg_calibrate(MPI_Comm comm, int ranks_per_node, fg_calibration *out, FILE *log);
+
+typedef struct fg_plan_config {
+  int ranks;               /* P */
+  int ranks_per_node;      /* 0 = every rank on one node */
+  int layers, hidden;      /* as fg_train_config (2, 16) */
+  const int *widths;
+  fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
+  const char *order;       /* natural (default), random; metis for the 1D schemes */
+  int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */
+  uint64_t seed;
+  double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
+                              by the ranks on a node; < 0 = no limit */
+  int with_3d, with_1d;    /* which schemes to rank (default both) */
+} fg_plan_config;
+
+fg_plan_config fg_plan_config_default(void);
+
+typedef struct fg_plan_entry {
+  char scheme[8];          /* "3d", "1d", "1d-sa", "serial" */
+  int grid[3];             /* 3d */
+  double seconds;          /* predicted epoch (training forward, backward, evaluation forward) */
+  double spmm_seconds, gemm_seconds, comm_seconds, other_seconds;
+  double mem_bytes;        /* the largest rank's */
+  double max_nnz, mean_nnz; /* nonzeros a rank multiplies per SpMM: the busiest and the mean */
+  int fits;                /* mem_bytes within the limit */
+} fg_plan_entry;
+
+/* Predict every configuration of cfg->ranks ranks (each 3D grid X x Y x Z, and 1d, 1d-sa) for
+ * ds: *out (malloc'd; release with free) gets *count entries, those that fit first, each group
+ * fastest first. Not collective; no MPI. */
+fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
+                  fg_plan_entry **out, int *count);
 
 #ifdef __cplusplus
 }

@@ -82,6 +82,34 @@ static fg_status print_shards(const fg_dataset *ds, const int shards[2], uint64_
   return FG_OK;
 }
 
+/* The bytes a one-process training run with these widths needs (fg_train_memory), rank 0. */
+static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *pc) {
+  fg_train_config tc = fg_train_config_default();
+  fg_memory_estimate e;
+  fg_status st;
+  tc.layers = pc->layers;
+  tc.hidden = pc->hidden;
+  tc.widths = pc->widths;
+  tc.agg_order = pc->agg_order;
+  st = fg_train_memory(ds, &tc, &e);
+  if (st != FG_OK) return st;
+  printf("  memory       %lld bytes (%.1f MB) to train on one process, GCN %lld",
+         (long long)e.total, (double)e.total / 1e6, (long long)fg_dataset_num_features(ds));
+  for (int l = 1; l < tc.layers; l++) printf(" -> %d", tc.widths ? tc.widths[l - 1] : tc.hidden);
+  printf(" -> %lld:\n               dataset %.1f MB, graph %.1f MB, features and labels %.1f MB,"
+         "\n               activations %.1f MB (%.2f x %lld nodes x %lld floats), parameters and"
+         " Adam %.2f MB,\n               loss %.1f MB, program %.1f MB (--mem-limit of train checks"
+         " this)\n",
+         (long long)fg_dataset_num_classes(ds), (double)e.dataset / 1e6, (double)e.graph / 1e6,
+         (double)e.inputs / 1e6, (double)e.activations / 1e6, e.activation_buffers,
+         (long long)fg_dataset_num_nodes(ds), (long long)e.hidden_width, (double)e.params / 1e6,
+         (double)e.loss / 1e6,
+         (double)(e.total - e.dataset - e.graph - e.inputs -
+                  (e.activations + e.params + e.loss > e.setup ? e.activations + e.params + e.loss
+                                                                : e.setup)) / 1e6);
+  return FG_OK;
+}
+
 int cmd_info(int argc, char **argv, int rank) {
   fg_load_config lc = fg_load_config_default();
   fg_comm_plan_config pc = fg_comm_plan_config_default();
@@ -108,7 +136,9 @@ int cmd_info(int argc, char **argv, int rank) {
                            "label counts and split sizes. With --ranks P, also lay it out as\n"
                            "train would on P processes (--scheme, --order, --seed, widths) and\n"
                            "print every rank's rows, nonzeros and aggregation traffic per epoch:\n"
-                           "the bytes that training counts.",
+                           "the bytes that training counts. It also prints the memory a\n"
+                           "one-process training run needs (--layers, --hidden, --widths and\n"
+                           "--agg-order as train; defaults as train).",
                            opts, (int)(sizeof opts / sizeof opts[0]), 1, 1};
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
@@ -134,6 +164,7 @@ int cmd_info(int argc, char **argv, int rank) {
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
+  if (st == FG_OK && rank == 0) st = print_memory(ds, &pc);
   if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
   if (st == FG_OK && rank == 0 && shards[0] > 0) st = print_shards(ds, shards, lc.seed);
   st = fg_agree(MPI_COMM_WORLD, st);

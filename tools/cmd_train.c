@@ -7,6 +7,31 @@
 
 static const char *const wd_choices[] = {"first", "all", NULL};
 static const char *const agg_choices[] = {"auto", "first", "last", NULL};
+static const char *const reorder_choices[] = {"none", "degree", "rcm", NULL};
+
+/* "4G", "512MiB", "1.5e9", "none" -> bytes (-1 = no limit); returns 0, or -1 if malformed.
+ * k M G T are powers of 1000, KiB MiB GiB TiB of 1024; a trailing B is optional. */
+static int parse_bytes(const char *s, double *out) {
+  static const char *const suffix[] = {"", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti"};
+  static const double mult[] = {1.0, 1e3, 1e6, 1e9, 1e12, 1024.0, 1048576.0, 1073741824.0,
+                                1099511627776.0};
+  char *end;
+  double v;
+  if (strcmp(s, "none") == 0) {
+    *out = -1.0;
+    return 0;
+  }
+  v = strtod(s, &end);
+  if (end == s || !(v >= 0) || v > 1e18) return -1;
+  for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++) {
+    const size_t k = strlen(suffix[i]);
+    if (strncmp(end, suffix[i], k) == 0 && (end[k] == '\0' || strcmp(end + k, "B") == 0)) {
+      *out = v * mult[i];
+      return 0;
+    }
+  }
+  return -1;
+}
 
 int cmd_train(int argc, char **argv, int rank) {
   fg_load_config lc = fg_load_config_default();
@@ -15,8 +40,8 @@ int cmd_train(int argc, char **argv, int rank) {
   fg_dataset *ds = NULL;
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, quiet = 0, no_progress = 0, threads = 0;
-  int wd_layers = 0, agg = 0, npos = 0, rc;
-  const char *widths_arg = NULL;
+  int wd_layers = 0, agg = 0, npos = 0, rc, reorder = 0;
+  const char *widths_arg = NULL, *mem_limit_arg = NULL;
   int widths[64];
   const char *pos[1];
   const cli_opt opts[] = {
@@ -40,6 +65,8 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},
+      {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs (default none)", reorder_choices},
+      {"--mem-limit", OPT_STRING, &mem_limit_arg, "BYTES", "refuse a run needing more (e.g. 8G, 512MiB, none; default: available memory)", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--metrics", OPT_STRING, &tc.metrics_path, "FILE", "write one JSON object per epoch, then a final one", NULL},
       {"--checkpoint", OPT_STRING, &tc.checkpoint_path, "FILE", "save weights and optimizer state here", NULL},
@@ -68,6 +95,13 @@ int cmd_train(int argc, char **argv, int rank) {
     return CLI_USAGE;
   }
   if (threads > 0) fg_set_threads(threads);
+  if (mem_limit_arg && parse_bytes(mem_limit_arg, &tc.mem_limit) != 0) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph train: --mem-limit expects bytes like 8G, 512MiB or none, got '%s'\n",
+              mem_limit_arg);
+    return CLI_USAGE;
+  }
+  tc.reorder = reorder_choices[reorder];
   tc.weight_decay_layers = wd_layers == 1 ? FG_WD_ALL : FG_WD_FIRST;
   tc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   tc.verbose = quiet ? 0 : 1;

@@ -13,7 +13,9 @@ static void usage(FILE *out) {
           "  train DATA      train a GCN on a dataset and report accuracy\n"
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
           "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
-          "  bench stream    measure the memory bandwidth (STREAM triad)\n\n"
+          "  plan DATA       predict and rank every 3D grid and 1D scheme on P ranks\n"
+          "  bench stream    measure the memory bandwidth (STREAM triad)\n"
+          "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
           "'fullgraph --version' prints the version.\n");
 }
@@ -40,6 +42,8 @@ int main(int argc, char **argv) {
     rc = cmd_info(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "bench") == 0) {
     rc = cmd_bench(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "plan") == 0) {
+    rc = cmd_plan(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "generate") == 0) {
     rc = cmd_generate(argc - 2, argv + 2, rank);
   } else {

@@ -66,4 +66,18 @@ typedef struct fg_degree_stats {
 } fg_degree_stats;
 void fg_degree_stats_compute(const fg_csr *A, fg_degree_stats *s);
 
+/* ---- locality orders for one process (reorder.c) ------------------------------------------- */
+typedef enum fg_reorder_kind {
+  FG_REORDER_NONE = 0,   /* the input's order */
+  FG_REORDER_DEGREE = 1, /* by decreasing column count (how often a row of X is gathered) */
+  FG_REORDER_RCM = 2     /* reverse Cuthill-McKee */
+} fg_reorder_kind;
+
+/* "none" | "degree" | "rcm" (NULL = none); the error lists the choices. */
+fg_status fg_reorder_parse(const char *name, fg_reorder_kind *out);
+const char *fg_reorder_name(fg_reorder_kind kind);
+/* perm (A->nrows entries): perm[k] = the original node placed at position k. A is square; a
+ * pure function of its pattern. */
+fg_status fg_reorder_compute(const fg_csr *A, fg_reorder_kind kind, int64_t *perm);
+
 #endif /* FG_GRAPH_H */

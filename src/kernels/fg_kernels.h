@@ -71,6 +71,22 @@ double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
                            const int32_t *labels, const uint8_t *select, float scale,
                            float *dlogits, int64_t *count, int64_t *correct);
 
+/* ---- fused elementwise passes (fused.c) ---------------------------------------------- */
+/* out = dropout(act(in + bias)) in one sweep: bias (cols) may be NULL; act is ReLU when relu
+ * != 0 (as fg_relu_forward), else identity; dropout as fg_dropout_forward with the same mask
+ * keys, none when p == 0. out may equal in. Bitwise equal to fg_bias_relu_dropout_ref, the
+ * composition of the reference passes. */
+void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
+                          int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                          uint64_t layer, const int64_t *global_ids);
+void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
+                              int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                              uint64_t layer, const int64_t *global_ids);
+/* g[i] = d[i] > 0 ? g[i] * scale : 0: the backward of dropout (scale 1 / (1 - p)) and ReLU
+ * together, read off the stored output d = dropout(relu(z)), which is positive exactly where
+ * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */
+void fg_masked_scale(float *g, const float *d, int64_t n, float scale);
+
 /* Argmax per row, ties to the lowest index. */
 void fg_argmax_rows(int32_t *out, const float *x, int64_t rows, int64_t cols);
 

@@ -1,18 +1,39 @@
 /* spmm.c -- Y = A X for a CSR matrix A and a dense row-major X: the propagation step of a GCN.
  *
  * The tuned kernel gives every row to exactly one thread and sums a row's products in the
- * order of its nonzeros, exactly as the reference does, so its result does not depend on the
- * thread count. Rows are cut into per-thread ranges of equal cost (nonzeros + rows) by a
- * binary search on rowptr; feature columns go in tiles of up to 64 floats whose accumulators
- * stay in vector registers while the row's nonzeros stream by.
+ * order of its nonzeros with a separate multiply and add, exactly as the reference does, so
+ * its result equals the reference bit for bit and does not depend on the thread count. No
+ * atomics: a thread writes only its own rows.
+ *
+ * - Rows are cut into per-thread ranges of equal cost (nonzeros + rows, so that runs of empty
+ *   rows count too) by a binary search on rowptr, not into ranges of equal row count: R-MAT
+ *   and social graphs put most nonzeros in a few rows.
+ * - Feature columns go in tiles of FG_SPMM_TILE floats (128 with AVX-512: eight 64-byte
+ *   vectors, one cache line each) whose accumulators stay in vector registers while the row's
+ *   nonzeros stream by; every gathered row segment is whole cache lines read once.
+ * - The last vector of a tile is loaded and stored under a mask, so a width that is not a
+ *   multiple of the vector length costs one partial vector, not a scalar pass per column.
+ * - The rows of X that the nonzeros FG_SPMM_PREFETCH places ahead will gather are prefetched,
+ *   across row boundaries within the thread's range: a random gather is latency-bound
+ *   otherwise.
+ * Three implementations of the same tile: AVX-512 (__AVX512F__), AVX2 (__AVX2__), and
+ * portable C that the compiler vectorizes as it can.
  */
 #include <string.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/fg_kernel_util.h"
 #include "kernels/fg_kernels.h"
 
 /* multiply-adds below which another thread does not pay for itself */
 #define FG_SPMM_MIN_TASK_WORK 16384
+/* how many nonzeros ahead the gathered rows are prefetched */
+#ifndef FG_SPMM_PREFETCH
+#define FG_SPMM_PREFETCH 8
+#endif
 
 void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
   for (int64_t r = 0; r < A->nrows; r++) {
@@ -46,92 +67,168 @@ static int64_t spmm_find_row(const int64_t *rowptr, int64_t nrows, int64_t targe
 }
 
 #if defined(__GNUC__)
-/* GNU C vector extension (gcc, clang): eight floats, kept in registers by the compiler. The
- * accumulators of a tile are an array indexed by constants after inlining, which the
- * compiler turns into registers; a plain float array would live on the stack. */
-typedef float fg_v8 __attribute__((vector_size(32)));
-#define FG_V8 8
+#define FG_INLINE static inline __attribute__((always_inline))
+#else
+#define FG_INLINE static inline
+#endif
 
-static inline fg_v8 v8_load(const float *p) {
-  fg_v8 v;
-  memcpy(&v, p, sizeof v); /* an unaligned load */
-  return v;
+/* What one tile call needs: the matrix arrays, X offset to the tile's first column, and the
+ * end of the thread's nonzeros (prefetches stop there). */
+typedef struct spmm_args {
+  const int64_t *rowptr;
+  const int32_t *col;
+  const float *val; /* NULL: all ones */
+  const float *X;
+  int64_t ldx;
+  int64_t kend;
+} spmm_args;
+
+/* Prefetch the first `lines` cache lines of the X row that nonzero kp gathers. */
+FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t kp, int lines) {
+#if defined(__GNUC__)
+  if (FG_SPMM_PREFETCH > 0 && kp < g->kend) {
+    const char *p = (const char *)(g->X + (int64_t)g->col[kp] * g->ldx);
+    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
+  }
+#else
+  (void)g;
+  (void)kp;
+  (void)lines;
+#endif
 }
 
-static inline void v8_store(float *p, fg_v8 v) { memcpy(p, &v, sizeof v); }
+#if defined(__AVX512F__)
+/* ---- AVX-512: 16 floats a vector, tiles of up to 8 vectors ----------------------------- */
+#define FG_SPMM_VL 16
+#define FG_SPMM_TILE 128
 
-/* y[0, 8 nv) = (or +=) row r of A times columns [0, 8 nv) of X, for nv in 1..8; X already
- * offset to the tile's first column. Products are added in nonzero order, as in the
- * reference. */
-static inline void spmm_vtile(const fg_csr *A, const float *X, int64_t ldx, int64_t r, float *y,
-                              int accumulate, const int nv) {
-  const int64_t k0 = A->rowptr[r], k1 = A->rowptr[r + 1];
-  const int32_t *col = A->col;
-  const float *val = A->val;
-  fg_v8 acc[8];
-  for (int i = 0; i < nv; i++) acc[i] = (fg_v8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  if (val) {
-    for (int64_t k = k0; k < k1; k++) {
-      const float *x = X + (int64_t)col[k] * ldx;
-      const float s = val[k];
-      const fg_v8 a = {s, s, s, s, s, s, s, s};
-      for (int i = 0; i < nv; i++) acc[i] += a * v8_load(x + FG_V8 * i);
-    }
-  } else {
-    for (int64_t k = k0; k < k1; k++) {
-      const float *x = X + (int64_t)col[k] * ldx;
-      for (int i = 0; i < nv; i++) acc[i] += v8_load(x + FG_V8 * i);
+/* y[0, 16 (nv - 1) + popcount(tail)) = (or +=) row r of A times the same columns of X: nv
+ * vectors, the last under the mask `tail`. */
+FG_INLINE void spmm_tile(const spmm_args *g, int64_t r, float *y, int accumulate, const int nv,
+                         __mmask16 tail) {
+  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
+  __m512 acc[8];
+  for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
+  for (int64_t k = k0; k < k1; k++) {
+    const float *x = g->X + (int64_t)g->col[k] * g->ldx;
+    spmm_prefetch(g, k + FG_SPMM_PREFETCH, nv);
+    if (g->val) {
+      const __m512 a = _mm512_set1_ps(g->val[k]);
+      for (int i = 0; i + 1 < nv; i++)
+        acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(a, _mm512_loadu_ps(x + 16 * i)));
+      acc[nv - 1] = _mm512_add_ps(
+          acc[nv - 1], _mm512_mul_ps(a, _mm512_maskz_loadu_ps(tail, x + 16 * (nv - 1))));
+    } else {
+      for (int i = 0; i + 1 < nv; i++) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(x + 16 * i));
+      acc[nv - 1] = _mm512_add_ps(acc[nv - 1], _mm512_maskz_loadu_ps(tail, x + 16 * (nv - 1)));
     }
   }
-  for (int i = 0; i < nv; i++) {
-    if (accumulate) acc[i] += v8_load(y + FG_V8 * i);
-    v8_store(y + FG_V8 * i, acc[i]);
+  for (int i = 0; i + 1 < nv; i++) {
+    if (accumulate) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(y + 16 * i));
+    _mm512_storeu_ps(y + 16 * i, acc[i]);
   }
+  if (accumulate)
+    acc[nv - 1] = _mm512_add_ps(acc[nv - 1], _mm512_maskz_loadu_ps(tail, y + 16 * (nv - 1)));
+  _mm512_mask_storeu_ps(y + 16 * (nv - 1), tail, acc[nv - 1]);
+}
+
+/* Columns [0, w) of row r, 1 <= w <= FG_SPMM_TILE. */
+static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
+  const int nv = (int)((w + 15) / 16);
+  const int rem = (int)(w - 16 * (nv - 1));
+  const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
+  switch (nv) {
+    case 1: spmm_tile(g, r, y, accumulate, 1, tail); break;
+    case 2: spmm_tile(g, r, y, accumulate, 2, tail); break;
+    case 3: spmm_tile(g, r, y, accumulate, 3, tail); break;
+    case 4: spmm_tile(g, r, y, accumulate, 4, tail); break;
+    case 5: spmm_tile(g, r, y, accumulate, 5, tail); break;
+    case 6: spmm_tile(g, r, y, accumulate, 6, tail); break;
+    case 7: spmm_tile(g, r, y, accumulate, 7, tail); break;
+    default: spmm_tile(g, r, y, accumulate, 8, tail); break;
+  }
+}
+
+#elif defined(__AVX2__)
+/* ---- AVX2: 8 floats a vector, tiles of up to 8 vectors --------------------------------- */
+#define FG_SPMM_VL 8
+#define FG_SPMM_TILE 64
+
+FG_INLINE void spmm_tile(const spmm_args *g, int64_t r, float *y, int accumulate, const int nv,
+                         __m256i tail) {
+  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
+  __m256 acc[8];
+  for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
+  for (int64_t k = k0; k < k1; k++) {
+    const float *x = g->X + (int64_t)g->col[k] * g->ldx;
+    spmm_prefetch(g, k + FG_SPMM_PREFETCH, (nv + 1) / 2);
+    if (g->val) {
+      const __m256 a = _mm256_set1_ps(g->val[k]);
+      for (int i = 0; i + 1 < nv; i++)
+        acc[i] = _mm256_add_ps(acc[i], _mm256_mul_ps(a, _mm256_loadu_ps(x + 8 * i)));
+      acc[nv - 1] = _mm256_add_ps(acc[nv - 1],
+                                  _mm256_mul_ps(a, _mm256_maskload_ps(x + 8 * (nv - 1), tail)));
+    } else {
+      for (int i = 0; i + 1 < nv; i++) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(x + 8 * i));
+      acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(x + 8 * (nv - 1), tail));
+    }
+  }
+  for (int i = 0; i + 1 < nv; i++) {
+    if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(y + 8 * i));
+    _mm256_storeu_ps(y + 8 * i, acc[i]);
+  }
+  if (accumulate)
+    acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(y + 8 * (nv - 1), tail));
+  _mm256_maskstore_ps(y + 8 * (nv - 1), tail, acc[nv - 1]);
+}
+
+static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
+  const int nv = (int)((w + 7) / 8);
+  const int rem = (int)(w - 8 * (nv - 1));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), lane); /* lane < rem */
+  switch (nv) {
+    case 1: spmm_tile(g, r, y, accumulate, 1, tail); break;
+    case 2: spmm_tile(g, r, y, accumulate, 2, tail); break;
+    case 3: spmm_tile(g, r, y, accumulate, 3, tail); break;
+    case 4: spmm_tile(g, r, y, accumulate, 4, tail); break;
+    case 5: spmm_tile(g, r, y, accumulate, 5, tail); break;
+    case 6: spmm_tile(g, r, y, accumulate, 6, tail); break;
+    case 7: spmm_tile(g, r, y, accumulate, 7, tail); break;
+    default: spmm_tile(g, r, y, accumulate, 8, tail); break;
+  }
+}
+
+#else
+/* ---- portable C: a tile of up to 64 floats in a local array ------------------------------ */
+#define FG_SPMM_VL 1
+#define FG_SPMM_TILE 64
+
+static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
+  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
+  float acc[FG_SPMM_TILE];
+  for (int64_t j = 0; j < w; j++) acc[j] = 0.0f;
+  for (int64_t k = k0; k < k1; k++) {
+    const float *x = g->X + (int64_t)g->col[k] * g->ldx; // (w)
+    spmm_prefetch(g, k + FG_SPMM_PREFETCH, (int)((w + 15) / 16));
+    if (g->val) {
+      const float a = g->val[k];
+      for (int64_t j = 0; j < w; j++) acc[j] += a * x[j];
+    } else {
+      for (int64_t j = 0; j < w; j++) acc[j] += x[j];
+    }
+  }
+  for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
 }
 #endif
 
-/* y[0, w) = (or +=) row r of A times columns [0, w) of X (X offset to the first column), one
- * column at a time with a scalar accumulator: the narrow tail of a row. */
-static inline void spmm_scalar_cols(const fg_csr *A, const float *X, int64_t ldx, int64_t r,
-                                    float *y, int accumulate, int64_t w) {
-  const int64_t k0 = A->rowptr[r], k1 = A->rowptr[r + 1];
-  const int32_t *col = A->col;
-  const float *val = A->val;
-  for (int64_t j = 0; j < w; j++) {
-    float acc = 0.0f;
-    if (val) {
-      for (int64_t k = k0; k < k1; k++) acc += val[k] * X[(int64_t)col[k] * ldx + j];
-    } else {
-      for (int64_t k = k0; k < k1; k++) acc += X[(int64_t)col[k] * ldx + j];
-    }
-    y[j] = accumulate ? y[j] + acc : acc;
-  }
-}
-
-/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0): columns in tiles
- * of 64, then one tile each of 32, 16 and 8 as they fit, then single columns. */
+/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0), tile by tile. */
 static void spmm_rows(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
                       int64_t f, int64_t r0, int64_t r1, int accumulate) {
-  for (int64_t r = r0; r < r1; r++) {
-    float *y = Y + r * ldy; // (f)
-    int64_t j0 = 0;
-#if defined(__GNUC__)
-    for (; j0 + 8 * FG_V8 <= f; j0 += 8 * FG_V8)
-      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 8);
-    if (f - j0 >= 4 * FG_V8) {
-      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 4);
-      j0 += 4 * FG_V8;
-    }
-    if (f - j0 >= 2 * FG_V8) {
-      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 2);
-      j0 += 2 * FG_V8;
-    }
-    if (f - j0 >= FG_V8) {
-      spmm_vtile(A, X + j0, ldx, r, y + j0, accumulate, 1);
-      j0 += FG_V8;
-    }
-#endif
-    spmm_scalar_cols(A, X + j0, ldx, r, y + j0, accumulate, f - j0);
+  for (int64_t j0 = 0; j0 < f; j0 += FG_SPMM_TILE) {
+    const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_TILE);
+    const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, A->rowptr[r1]};
+    for (int64_t r = r0; r < r1; r++) spmm_tile_any(&g, r, Y + r * ldy + j0, accumulate, w);
   }
 }
 
@@ -149,7 +246,7 @@ static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, 
   for (int t = 0; t < ntasks; t++) {
     const int64_t r0 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
     const int64_t r1 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
-    spmm_rows(A, X, ldx, Y, ldy, f, r0, r1, accumulate);
+    if (r0 < r1) spmm_rows(A, X, ldx, Y, ldy, f, r0, r1, accumulate);
   }
 }
 

@@ -7,6 +7,16 @@
  *   H_{l+1} = relu(Z_l)   (the last layer keeps Z: the logits)
  * All parameters live in one buffer (W_0, b_0, W_1, b_1, ...), gradients and both Adam moments
  * in buffers of the same layout, so a gradient reduction is one call.
+ *
+ * Activations (MG-GCN §4.2): one buffer per layer output H[1..L], two scratch buffers shared by
+ * every layer, forward and backward, and S[l] = Â D_l only for layers that aggregate first
+ * (layer 0 usually; a hidden layer only when its width grows). A training forward leaves D_l in
+ * H[l] for 0 < l < L (dropout is applied in place: backward needs D_l, and D_l > 0 exactly where
+ * dropout kept a positive H_l, which is the mask of both backward passes); an evaluation
+ * forward leaves H_l there. With every hidden layer aggregating last that is L + 2 buffers of
+ * n x width (L + 3 with the trainer's n x classes loss gradient). work_a is n x max(w_0, hidden)
+ * (it takes dropout(H_0)), work_b n x max(hidden, classes). Backward may overwrite every H[l]
+ * (l >= 1): the activations are dead after it until the next forward.
  */
 #ifndef FG_MODEL_H
 #define FG_MODEL_H
@@ -27,11 +37,13 @@ typedef struct fg_gcn {
   float **W, **b, **dW, **db;              /* (layers) pointers into the buffers */
   /* activations for n_local rows */
   int64_t n;
-  float **H;              /* (layers + 1): H[0] = scheme features (not owned), H[L] logits */
-  float **S;              /* (layers): what backward needs for dW: Â D (agg first) or D */
-  const float **Sv;       /* (layers): the view backward reads: S[l], or H[0] itself when layer
-                             0 aggregates last without dropout (no copy of the input) */
-  float *work_a, *work_b; /* (n x max width) scratch */
+  float **H;              /* (layers + 1): H[0] = scheme features (not owned), H[L] logits;
+                             after a training forward H[l] holds D_l (0 < l < L) */
+  float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
+  const float **Sv;       /* (layers): what backward multiplies into dW: S[l] or D_l (H[l], or
+                             for l = 0 the features; NULL: recompute dropout(H_0) in backward) */
+  float *work_a, *work_b; /* scratch shared by all layers: (n x max(w_0, hidden)) and
+                             (n x max(hidden, classes)) */
   double seconds[FG_TIME_COUNT];
 } fg_gcn;
 
@@ -54,5 +66,14 @@ fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_
  * caller reduces them over ranks). */
 fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
                           uint64_t epoch);
+
+/* 1 when layer l aggregates before its weight product: the rule fg_gcn_create applies. */
+int fg_gcn_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
+
+/* What fg_gcn_create allocates for n rows, in bytes: activation buffers (H[1..L], S, work) and
+ * parameters with gradients and Adam moments; *buffers (may be NULL) gets the activation bytes
+ * in units of n x max(hidden and class widths) floats. */
+void fg_gcn_memory(const fg_gcn_config *cfg, int64_t n, int64_t *activation_bytes,
+                   int64_t *param_bytes, double *buffers);
 
 #endif /* FG_MODEL_H */

@@ -1,21 +1,52 @@
-/* gcn.c -- GCN forward and backward over a scheme. See fg_model.h for the math. */
+/* gcn.c -- GCN forward and backward over a scheme. See fg_model.h for the math and the
+ * buffers.
+ *
+ * Per layer, forward: (dropout of the input) -> SpMM and GEMM in the cheaper order -> one fused
+ * pass of bias + ReLU + the next layer's dropout over the output (fg_bias_relu_dropout).
+ * Backward: bias gradient -> SpMM (Âᵀ) and GEMMs -> one pass that applies the dropout and ReLU
+ * masks together (fg_masked_scale, reading the stored D_l). Layer 0 never multiplies by Âᵀ when
+ * it aggregates first (MG-GCN §4.4: the input features are not learned).
+ */
+#define _DEFAULT_SOURCE /* madvise */
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 
-static void free_list(float **p, int n) {
-  if (!p) return;
-  for (int i = 0; i < n; i++) fg_free_aligned(p[i]);
-  free(p);
+/* Activation buffers at least this large are aligned to 2 MiB and offered transparent huge
+ * pages: the SpMM gathers rows at random, and 4 KiB pages make nearly every gather a TLB miss. */
+#define FG_HUGE_MIN_BYTES (8u << 20)
+#define FG_HUGE_ALIGN ((size_t)2 << 20)
+
+static float *act_alloc(int64_t nfloats) {
+  const size_t bytes = (size_t)(nfloats > 0 ? nfloats : 1) * sizeof(float);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= FG_HUGE_MIN_BYTES) {
+    void *p = NULL;
+    const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
+    if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
+    (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+    return p;
+  }
+#endif
+  return fg_malloc_aligned(bytes);
 }
+
+#define FG_ALLOC_ACT(ptr, n)                                                           \
+  do {                                                                                 \
+    (ptr) = act_alloc(n);                                                              \
+    if (!(ptr))                                                                        \
+      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats of activations",    \
+              (long long)(n));                                                         \
+  } while (0)
 
 void fg_gcn_destroy(fg_gcn **mp) {
   fg_gcn *m;
   if (!mp || !*mp) return;
   m = *mp;
-  free(m->widths);
-  free(m->agg_first);
   fg_free_aligned(m->params);
   fg_free_aligned(m->grads);
   fg_free_aligned(m->adam_m);
@@ -25,24 +56,63 @@ void fg_gcn_destroy(fg_gcn **mp) {
   free(m->dW);
   free(m->db);
   if (m->H) {
-    for (int l = 1; l <= m->layers; l++) fg_free_aligned(m->H[l]);
+    for (int l = 1; l <= m->layers; l++) free(m->H[l]);
     free(m->H);
   }
-  free_list(m->S, m->layers);
+  if (m->S) {
+    for (int l = 0; l < m->layers; l++) free(m->S[l]);
+    free(m->S);
+  }
   free(m->Sv);
-  fg_free_aligned(m->work_a);
-  fg_free_aligned(m->work_b);
+  free(m->work_a);
+  free(m->work_b);
+  free(m->widths);
+  free(m->agg_first);
   free(m);
   *mp = NULL;
 }
 
-static float *alloc_floats(int64_t n) {
-  return fg_malloc_aligned((size_t)(n > 0 ? n : 1) * sizeof(float));
+int fg_gcn_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {
+  /* Aggregating first costs an SpMM at width w_in forward and (except layer 0, whose input
+   * gradient is not needed) one backward; aggregating last costs SpMMs at width w_out both
+   * ways. */
+  if (agg_order == FG_AGG_FIRST) return 1;
+  if (agg_order == FG_AGG_LAST) return 0;
+  return l == 0 ? w_in < 2 * w_out : w_in < w_out;
+}
+
+/* Floats of each activation buffer for n rows; the layout fg_gcn_create allocates. */
+static void gcn_sizes(const fg_gcn_config *cfg, int64_t n, int64_t *h_total, int64_t *s_total,
+                      int64_t *work_a, int64_t *work_b) {
+  int64_t wh = 0;
+  *h_total = *s_total = 0;
+  for (int l = 1; l <= cfg->layers; l++) wh = FG_MAX(wh, cfg->widths[l]);
+  for (int l = 0; l < cfg->layers; l++) {
+    const int64_t wi = cfg->widths[l], wo = cfg->widths[l + 1];
+    *h_total += n * wo;
+    if (fg_gcn_agg_first(cfg->agg_order, l, wi, wo)) *s_total += n * wi;
+  }
+  /* work_a also takes dropout(H_0) (n x w_0); everything else in either is at most n x wh */
+  *work_a = n * FG_MAX(wh, cfg->widths[0]);
+  *work_b = n * wh;
+}
+
+void fg_gcn_memory(const fg_gcn_config *cfg, int64_t n, int64_t *activation_bytes,
+                   int64_t *param_bytes, double *buffers) {
+  int64_t h, sz, wa, wb, np = 0, wref = 1;
+  gcn_sizes(cfg, n, &h, &sz, &wa, &wb);
+  for (int l = 0; l < cfg->layers; l++)
+    np += cfg->widths[l] * cfg->widths[l + 1] + cfg->widths[l + 1];
+  for (int l = 1; l <= cfg->layers; l++)
+    if (l < cfg->layers || cfg->layers == 1) wref = FG_MAX(wref, cfg->widths[l]);
+  if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb);
+  if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
+  if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
 }
 
 #define FG_ALLOC_F(ptr, n)                                                             \
   do {                                                                                 \
-    (ptr) = alloc_floats(n);                                                           \
+    (ptr) = fg_malloc_aligned((size_t)((n) > 0 ? (n) : 1) * sizeof(float));            \
     if (!(ptr)) FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats", (long long)(n)); \
   } while (0)
 
@@ -50,7 +120,7 @@ fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **o
   fg_status st = FG_OK;
   fg_gcn *m = NULL;
   const int L = cfg->layers;
-  int64_t off = 0, maxw = 0;
+  int64_t off = 0;
   FG_REQUIRE(L >= 1, FG_ERR_INVALID_ARG, "a GCN needs at least one layer, got %d", L);
   for (int l = 0; l <= L; l++)
     FG_REQUIRE(cfg->widths[l] >= 1, FG_ERR_INVALID_ARG, "layer width %d is %lld; must be >= 1",
@@ -67,10 +137,7 @@ fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **o
   FG_CALLOC(m->H, L + 1);
   FG_CALLOC(m->S, L);
   FG_CALLOC(m->Sv, L);
-  for (int l = 0; l <= L; l++) {
-    m->widths[l] = cfg->widths[l];
-    maxw = FG_MAX(maxw, cfg->widths[l]);
-  }
+  for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
   for (int l = 0; l < L; l++) m->n_params += m->widths[l] * m->widths[l + 1] + m->widths[l + 1];
   FG_ALLOC_F(m->params, m->n_params);
   FG_ALLOC_F(m->grads, m->n_params);
@@ -89,21 +156,17 @@ fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **o
     off += wo;
     fg_glorot_init(m->W[l], wi, wo, cfg->seed, (uint64_t)l);
     memset(m->b[l], 0, (size_t)wo * sizeof(float));
-    /* Aggregating first costs an SpMM at width wi forward and (except layer 0, whose input
-     * gradient is not needed) one backward; aggregating last costs SpMMs at width wo both
-     * ways. */
-    if (cfg->agg_order == FG_AGG_FIRST)
-      m->agg_first[l] = 1;
-    else if (cfg->agg_order == FG_AGG_LAST)
-      m->agg_first[l] = 0;
-    else
-      m->agg_first[l] = (l == 0) ? (wi < 2 * wo) : (wi < wo);
-    FG_ALLOC_F(m->H[l + 1], m->n * wo);
-    FG_ALLOC_F(m->S[l], m->n * wi);
+    m->agg_first[l] = fg_gcn_agg_first(cfg->agg_order, l, wi, wo);
+    FG_ALLOC_ACT(m->H[l + 1], m->n * wo);
+    if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], m->n * wi);
   }
   m->H[0] = s->features;
-  FG_ALLOC_F(m->work_a, m->n * maxw);
-  FG_ALLOC_F(m->work_b, m->n * maxw);
+  {
+    int64_t h, sz, wa, wb;
+    gcn_sizes(cfg, m->n, &h, &sz, &wa, &wb);
+    FG_ALLOC_ACT(m->work_a, wa);
+    FG_ALLOC_ACT(m->work_b, wb);
+  }
   *out = m;
   m = NULL;
 cleanup:
@@ -112,52 +175,54 @@ cleanup:
 }
 
 static void timed_gemm(fg_gcn *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                       float *C, int64_t ldc) {
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc) {
   double t0 = fg_now();
-  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
   m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+}
+
+/* The scratch buffer that is not x (work_a when x is neither). */
+static float *other_work(const fg_gcn *m, const float *x) {
+  return x == m->work_a ? m->work_b : m->work_a;
 }
 
 fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_t seed,
                          uint64_t epoch) {
   fg_status st = FG_OK;
   const int64_t n = m->n;
+  const int L = m->layers;
   const int drop = training && p > 0.0f;
-  for (int l = 0; l < m->layers; l++) {
+  const float pp = drop ? p : 0.0f;
+  double t0 = fg_now();
+  for (int l = 0; l < L; l++) {
     const int64_t wi = m->widths[l], wo = m->widths[l + 1];
-    const float *in = m->H[l];                 /* (n, wi) */
-    float *out = m->H[l + 1];                  /* (n, wo) */
-    double t0 = fg_now();
+    const float *d = m->H[l]; /* D_l (n, wi): for l > 0 already dropped out in place */
+    float *out = m->H[l + 1]; /* (n, wo) */
+    if (l == 0 && drop) {
+      fg_bias_relu_dropout(m->work_a, m->H[0], NULL, n, wi, 0, pp, seed, epoch, 0,
+                           s->global_ids);
+      d = m->work_a;
+    }
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->agg_first[l]) {
       /* S = Â D (n, wi); out = S W */
-      const float *d = in;
-      if (drop) {
-        fg_dropout_forward(m->work_a, in, n, wi, p, seed, epoch, (uint64_t)l, s->global_ids);
-        d = m->work_a;
-      }
-      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-      m->Sv[l] = m->S[l];
       FG_CHECK(s->ops->aggregate(s, d, m->S[l], wi));
-      timed_gemm(m, 0, 0, n, wo, wi, m->S[l], wi, m->W[l], wo, 0.0f, out, wo);
-    } else {
-      /* S = D (n, wi); T = S W (n, wo); out = Â T */
       m->Sv[l] = m->S[l];
-      if (drop)
-        fg_dropout_forward(m->S[l], in, n, wi, p, seed, epoch, (uint64_t)l, s->global_ids);
-      else if (l == 0)
-        m->Sv[l] = in; /* backward never writes the layer-0 view: no copy */
-      else
-        memcpy(m->S[l], in, (size_t)(n * wi) * sizeof(float));
-      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-      timed_gemm(m, 0, 0, n, wo, wi, m->Sv[l], wi, m->W[l], wo, 0.0f, m->work_a, wo);
-      FG_CHECK(s->ops->aggregate(s, m->work_a, out, wo));
+      timed_gemm(m, 0, 0, n, wo, wi, m->S[l], wi, m->W[l], wo, out, wo);
+    } else {
+      /* T = D W (n, wo); out = Â T */
+      float *t = other_work(m, d);
+      m->Sv[l] = (l == 0 && drop) ? NULL : d; /* layer 0's D_0 is recomputed in backward */
+      timed_gemm(m, 0, 0, n, wo, wi, d, wi, m->W[l], wo, t, wo);
+      FG_CHECK(s->ops->aggregate(s, t, out, wo));
     }
+    /* out = dropout_{l+1}(relu(out + b)) in one sweep; the last layer only adds the bias */
     t0 = fg_now();
-    fg_bias_add(out, m->b[l], n, wo);
-    if (l + 1 < m->layers) fg_relu_forward(out, out, n * wo);
-    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    fg_bias_relu_dropout(out, out, m->b[l], n, wo, l + 1 < L, l + 1 < L ? pp : 0.0f, seed, epoch,
+                         (uint64_t)(l + 1), s->global_ids);
   }
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 cleanup:
   return st;
 }
@@ -166,34 +231,46 @@ fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint
                           uint64_t epoch) {
   fg_status st = FG_OK;
   const int64_t n = m->n;
+  const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
   float *cur = dlogits; /* dZ_l (n, wo) */
   for (int l = m->layers - 1; l >= 0; l--) {
     const int64_t wi = m->widths[l], wo = m->widths[l + 1];
-    float *spare = (cur == m->work_a) ? m->work_b : m->work_a;
+    float *v; /* receives dD_l (n, wi) */
     double t0 = fg_now();
     fg_bias_backward(m->db[l], cur, n, wo);
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->agg_first[l]) {
       /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
-      timed_gemm(m, 1, 0, wi, wo, n, m->Sv[l], wi, cur, wo, 0.0f, m->dW[l], wo);
+      timed_gemm(m, 1, 0, wi, wo, n, m->Sv[l], wi, cur, wo, m->dW[l], wo);
       if (l == 0) break; /* the input features are not learned: no dX */
-      timed_gemm(m, 0, 1, n, wi, wo, cur, wo, m->W[l], wo, 0.0f, m->S[l], wi);
-      FG_CHECK(s->ops->aggregate_t(s, m->S[l], spare, wi));
-      cur = spare;
+      float *u = other_work(m, cur);
+      timed_gemm(m, 0, 1, n, wi, wo, cur, wo, m->W[l], wo, u, wi);
+      v = other_work(m, u);
+      FG_CHECK(s->ops->aggregate_t(s, u, v, wi));
     } else {
       /* Z = Â T with T = D W:  dT = Âᵀ dZ;  dW = Dᵀ dT;  dD = dT Wᵀ */
-      FG_CHECK(s->ops->aggregate_t(s, cur, spare, wo));
-      timed_gemm(m, 1, 0, wi, wo, n, m->Sv[l], wi, spare, wo, 0.0f, m->dW[l], wo);
+      /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), leaving work_a, the one
+       * scratch buffer wide enough, for D_0 */
+      float *t = l == 0 ? m->H[1] : other_work(m, cur);
+      const float *d = m->Sv[l];
+      FG_CHECK(s->ops->aggregate_t(s, cur, t, wo));
+      if (!d) { /* layer 0 with dropout: D_0 again from the counter-based masks */
+        t0 = fg_now();
+        fg_bias_relu_dropout(m->work_a, m->H[0], NULL, n, wi, 0, p, seed, epoch, 0,
+                             s->global_ids);
+        m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+        d = m->work_a;
+      }
+      timed_gemm(m, 1, 0, wi, wo, n, d, wi, t, wo, m->dW[l], wo);
       if (l == 0) break;
-      timed_gemm(m, 0, 1, n, wi, wo, spare, wo, m->W[l], wo, 0.0f, m->S[l], wi);
-      cur = m->S[l];
+      v = other_work(m, t);
+      timed_gemm(m, 0, 1, n, wi, wo, t, wo, m->W[l], wo, v, wi);
     }
-    /* cur = dD_l (n, wi) -> dH_l -> dZ_{l-1} */
+    /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times 1/(1-p) */
     t0 = fg_now();
-    if (p > 0.0f)
-      fg_dropout_backward(cur, cur, n, wi, p, seed, epoch, (uint64_t)l, s->global_ids);
-    fg_relu_backward(cur, cur, m->H[l], n * wi);
+    fg_masked_scale(v, m->H[l], n * wi, scale);
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    cur = v;
   }
 cleanup:
   return st;

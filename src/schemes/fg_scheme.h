@@ -27,6 +27,7 @@ typedef struct fg_scheme_config {
   uint64_t seed;       /* for the random order */
   int normalize_features;
   int verbose;
+  const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm" (reorder.c) */
 } fg_scheme_config;
 
 typedef struct fg_scheme_ops {

@@ -1,6 +1,7 @@
 /* scheme_serial.c -- one process holds the whole graph; aggregation is one local SpMM. */
 #include <string.h>
 
+#include "graph/fg_order.h"
 #include "schemes/fg_scheme.h"
 
 typedef struct serial_impl {
@@ -60,8 +61,12 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   fg_status st = FG_OK;
   fg_scheme *s = NULL;
   serial_impl *im = NULL;
-  int64_t *ids = NULL;
+  int64_t *ids = NULL, *inv = NULL;
+  fg_reorder_kind reorder = FG_REORDER_NONE;
+  fg_csr P;
+  memset(&P, 0, sizeof P);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "serial scheme: no dataset");
+  FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   FG_CALLOC(s, 1);
   FG_CALLOC(im, 1);
   s->ops = &serial_ops;
@@ -70,15 +75,29 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
   FG_CHECK(fg_gcn_normalize(&im->A));
   im->symmetric = ds->symmetric;
-  if (!im->symmetric) FG_CHECK(fg_csr_transpose(&im->A, &im->At));
   FG_ALLOC(ids, ds->num_nodes);
-  for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
+  if (reorder == FG_REORDER_NONE) {
+    for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
+  } else {
+    /* --reorder: rows, columns and every per-node array in the new order; row k keeps its
+     * original id ids[k] (dropout masks, outputs), so nothing visible changes */
+    FG_ALLOC(inv, ds->num_nodes);
+    FG_CHECK(fg_reorder_compute(&ds->adj, reorder, ids));
+    fg_order_invert(ids, ds->num_nodes, inv);
+    FG_CHECK(fg_csr_permute(&im->A, ids, inv, &P)); /* values follow their entries */
+    fg_csr_free(&im->A);
+    im->A = P;
+    memset(&P, 0, sizeof P);
+  }
+  if (!im->symmetric) FG_CHECK(fg_csr_transpose(&im->A, &im->At));
   FG_CHECK(fg_scheme_fill_local(s, ds, ids, ds->num_nodes, cfg->normalize_features));
   s->local_nnz = im->A.nnz;
   *out = s;
   s = NULL;
 cleanup:
   free(ids);
+  free(inv);
+  fg_csr_free(&P);
   fg_scheme_destroy(&s);
   return st;
 }

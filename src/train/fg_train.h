@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/fg_core.h"
+#include "dist/fg_dist.h"
 #include "model/fg_model.h"
 
 typedef struct fg_ckpt_meta {
@@ -39,5 +40,51 @@ typedef struct fg_ckpt_meta {
 fg_status fg_checkpoint_write(const char *path, const fg_gcn *m, const fg_ckpt_meta *meta);
 /* Read into m (whose dimensions must match the file's) and meta. Not collective. */
 fg_status fg_checkpoint_read(const char *path, fg_gcn *m, fg_ckpt_meta *meta);
+
+/* ---- the epoch loop, shared by every scheme -------------------------------------------------
+ * fg_train runs the same loop (metrics, best epoch, checkpoints, outputs) over a trainer: the
+ * model and layout of one scheme behind these operations. */
+typedef struct fg_trainer fg_trainer;
+
+typedef struct fg_trainer_ops {
+  /* Collective. One training step of epoch `epoch`: forward with dropout, loss, backward,
+   * gradient reduction, Adam step number adam_t. *loss_sum: the training loss summed over the
+   * training nodes of all ranks (the same on every rank). */
+  fg_status (*train_step)(fg_trainer *tr, const fg_train_config *cfg, int epoch, int64_t adam_t,
+                          double *loss_sum);
+  /* Collective. Evaluation forward (no dropout); accuracies of train/valid/test and the mean
+   * validation loss, reduced over ranks. */
+  fg_status (*evaluate)(fg_trainer *tr, const fg_train_config *cfg, int epoch, double acc[3],
+                        double *valid_loss);
+  /* Collective. Model -> tr->state (valid on rank 0), and back from rank 0's tr->state. */
+  fg_status (*export_state)(fg_trainer *tr);
+  fg_status (*import_state)(fg_trainer *tr);
+  /* Collective. The logits (which = 0) or the last hidden layer (which = 1) of the last forward
+   * in original node order, into rank 0's out (n x width). */
+  fg_status (*gather_output)(fg_trainer *tr, int which, float *out);
+  /* Accumulated seconds in SpMMs and GEMMs, and bytes the SpMMs moved (this rank). */
+  void (*timers)(const fg_trainer *tr, double *spmm, double *gemm, double *spmm_bytes);
+  void (*destroy)(fg_trainer *tr);
+} fg_trainer_ops;
+
+struct fg_trainer {
+  const fg_trainer_ops *ops;
+  fg_dist *dist;       /* not owned */
+  int layers;
+  int64_t *widths;     /* (layers + 1): input, hidden..., classes */
+  int64_t n_params;    /* of the serial model */
+  int64_t n_nodes;
+  int64_t counts[3];   /* nodes in the train, valid, test splits (all ranks) */
+  fg_gcn *state;       /* the parameters in the serial layout, what checkpoints hold: the model
+                          itself (1D), or on rank 0 a copy export_state fills (3D) */
+  const char *description; /* "3d grid 2x2x1, ..." for the header line, or NULL */
+  void *impl;
+};
+
+/* Collective: the 3D (Plexus) trainer on grid g (train3d.c). ds on rank 0 only. */
+fg_status fg_trainer_3d_create(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
+                               const int g[3], fg_trainer **out);
+/* Free what every trainer shares (widths, the state shell) and the trainer. */
+void fg_trainer_free_common(fg_trainer *tr);
 
 #endif /* FG_TRAIN_H */

@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""single_process.py -- one process, full-graph GCN: fullgraph against the machine's memory
+bandwidth and against PyTorch, on the same machine in one go.
+
+For each graph: R-MAT scale 18 and 20 (edge factor 16, generated with `fullgraph generate
+rmat`) and the largest SNAP graph in ../shared/data/snap/ -- with 128 random features and 32
+degree-quantile classes (train's --gen-features 128 --gen-classes 32) -- it
+  1. measures the STREAM triad (`fullgraph bench stream`) with the run's thread count,
+  2. trains a 3-layer GCN of hidden width 128 for 10 epochs (`fullgraph train --metrics`) and
+     takes the mean of the last 8 epochs: epoch time split into SpMM, GEMM and the rest, peak
+     resident memory, and the SpMM's effective bandwidth: per SpMM nnz (4 + 4) bytes of indices
+     and values, nnz x width x 4 bytes of gathered feature rows and rows x width x 4 bytes
+     written, summed over the epochs' SpMMs and divided by their time,
+  3. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
+     the faster of its COO and CSR formats, the same work per epoch) and reports the ratio.
+Peak memory is also compared with graph + features + (L + 3) activation buffers of
+nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info`'s estimate.
+
+usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
+           [--graphs rmat18,rmat20,snap] [--no-peer] [--reorder none|degree|rcm]
+           [--snap FILE] [--name NAME]
+Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
+Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
+-scipy.
+"""
+import argparse
+import gzip
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+LAYERS, HIDDEN, FEATURES, CLASSES = 3, 128, 128, 32
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout
+        m = re.search(r"Model name:\s*(.*)", out)
+        if m:
+            return m.group(1).strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def snap_edges(path):
+    """Uncompressed size, to find the largest SNAP file (gzip keeps it in its last 4 bytes)."""
+    if path.endswith(".gz"):
+        with open(path, "rb") as f:
+            f.seek(-4, 2)
+            return int.from_bytes(f.read(4), "little")
+    return os.path.getsize(path)
+
+
+def largest_snap(folder):
+    files = [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+             if f.endswith((".txt", ".txt.gz"))]
+    if not files:
+        sys.exit(f"single_process.py: no SNAP edge lists in {folder}")
+    return max(files, key=snap_edges)
+
+
+def triad(fg, threads):
+    out = run([fg, "bench", "stream", "--threads", str(threads)])
+    return float(re.search(r"stream triad: ([0-9.]+) GB/s", out).group(1)) * 1e9
+
+
+def info(fg, path):
+    out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
+               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)])
+    nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
+    entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
+    m = re.search(r"memory\s+(\d+) bytes", out)
+    return nodes, entries, int(m.group(1)) if m else None
+
+
+def train(fg, path, threads, epochs, reorder, metrics):
+    cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
+           "--epochs", str(epochs), "--threads", str(threads),
+           "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
+           "--metrics", metrics, "--quiet"]
+    if reorder != "none":
+        cmd += ["--reorder", reorder]
+    t0 = time.time()
+    run(cmd)
+    wall = time.time() - t0
+    eps = [json.loads(l) for l in open(metrics) if l.startswith('{"epoch"')]
+    tail = eps[-8:] if len(eps) > 8 else eps[1:] or eps
+    k = len(tail)
+    r = {
+        "wall_seconds": wall,
+        "epochs_averaged": [e["epoch"] for e in tail],
+        "epoch_seconds": sum(e["seconds"] for e in tail) / k,
+        "spmm_seconds": sum(e["seconds_spmm"] for e in tail) / k,
+        "gemm_seconds": sum(e["seconds_gemm"] for e in tail) / k,
+        "peak_rss_bytes": max(e["peak_rss_bytes"] for e in eps),
+        "spmm_bytes": sum(e["spmm_bytes"] for e in tail) / k,
+        "losses": [e["loss"] for e in eps],
+    }
+    r["rest_seconds"] = r["epoch_seconds"] - r["spmm_seconds"] - r["gemm_seconds"]
+    r["spmm_bandwidth"] = r["spmm_bytes"] / r["spmm_seconds"] if r["spmm_seconds"] > 0 else 0
+    return r
+
+
+def peer(path, threads, epochs):
+    out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
+               "--threads", str(threads), "--epochs", str(epochs),
+               "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
+                                    + [CLASSES])])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def yardstick(nodes, entries):
+    """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes."""
+    graph = 8 * (nodes + 1) + 8 * entries
+    feats = 4 * nodes * FEATURES
+    bufs = (LAYERS + 3) * 4 * nodes * HIDDEN
+    widths = [FEATURES] + [HIDDEN] * (LAYERS - 1) + [CLASSES]
+    params = 4 * sum(widths[i] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
+    return graph + feats + bufs + params
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "single"))
+    ap.add_argument("--fullgraph", default=os.environ.get(
+        "FULLGRAPH", os.path.join(ROOT, "build", "release", "fullgraph")))
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--graphs", default="rmat18,rmat20,snap")
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--reorder", default="none", choices=["none", "degree", "rcm"])
+    ap.add_argument("--snap", default=None, help="SNAP file (default: the largest in "
+                    "../shared/data/snap)")
+    ap.add_argument("--name", default="single_process")
+    args = ap.parse_args()
+    fg = os.path.abspath(args.fullgraph)
+    if not os.access(fg, os.X_OK):
+        sys.exit(f"single_process.py: {fg} is not built (set --fullgraph or FULLGRAPH)")
+    os.makedirs(args.out, exist_ok=True)
+
+    graphs = []
+    for g in args.graphs.split(","):
+        if g.startswith("rmat"):
+            scale = int(g[4:])
+            path = os.path.join(args.out, f"{g}.txt")
+            if not os.path.exists(path):
+                run([fg, "generate", "rmat", "--scale", str(scale), "--edge-factor", "16",
+                     "--output", path])
+            graphs.append((g, path))
+        elif g == "snap":
+            path = args.snap or largest_snap(os.path.join(ROOT, "..", "shared", "data", "snap"))
+            graphs.append((os.path.basename(path).split(".")[0], path))
+        else:
+            sys.exit(f"single_process.py: unknown graph '{g}' (rmatS or snap)")
+
+    report = {"machine": cpu_model(), "cpus": os.cpu_count(), "threads": args.threads,
+              "epochs": args.epochs, "reorder": args.reorder,
+              "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "graphs": []}
+    for name, path in graphs:
+        nodes, entries, estimate = info(fg, path)
+        tri = triad(fg, args.threads)
+        r = train(fg, path, args.threads, args.epochs, args.reorder,
+                  os.path.join(args.out, f"{args.name}_{name}.json"))
+        tri2 = triad(fg, args.threads)
+        g = {"graph": name, "path": path, "nodes": nodes, "entries": entries,
+             "triad_bytes_per_s": [tri, tri2], "estimate_bytes": estimate,
+             "yardstick_bytes": yardstick(nodes, entries), "fullgraph": r,
+             "load": os.getloadavg()}
+        if not args.no_peer:
+            g["torch"] = peer(path, args.threads, args.epochs)
+            if g["torch"]["adjacency_entries"] != entries:
+                print(f"warning: PyTorch's graph has {g['torch']['adjacency_entries']} entries,"
+                      f" fullgraph's {entries}", file=sys.stderr)
+        report["graphs"].append(g)
+    report["load_after"] = os.getloadavg()
+
+    rows = []
+    head = ("| graph | nodes | Â entries | epoch s | SpMM s | GEMM s | rest s | SpMM GB/s | "
+            "triad GB/s | SpMM / triad | peak MB | peak / yardstick | estimate MB |")
+    sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    if not args.no_peer:
+        head += " PyTorch s (format) | speedup | PyTorch peak MB |"
+        sep += "---:|---:|---:|"
+    for g in report["graphs"]:
+        r = g["fullgraph"]
+        tri = sum(g["triad_bytes_per_s"]) / 2
+        row = (f"| {g['graph']} | {g['nodes']} | {g['entries']} | {r['epoch_seconds']:.3f} | "
+               f"{r['spmm_seconds']:.3f} | {r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
+               f"{r['spmm_bandwidth'] / 1e9:.1f} | {tri / 1e9:.1f} | "
+               f"{r['spmm_bandwidth'] / tri:.0%} | {r['peak_rss_bytes'] / 1e6:.0f} | "
+               f"{r['peak_rss_bytes'] / g['yardstick_bytes']:.2f} | "
+               f"{(g['estimate_bytes'] or 0) / 1e6:.0f} |")
+        if "torch" in g:
+            t = g["torch"]
+            row += (f" {t['mean_epoch_seconds']:.3f} ({t['format']}) | "
+                    f"{t['mean_epoch_seconds'] / r['epoch_seconds']:.1f}x | "
+                    f"{t['peak_rss_bytes'] / 1e6:.0f} |")
+        rows.append(row)
+    md = [f"Machine: {report['machine']}, {report['cpus']} CPUs; {args.threads} thread(s); "
+          f"GCN {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> {CLASSES}, {args.epochs} epochs, "
+          f"mean of the last 8; reorder {args.reorder}; load average "
+          f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "
+          f"({report['started']}).", "", head, sep] + rows
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

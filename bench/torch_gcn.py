@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""torch_gcn.py -- the PyTorch peer of `fullgraph train` for bench/single_process.py.
+
+The same full-graph GCN as fullgraph: Â = D^-1/2 (A + I) D^-1/2 of the undirected,
+deduplicated graph (a SNAP edge list, nodes 0..max id), random features uniform in [-1, 1),
+labels from degree quantiles, a random 60/20/20 split; layers of the given widths, Glorot
+weights, zero biases, dropout on every layer's input, ReLU between layers, each layer
+aggregating before or after its weight product by fullgraph's rule (layer 0 first when
+w_in < 2 w_out, others when w_in < w_out), cross-entropy on the training nodes, Adam with L2
+weight decay on the first layer. One epoch is the same work fullgraph does: a training step
+(forward with dropout, loss, backward, Adam step) and an evaluation forward without dropout
+with the accuracy of each split and the validation loss.
+
+Sparse format: the one (COO or CSR) whose product Â·X is fastest on this graph, timed before
+training. Prints one JSON object: epoch seconds, the mean of the epochs after the first two, the
+sparse format used, the peak resident memory of the process, and the graph's sizes (to check that it
+is the graph fullgraph read).
+
+usage: torch_gcn.py EDGES --threads T [--epochs 10] [--widths 128,128,128,32]
+                    [--format auto|coo|csr] [--dropout 0.5] [--seed 0]
+"""
+import argparse
+import json
+import resource
+import sys
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+
+def read_snap(path):
+    """Edge list 'u v' per line with '#' comments (plain or gzip) -> (src, dst) int64 arrays."""
+    opener = open
+    if path.endswith(".gz"):
+        import gzip
+        opener = gzip.open
+    with opener(path, "rb") as f:
+        data = f.read()
+    lines = [ln for ln in data.split(b"\n") if ln and not ln.lstrip().startswith((b"#", b"%"))]
+    arr = np.array(b" ".join(lines).split(), dtype=np.int64)
+    return arr[0::2], arr[1::2]
+
+
+def normalized_adjacency(src, dst):
+    n = int(max(src.max(), dst.max())) + 1
+    ones = np.ones(len(src), dtype=np.float32)
+    a = sp.coo_matrix((ones, (dst, src)), shape=(n, n)).tocsr()
+    a = a + a.T                                   # undirected
+    a = a - sp.diags(a.diagonal(), format="csr")  # no self loops yet
+    a.eliminate_zeros()
+    a.data[:] = 1.0                               # deduplicated
+    a = a + sp.identity(n, dtype=np.float32, format="csr")  # one self loop per node
+    a.sort_indices()
+    deg = np.asarray(a.sum(axis=1)).ravel()
+    dinv = 1.0 / np.sqrt(deg)
+    a = sp.diags(dinv.astype(np.float32)) @ a @ sp.diags(dinv.astype(np.float32))
+    return a.tocsr().astype(np.float32), deg
+
+
+def to_torch(a, fmt):
+    if fmt == "csr":
+        return torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
+                                       torch.from_numpy(a.indices.astype(np.int64)),
+                                       torch.from_numpy(a.data), size=a.shape)
+    c = a.tocoo()
+    idx = torch.from_numpy(np.vstack([c.row, c.col]).astype(np.int64))
+    return torch.sparse_coo_tensor(idx, torch.from_numpy(c.data), size=a.shape).coalesce()
+
+
+class GCN(torch.nn.Module):
+    def __init__(self, widths, p):
+        super().__init__()
+        self.p = p
+        self.lins = torch.nn.ModuleList()
+        self.first = []
+        for l in range(len(widths) - 1):
+            wi, wo = widths[l], widths[l + 1]
+            lin = torch.nn.Linear(wi, wo)
+            torch.nn.init.xavier_uniform_(lin.weight)
+            torch.nn.init.zeros_(lin.bias)
+            self.lins.append(lin)
+            self.first.append(wi < 2 * wo if l == 0 else wi < wo)
+
+    def forward(self, a, x):
+        h = x
+        for l, lin in enumerate(self.lins):
+            h = torch.nn.functional.dropout(h, self.p, self.training)
+            if self.first[l]:
+                h = lin(torch.sparse.mm(a, h))            # (Â D) W + b
+            else:
+                h = torch.sparse.mm(a, h @ lin.weight.t()) + lin.bias   # Â (D W) + b
+            if l + 1 < len(self.lins):
+                h = torch.relu(h)
+        return h
+
+
+def run(a, x, y, masks, widths, args, epochs):
+    torch.manual_seed(args.seed)
+    model = GCN(widths, args.dropout)
+    # L2 weight decay on the first layer's weight only, as fullgraph (Kipf & Welling)
+    rest = [model.lins[0].bias] + [p for lin in model.lins[1:] for p in lin.parameters()]
+    opt = torch.optim.Adam([{"params": [model.lins[0].weight], "weight_decay": 5e-4},
+                            {"params": rest, "weight_decay": 0.0}], lr=0.01)
+    train, valid, test = masks
+    times, losses = [], []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        opt.zero_grad(set_to_none=True)
+        out = model(a, x)
+        loss = torch.nn.functional.cross_entropy(out[train], y[train])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            out = model(a, x)
+            pred = out.argmax(1)
+            accs = [float((pred[m] == y[m]).float().mean()) for m in (train, valid, test)]
+            vloss = float(torch.nn.functional.cross_entropy(out[valid], y[valid]))
+        times.append(time.perf_counter() - t0)
+        losses.append(float(loss))
+    return times, losses, accs, vloss
+
+
+def main():
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("edges")
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--widths", default="128,128,128,32")
+    ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr"])
+    ap.add_argument("--dropout", type=float, default=0.5)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    widths = [int(w) for w in args.widths.split(",")]
+
+    src, dst = read_snap(args.edges)
+    a, deg = normalized_adjacency(src, dst)
+    n = a.shape[0]
+    rng = np.random.default_rng(args.seed)
+    x = torch.from_numpy((rng.random((n, widths[0]), dtype=np.float32) * 2 - 1))
+    classes = widths[-1]
+    order = np.lexsort((rng.random(n), deg))      # degree quantiles, ties broken at random
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.arange(n) * classes // n
+    y = torch.from_numpy(labels)
+    u = rng.random(n)
+    masks = (torch.from_numpy(u < 0.6), torch.from_numpy((u >= 0.6) & (u < 0.8)),
+             torch.from_numpy(u >= 0.8))
+
+    formats = ["coo", "csr"] if args.format == "auto" else [args.format]
+    trial = {}
+    if len(formats) > 1:   # pick the format whose Â·X (n x w_0) is fastest, best of three
+        for f in formats:
+            try:
+                at = to_torch(a, f)
+                torch.sparse.mm(at, x)
+                best = float("inf")
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    torch.sparse.mm(at, x)
+                    best = min(best, time.perf_counter() - t0)
+                trial[f] = best
+            except (RuntimeError, NotImplementedError) as e:
+                trial[f] = None
+                print(f"torch_gcn: format {f} failed: {e}", file=sys.stderr)
+        ok = {k: v for k, v in trial.items() if v is not None}
+        fmt = min(ok, key=ok.get)
+        at = None
+    else:
+        fmt = formats[0]
+    at = to_torch(a, fmt)
+    times, losses, accs, vloss = run(at, x, y, masks, widths, args, args.epochs)
+    tail = times[2:] if len(times) > 2 else times
+    print(json.dumps({
+        "nodes": n, "adjacency_entries": int(a.nnz), "format": fmt, "trial_seconds": trial,
+        "threads": torch.get_num_threads(), "epoch_seconds": times,
+        "mean_epoch_seconds": sum(tail) / len(tail), "losses": losses,
+        "final_acc": accs, "final_valid_loss": vloss,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()

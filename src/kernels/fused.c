@@ -1,0 +1,103 @@
+/* fused.c -- elementwise passes fused so that the model sweeps an activation once instead of
+ * two or three times: bias + ReLU + dropout after a layer's product, and the backward mask that
+ * stands for dropout and ReLU together. Each equals a composition of the reference kernels bit
+ * for bit (tests/kernels/test_fused.c). */
+#include <string.h>
+
+#include "core/fg_rng.h"
+#include "kernels/fg_kernel_util.h"
+#include "kernels/fg_kernels.h"
+
+/* columns a row is processed in at a time; a multiple of 4 (one draw serves four columns) */
+#define FG_FUSED_CHUNK 256
+
+/* The 16-bit dropout fields of columns [c0, c0 + w) of the row with key `key` (c0 % 4 == 0):
+ * field c is bits 16 (c % 4) .. 16 (c % 4) + 15 of draw c / 4, as fg_dropout_keep reads them.
+ * On a little-endian machine those are simply the uint16 halves of the draws in memory order,
+ * so the draws are stored whole: a loop of independent 64-bit mixes that vectorizes. */
+static inline void dropout_fields(uint16_t *m16, uint64_t key, int64_t c0, int64_t w) {
+  const int64_t nq = (w + 3) / 4, q0 = c0 / 4;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t h[FG_FUSED_CHUNK / 4];
+  FG_OMP_SIMD
+  for (int64_t q = 0; q < nq; q++) h[q] = fg_rng_last(key, (uint64_t)(q0 + q));
+  memcpy(m16, h, (size_t)nq * sizeof h[0]);
+#else
+  for (int64_t q = 0; q < nq; q++) {
+    const uint64_t h = fg_rng_last(key, (uint64_t)(q0 + q));
+    for (int k = 0; k < 4; k++) m16[4 * q + k] = (uint16_t)(h >> (16 * k));
+  }
+#endif
+}
+
+/* One chunk of a row; the flags are constants after inlining, so each combination is its own
+ * branch-free loop. */
+static inline void fused_chunk(float *o, const float *x, const float *b, const uint16_t *m16,
+                               int64_t w, uint32_t thr, float scale, const int has_bias,
+                               const int relu, const int drop) {
+  FG_OMP_SIMD
+  for (int64_t c = 0; c < w; c++) {
+    float v = x[c];
+    if (has_bias) v = v + b[c];
+    if (relu) v = v < 0.0f ? 0.0f : v; /* as fg_relu_forward: a NaN passes */
+    if (drop) v = (uint32_t)m16[c] >= thr ? v * scale : 0.0f;
+    o[c] = v;
+  }
+}
+
+void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
+                          int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                          uint64_t layer, const int64_t *global_ids) {
+  assert(p >= 0.0f && p < 1.0f);
+  if (rows <= 0 || cols <= 0) return;
+  const int drop = p > 0.0f;
+  const float scale = drop ? 1.0f / (1.0f - p) : 1.0f;
+  const uint32_t thr = fg_dropout_threshold(p);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *x = in + r * cols; // (cols)
+    float *o = out + r * cols;      // (cols)
+    const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
+    const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
+    uint16_t m16[FG_FUSED_CHUNK];
+    for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
+      const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
+      const float *b = bias ? bias + c0 : NULL;
+      if (drop) dropout_fields(m16, key, c0, w);
+      if (drop) {
+        if (bias && relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 1, 1);
+        else if (bias) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 0, 1);
+        else if (relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 0, 1, 1);
+        else fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 0, 0, 1);
+      } else {
+        if (bias && relu) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 1, 1, 0);
+        else if (bias) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 1, 0, 0);
+        else if (relu) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 0, 1, 0);
+        else fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 0, 0, 0);
+      }
+    }
+  }
+}
+
+void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
+                              int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                              uint64_t layer, const int64_t *global_ids) {
+  for (int64_t i = 0; i < rows * cols; i++) out[i] = in[i];
+  if (bias) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++) out[r * cols + c] += bias[c];
+  }
+  if (relu)
+    for (int64_t i = 0; i < rows * cols; i++) out[i] = out[i] < 0.0f ? 0.0f : out[i];
+  if (p > 0.0f)
+    fg_dropout_forward_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids);
+}
+
+void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t i = 0; i < n; i++) g[i] = d[i] > 0.0f ? g[i] * scale : 0.0f;
+}

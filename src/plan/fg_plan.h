@@ -1,0 +1,73 @@
+/* fg_plan.h -- the performance model (Plexus section 4) behind `fullgraph plan`, --grid auto and
+ * --scheme auto, and the calibration that fits its coefficients. The public entry points
+ * (fg_plan, fg_calibrate, the calibration file) are in fullgraph.h; these are the formulas,
+ * exposed for the tests.
+ *
+ * An epoch is what fg_train runs: a training forward, the loss, a backward, the Adam step, an
+ * evaluation forward and the metrics. Its predicted time is the sum of
+ *   SpMM   fg_cost_spmm per aggregation with the busiest rank's nonzeros (the straggler), its
+ *          rows, columns and width;
+ *   GEMM   2 m n k flops at the measured rate;
+ *   comm   ring collectives (fg_cost_allreduce / fg_cost_allgather) with the alpha and beta of
+ *          the group's placement (fg_cost_dims);
+ *   other  elementwise passes (dropout, bias, ReLU, softmax) at the STREAM bandwidth.
+ * With --agg-blocks k an aggregation's SpMM and all-reduce are pipelined:
+ *   max(spmm, comm) + min(spmm, comm) / k + (k - 1) 2 (G - 1) alpha.
+ */
+#ifndef FG_PLAN_H
+#define FG_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+/* Ring all-reduce of `bytes` over G ranks: 2 (G-1) alpha + 2 beta bytes (G-1)/G (0 if G = 1). */
+double fg_cost_allreduce(double alpha, double beta, int G, double bytes);
+/* Ring all-gather (or reduce-scatter) of `bytes` in all: (G-1) alpha + beta bytes (G-1)/G. */
+double fg_cost_allgather(double alpha, double beta, int G, double bytes);
+/* Cache lines an SpMM nonzero fetches from beyond a cache of C bytes (the private cache and
+ * the rank's share of the last level are the two features of the fit): a row of the dense input
+ * spans lines = ceil(f / 16) 64-byte lines; the input, x = 64 lines cols bytes, misses a share
+ * 1 - C / x of them when x > C. Returns lines (1 - C / x), or 0. */
+double fg_cost_spmm_lines(double cache_bytes, double cols, double f);
+/* SpMM of a rows x cols matrix with nnz nonzeros by a cols x f dense matrix. */
+double fg_cost_spmm(const fg_calibration *c, double nnz, double rows, double cols, double f);
+/* alpha and beta of the X, Y and Z groups of grid g when ranks_per_node consecutive ranks share
+ * a node (0: one node). Y groups are runs of consecutive ranks, X groups stride Y, Z groups
+ * stride X Y (fg_scheme3d.h). A group inside one node gets the intra-node values; a group
+ * that crosses nodes gets alpha_inter and beta_inter times the number of such groups sharing a
+ * node's links: min(ranks_per_node, product of the sizes of the dimensions placed before it),
+ * Plexus eq. 4.6. */
+void fg_cost_dims(const fg_calibration *c, const int g[3], int ranks_per_node, double alpha[3],
+                  double beta[3]);
+
+/* The 3D model for explicit inputs: n nodes, widths[0..layers], grid g, and per layer the
+ * largest shard's nonzeros shard_nnz[l] (and its distinct shards: nkeys; key of layer l is
+ * l % nkeys). Fills the entry's times and memory (not scheme, fits). */
+typedef struct fg_cost3d_input {
+  int64_t n;
+  int layers;
+  const int64_t *widths;
+  int g[3];
+  const double *shard_nnz; /* (layers) */
+  double mean_nnz;         /* mean shard nonzeros (reported) */
+  int nkeys;
+  int learn_features;
+  int agg_blocks;
+  int ranks_per_node;
+} fg_cost3d_input;
+
+void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);
+
+/* Rank 0 of a training job: the configuration the model predicts fastest among those that fit
+ * in memory: scheme ("3d", "1d", "1d-sa", "serial") and, for 3d, the grid. only3d: grids only. */
+fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks, int only3d,
+                       char *scheme, size_t len, int grid[3]);
+
+/* Least squares with nonnegative coefficients: minimize sum_i w_i (X_i . beta - y_i)^2 over
+ * beta >= 0 (k <= 8 unknowns; X is m x k row-major). Coefficients that a plain fit makes
+ * negative are fixed at 0 and the rest refitted. Returns the R^2 of the fit. */
+double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int k, double *beta);
+
+#endif /* FG_PLAN_H */

@@ -1,0 +1,727 @@
+/* plan.c -- the performance model: cost formulas, the 3D and 1D epoch predictions, fg_plan,
+ * the choice for --grid auto / --scheme auto, and the calibration file. See fg_plan.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/fg_graph.h"
+#include "graph/fg_order.h"
+#include "plan/fg_plan.h"
+#include "schemes/fg_partition.h"
+#include "schemes/fg_scheme3d.h"
+
+/* ---- coefficients ----------------------------------------------------------------------------- */
+
+fg_calibration fg_calibration_default(void) {
+  fg_calibration c;
+  memset(&c, 0, sizeof c);
+  /* one core of a current x86 server: an SpMM costs ~0.4 ns per multiply-add of a row
+   * element, 2 ns per nonzero; GEMM 20 Gflop/s; 10 GB/s elementwise; a collective step 3 us
+   * inside a node (5 GB/s per rank), 20 us across nodes (10 GB/s links) */
+  c.spmm[0] = 1e-10;
+  c.spmm[1] = 3e-9;
+  c.spmm[2] = 5e-9;
+  c.spmm[3] = 2.5e-9;
+  c.spmm[4] = 3e-10;
+  c.spmm[5] = 1e-11;
+  c.cache_bytes = 2e6;
+  c.llc_bytes = 8e6;
+  c.gemm_flops = 2e10;
+  c.stream_bytes = 1e10;
+  c.dropout_elem = 1.5e-9;
+  c.softmax_elem = 8e-9;
+  c.alpha_intra = 3e-6;
+  c.beta_intra = 2e-10;
+  c.alpha_inter = 2e-5;
+  c.beta_inter = 1e-10;
+  return c;
+}
+
+fg_plan_config fg_plan_config_default(void) {
+  fg_plan_config c;
+  memset(&c, 0, sizeof c);
+  c.ranks = 1;
+  c.layers = 2;
+  c.hidden = 16;
+  c.agg_order = FG_AGG_AUTO;
+  c.agg_blocks = 1;
+  c.with_3d = 1;
+  c.with_1d = 1;
+  return c;
+}
+
+static const struct {
+  const char *key;
+  size_t off;
+  int is_int;
+} cal_keys[] = {
+    {"spmm_nnz_f", offsetof(fg_calibration, spmm) + 0 * sizeof(double), 0},
+    {"spmm_nnz_lines", offsetof(fg_calibration, spmm) + 1 * sizeof(double), 0},
+    {"spmm_nnz_llc_lines", offsetof(fg_calibration, spmm) + 2 * sizeof(double), 0},
+    {"spmm_nnz", offsetof(fg_calibration, spmm) + 3 * sizeof(double), 0},
+    {"spmm_rows_f", offsetof(fg_calibration, spmm) + 4 * sizeof(double), 0},
+    {"spmm_cols_f", offsetof(fg_calibration, spmm) + 5 * sizeof(double), 0},
+    {"cache_bytes", offsetof(fg_calibration, cache_bytes), 0},
+    {"llc_bytes", offsetof(fg_calibration, llc_bytes), 0},
+    {"gemm_flops", offsetof(fg_calibration, gemm_flops), 0},
+    {"stream_bytes", offsetof(fg_calibration, stream_bytes), 0},
+    {"dropout_elem", offsetof(fg_calibration, dropout_elem), 0},
+    {"softmax_elem", offsetof(fg_calibration, softmax_elem), 0},
+    {"alpha_intra", offsetof(fg_calibration, alpha_intra), 0},
+    {"beta_intra", offsetof(fg_calibration, beta_intra), 0},
+    {"alpha_inter", offsetof(fg_calibration, alpha_inter), 0},
+    {"beta_inter", offsetof(fg_calibration, beta_inter), 0},
+    {"threads", offsetof(fg_calibration, threads), 1},
+    {"ranks", offsetof(fg_calibration, ranks), 1},
+    {"ranks_per_node", offsetof(fg_calibration, ranks_per_node), 1},
+};
+#define CAL_NKEYS ((int)(sizeof cal_keys / sizeof cal_keys[0]))
+
+fg_status fg_calibration_write(const char *path, const fg_calibration *c) {
+  fg_status st = FG_OK;
+  FILE *f = fopen(path, "w");
+  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  fprintf(f, "# fullgraph calibration (fullgraph bench --calibrate); seconds and bytes\n"
+             "# SpMM s = spmm_nnz_f nnz f + spmm_nnz_lines nnz lines(cache_bytes)\n"
+             "#   + spmm_nnz_llc_lines nnz lines(llc_bytes) + spmm_nnz nnz + spmm_rows_f rows f\n"
+             "#   + spmm_cols_f cols f, where lines(C) = ceil(f / 16) (1 - C / x) for\n"
+             "#   x = 64 ceil(f / 16) cols > C, else 0\n"
+             "# ring all-reduce of M bytes over G ranks = 2 (G-1) alpha + 2 beta M (G-1)/G\n"
+             "# dropout_elem, softmax_elem: seconds per element of a pass\n"
+             "version 1\n");
+  for (int i = 0; i < CAL_NKEYS; i++) {
+    const char *p = (const char *)c + cal_keys[i].off;
+    if (cal_keys[i].is_int)
+      fprintf(f, "%s %d\n", cal_keys[i].key, *(const int *)(const void *)p);
+    else
+      fprintf(f, "%s %.9g\n", cal_keys[i].key, *(const double *)(const void *)p);
+  }
+  FG_REQUIRE(fflush(f) == 0 && !ferror(f), FG_ERR_IO, "%s: write failed: %s", path,
+             strerror(errno));
+cleanup:
+  if (f && fclose(f) != 0 && st == FG_OK)
+    st = fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "%s: close failed: %s", path,
+                      strerror(errno));
+  return st;
+}
+
+fg_status fg_calibration_read(const char *path, fg_calibration *c) {
+  fg_status st = FG_OK;
+  FILE *f = fopen(path, "r");
+  char line[512];
+  int lineno = 0, seen_version = 0;
+  fg_calibration r = fg_calibration_default();
+  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open calibration: %s", path, strerror(errno));
+  while (fgets(line, sizeof line, f)) {
+    char key[64], rest[64];
+    double v;
+    int k = -1, n;
+    lineno++;
+    FG_REQUIRE(strchr(line, '\n') || feof(f), FG_ERR_FORMAT, "%s: line %d: too long", path,
+               lineno);
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
+    n = sscanf(line, "%63s %lf %63s", key, &v, rest);
+    FG_REQUIRE(n == 2, FG_ERR_FORMAT, "%s: line %d: expected 'key value', got '%.*s'", path,
+               lineno, (int)strcspn(line, "\r\n"), line);
+    FG_REQUIRE(isfinite(v) && v >= 0, FG_ERR_FORMAT,
+               "%s: line %d: %s must be a finite nonnegative number", path, lineno, key);
+    if (strcmp(key, "version") == 0) {
+      FG_REQUIRE(v == 1, FG_ERR_UNSUPPORTED, "%s: line %d: calibration version %g, this build "
+                 "reads version 1", path, lineno, v);
+      seen_version = 1;
+      continue;
+    }
+    for (int i = 0; i < CAL_NKEYS; i++)
+      if (strcmp(key, cal_keys[i].key) == 0) k = i;
+    FG_REQUIRE(k >= 0, FG_ERR_FORMAT, "%s: line %d: unknown key '%s'", path, lineno, key);
+    if (cal_keys[k].is_int) {
+      FG_REQUIRE(v <= 1e9 && v == floor(v), FG_ERR_FORMAT, "%s: line %d: %s must be an integer",
+                 path, lineno, key);
+      *(int *)(void *)((char *)&r + cal_keys[k].off) = (int)v;
+    } else {
+      *(double *)(void *)((char *)&r + cal_keys[k].off) = v;
+    }
+  }
+  FG_REQUIRE(!ferror(f), FG_ERR_IO, "%s: read failed", path);
+  FG_REQUIRE(seen_version, FG_ERR_FORMAT, "%s: not a calibration file (no 'version' line)", path);
+  FG_REQUIRE(r.gemm_flops > 0 && r.stream_bytes > 0, FG_ERR_FORMAT,
+             "%s: gemm_flops and stream_bytes must be positive", path);
+  *c = r;
+cleanup:
+  if (f) fclose(f);
+  return st;
+}
+
+/* ---- formulas ------------------------------------------------------------------------------ */
+
+double fg_cost_allreduce(double alpha, double beta, int G, double bytes) {
+  if (G <= 1) return 0.0;
+  return 2.0 * (G - 1) * alpha + 2.0 * beta * bytes * (double)(G - 1) / G;
+}
+
+double fg_cost_allgather(double alpha, double beta, int G, double bytes) {
+  if (G <= 1) return 0.0;
+  return (G - 1) * alpha + beta * bytes * (double)(G - 1) / G;
+}
+
+double fg_cost_spmm_lines(double cache_bytes, double cols, double f) {
+  const double lines = ceil(f / 16.0), x = 64.0 * cols * lines; /* 64-byte lines of a row */
+  return x > cache_bytes && x > 0 ? lines * (1.0 - cache_bytes / x) : 0.0;
+}
+
+double fg_cost_spmm(const fg_calibration *c, double nnz, double rows, double cols, double f) {
+  if (f <= 0 || rows <= 0) return 0.0;
+  return c->spmm[0] * nnz * f + c->spmm[1] * nnz * fg_cost_spmm_lines(c->cache_bytes, cols, f) +
+         c->spmm[2] * nnz * fg_cost_spmm_lines(c->llc_bytes, cols, f) + c->spmm[3] * nnz +
+         c->spmm[4] * rows * f + c->spmm[5] * cols * f;
+}
+
+void fg_cost_dims(const fg_calibration *c, const int g[3], int rpn, double alpha[3],
+                  double beta[3]) {
+  const int64_t span[3] = {(int64_t)g[FG_DIM_X] * g[FG_DIM_Y], g[FG_DIM_Y],
+                           (int64_t)g[0] * g[1] * g[2]};
+  const int64_t inner[3] = {g[FG_DIM_Y], 1, (int64_t)g[FG_DIM_X] * g[FG_DIM_Y]};
+  for (int d = 0; d < 3; d++) {
+    const int intra = rpn <= 0 || g[d] == 1 || (span[d] <= rpn && rpn % span[d] == 0);
+    if (intra) {
+      alpha[d] = c->alpha_intra;
+      beta[d] = c->beta_intra;
+    } else {
+      alpha[d] = c->alpha_inter;
+      beta[d] = c->beta_inter * (double)FG_MAX(1, FG_MIN((int64_t)rpn, inner[d]));
+    }
+  }
+}
+
+static double ceil_div(double a, double b) { return ceil(a / b); }
+
+/* an aggregation's SpMM and all-reduce, pipelined over k row blocks */
+static double pipelined(double spmm, double comm, int k, double alpha, int G) {
+  if (k <= 1 || G <= 1) return spmm + comm;
+  return FG_MAX(spmm, comm) + FG_MIN(spmm, comm) / k + (k - 1) * 2.0 * (G - 1) * alpha;
+}
+
+void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *o) {
+  const int L = in->layers;
+  const int *g = in->g;
+  const double n = (double)in->n, rate = c->gemm_flops, bw = c->stream_bytes;
+  const int k = FG_MAX(1, in->agg_blocks);
+  double alpha[3], beta[3];
+  double spmm = 0, gemm = 0, comm = 0, other = 0, mem = 0;
+  double max_in = 0, max_w = 0, max_dh = 0, max_g = 0, max_nnz = 0;
+  fg_cost_dims(c, g, in->ranks_per_node, alpha, beta);
+  for (int l = 0; l < L; l++) {
+    int a, b, cc;
+    fg_layer_roles(l, &a, &b, &cc);
+    const double nin = ceil_div(n, g[a]), nout = ceil_div(n, g[cc]);
+    const double win = ceil_div((double)in->widths[l], g[b]);
+    const double wout = ceil_div((double)in->widths[l + 1], g[a]);
+    const double nnz = in->shard_nnz[l];
+    const double wblock = (win * wout + wout) * 4.0;
+    const int bwd_spmm = l > 0 || in->learn_features;
+    double s, cm;
+    max_nnz = FG_MAX(max_nnz, nnz);
+    /* forward, twice (training and evaluation) */
+    s = fg_cost_spmm(c, nnz, nout, nin, win);
+    cm = fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
+    spmm += 2 * s;
+    comm += 2 * (pipelined(s, cm, k, alpha[a], g[a]) - s);
+    comm += 2 * fg_cost_allgather(alpha[cc], beta[cc], g[cc], wblock);
+    comm += 2 * fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0);
+    if (l == 0 && in->learn_features)
+      comm += 2 * fg_cost_allgather(alpha[FG_DIM_Z], beta[FG_DIM_Z], g[FG_DIM_Z], nin * win * 4.0);
+    gemm += 2 * 2.0 * nout * win * wout / rate;
+    other += nin * win * c->dropout_elem + 2 * 3.0 * nout * wout * 4.0 / bw; /* dropout; bias, ReLU */
+    /* backward */
+    gemm += 2.0 * nout * win * wout * (bwd_spmm ? 2 : 1) / rate;
+    comm += fg_cost_allgather(alpha[cc], beta[cc], g[cc], wblock); /* reduce-scatter of dW, db */
+    other += nout * wout * 4.0 / bw;                                /* bias gradient */
+    if (bwd_spmm) {
+      comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
+      s = fg_cost_spmm(c, nnz, nin, nout, win);
+      spmm += s;
+      if (l > 0) {
+        cm = fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
+        comm += pipelined(s, cm, k, alpha[cc], g[cc]) - s;
+        other += nin * win * c->dropout_elem + 3.0 * nin * win * 4.0 / bw; /* dropout, ReLU */
+      } else {
+        comm += fg_cost_allgather(alpha[FG_DIM_Z], beta[FG_DIM_Z], g[FG_DIM_Z], nin * win * 4.0);
+        other += ceil_div(nin, g[FG_DIM_Z]) * win * c->dropout_elem;
+      }
+    }
+    /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
+    mem += (nout * win + nout * wout) * 4.0 + wblock + 4.0 * wblock / g[cc];
+    max_in = FG_MAX(max_in, nin * win);
+    max_w = FG_MAX(max_w, win * wout + wout);
+    max_dh = FG_MAX(max_dh, nout * win);
+    max_g = FG_MAX(max_g, FG_MAX(nin * win, nout * wout));
+  }
+  {
+    /* the loss: two row reductions along the logits' a group, training and evaluation */
+    int a, b, cc;
+    fg_layer_roles(L - 1, &a, &b, &cc);
+    const double nout = ceil_div(n, g[cc]), wout = ceil_div((double)in->widths[L], g[a]);
+    comm += 2 * 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * 8.0);
+    other += 3.0 * nout * wout * c->softmax_elem; /* exp passes: loss, dlogits, evaluation */
+    mem += nout * wout * 4.0 + nout * 5.0 + 2 * nout * 12.0; /* dlogits, labels, row stats */
+  }
+  /* adjacency shards (and the transposes backward multiplies) */
+  for (int key = 0; key < in->nkeys; key++) {
+    int a, b, cc, transposed = 0;
+    fg_layer_roles(key, &a, &b, &cc);
+    for (int l = key; l < L; l += in->nkeys) transposed |= l > 0 || in->learn_features;
+    mem += (12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[cc]) + 1)) +
+           (transposed ? 12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[a]) + 1) : 0.0);
+  }
+  {
+    /* input features, node ids, scratch */
+    const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
+    mem += block * 4.0;
+    if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
+    for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
+    mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
+  }
+  o->spmm_seconds = spmm;
+  o->gemm_seconds = gemm;
+  o->comm_seconds = comm;
+  o->other_seconds = other;
+  o->seconds = spmm + gemm + comm + other;
+  o->mem_bytes = mem;
+  o->max_nnz = max_nnz;
+  o->mean_nnz = in->mean_nnz;
+}
+
+/* ---- least squares -------------------------------------------------------------------------- */
+
+/* Solve the k x k system M x = r in place (Gaussian elimination, partial pivoting); 0 if
+ * singular. */
+static int solve(double *M, double *r, int k) {
+  for (int i = 0; i < k; i++) {
+    int p = i;
+    for (int j = i + 1; j < k; j++)
+      if (fabs(M[j * k + i]) > fabs(M[p * k + i])) p = j;
+    if (fabs(M[p * k + i]) < 1e-300) return 0;
+    if (p != i) {
+      for (int j = 0; j < k; j++) {
+        const double t = M[i * k + j];
+        M[i * k + j] = M[p * k + j];
+        M[p * k + j] = t;
+      }
+      const double t = r[i];
+      r[i] = r[p];
+      r[p] = t;
+    }
+    for (int j = i + 1; j < k; j++) {
+      const double f = M[j * k + i] / M[i * k + i];
+      for (int m = i; m < k; m++) M[j * k + m] -= f * M[i * k + m];
+      r[j] -= f * r[i];
+    }
+  }
+  for (int i = k - 1; i >= 0; i--) {
+    double s = r[i];
+    for (int j = i + 1; j < k; j++) s -= M[i * k + j] * r[j];
+    r[i] = s / M[i * k + i];
+  }
+  return 1;
+}
+
+double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int k, double *beta) {
+  int active[8];
+  double scale[8];
+  assert(k >= 1 && k <= 8);
+  /* columns scaled to unit size: the features differ by orders of magnitude */
+  for (int j = 0; j < k; j++) {
+    double s = 0.0;
+    for (int i = 0; i < m; i++) s += w[i] * X[i * k + j] * X[i * k + j];
+    scale[j] = s > 0 ? 1.0 / sqrt(s) : 0.0;
+    active[j] = s > 0;
+    beta[j] = 0.0;
+  }
+  for (int iter = 0; iter < k; iter++) {
+    double M[64], r[8];
+    int idx[8], na = 0, neg = 0;
+    for (int j = 0; j < k; j++)
+      if (active[j]) idx[na++] = j;
+    if (na == 0) break;
+    for (int p = 0; p < na; p++) {
+      r[p] = 0.0;
+      for (int q = 0; q < na; q++) M[p * na + q] = 0.0;
+    }
+    for (int i = 0; i < m; i++) {
+      for (int p = 0; p < na; p++) {
+        const double xp = X[i * k + idx[p]] * scale[idx[p]];
+        r[p] += w[i] * xp * y[i];
+        for (int q = 0; q < na; q++) M[p * na + q] += w[i] * xp * X[i * k + idx[q]] * scale[idx[q]];
+      }
+    }
+    for (int p = 0; p < na; p++) M[p * na + p] *= 1.0 + 1e-12; /* a touch of ridge */
+    if (!solve(M, r, na)) break;
+    for (int j = 0; j < k; j++) beta[j] = 0.0;
+    for (int p = 0; p < na; p++) {
+      beta[idx[p]] = r[p] * scale[idx[p]];
+      if (beta[idx[p]] < 0) neg = 1;
+    }
+    if (!neg) break;
+    /* drop the most negative coefficient and refit */
+    {
+      int worst = -1;
+      for (int p = 0; p < na; p++)
+        if (beta[idx[p]] < 0 && (worst < 0 || r[p] < r[worst])) worst = p;
+      active[idx[worst]] = 0;
+      for (int j = 0; j < k; j++) beta[j] = 0.0;
+    }
+  }
+  {
+    double ss_res = 0.0, ss_tot = 0.0, mean = 0.0, wsum = 0.0;
+    for (int i = 0; i < m; i++) {
+      mean += w[i] * y[i];
+      wsum += w[i];
+    }
+    mean = wsum > 0 ? mean / wsum : 0.0;
+    for (int i = 0; i < m; i++) {
+      double pred = 0.0;
+      for (int j = 0; j < k; j++) pred += X[i * k + j] * beta[j];
+      ss_res += w[i] * (pred - y[i]) * (pred - y[i]);
+      ss_tot += w[i] * (y[i] - mean) * (y[i] - mean);
+    }
+    return ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  }
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+/* Available memory of this machine (MemAvailable), or 0 when unknown. */
+static double machine_memory(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  double kb = 0.0;
+  if (!f) return 0.0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+  fclose(f);
+  return kb * 1024.0;
+}
+
+/* Largest and total nonzeros of the gr x gc blocks of M, cached by (matrix, gr, gc). */
+typedef struct nnz_cache {
+  int n;
+  struct {
+    int which, gr, gc;
+    int64_t max, total;
+  } e[128];
+} nnz_cache;
+
+static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr, int gc,
+                           int64_t *max, int64_t *total) {
+  fg_status st = FG_OK;
+  int64_t *cnt = NULL;
+  for (int i = 0; i < cache->n; i++) {
+    if (cache->e[i].which == which && cache->e[i].gr == gr && cache->e[i].gc == gc) {
+      *max = cache->e[i].max;
+      *total = cache->e[i].total;
+      return FG_OK;
+    }
+  }
+  FG_ALLOC(cnt, (int64_t)gr * gc);
+  FG_CHECK(fg_block_nnz(M, gr, gc, cnt));
+  *max = 0;
+  *total = 0;
+  for (int64_t i = 0; i < (int64_t)gr * gc; i++) {
+    *max = FG_MAX(*max, cnt[i]);
+    *total += cnt[i];
+  }
+  if (cache->n < 128) {
+    cache->e[cache->n].which = which;
+    cache->e[cache->n].gr = gr;
+    cache->e[cache->n].gc = gc;
+    cache->e[cache->n].max = *max;
+    cache->e[cache->n].total = *total;
+    cache->n++;
+  }
+cleanup:
+  free(cnt);
+  return st;
+}
+
+/* Every 3D grid of P. */
+static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
+                         const int64_t *w, fg_perm_kind perm, fg_plan_entry *out, int *count) {
+  fg_status st = FG_OK;
+  const int P = cfg->ranks, L = cfg->layers;
+  const int64_t n = ds->num_nodes;
+  int grids[512][3], ng;
+  int64_t *pi0 = NULL, *pi1 = NULL, *inv0 = NULL, *inv1 = NULL;
+  fg_csr M[2];
+  const fg_csr *mat[2];
+  double *shard = NULL;
+  nnz_cache *cache = NULL;
+  memset(M, 0, sizeof M);
+  ng = fg_grid_enumerate(P, grids, 512);
+  FG_REQUIRE(ng <= 512, FG_ERR_UNSUPPORTED, "plan: %d has more than 512 grids", P);
+  FG_CALLOC(cache, 1);
+  FG_ALLOC(shard, L);
+  mat[0] = mat[1] = &ds->adj;
+  if (perm != FG_PERM_NONE) {
+    FG_ALLOC(pi0, n > 0 ? n : 1);
+    FG_ALLOC(pi1, n > 0 ? n : 1);
+    FG_ALLOC(inv0, n > 0 ? n : 1);
+    FG_ALLOC(inv1, n > 0 ? n : 1);
+    fg_perm3d_build(n, perm, cfg->seed, pi0, pi1);
+    fg_order_invert(pi0, n, inv0);
+    fg_order_invert(pi1, n, inv1);
+    /* M[q]: rows in pi[1 - q], columns in pi[q] (the pattern is all the model needs) */
+    FG_CHECK(fg_csr_permute2(&ds->adj, pi1, inv0, &M[0]));
+    mat[0] = mat[1] = &M[0];
+    if (perm == FG_PERM_DOUBLE) {
+      FG_CHECK(fg_csr_permute2(&ds->adj, pi0, inv1, &M[1]));
+      mat[1] = &M[1];
+    }
+  }
+  for (int gi = 0; gi < ng; gi++) {
+    fg_cost3d_input in;
+    fg_plan_entry *e = &out[*count];
+    double mean = 0.0, mx_all = -1.0;
+    memset(&in, 0, sizeof in);
+    memset(e, 0, sizeof *e);
+    for (int l = 0; l < L; l++) {
+      int a, b, c;
+      int64_t mx = 0, tot = 0;
+      const int which = perm == FG_PERM_DOUBLE ? l % 2 : 0;
+      fg_layer_roles(l, &a, &b, &c);
+      FG_CHECK(block_max(cache, mat[which], which, grids[gi][c], grids[gi][a], &mx, &tot));
+      shard[l] = (double)mx;
+      if ((double)mx > mx_all) { /* report the largest shard with its layer's mean */
+        mx_all = (double)mx;
+        mean = (double)tot / ((double)grids[gi][c] * grids[gi][a]);
+      }
+    }
+    in.n = n;
+    in.layers = L;
+    in.widths = w;
+    memcpy(in.g, grids[gi], sizeof in.g);
+    in.shard_nnz = shard;
+    in.mean_nnz = mean;
+    in.nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3);
+    in.learn_features = cfg->learn_features;
+    in.agg_blocks = cfg->agg_blocks;
+    in.ranks_per_node = cfg->ranks_per_node;
+    fg_cost3d(&in, cal, e);
+    snprintf(e->scheme, sizeof e->scheme, "3d");
+    memcpy(e->grid, grids[gi], sizeof e->grid);
+    (*count)++;
+  }
+cleanup:
+  fg_csr_free(&M[0]);
+  fg_csr_free(&M[1]);
+  free(pi0);
+  free(pi1);
+  free(inv0);
+  free(inv1);
+  free(shard);
+  free(cache);
+  return st;
+}
+
+/* The 1D schemes from their per-rank traffic (fg_comm_plan): the busiest rank's epoch. */
+static fg_status plan_1d(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
+                         const int64_t *w, const char *scheme, fg_plan_entry *e) {
+  fg_status st = FG_OK;
+  fg_comm_plan_config pc = fg_comm_plan_config_default();
+  fg_comm_rank_plan *pr = NULL;
+  const int P = cfg->ranks, L = cfg->layers;
+  const int sa = strcmp(scheme, "1d-sa") == 0, serial = strcmp(scheme, "serial") == 0;
+  const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
+  int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
+  int fn = 0, bn = 0, lg = 0;
+  const int gw[3] = {1, P, 1};
+  double alpha[3], beta[3], tot_nnz = 0.0;
+  memset(e, 0, sizeof *e);
+  snprintf(e->scheme, sizeof e->scheme, "%s", scheme);
+  e->grid[0] = e->grid[1] = e->grid[2] = 0;
+  FG_ALLOC(pr, P);
+  pc.ranks = P;
+  pc.scheme = scheme;
+  pc.order = cfg->order;
+  pc.seed = cfg->seed;
+  pc.layers = L;
+  pc.hidden = cfg->hidden;
+  pc.widths = cfg->widths;
+  pc.agg_order = cfg->agg_order;
+  FG_CHECK(fg_comm_plan(ds, &pc, pr, NULL));
+  fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
+  for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
+  for (int l = 0; l < L; l++) n_params += w[l] * w[l + 1] + w[l + 1];
+  while ((1 << lg) < P) lg++;
+  fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
+  for (int i = 0; i < P; i++) {
+    const fg_comm_rank_plan *r = &pr[i];
+    const double rows = (double)r->rows, nnz = (double)r->nnz;
+    const double fsum = (double)(2 * fs + bs), naggs = (double)(2 * fn + bn);
+    const double stages = serial ? 1 : sa ? 2 : P;
+    const double cols = sa ? rows + (double)r->agg_rows_recv : n;
+    double spmm, comm = 0, gemm = 0, other = 0, mem;
+    /* the SpMMs of an epoch: an average width per aggregation */
+    spmm = naggs > 0 ? naggs * fg_cost_spmm(cal, nnz, rows * stages, cols / stages, fsum / naggs)
+                     : 0.0;
+    spmm += cal->spmm[5] * cols * fsum * (1.0 - 1.0 / stages); /* all stages' columns */
+    if (!serial) {
+      const double a = alpha[FG_DIM_Y], b = beta[FG_DIM_Y];
+      if (sa) {
+        comm += 2 * fn * a * (double)FG_MAX(r->agg_msgs_sent, r->agg_msgs_recv) +
+                b * 4.0 * 2 * (double)fs * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv);
+        comm += bn * a * (double)FG_MAX(r->aggt_msgs_sent, r->aggt_msgs_recv) +
+                b * 4.0 * (double)bs * (double)FG_MAX(r->aggt_rows_sent, r->aggt_rows_recv);
+      } else {
+        /* P broadcasts per aggregation: a tree's steps, and 2 (P-1)/P of the data */
+        comm += naggs * P * a * lg + 2.0 * b * n * 4.0 * fsum * (double)(P - 1) / P;
+      }
+      comm += fg_cost_allreduce(a, b, P, (double)n_params * 4.0) +
+              3 * fg_cost_allreduce(a, b, P, 64.0);
+    }
+    for (int l = 0; l < L; l++) {
+      const double wi = (double)w[l], wo = (double)w[l + 1];
+      gemm += (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
+      other += (2 * 3.0 * rows * wo + 3.0 * rows * wi) * 4.0 / bw +
+               rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
+    }
+    other += 3.0 * rows * (double)w[L] * cal->softmax_elem;
+    mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
+          rows * (double)w[0] * 4.0 + 16.0 * n_params;
+    for (int l = 0; l < L; l++) mem += rows * (double)(w[l] + w[l + 1]) * 4.0;
+    mem += 2.0 * rows * (double)maxw * 4.0;
+    if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
+    tot_nnz += nnz;
+    if (spmm + comm + gemm + other > e->seconds) {
+      e->seconds = spmm + comm + gemm + other;
+      e->spmm_seconds = spmm;
+      e->comm_seconds = comm;
+      e->gemm_seconds = gemm;
+      e->other_seconds = other;
+    }
+    e->mem_bytes = FG_MAX(e->mem_bytes, mem);
+    e->max_nnz = FG_MAX(e->max_nnz, nnz);
+  }
+  e->mean_nnz = tot_nnz / P;
+cleanup:
+  free(pr);
+  return st;
+}
+
+fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
+                  fg_plan_entry **out, int *count) {
+  fg_status st = FG_OK;
+  fg_plan_entry *e = NULL, *sorted = NULL;
+  int64_t *w = NULL;
+  int cap, n = 0, grids[1][3];
+  const int P = cfg ? cfg->ranks : 0;
+  fg_perm_kind perm = FG_PERM_NONE;
+  int do3d, do1d;
+  double limit;
+  *out = NULL;
+  *count = 0;
+  FG_REQUIRE(ds && cfg && cal, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
+  FG_REQUIRE(P >= 1 && P <= 1 << 16, FG_ERR_INVALID_ARG, "--ranks must be in [1, 65536], got %d",
+             P);
+  FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
+             "--layers must be in [1, 64], got %d", cfg->layers);
+  FG_REQUIRE(cfg->agg_blocks >= 1, FG_ERR_INVALID_ARG, "--agg-blocks must be >= 1, got %d",
+             cfg->agg_blocks);
+  FG_REQUIRE(cfg->ranks_per_node >= 0, FG_ERR_INVALID_ARG,
+             "--ranks-per-node must be >= 0, got %d", cfg->ranks_per_node);
+  do3d = cfg->with_3d;
+  do1d = cfg->with_1d && !cfg->double_perm && !cfg->learn_features && cfg->agg_blocks <= 1;
+  if (do3d) {
+    st = fg_perm_kind_from(cfg->order, cfg->double_perm, &perm);
+    if (st != FG_OK && do1d) {
+      do3d = 0; /* --order metis: only the 1D schemes */
+      st = FG_OK;
+    }
+    FG_CHECK(st);
+  }
+  FG_REQUIRE(do3d || do1d, FG_ERR_INVALID_ARG,
+             "plan: nothing to rank (--double-perm, --learn-features and --agg-blocks are 3d "
+             "options)");
+  FG_ALLOC(w, cfg->layers + 1);
+  w[0] = ds->num_features;
+  for (int l = 1; l < cfg->layers; l++) {
+    w[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
+    FG_REQUIRE(w[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
+               (long long)w[l]);
+  }
+  w[cfg->layers] = ds->num_classes;
+  cap = (do3d ? fg_grid_enumerate(P, grids, 0) : 0) + 2;
+  FG_CALLOC(e, cap);
+  if (do3d) FG_CHECK(plan_3d(ds, cfg, cal, w, perm, e, &n));
+  if (do1d && P == 1) FG_CHECK(plan_1d(ds, cfg, cal, w, "serial", &e[n++]));
+  if (do1d && P > 1) {
+    FG_CHECK(plan_1d(ds, cfg, cal, w, "1d", &e[n++]));
+    FG_CHECK(plan_1d(ds, cfg, cal, w, "1d-sa", &e[n++]));
+  }
+  limit = cfg->mem_per_rank;
+  if (limit == 0) {
+    const int on_node = cfg->ranks_per_node > 0 ? FG_MIN(cfg->ranks_per_node, P) : P;
+    limit = machine_memory() / on_node;
+    if (limit <= 0) limit = -1;
+  }
+  for (int i = 0; i < n; i++) e[i].fits = limit < 0 || e[i].mem_bytes <= limit;
+  /* those that fit first, fastest first (a stable insertion sort: ties keep grid order) */
+  FG_CALLOC(sorted, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    while (j > 0 && (sorted[j - 1].fits < e[i].fits ||
+                     (sorted[j - 1].fits == e[i].fits && sorted[j - 1].seconds > e[i].seconds))) {
+      sorted[j] = sorted[j - 1];
+      j--;
+    }
+    sorted[j] = e[i];
+  }
+  *out = sorted;
+  *count = n;
+  sorted = NULL;
+cleanup:
+  free(e);
+  free(sorted);
+  free(w);
+  return st;
+}
+
+fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks, int only3d,
+                       char *scheme, size_t len, int grid[3]) {
+  fg_status st = FG_OK;
+  fg_calibration cal = fg_calibration_default();
+  fg_plan_config pc = fg_plan_config_default();
+  fg_plan_entry *e = NULL;
+  int n = 0;
+  if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
+  pc.ranks = ranks;
+  pc.ranks_per_node = cfg->ranks_per_node;
+  pc.layers = cfg->layers;
+  pc.hidden = cfg->hidden;
+  pc.widths = cfg->widths;
+  pc.agg_order = cfg->agg_order;
+  pc.order = cfg->order;
+  pc.double_perm = cfg->double_perm;
+  pc.learn_features = cfg->learn_features;
+  pc.agg_blocks = cfg->agg_blocks;
+  pc.seed = cfg->seed;
+  pc.with_1d = !only3d;
+  FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
+  FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
+  if (!e[0].fits) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+      if (e[i].mem_bytes < e[best].mem_bytes) best = i;
+    FG_FAIL(FG_ERR_MEMLIMIT,
+            "no configuration of %d ranks fits in memory: the smallest needs %.0f MB per rank "
+            "(%s %dx%dx%d); use more ranks or nodes", ranks, e[best].mem_bytes / 1e6,
+            e[best].scheme, e[best].grid[0], e[best].grid[1], e[best].grid[2]);
+  }
+  snprintf(scheme, len, "%s", e[0].scheme);
+  memcpy(grid, e[0].grid, 3 * sizeof(int));
+  if (strcmp(scheme, "3d") != 0) grid[0] = grid[1] = grid[2] = 1;
+cleanup:
+  free(e);
+  return st;
+}

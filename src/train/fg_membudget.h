@@ -1,0 +1,21 @@
+/* fg_membudget.h -- the memory a run needs, computed before anything is allocated for it, and
+ * the check against --mem-limit (membudget.c; the estimate itself is fg_train_memory in the
+ * public header). */
+#ifndef FG_MEMBUDGET_H
+#define FG_MEMBUDGET_H
+
+#include "core/fg_core.h"
+
+/* Bytes allowed for the program itself (code, MPI, OpenMP stacks, OpenBLAS buffers). */
+#define FG_MEM_RUNTIME_BYTES ((int64_t)96 << 20)
+
+/* One-process runs: FG_ERR_MEMLIMIT, with a message naming the bytes needed, the limit and the
+ * options that shrink the run, when the estimate exceeds cfg->mem_limit (0: the available
+ * memory, against which the already loaded dataset is not counted again; < 0: no check). Not
+ * collective; call on the rank that holds the dataset. */
+fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg);
+
+/* "1.23 GB" / "456 MB" / "789 kB" / "12 B" into buf. */
+const char *fg_format_bytes(double bytes, char *buf, size_t len);
+
+#endif /* FG_MEMBUDGET_H */

@@ -1,0 +1,121 @@
+/* membudget.c -- what a one-process run holds at its peak, from the dataset's sizes and the
+ * configuration alone (the model's share from fg_gcn_memory, which mirrors fg_gcn_create), and
+ * the --mem-limit check made before the scheme and the model allocate. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/fg_graph.h"
+#include "model/fg_model.h"
+#include "train/fg_membudget.h"
+
+int64_t fg_available_memory(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  long long kb = -1;
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+  fclose(f);
+  return kb < 0 ? -1 : (int64_t)kb * 1024;
+}
+
+const char *fg_format_bytes(double bytes, char *buf, size_t len) {
+  static const char *const unit[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1000.0) {
+    bytes /= 1000.0;
+    u++;
+  }
+  snprintf(buf, len, u == 0 ? "%.0f %s" : bytes < 10 ? "%.2f %s" : bytes < 100 ? "%.1f %s"
+                                                                            : "%.0f %s",
+           bytes, unit[u]);
+  return buf;
+}
+
+fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
+                          fg_memory_estimate *out) {
+  fg_status st = FG_OK;
+  int64_t *widths = NULL;
+  fg_reorder_kind reorder = FG_REORDER_NONE;
+  const int L = cfg->layers;
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_train_memory: no dataset");
+  FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
+  FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
+  {
+    const int64_t n = ds->num_nodes, nnz = ds->adj.nnz, F = ds->num_features;
+    const int64_t C = ds->num_classes;
+    int64_t act = 0, par = 0;
+    FG_ALLOC(widths, L + 1);
+    widths[0] = F;
+    for (int l = 1; l < L; l++) widths[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
+    widths[L] = C;
+    for (int l = 0; l <= L; l++)
+      FG_REQUIRE(widths[l] >= 1, FG_ERR_INVALID_ARG, "layer width %d is %lld; must be >= 1", l,
+                 (long long)widths[l]);
+    {
+      fg_gcn_config mc = {L, widths, (int)cfg->agg_order, cfg->seed};
+      fg_gcn_memory(&mc, n, &act, &par, &out->activation_buffers);
+    }
+    out->hidden_width = L > 1 ? widths[1] : widths[L];
+    for (int l = 1; l < L; l++) out->hidden_width = FG_MAX(out->hidden_width, widths[l]);
+    /* the dataset: pattern (values only if a reader gave some), features, labels, split */
+    out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
+    /* the scheme: Â with values, Âᵀ too for a directed graph */
+    out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric ? 1 : 2);
+    out->inputs = 4 * n * F + 4 * n + n + 8 * n;
+    out->activations = act;
+    out->params = par;
+    out->loss = 4 * n * C + 2 * n;
+    /* normalization's degrees; with --reorder the inverse permutation, the permuted copy of Â
+     * and fg_csr_permute's sort keys */
+    out->setup = 16 * n;
+    if (reorder != FG_REORDER_NONE) out->setup += 8 * n + 8 * (n + 1) + 16 * nnz;
+    out->total = FG_MEM_RUNTIME_BYTES + out->dataset + out->graph + out->inputs +
+                 FG_MAX(out->setup, out->activations + out->params + out->loss);
+  }
+cleanup:
+  free(widths);
+  return st;
+}
+
+fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg) {
+  fg_status st = FG_OK;
+  fg_memory_estimate e;
+  char head[256], need[32], lim[32], b[6][32];
+  double limit = cfg->mem_limit, counted;
+  if (cfg->mem_limit < 0) return FG_OK;
+  FG_CHECK(fg_train_memory(ds, cfg, &e));
+  counted = (double)e.total;
+  if (limit == 0) {
+    const int64_t avail = fg_available_memory();
+    if (avail < 0) return FG_OK; /* unknown: nothing to check against */
+    limit = (double)avail;
+    counted -= (double)e.dataset; /* loaded already: not part of what must still be found */
+    snprintf(head, sizeof head,
+             "this run needs %.0f bytes (%s) beyond the loaded dataset but %s is available "
+             "(MemAvailable; --mem-limit sets another limit)",
+             counted, fg_format_bytes(counted, need, sizeof need),
+             fg_format_bytes(limit, lim, sizeof lim));
+  } else {
+    snprintf(head, sizeof head, "this run needs %.0f bytes (%s) but --mem-limit is %.0f (%s)",
+             counted, fg_format_bytes(counted, need, sizeof need), limit,
+             fg_format_bytes(limit, lim, sizeof lim));
+  }
+  FG_REQUIRE(counted <= limit, FG_ERR_MEMLIMIT,
+             "%s: dataset %s, graph %s, features and labels %s, activations %s (%.1f buffers of "
+             "%lld x %lld floats), parameters and Adam state %s, loss %s, program %s. Options "
+             "that shrink it: a smaller --hidden or --widths, fewer --layers, fewer "
+             "--gen-features (generated inputs), --reorder none, or more processes (mpirun -n P "
+             "... --scheme 1d-sa)",
+             head, fg_format_bytes((double)e.dataset, b[0], sizeof b[0]),
+             fg_format_bytes((double)e.graph, b[1], sizeof b[1]),
+             fg_format_bytes((double)e.inputs, b[2], sizeof b[2]),
+             fg_format_bytes((double)e.activations, b[3], sizeof b[3]), e.activation_buffers,
+             (long long)ds->num_nodes, (long long)e.hidden_width,
+             fg_format_bytes((double)e.params, b[4], sizeof b[4]),
+             fg_format_bytes((double)e.loss, b[5], sizeof b[5]),
+             fg_format_bytes((double)FG_MEM_RUNTIME_BYTES, need, sizeof need));
+cleanup:
+  return st;
+}

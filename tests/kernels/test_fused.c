@@ -1,0 +1,137 @@
+/* test_fused.c -- the fused elementwise passes against compositions of the reference kernels,
+ * bit for bit: bias + ReLU + dropout in one sweep (every combination, widths around the
+ * 256-column chunk, in place and not, node ids permuted), and the backward mask read off the
+ * stored dropout output against dropout backward followed by ReLU backward. Also: results do
+ * not depend on the thread count, and the masks are really applied (some kept, some dropped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_testlib.h"
+
+static int bits_equal(const float *a, const float *b, int64_t n) {
+  return memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+static void test_forward(void) {
+  static const int64_t shapes[][2] = {{1, 1}, {7, 3}, {5, 4}, {33, 128}, {9, 255},
+                                      {9, 256}, {9, 257}, {40, 520}, {1200, 33}};
+  static const float ps[] = {0.0f, 0.3f, 0.5f};
+  const int saved = kt_max_threads();
+  int cases = 0, bad = 0, dropped_some = 0, kept_some = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    const int64_t rows = shapes[si][0], cols = shapes[si][1], n = rows * cols;
+    float *in = kt_alloc_f(n), *bias = kt_alloc_f(cols), *ref = kt_alloc_f(n);
+    float *out = kt_alloc_f(n), *inplace = kt_alloc_f(n);
+    int64_t *ids = malloc((size_t)rows * sizeof *ids);
+    if (!ids) exit(2);
+    fg_test_fill(in, n, 500 + (uint64_t)si, -1.0f, 1.0f);
+    fg_test_fill(bias, cols, 600 + (uint64_t)si, -0.5f, 0.5f);
+    for (int64_t r = 0; r < rows; r++) ids[r] = (r * 7 + 3) % rows + 1000; /* not 0..rows-1 */
+    for (int pi = 0; pi < 3; pi++) {
+      for (int relu = 0; relu < 2; relu++) {
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+          for (int with_ids = 0; with_ids < 2; with_ids++) {
+            const float *b = with_bias ? bias : NULL;
+            const int64_t *g = with_ids ? ids : NULL;
+            fg_bias_relu_dropout_ref(ref, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+            for (int t = 1; t <= 3; t += 2) {
+              kt_set_threads(t);
+              memset(out, 0xff, (size_t)n * sizeof *out);
+              fg_bias_relu_dropout(out, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+              memcpy(inplace, in, (size_t)n * sizeof *in);
+              fg_bias_relu_dropout(inplace, inplace, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+              cases++;
+              if (!bits_equal(out, ref, n) || !bits_equal(inplace, ref, n)) {
+                if (bad++ < 5)
+                  fprintf(stderr, "  fused %lldx%lld p=%g relu=%d bias=%d ids=%d threads=%d "
+                          "differs from the reference\n", (long long)rows, (long long)cols,
+                          (double)ps[pi], relu, with_bias, with_ids, t);
+              }
+            }
+            if (ps[pi] > 0.0f) {
+              for (int64_t i = 0; i < n; i++) {
+                const float pre = in[i] + (b ? b[i % cols] : 0.0f);
+                dropped_some |= ref[i] == 0.0f && pre > 0.0f;
+                kept_some |= ref[i] != 0.0f && ref[i] != pre;
+              }
+            }
+          }
+        }
+      }
+    }
+    /* the mask of (id, column) follows the node: rows given in another order with their ids
+     * come out as the same rows */
+    {
+      float *perm_in = kt_alloc_f(n), *perm_out = kt_alloc_f(n);
+      int64_t *perm_ids = malloc((size_t)rows * sizeof *perm_ids);
+      if (!perm_ids) exit(2);
+      fg_bias_relu_dropout(out, in, bias, rows, cols, 1, 0.5f, 9, 4, 2, ids);
+      for (int64_t r = 0; r < rows; r++) {
+        const int64_t src = rows - 1 - r;
+        memcpy(perm_in + r * cols, in + src * cols, (size_t)cols * sizeof *in);
+        perm_ids[r] = ids[src];
+      }
+      fg_bias_relu_dropout(perm_out, perm_in, bias, rows, cols, 1, 0.5f, 9, 4, 2, perm_ids);
+      for (int64_t r = 0; r < rows; r++)
+        EXPECT(bits_equal(perm_out + r * cols, out + (rows - 1 - r) * cols, cols));
+      free(perm_in);
+      free(perm_out);
+      free(perm_ids);
+    }
+    free(in);
+    free(bias);
+    free(ref);
+    free(out);
+    free(inplace);
+    free(ids);
+  }
+  kt_set_threads(saved);
+  printf("  fused bias+relu+dropout: %d cases, %d differ from the reference\n", cases, bad);
+  EXPECT_MSG(bad == 0, "%d fused cases differ from the reference composition", bad);
+  EXPECT(dropped_some && kept_some);
+}
+
+/* The old backward (dropout backward, then ReLU backward against H) equals the fused mask on
+ * the stored output D = dropout(relu(Z)). Values compared with == (the old dropout writes +0
+ * where a group of four gradients is all zero; the values are the same). */
+static void test_backward(void) {
+  const int64_t rows = 300, cols = 130, n = rows * cols;
+  static const float ps[] = {0.0f, 0.5f};
+  float *z = kt_alloc_f(n), *h = kt_alloc_f(n), *d = kt_alloc_f(n), *g = kt_alloc_f(n);
+  float *old = kt_alloc_f(n), *fused = kt_alloc_f(n);
+  fg_test_fill(z, n, 700, -1.0f, 1.0f);
+  fg_test_fill(g, n, 701, -3.0f, 3.0f);
+  for (int64_t i = 0; i < n; i += 37) g[i] = 0.0f;
+  for (int pi = 0; pi < 2; pi++) {
+    const float p = ps[pi], scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
+    int64_t diff = 0, zeros = 0;
+    fg_relu_forward(h, z, n);
+    fg_bias_relu_dropout(d, z, NULL, rows, cols, 1, p, 5, 6, 1, NULL);
+    fg_dropout_backward(old, g, rows, cols, p, 5, 6, 1, NULL);
+    fg_relu_backward(old, old, h, n);
+    memcpy(fused, g, (size_t)n * sizeof *g);
+    fg_masked_scale(fused, d, n, scale);
+    for (int64_t i = 0; i < n; i++) {
+      diff += !(fused[i] == old[i]);
+      zeros += fused[i] == 0.0f;
+    }
+    printf("  masked backward p=%g: %lld of %lld differ, %lld zero\n", (double)p,
+           (long long)diff, (long long)n, (long long)zeros);
+    EXPECT_MSG(diff == 0, "p=%g: the fused backward mask differs in %lld entries", (double)p,
+               (long long)diff);
+    EXPECT(zeros > n / 3 && zeros < n); /* ReLU (and dropout) masked a share, not all */
+  }
+  free(z);
+  free(h);
+  free(d);
+  free(g);
+  free(old);
+  free(fused);
+}
+
+int main(void) {
+  test_forward();
+  test_backward();
+  return fg_test_finish("kernels_fused");
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# CLI tests of the 3D scheme's commands and flags: info --shards, plan, bench --calibrate,
+# train --scheme 3d / --grid; exit codes and messages.
+# usage: cli3d_test.sh FULLGRAPH DEMO_DATA MPIEXEC
+set -u
+FG=$1 DEMO=$2 MPIEXEC=${3:-mpiexec}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$(timeout 120 "$@" 2>&1 < /dev/null); rc=$?
+  if [ "$rc" != "$code" ]; then
+    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+expect 0 "double permutation +[0-9.]+" "$FG" info "$DEMO" --shards 8x8
+expect 0 "adjacency shards 4 x 4" "$FG" info "$DEMO" --shards 4
+expect 2 "--shards expects RxC" "$FG" info "$DEMO" --shards 0x8
+expect 2 "--shards expects RxC" "$FG" info "$DEMO" --shards 8y8
+expect 0 "usage: fullgraph plan DATA" "$FG" plan --help
+expect 0 "best: --scheme" "$FG" plan "$DEMO" --ranks 4 --mem-per-rank -1
+expect 0 " 3d +2x1x2 " "$FG" plan "$DEMO" --ranks 4 --no-1d --double-perm
+expect 0 "nothing fits" "$FG" plan "$DEMO" --ranks 2 --mem-per-rank 0.001
+expect 1 "cannot open calibration" "$FG" plan "$DEMO" --ranks 4 --calibration "$T/none.txt"
+expect 2 "leave nothing to rank" "$FG" plan "$DEMO" --ranks 4 --no-1d --no-3d
+expect 0 "wrote $T/cal.txt" "$FG" bench --calibrate --output "$T/cal.txt"
+expect 0 "^spmm_nnz_f " cat "$T/cal.txt"
+expect 0 "coefficients: $T/cal.txt" "$FG" plan "$DEMO" --ranks 8 --calibration "$T/cal.txt"
+echo "spmm_nnz banana" >> "$T/cal.txt"
+expect 1 "line [0-9]+: expected 'key value'" "$FG" plan "$DEMO" --ranks 2 --calibration "$T/cal.txt"
+expect 2 "missing benchmark" "$FG" bench
+expect 0 "3d: grid 1x2x1, double permutation" \
+  "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 1x2x1 --double-perm \
+  --epochs 2 --hidden 4 --no-progress
+expect 0 "performance model: 3d grid [0-9]x[0-9]x[0-9]" \
+  "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --epochs 1 --hidden 4 --no-progress
+expect 1 "--grid 2x2x1 has 4 ranks, but the job has 2" \
+  "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 2x2x1 --epochs 1
+expect 1 "--grid needs --scheme 3d" "$FG" train "$DEMO" --grid 1x1x1 --epochs 1
+expect 1 "--agg-blocks needs --scheme 3d" "$FG" train "$DEMO" --agg-blocks 2 --epochs 1
+expect 1 "checkpoints hold the weights only" \
+  "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --learn-features --checkpoint "$T/c" --epochs 1
+expect 1 "--order metis is not available|no METIS" \
+  "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --order metis --epochs 1
+
+echo "cli3d: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,236 @@
+/* test_plan.c -- the performance model: cost formulas against values worked out by hand, the
+ * least squares fit, the calibration file, and fg_plan's ranking. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/fg_graph.h"
+#include "plan/fg_plan.h"
+#include "schemes/fg_scheme3d.h"
+#include "testutil.h"
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b) + 1e-300; }
+
+#define EXPECT_NEAR(a, b) EXPECT_MSG(close_to((a), (b)), "%s = %.10g, expected %.10g", #a, (a), (b))
+
+static void test_formulas(void) {
+  fg_calibration c;
+  double alpha[3], beta[3];
+  memset(&c, 0, sizeof c);
+  /* ring all-reduce: 2 (G-1) alpha + 2 beta M (G-1)/G; all-gather: (G-1) alpha + beta M (G-1)/G */
+  EXPECT_NEAR(fg_cost_allreduce(1e-5, 1e-9, 4, 1e6), 6e-5 + 1.5e-3);
+  EXPECT_NEAR(fg_cost_allgather(1e-5, 1e-9, 4, 1e6), 3e-5 + 7.5e-4);
+  EXPECT(fg_cost_allreduce(1e-5, 1e-9, 1, 1e6) == 0.0);
+  EXPECT(fg_cost_allgather(1e-5, 1e-9, 1, 1e6) == 0.0);
+  /* SpMM: nnz 100, rows 10, cols 20, f 32, cache 1024 B: lines = 2, x = 64 * 2 * 20 = 2560,
+   * beyond the cache 2 (1 - 1024/2560) = 1.2 lines per nonzero */
+  for (int i = 0; i < 6; i++) c.spmm[i] = (i + 1) * 1e-9;
+  c.cache_bytes = 1024;
+  c.llc_bytes = 2048; /* 2 (1 - 2048/2560) = 0.4 lines beyond it */
+  EXPECT_NEAR(fg_cost_spmm_lines(1024, 20, 32), 1.2);
+  EXPECT_NEAR(fg_cost_spmm_lines(2048, 20, 32), 0.4);
+  EXPECT(fg_cost_spmm_lines(1e9, 20, 32) == 0.0);
+  EXPECT_NEAR(fg_cost_spmm(&c, 100, 10, 20, 32), 1e-9 * 100 * 32 + 2e-9 * 100 * 1.2 +
+                                                     3e-9 * 100 * 0.4 + 4e-9 * 100 +
+                                                     5e-9 * 10 * 32 + 6e-9 * 20 * 32);
+  EXPECT(fg_cost_spmm(&c, 100, 10, 20, 0) == 0.0);
+  /* placement: Y groups consecutive, X groups span X*Y ranks, Z groups all */
+  c.alpha_intra = 1;
+  c.beta_intra = 10;
+  c.alpha_inter = 100;
+  c.beta_inter = 1000;
+  {
+    const int g[3] = {2, 2, 2};
+    fg_cost_dims(&c, g, 4, alpha, beta);
+    EXPECT(alpha[FG_DIM_Y] == 1 && beta[FG_DIM_Y] == 10);
+    EXPECT(alpha[FG_DIM_X] == 1 && beta[FG_DIM_X] == 10);
+    EXPECT(alpha[FG_DIM_Z] == 100 && beta[FG_DIM_Z] == 4000); /* 4 X-Y groups share the links */
+    fg_cost_dims(&c, g, 2, alpha, beta);
+    EXPECT(alpha[FG_DIM_Y] == 1 && beta[FG_DIM_Y] == 10);
+    EXPECT(alpha[FG_DIM_X] == 100 && beta[FG_DIM_X] == 2000);
+    EXPECT(alpha[FG_DIM_Z] == 100 && beta[FG_DIM_Z] == 2000);
+    fg_cost_dims(&c, g, 0, alpha, beta);
+    EXPECT(beta[0] == 10 && beta[1] == 10 && beta[2] == 10);
+  }
+  {
+    const int g[3] = {1, 3, 1};
+    fg_cost_dims(&c, g, 2, alpha, beta);
+    EXPECT(alpha[FG_DIM_Y] == 100 && beta[FG_DIM_Y] == 1000);
+    EXPECT(beta[FG_DIM_X] == 10 && beta[FG_DIM_Z] == 10); /* size 1: no communication anyway */
+  }
+}
+
+/* One layer, n = 8, widths 4 -> 2, grid 2 x 1 x 1, largest shard 10 nonzeros; SpMM 1 ns per
+ * nonzero-column, GEMM 1 Gflop/s, 1 GB/s elementwise, alpha 1 us, beta 1 ns per byte.
+ *   layer 0: a = X (2), b = Y (1), c = Z (1); n_in 4, n_out 8, w_in 4, w_out 1
+ *   forward (x2): SpMM 10*4 ns = 40 ns; all-reduce of H (8*4 floats = 128 B) over 2:
+ *                 2 us + 2 * 1e-9 * 128 / 2 = 2.128 us; GEMM 2*8*4*1 flops = 64 ns;
+ *                 elementwise: see below
+ *   backward: dW GEMM 64 ns; no SpMM (layer 0, features not learned); bias gradient 32 B
+ *   loss (x2): two all-reduces of 8 rows * 8 B = 64 B over 2: 2 us + 64 ns each
+ */
+static void test_cost3d(void) {
+  fg_calibration c;
+  fg_cost3d_input in;
+  fg_plan_entry e;
+  const int64_t widths[2] = {4, 2};
+  const double shard[1] = {10};
+  double spmm, gemm, comm, other, comm_blocked;
+  memset(&c, 0, sizeof c);
+  c.spmm[0] = 1e-9;
+  c.cache_bytes = c.llc_bytes = 1e12;
+  c.gemm_flops = 1e9;
+  c.stream_bytes = 1e9;
+  c.dropout_elem = 1e-9;
+  c.softmax_elem = 2e-9;
+  c.alpha_intra = 1e-6;
+  c.beta_intra = 1e-9;
+  memset(&in, 0, sizeof in);
+  in.n = 8;
+  in.layers = 1;
+  in.widths = widths;
+  in.g[0] = 2;
+  in.g[1] = in.g[2] = 1;
+  in.shard_nnz = shard;
+  in.mean_nnz = 8;
+  in.nkeys = 1;
+  in.agg_blocks = 1;
+  fg_cost3d(&in, &c, &e);
+  spmm = 2 * 40e-9;
+  gemm = 2 * 64e-9 + 64e-9;
+  comm = 2 * 2.128e-6 + 2 * 2 * (2e-6 + 2 * 1e-9 * 64 / 2);
+  other = 4 * 4 * 1e-9                /* dropout of the 4 x 4 input, 1 ns an element */
+          + 2 * 3 * 8 * 1 * 4 * 1e-9   /* bias + ReLU of the 8 x 1 output, twice: 3 passes of 4 B */
+          + 8 * 1 * 4 * 1e-9           /* bias gradient */
+          + 3 * 8 * 1 * 2e-9;          /* softmax: loss, dlogits, evaluation, 2 ns an element */
+  EXPECT_NEAR(e.spmm_seconds, spmm);
+  EXPECT_NEAR(e.gemm_seconds, gemm);
+  EXPECT_NEAR(e.comm_seconds, comm);
+  EXPECT_NEAR(e.other_seconds, other);
+  EXPECT_NEAR(e.seconds, spmm + gemm + comm + other);
+  EXPECT(e.max_nnz == 10 && e.mean_nnz == 8);
+  EXPECT(e.mem_bytes > 12 * 10);
+  /* two row blocks: max(40 ns, 2.128 us) + 40 ns / 2 + 1 * 2 * (2 - 1) * 1 us per forward */
+  in.agg_blocks = 2;
+  fg_cost3d(&in, &c, &e);
+  comm_blocked = comm - 2 * 2.128e-6 + 2 * (2.128e-6 + 20e-9 + 2e-6 - 40e-9);
+  EXPECT_NEAR(e.comm_seconds, comm_blocked);
+}
+
+static void test_fit(void) {
+  double X[60 * 3], y[60], w[60], beta[3];
+  const double truth[3] = {2e-9, 5e-10, 3e-9};
+  double r2;
+  for (int i = 0; i < 60; i++) {
+    X[i * 3 + 0] = 1000.0 * (i + 1);
+    X[i * 3 + 1] = 50.0 * ((i * 7) % 13 + 1);
+    X[i * 3 + 2] = 300.0 * ((i * 5) % 11 + 1);
+    y[i] = X[i * 3] * truth[0] + X[i * 3 + 1] * truth[1] + X[i * 3 + 2] * truth[2];
+    w[i] = 1.0 / (y[i] * y[i]);
+  }
+  r2 = fg_nnls_fit(X, y, w, 60, 3, beta);
+  for (int j = 0; j < 3; j++)
+    EXPECT_MSG(fabs(beta[j] - truth[j]) <= 1e-6 * truth[j], "beta[%d] = %g, truth %g", j, beta[j],
+               truth[j]);
+  EXPECT(r2 > 0.999999);
+  /* a column that only hurts gets 0, not a negative coefficient */
+  for (int i = 0; i < 60; i++) y[i] = X[i * 3] * 2e-9 - X[i * 3 + 2] * 1e-10;
+  fg_nnls_fit(X, y, w, 60, 3, beta);
+  EXPECT(beta[0] > 0 && beta[1] >= 0 && beta[2] >= 0);
+}
+
+static void test_calibration_file(void) {
+  char path[512];
+  FILE *f;
+  fg_calibration c = fg_calibration_default(), r;
+  const char *t = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/fg_cal_%d.txt", t && *t ? t : "/tmp", (int)getpid());
+  c.spmm[1] = 1.25e-9;
+  c.alpha_inter = 7.5e-5;
+  c.ranks = 8;
+  EXPECT_OK(fg_calibration_write(path, &c));
+  memset(&r, 0, sizeof r);
+  EXPECT_OK(fg_calibration_read(path, &r));
+  EXPECT(r.spmm[1] == 1.25e-9 && r.alpha_inter == 7.5e-5 && r.ranks == 8);
+  EXPECT(r.gemm_flops == c.gemm_flops && r.cache_bytes == c.cache_bytes);
+  f = fopen(path, "w");
+  fprintf(f, "version 1\nspmm_nnz 1e-9\nwarp_speed 3\n");
+  fclose(f);
+  EXPECT(fg_calibration_read(path, &r) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("line 3: unknown key 'warp_speed'"));
+  f = fopen(path, "w");
+  fprintf(f, "version 1\nbeta_intra -2\n");
+  fclose(f);
+  EXPECT(fg_calibration_read(path, &r) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("line 2"));
+  f = fopen(path, "w");
+  fprintf(f, "spmm_nnz 1e-9\n");
+  fclose(f);
+  EXPECT(fg_calibration_read(path, &r) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("no 'version' line"));
+  unlink(path);
+  EXPECT(fg_calibration_read(path, &r) == FG_ERR_IO);
+}
+
+static void test_plan(void) {
+  fg_dataset *ds = calloc(1, sizeof *ds);
+  int64_t *src = NULL, *dst = NULL, m = 0;
+  fg_plan_config pc = fg_plan_config_default();
+  fg_calibration c = fg_calibration_default();
+  fg_plan_entry *e = NULL;
+  int n = 0, n3 = 0, n1 = 0;
+  EXPECT_OK(fg_rmat_edges(9, 8, 1, &src, &dst, &m));
+  ds->num_nodes = 512;
+  EXPECT_OK(fg_csr_from_edges(512, src, dst, m, 1, 1, 1, &ds->adj));
+  ds->symmetric = 1;
+  ds->num_features = 32;
+  ds->num_classes = 4;
+  EXPECT_OK(fg_generate_features(512, 32, 1, &ds->features));
+  free(src);
+  free(dst);
+  pc.ranks = 8;
+  pc.layers = 3;
+  pc.double_perm = 0;
+  pc.mem_per_rank = -1;
+  EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+  EXPECT(n == 12); /* 10 grids of 8, 1d and 1d-sa */
+  for (int i = 0; i < n; i++) {
+    n3 += strcmp(e[i].scheme, "3d") == 0;
+    n1 += strcmp(e[i].scheme, "1d") == 0 || strcmp(e[i].scheme, "1d-sa") == 0;
+    EXPECT(e[i].fits && e[i].seconds > 0 && e[i].mem_bytes > 0);
+    if (i > 0) EXPECT(e[i - 1].seconds <= e[i].seconds);
+    EXPECT(fabs(e[i].seconds - (e[i].spmm_seconds + e[i].gemm_seconds + e[i].comm_seconds +
+                                e[i].other_seconds)) <= 1e-12 + 1e-9 * e[i].seconds);
+  }
+  EXPECT(n3 == 10 && n1 == 2);
+  free(e);
+  /* a limit nobody meets: nothing fits, still ranked by time */
+  pc.mem_per_rank = 1000;
+  pc.double_perm = 1; /* 3d only */
+  EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+  EXPECT(n == 10);
+  for (int i = 0; i < n; i++) EXPECT(!e[i].fits);
+  free(e);
+  /* the 8 x 1 x 1 grid's shards are row blocks of 8 in layer 0's columns... its largest
+   * shard is at least an eighth of the nonzeros */
+  pc.mem_per_rank = -1;
+  pc.double_perm = 0;
+  pc.with_1d = 0;
+  EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+  for (int i = 0; i < n; i++)
+    EXPECT(e[i].max_nnz * 8 >= (double)ds->adj.nnz && e[i].max_nnz <= (double)ds->adj.nnz);
+  free(e);
+  pc.ranks = 0;
+  EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
+  fg_dataset_destroy(&ds);
+}
+
+int main(void) {
+  test_formulas();
+  test_cost3d();
+  test_fit();
+  test_calibration_file();
+  test_plan();
+  return fg_test_finish("test_plan");
+}

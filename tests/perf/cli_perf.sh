@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CLI of the single-process options: --mem-limit refusals and parsing, --reorder choices, the
+# memory line of `fullgraph info`.
+# usage: cli_perf.sh FULLGRAPH DEMO_DATA
+set -u
+FG=$1 DEMO=$2
+pass=0 fail=0
+
+# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$(timeout 120 "$@" 2>&1); rc=$?
+  if [ "$rc" != "$code" ]; then
+    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
+    fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+expect 1 "this run needs [0-9]+ bytes \(.*\) but --mem-limit is 1000000 \(1.00 MB\).*--hidden" \
+  "$FG" train "$DEMO" --epochs 1 --mem-limit 1M
+expect 1 "but --mem-limit is 1048576 " "$FG" train "$DEMO" --epochs 1 --mem-limit 1MiB
+expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 1 --quiet --mem-limit 8G
+expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 1 --quiet --mem-limit none
+expect 2 "--mem-limit expects bytes like 8G, 512MiB or none, got '12x'" \
+  "$FG" train "$DEMO" --epochs 1 --mem-limit 12x
+expect 2 "--mem-limit expects bytes" "$FG" train "$DEMO" --epochs 1 --mem-limit -5
+expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 2 --quiet --reorder rcm
+expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 2 --quiet --reorder degree
+expect 2 "reorder" "$FG" train "$DEMO" --epochs 1 --reorder sideways
+expect 0 "--reorder HOW" "$FG" train --help
+expect 0 "--mem-limit BYTES" "$FG" train --help
+expect 0 "memory +[0-9]+ bytes \([0-9.]+ MB\) to train on one process, GCN 1433 -> 16 -> 7" \
+  "$FG" info "$DEMO"
+expect 0 "GCN 1433 -> 64 -> 64 -> 7:" "$FG" info "$DEMO" --layers 3 --hidden 64
+# the number info prints is the one train refuses with
+need=$("$FG" info "$DEMO" --layers 3 --hidden 64 | sed -n 's/.*memory *\([0-9]*\) bytes.*/\1/p')
+expect 1 "needs $need bytes" "$FG" train "$DEMO" --layers 3 --hidden 64 --mem-limit $((need - 1))
+expect 0 "test accuracy" "$FG" train "$DEMO" --layers 3 --hidden 64 --epochs 1 --quiet \
+  --mem-limit "$need"
+
+echo "cli_perf: $pass passed, $fail failed"
+[ "$fail" = 0 ]

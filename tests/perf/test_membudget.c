@@ -1,0 +1,142 @@
+/* test_membudget.c -- the memory budget: the estimate adds up and counts what the model really
+ * allocates (L + 2 activation buffers of n x hidden for a model whose hidden layers aggregate
+ * last, so at most MG-GCN's L + 3 with the loss gradient); a tiny --mem-limit is refused before
+ * anything is allocated, with a message naming the bytes needed, the limit and the options that
+ * shrink the run; no limit and the default limit (available memory) let Cora train. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/fg_dist.h"
+#include "graph/fg_graph.h"
+#include "model/fg_model.h"
+#include "schemes/fg_scheme.h"
+#include "train/fg_membudget.h"
+#include "testutil.h"
+
+static void test_estimate(const fg_dataset *ds) {
+  fg_train_config c = fg_train_config_default();
+  fg_memory_estimate e, e2;
+  const int64_t n = fg_dataset_num_nodes(ds), F = fg_dataset_num_features(ds);
+  const int64_t C = fg_dataset_num_classes(ds);
+  c.layers = 3;
+  c.hidden = 64;
+  EXPECT_OK(fg_train_memory(ds, &c, &e));
+  EXPECT(e.total == FG_MEM_RUNTIME_BYTES + e.dataset + e.graph + e.inputs +
+                        FG_MAX(e.setup, e.activations + e.params + e.loss));
+  EXPECT(e.hidden_width == 64);
+  /* Cora: F = 1433 > 64, so layer 0 aggregates last and work_a holds dropout(X) (n x F);
+   * H1, H2 (n x 64), H3 (n x C), work_b (n x 64) */
+  EXPECT(e.activations == 4 * (n * F + 3 * n * 64 + n * C));
+  EXPECT(e.params == 16 * (F * 64 + 64 + 64 * 64 + 64 + 64 * C + C));
+  EXPECT(e.graph == 8 * (n + 1) + 8 * fg_dataset_num_edges(ds));
+  /* more layers or width cost more; a reorder costs setup memory */
+  c.hidden = 128;
+  EXPECT_OK(fg_train_memory(ds, &c, &e2));
+  EXPECT(e2.activations > e.activations && e2.total > e.total);
+  c.reorder = "rcm";
+  EXPECT_OK(fg_train_memory(ds, &c, &e2));
+  EXPECT(e2.setup > e.setup);
+  c.reorder = "bogus";
+  EXPECT(fg_train_memory(ds, &c, &e2) == FG_ERR_INVALID_ARG);
+  printf("  cora 3 layers hidden 64: total %lld bytes, activations %lld (%.2f buffers of n x 64)\n",
+         (long long)e.total, (long long)e.activations, e.activation_buffers);
+}
+
+/* The model allocates what fg_gcn_memory says; the benchmark's model has L + 2 buffers. */
+static void test_model_buffers(const fg_dataset *ds) {
+  fg_dist *d = NULL;
+  fg_scheme *s = NULL;
+  fg_scheme_config sc;
+  memset(&sc, 0, sizeof sc);
+  EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &d));
+  EXPECT_OK(fg_scheme_serial_create(d, ds, &sc, &s));
+  if (!s) return;
+  {
+    /* widths as the benchmark: F -> 128 -> 128 -> C with F = 128 stands in as 128 here */
+    const int64_t n = s->n_local;
+    int64_t w[4] = {128, 128, 128, 32}, act = 0, par = 0;
+    double bufs = 0.0;
+    fg_gcn_config mc = {3, w, FG_AGG_AUTO, 1};
+    fg_gcn_memory(&mc, n, &act, &par, &bufs);
+    /* S0 (layer 0 aggregates first), H1, H2, work_a, work_b of n x 128 and H3 of n x 32 */
+    EXPECT(act == 4 * n * (5 * 128 + 32));
+    EXPECT(fabs(bufs - 5.25) < 1e-9);
+    printf("  GCN 128 -> 128 -> 128 -> 32: %.2f activation buffers of n x 128 (L + 3 = 6)\n",
+           bufs);
+    EXPECT(bufs <= 3 + 3);
+  }
+  {
+    /* what fg_gcn_create allocates for Cora's widths equals fg_gcn_memory's account */
+    int64_t w[4] = {s->num_features, 32, 48, s->num_classes}, act = 0, par = 0, got = 0;
+    fg_gcn *m = NULL;
+    for (int order = 0; order < 3; order++) {
+      fg_gcn_config mc = {3, w, order, 1};
+      fg_gcn_memory(&mc, s->n_local, &act, &par, NULL);
+      EXPECT_OK(fg_gcn_create(&mc, s, &m));
+      if (!m) continue;
+      got = 0;
+      for (int l = 0; l < 3; l++) {
+        got += s->n_local * w[l + 1]; /* H[l+1] */
+        if (m->S[l]) got += s->n_local * w[l];
+        EXPECT((m->S[l] != NULL) == (m->agg_first[l] != 0));
+      }
+      got += s->n_local * (s->num_features > 48 ? s->num_features : 48) + s->n_local * 48;
+      EXPECT(4 * got == act);
+      EXPECT(par == 16 * m->n_params);
+      fg_gcn_destroy(&m);
+    }
+  }
+  fg_scheme_destroy(&s);
+  fg_dist_destroy(&d);
+}
+
+static void test_limit(const fg_dataset *ds) {
+  fg_train_config c = fg_train_config_default();
+  fg_train_result r;
+  fg_memory_estimate e;
+  char needle[64];
+  c.verbose = 0;
+  c.epochs = 2;
+  c.mem_limit = 1e6; /* 1 MB */
+  EXPECT_OK(fg_train_memory(ds, &c, &e));
+  EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r) == FG_ERR_MEMLIMIT);
+  snprintf(needle, sizeof needle, "needs %lld bytes", (long long)e.total);
+  EXPECT(fg_test_error_contains(needle));
+  EXPECT(fg_test_error_contains("--mem-limit is 1000000"));
+  EXPECT(fg_test_error_contains("--hidden"));
+  EXPECT(fg_test_error_contains("--layers"));
+  EXPECT(r.epochs_run == 0);
+  /* just enough passes, one byte less is refused */
+  c.mem_limit = (double)e.total;
+  EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r));
+  c.mem_limit = (double)e.total - 1;
+  EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r) == FG_ERR_MEMLIMIT);
+  /* no check, and the default: this machine's available memory */
+  c.mem_limit = -1;
+  EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r));
+  c.mem_limit = 0;
+  if (fg_available_memory() > e.total)
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r));
+  EXPECT(fg_available_memory() != 0);
+  /* a model far too wide for any machine is refused by the default limit with the same advice */
+  c.hidden = 1 << 24;
+  if (fg_available_memory() > 0) {
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r) == FG_ERR_MEMLIMIT);
+    EXPECT(fg_test_error_contains("is available"));
+  }
+}
+
+int main(int argc, char **argv) {
+  fg_dataset *ds = NULL;
+  fg_load_config lc = fg_load_config_default();
+  MPI_Init(&argc, &argv);
+  EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds));
+  if (ds) {
+    test_estimate(ds);
+    test_model_buffers(ds);
+    test_limit(ds);
+  }
+  fg_dataset_destroy(&ds);
+  MPI_Finalize();
+  return fg_test_finish("test_membudget");
+}
