@@ -93,6 +93,14 @@ for P in $ranks; do
       END { for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] } mx /= n; my /= n
             for (i = 1; i <= n; i++) { sxy += (x[i]-mx)*(y[i]-my); sxx += (x[i]-mx)^2; syy += (y[i]-my)^2 }
             printf "Spearman rank correlation of predicted and measured epoch times: %.3f (%d configurations)\n", (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0, n }'
+    # among the 3D grids only: what --grid auto chooses from
+    grep ' 3d ' "$out/measured_p$P.txt" | sort -k4,4g | awk '{ print $0, NR }' | sort -k7,7g |
+      awk '{ print $10, NR, $3 }' > "$out/ranks3d_p$P.txt"
+    awk '{ x[NR] = $1; y[NR] = $2; n = NR }
+      END { for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] } mx /= n; my /= n
+            for (i = 1; i <= n; i++) { sxy += (x[i]-mx)*(y[i]-my); sxx += (x[i]-mx)^2; syy += (y[i]-my)^2 }
+            printf "\nAmong the %d 3D grids alone: Spearman %.3f; ", n, (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0 }' "$out/ranks3d_p$P.txt"
+    awk '$1 == 1 { printf "--grid auto picks %s, measured rank %d of the grids.\n", $3, $2 }' "$out/ranks3d_p$P.txt"
     first=$(awk 'NR == 1 { print $2, $3 }' "$out/ranked_p$P.txt")
     mrank=$(sort -k7,7g "$out/measured_p$P.txt" | awk '$1 == 1 { print NR }')
     echo
