@@ -61,26 +61,53 @@ cleanup:
 }
 
 /* Per-epoch statistics, reduced over ranks. */
+enum { N_COMM_PHASES = 4, N_COMM_STATS = 4 }; /* forward, backward, grads, metrics x 4 counts */
+static const char *const comm_phase_names[N_COMM_PHASES] = {"forward", "backward", "grads",
+                                                            "metrics"};
+static const char *const comm_stat_names[N_COMM_STATS] = {"bytes_sent", "bytes_recv",
+                                                          "msgs_sent", "msgs_recv"};
+
 typedef struct epoch_stats {
   double loss;
   double acc[3];       /* train, valid, test (eval mode) */
   double valid_loss;
-  double seconds, seconds_spmm, seconds_gemm, seconds_comm, seconds_other;
+  double seconds, seconds_spmm, seconds_gemm, seconds_comm, seconds_wait, seconds_other;
   double bytes_sent_max, bytes_sent_mean;
+  double comm_max[N_COMM_PHASES][N_COMM_STATS], comm_mean[N_COMM_PHASES][N_COMM_STATS];
   double spmm_bytes;   /* summed over ranks */
   double peak_rss;     /* maximum over ranks */
 } epoch_stats;
+
+/* This rank's counts since `before`, per phase (FG_PHASE_FORWARD ...) and kind. */
+static void comm_delta(const fg_comm_counters *now, const fg_comm_counters *before,
+                       double out[N_COMM_PHASES][N_COMM_STATS]) {
+  for (int k = 0; k < N_COMM_PHASES; k++) {
+    const int ph = FG_PHASE_FORWARD + k;
+    out[k][0] = (double)(now->bytes_sent[ph] - before->bytes_sent[ph]);
+    out[k][1] = (double)(now->bytes_recv[ph] - before->bytes_recv[ph]);
+    out[k][2] = (double)(now->msgs_sent[ph] - before->msgs_sent[ph]);
+    out[k][3] = (double)(now->msgs_recv[ph] - before->msgs_recv[ph]);
+  }
+}
 
 static void write_metrics_epoch(FILE *f, int epoch, const epoch_stats *e) {
   fprintf(f,
           "{\"epoch\": %d, \"loss\": %.9g, \"train_acc\": %.6f, \"valid_acc\": %.6f, "
           "\"test_acc\": %.6f, \"valid_loss\": %.9g, \"seconds\": %.6f, "
           "\"seconds_spmm\": %.6f, \"seconds_gemm\": %.6f, \"seconds_comm\": %.6f, "
-          "\"seconds_other\": %.6f, \"bytes_sent_max\": %.0f, \"bytes_sent_mean\": %.1f, "
-          "\"spmm_bytes\": %.0f, \"peak_rss_bytes\": %.0f}\n",
+          "\"seconds_wait\": %.6f, \"seconds_other\": %.6f, \"bytes_sent_max\": %.0f, "
+          "\"bytes_sent_mean\": %.1f, \"spmm_bytes\": %.0f, \"peak_rss_bytes\": %.0f, \"comm\": {",
           epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], e->valid_loss, e->seconds,
-          e->seconds_spmm, e->seconds_gemm, e->seconds_comm, e->seconds_other,
+          e->seconds_spmm, e->seconds_gemm, e->seconds_comm, e->seconds_wait, e->seconds_other,
           e->bytes_sent_max, e->bytes_sent_mean, e->spmm_bytes, e->peak_rss);
+  for (int k = 0; k < N_COMM_PHASES; k++) {
+    fprintf(f, "%s\"%s\": {", k ? ", " : "", comm_phase_names[k]);
+    for (int q = 0; q < N_COMM_STATS; q++)
+      fprintf(f, "%s\"%s_max\": %.0f, \"%s_mean\": %.1f", q ? ", " : "", comm_stat_names[q],
+              e->comm_max[k][q], comm_stat_names[q], e->comm_mean[k][q]);
+    fputc('}', f);
+  }
+  fprintf(f, "}}\n");
   fflush(f);
 }
 
@@ -452,11 +479,11 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
     epoch_stats e;
     double t0 = fg_now(), spmm0, gemm0, sbytes0, spmm1, gemm1, sbytes1;
-    double comm0 = d->counters.seconds_comm, sent0 = 0.0, sent;
+    const fg_comm_counters c0 = d->counters;
+    double sent = 0.0;
     double loss_sum = 0.0;
     memset(&e, 0, sizeof e);
     tr->ops->timers(tr, &spmm0, &gemm0, &sbytes0);
-    for (int ph = 0; ph < FG_PHASE_COUNT; ph++) sent0 += (double)d->counters.bytes_sent[ph];
 
     /* train step, then evaluation (no dropout) */
     meta.adam_t++;
@@ -471,17 +498,26 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     tr->ops->timers(tr, &spmm1, &gemm1, &sbytes1);
     e.seconds_spmm = spmm1 - spmm0;
     e.seconds_gemm = gemm1 - gemm0;
-    e.seconds_comm = d->counters.seconds_comm - comm0;
+    e.seconds_comm = d->counters.seconds_comm - c0.seconds_comm;
+    e.seconds_wait = d->counters.seconds_wait - c0.seconds_wait;
     e.seconds_other = e.seconds - e.seconds_spmm - e.seconds_gemm - e.seconds_comm;
     if (e.seconds_other < 0) e.seconds_other = 0;
-    sent = -sent0;
-    for (int ph = 0; ph < FG_PHASE_COUNT; ph++) sent += (double)d->counters.bytes_sent[ph];
+    comm_delta(&d->counters, &c0, e.comm_max);
+    memcpy(e.comm_mean, e.comm_max, sizeof e.comm_mean);
+    for (int ph = 0; ph < FG_PHASE_COUNT; ph++)
+      sent += (double)(d->counters.bytes_sent[ph] - c0.bytes_sent[ph]);
     {
-      double mx[7] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
-                      e.seconds_other, sent, (double)fg_peak_rss_bytes()};
+      /* maxima and sums over ranks; these reductions fall outside every epoch's counts */
+      double mx[8] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
+                      e.seconds_other, sent, (double)fg_peak_rss_bytes(), e.seconds_wait};
       double sum[2] = {sent, sbytes1 - sbytes0};
-      FG_CHECK(fg_dist_max_f64(d, mx, 7));
+      const int64_t ncomm = N_COMM_PHASES * N_COMM_STATS;
+      FG_CHECK(fg_dist_max_f64(d, mx, 8));
+      FG_CHECK(fg_dist_max_f64(d, &e.comm_max[0][0], ncomm));
       FG_CHECK(fg_dist_allreduce_f64(d, sum, 2));
+      FG_CHECK(fg_dist_allreduce_f64(d, &e.comm_mean[0][0], ncomm));
+      for (int k = 0; k < N_COMM_PHASES; k++)
+        for (int q = 0; q < N_COMM_STATS; q++) e.comm_mean[k][q] /= d->size;
       e.peak_rss = mx[6];
       e.spmm_bytes = sum[1];
       e.seconds = mx[0];
@@ -489,6 +525,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       e.seconds_gemm = mx[2];
       e.seconds_comm = mx[3];
       e.seconds_other = mx[4];
+      e.seconds_wait = mx[7];
       e.bytes_sent_max = mx[5];
       e.bytes_sent_mean = sum[0] / d->size;
     }

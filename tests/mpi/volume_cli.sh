@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The aggregation bytes a training epoch measures (metrics: forward + backward bytes sent by the
+# busiest rank) equal what `fullgraph info --ranks P` computes from the partition alone.
+# Cora is symmetric, so every rank sends the same in forward and backward and the maxima add.
+# usage: volume_cli.sh MPIEXEC FULLGRAPH DATA
+set -u
+MPIEXEC=$1 FG=$2 DATA=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0 pass=0
+for P in 2 3; do
+  for scheme in 1d 1d-sa; do
+    for order in natural random; do
+      timeout 120 "$MPIEXEC" -n $P --oversubscribe "$FG" train "$DATA" --scheme $scheme \
+        --order $order --epochs 1 --quiet --metrics "$T/m.jsonl" > "$T/out" 2>&1 || {
+        echo "FAIL: training P=$P $scheme $order"; cat "$T/out"; fail=$((fail + 1)); continue; }
+      fwd=$(grep -o '"forward": {"bytes_sent_max": [0-9]*' "$T/m.jsonl" | head -1 | grep -o '[0-9]*$')
+      bwd=$(grep -o '"backward": {"bytes_sent_max": [0-9]*' "$T/m.jsonl" | head -1 | grep -o '[0-9]*$')
+      plan=$("$FG" info "$DATA" --ranks $P --scheme $scheme --order $order |
+             sed -n 's/.*per epoch: .* max \([0-9]*\) and mean.*/\1/p')
+      if [ -z "$fwd" ] || [ -z "$plan" ] || [ $((fwd + bwd)) != "$plan" ]; then
+        echo "FAIL: P=$P $scheme $order: measured $fwd + $bwd, info says $plan"
+        fail=$((fail + 1))
+      else
+        echo "P=$P $scheme $order: measured $((fwd + bwd)) bytes = info's $plan"
+        pass=$((pass + 1))
+      fi
+    done
+  done
+done
+echo "volume_cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
