@@ -21,18 +21,20 @@
 #define FG_HUGE_MIN_BYTES (8u << 20)
 #define FG_HUGE_ALIGN ((size_t)2 << 20)
 
+/* Release with free(). */
 static float *act_alloc(int64_t nfloats) {
   const size_t bytes = (size_t)(nfloats > 0 ? nfloats : 1) * sizeof(float);
+  void *p = NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= FG_HUGE_MIN_BYTES) {
-    void *p = NULL;
     const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
     if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
     (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure changes nothing */
     return p;
   }
 #endif
-  return fg_malloc_aligned(bytes);
+  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+  return p;
 }
 
 #define FG_ALLOC_ACT(ptr, n)                                                           \
