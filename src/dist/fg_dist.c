@@ -112,6 +112,34 @@ fg_status fg_dist_allreduce_i64(fg_dist *d, int64_t *buf, int64_t n) {
   return allreduce(d, buf, n, MPI_INT64_T, 8);
 }
 
+#define FG_MPI_CHUNK ((int64_t)1 << 30)
+
+fg_status fg_dist_send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest, int tag) {
+  fg_status st = FG_OK;
+  const char *p = buf;
+  if (bytes <= 0) return FG_OK;
+  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
+    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
+    FG_CHECK_MPI(MPI_Send(p + off, len, MPI_BYTE, dest, tag, d->comm));
+  }
+  fg_dist_count_send(d, bytes);
+cleanup:
+  return st;
+}
+
+fg_status fg_dist_recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src, int tag) {
+  fg_status st = FG_OK;
+  char *p = buf;
+  if (bytes <= 0) return FG_OK;
+  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
+    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
+    FG_CHECK_MPI(MPI_Recv(p + off, len, MPI_BYTE, src, tag, d->comm, MPI_STATUS_IGNORE));
+  }
+  fg_dist_count_recv(d, bytes);
+cleanup:
+  return st;
+}
+
 fg_status fg_dist_max_f64(fg_dist *d, double *buf, int64_t n) {
   fg_status st = FG_OK;
   int count = 0;

@@ -62,6 +62,11 @@ fg_status fg_dist_gather_rows(fg_dist *d, const float *rows, const int64_t *gids
                               int64_t n_local, int64_t width, int64_t n_global, int root,
                               float *out);
 
+/* Point to point of any size (sent in pieces below 2^30 bytes), counted as one message in
+ * the current phase. Blocking. */
+fg_status fg_dist_send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest, int tag);
+fg_status fg_dist_recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src, int tag);
+
 /* Count a message in the current phase. */
 void fg_dist_count_send(fg_dist *d, int64_t bytes);
 void fg_dist_count_recv(fg_dist *d, int64_t bytes);

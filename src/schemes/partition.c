@@ -7,7 +7,6 @@
 #include "schemes/fg_partition.h"
 
 #define FG_TAG_SCATTER 7101
-#define FG_MPI_CHUNK ((int64_t)1 << 30)
 
 /* ---- the global layout ------------------------------------------------------------------ */
 
@@ -120,48 +119,23 @@ void fg_part_local_free(fg_part_local *p) {
   memset(p, 0, sizeof *p);
 }
 
-static fg_status send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest) {
-  fg_status st = FG_OK;
-  const char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Send(p + off, len, MPI_BYTE, dest, FG_TAG_SCATTER, d->comm));
-  }
-  fg_dist_count_send(d, bytes);
-cleanup:
-  return st;
-}
-
-static fg_status recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src) {
-  fg_status st = FG_OK;
-  char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Recv(p + off, len, MPI_BYTE, src, FG_TAG_SCATTER, d->comm, MPI_STATUS_IGNORE));
-  }
-  fg_dist_count_recv(d, bytes);
-cleanup:
-  return st;
-}
 
 /* Rows [r0, r1) of M: offsets (r1 - r0 + 1, not rebased), columns and values. */
 static fg_status send_rows(fg_dist *d, const fg_csr *M, int64_t r0, int64_t r1, int dest) {
   fg_status st = FG_OK;
   const int64_t a0 = M->rowptr[r0], a1 = M->rowptr[r1];
-  FG_CHECK(send_bytes(d, M->rowptr + r0, (r1 - r0 + 1) * 8, dest));
-  FG_CHECK(send_bytes(d, M->col + a0, (a1 - a0) * 4, dest));
-  FG_CHECK(send_bytes(d, M->val + a0, (a1 - a0) * 4, dest));
+  FG_CHECK(fg_dist_send_bytes(d, M->rowptr + r0, (r1 - r0 + 1) * 8, dest, FG_TAG_SCATTER));
+  FG_CHECK(fg_dist_send_bytes(d, M->col + a0, (a1 - a0) * 4, dest, FG_TAG_SCATTER));
+  FG_CHECK(fg_dist_send_bytes(d, M->val + a0, (a1 - a0) * 4, dest, FG_TAG_SCATTER));
 cleanup:
   return st;
 }
 
 static fg_status recv_rows(fg_dist *d, fg_csr *M, int src) {
   fg_status st = FG_OK;
-  FG_CHECK(recv_bytes(d, M->rowptr, (M->nrows + 1) * 8, src));
-  FG_CHECK(recv_bytes(d, M->col, M->nnz * 4, src));
-  FG_CHECK(recv_bytes(d, M->val, M->nnz * 4, src));
+  FG_CHECK(fg_dist_recv_bytes(d, M->rowptr, (M->nrows + 1) * 8, src, FG_TAG_SCATTER));
+  FG_CHECK(fg_dist_recv_bytes(d, M->col, M->nnz * 4, src, FG_TAG_SCATTER));
+  FG_CHECK(fg_dist_recv_bytes(d, M->val, M->nnz * 4, src, FG_TAG_SCATTER));
 cleanup:
   return st;
 }
@@ -305,10 +279,10 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
       pack_block(ds, &g, r, pack_f, pack_l, pack_s, pack_g);
       st = send_rows(d, &g.B, r0, r1, r);
       if (st == FG_OK && !g.symmetric) st = send_rows(d, &g.Bt, r0, r1, r);
-      if (st == FG_OK) st = send_bytes(d, pack_f, nr * hdr[1] * 4, r);
-      if (st == FG_OK) st = send_bytes(d, pack_l, nr * 4, r);
-      if (st == FG_OK) st = send_bytes(d, pack_s, nr, r);
-      if (st == FG_OK) st = send_bytes(d, pack_g, nr * 8, r);
+      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_f, nr * hdr[1] * 4, r, FG_TAG_SCATTER);
+      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_l, nr * 4, r, FG_TAG_SCATTER);
+      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_s, nr, r, FG_TAG_SCATTER);
+      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_g, nr * 8, r, FG_TAG_SCATTER);
     }
     if (st == FG_OK) {
       copy_rows(&g.B, g.offs[0], g.offs[1], &p.A);
@@ -319,10 +293,10 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
     const int64_t nl = p.n_local;
     st = recv_rows(d, &p.A, 0);
     if (st == FG_OK && !p.symmetric) st = recv_rows(d, &p.At, 0);
-    if (st == FG_OK) st = recv_bytes(d, s->features, nl * hdr[1] * 4, 0);
-    if (st == FG_OK) st = recv_bytes(d, s->labels, nl * 4, 0);
-    if (st == FG_OK) st = recv_bytes(d, s->split, nl, 0);
-    if (st == FG_OK) st = recv_bytes(d, s->global_ids, nl * 8, 0);
+    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->features, nl * hdr[1] * 4, 0, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->labels, nl * 4, 0, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->split, nl, 0, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->global_ids, nl * 8, 0, FG_TAG_SCATTER);
   }
   FG_CHECK(fg_dist_agree(d, st));
   rebase_rows(&p.A);

@@ -9,7 +9,6 @@
 #include "schemes/fg_scheme3d.h"
 
 #define FG_TAG_3D 7301
-#define FG_MPI_CHUNK ((int64_t)1 << 30)
 
 static const char *const dim_names[3] = {"X", "Y", "Z"};
 
@@ -320,31 +319,6 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
 
 /* ---- point to point in chunks (setup phase) ----------------------------------------------------- */
 
-static fg_status send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest) {
-  fg_status st = FG_OK;
-  const char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Send(p + off, len, MPI_BYTE, dest, FG_TAG_3D, d->comm));
-  }
-  fg_dist_count_send(d, bytes);
-cleanup:
-  return st;
-}
-
-static fg_status recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src) {
-  fg_status st = FG_OK;
-  char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Recv(p + off, len, MPI_BYTE, src, FG_TAG_3D, d->comm, MPI_STATUS_IGNORE));
-  }
-  fg_dist_count_recv(d, bytes);
-cleanup:
-  return st;
-}
 
 /* ---- the layout ----------------------------------------------------------------------------- */
 
@@ -561,9 +535,9 @@ static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
     shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
     nnz = extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, dst);
     if (rk != 0) {
-      FG_CHECK(send_bytes(d, dst->rowptr, (r1 - r0 + 1) * 8, rk));
-      FG_CHECK(send_bytes(d, dst->col, nnz * 4, rk));
-      FG_CHECK(send_bytes(d, dst->val, nnz * 4, rk));
+      FG_CHECK(fg_dist_send_bytes(d, dst->rowptr, (r1 - r0 + 1) * 8, rk, FG_TAG_3D));
+      FG_CHECK(fg_dist_send_bytes(d, dst->col, nnz * 4, rk, FG_TAG_3D));
+      FG_CHECK(fg_dist_send_bytes(d, dst->val, nnz * 4, rk, FG_TAG_3D));
     }
   }
   needed_slices(cfg->layers, need);
@@ -575,21 +549,21 @@ static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
       if (rk == 0)
         memcpy(t->gids[dd][p], r->pi[p] + r0, (size_t)len * sizeof(int64_t));
       else
-        FG_CHECK(send_bytes(d, r->pi[p] + r0, len * 8, rk));
+        FG_CHECK(fg_dist_send_bytes(d, r->pi[p] + r0, len * 8, rk, FG_TAG_3D));
     }
   }
   pack_features(ds, r, cfg, q, &rows, &cols);
   if (rk == 0)
     memcpy(t->features, r->featbuf, (size_t)(rows * cols) * sizeof(float));
   else
-    FG_CHECK(send_bytes(d, r->featbuf, rows * cols * 4, rk));
+    FG_CHECK(fg_dist_send_bytes(d, r->featbuf, rows * cols * 4, rk, FG_TAG_3D));
   len = pack_labels(ds, r, cfg, q);
   if (rk == 0) {
     memcpy(t->labels, r->labbuf, (size_t)len * sizeof(int32_t));
     memcpy(t->split, r->splitbuf, (size_t)len);
   } else {
-    FG_CHECK(send_bytes(d, r->labbuf, len * 4, rk));
-    FG_CHECK(send_bytes(d, r->splitbuf, len, rk));
+    FG_CHECK(fg_dist_send_bytes(d, r->labbuf, len * 4, rk, FG_TAG_3D));
+    FG_CHECK(fg_dist_send_bytes(d, r->splitbuf, len, rk, FG_TAG_3D));
   }
 cleanup:
   return st;
@@ -600,16 +574,16 @@ static fg_status local_receive(fg_dist *d, fg_layout3d *t) {
   fg_status st = FG_OK;
   for (int k = 0; k < t->nkeys; k++) {
     fg_csr *A = &t->A[k];
-    FG_CHECK(recv_bytes(d, A->rowptr, (A->nrows + 1) * 8, 0));
-    FG_CHECK(recv_bytes(d, A->col, A->nnz * 4, 0));
-    FG_CHECK(recv_bytes(d, A->val, A->nnz * 4, 0));
+    FG_CHECK(fg_dist_recv_bytes(d, A->rowptr, (A->nrows + 1) * 8, 0, FG_TAG_3D));
+    FG_CHECK(fg_dist_recv_bytes(d, A->col, A->nnz * 4, 0, FG_TAG_3D));
+    FG_CHECK(fg_dist_recv_bytes(d, A->val, A->nnz * 4, 0, FG_TAG_3D));
   }
   for (int dd = 0; dd < 3; dd++)
     for (int p = 0; p < 2; p++)
-      if (t->gids[dd][p]) FG_CHECK(recv_bytes(d, t->gids[dd][p], t->slice_len[dd][p] * 8, 0));
-  FG_CHECK(recv_bytes(d, t->features, t->feat_rows * t->feat_cols * 4, 0));
-  FG_CHECK(recv_bytes(d, t->labels, t->out_rows * 4, 0));
-  FG_CHECK(recv_bytes(d, t->split, t->out_rows, 0));
+      if (t->gids[dd][p]) FG_CHECK(fg_dist_recv_bytes(d, t->gids[dd][p], t->slice_len[dd][p] * 8, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, t->features, t->feat_rows * t->feat_cols * 4, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, t->labels, t->out_rows * 4, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, t->split, t->out_rows, 0, FG_TAG_3D));
 cleanup:
   return st;
 }
