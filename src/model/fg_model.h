@@ -67,8 +67,6 @@ fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_
 fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
                           uint64_t epoch);
 
-/* 1 when layer l aggregates before its weight product: the rule fg_gcn_create applies. */
-int fg_gcn_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 
 /* What fg_gcn_create allocates for n rows, in bytes: activation buffers (H[1..L], S, work) and
  * parameters with gradients and Adam moments; *buffers (may be NULL) gets the activation bytes

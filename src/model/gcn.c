@@ -74,15 +74,6 @@ void fg_gcn_destroy(fg_gcn **mp) {
   *mp = NULL;
 }
 
-int fg_gcn_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {
-  /* Aggregating first costs an SpMM at width w_in forward and (except layer 0, whose input
-   * gradient is not needed) one backward; aggregating last costs SpMMs at width w_out both
-   * ways. */
-  if (agg_order == FG_AGG_FIRST) return 1;
-  if (agg_order == FG_AGG_LAST) return 0;
-  return l == 0 ? w_in < 2 * w_out : w_in < w_out;
-}
-
 /* Floats of each activation buffer for n rows; the layout fg_gcn_create allocates. */
 static void gcn_sizes(const fg_gcn_config *cfg, int64_t n, int64_t *h_total, int64_t *s_total,
                       int64_t *work_a, int64_t *work_b) {
@@ -92,7 +83,7 @@ static void gcn_sizes(const fg_gcn_config *cfg, int64_t n, int64_t *h_total, int
   for (int l = 0; l < cfg->layers; l++) {
     const int64_t wi = cfg->widths[l], wo = cfg->widths[l + 1];
     *h_total += n * wo;
-    if (fg_gcn_agg_first(cfg->agg_order, l, wi, wo)) *s_total += n * wi;
+    if (fg_agg_first(cfg->agg_order, l, wi, wo)) *s_total += n * wi;
   }
   /* work_a also takes dropout(H_0) (n x w_0); everything else in either is at most n x wh */
   *work_a = n * FG_MAX(wh, cfg->widths[0]);
@@ -158,7 +149,7 @@ fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **o
     off += wo;
     fg_glorot_init(m->W[l], wi, wo, cfg->seed, (uint64_t)l);
     memset(m->b[l], 0, (size_t)wo * sizeof(float));
-    m->agg_first[l] = fg_gcn_agg_first(cfg->agg_order, l, wi, wo);
+    m->agg_first[l] = fg_agg_first(cfg->agg_order, l, wi, wo);
     FG_ALLOC_ACT(m->H[l + 1], m->n * wo);
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], m->n * wi);
   }

@@ -67,6 +67,10 @@ void fg_scheme_destroy(fg_scheme **s);
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
                                int64_t n_local, int normalize_features);
 
+/* 1 if layer l (widths w_in -> w_out) aggregates before its weight product under agg_order
+ * (an fg_agg_order): the model's choice, which the volume plans must count the same way. */
+int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
+
 /* Account one local SpMM of A at width f in s->spmm_bytes. */
 void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
 

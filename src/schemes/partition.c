@@ -392,10 +392,7 @@ void fg_epoch_agg_widths(int layers, const int64_t *w, int agg_order, int64_t *f
   *fwd_count = *bwd_count = 0;
   for (int l = 0; l < layers; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
-    /* must match fg_gcn_create's choice (model/gcn.c) */
-    int agg_first = agg_order == FG_AGG_FIRST  ? 1
-                    : agg_order == FG_AGG_LAST ? 0
-                                               : (l == 0 ? wi < 2 * wo : wi < wo);
+    const int agg_first = fg_agg_first(agg_order, l, wi, wo); /* as the model chooses */
     /* forward: Â D at width wi, or Â (D W) at width wo */
     *fwd_sum += agg_first ? wi : wo;
     (*fwd_count)++;

@@ -67,3 +67,12 @@ void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f) {
   s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
                    (double)A->nrows * (double)f * 4.0;
 }
+
+int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {
+  /* Aggregating first costs an SpMM at width w_in forward and (except layer 0, whose input
+   * gradient is not needed) one backward; aggregating last costs SpMMs at width w_out both
+   * ways. */
+  if (agg_order == FG_AGG_FIRST) return 1;
+  if (agg_order == FG_AGG_LAST) return 0;
+  return l == 0 ? w_in < 2 * w_out : w_in < w_out;
+}
