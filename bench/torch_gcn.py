@@ -2,7 +2,7 @@
 """torch_gcn.py -- the PyTorch peer of `fullgraph train` for bench/single_process.py.
 
 The same full-graph GCN as fullgraph: Â = D^-1/2 (A + I) D^-1/2 of the undirected,
-deduplicated graph (a SNAP edge list, nodes 0..max id), random features uniform in [-1, 1),
+deduplicated graph (a SNAP edge list, nodes numbered as fullgraph does), random features uniform in [-1, 1),
 labels from degree quantiles, a random 60/20/20 split; layers of the given widths, Glorot
 weights, zero biases, dropout on every layer's input, ReLU between layers, each layer
 aggregating before or after its weight product by fullgraph's rule (layer 0 first when
@@ -32,20 +32,35 @@ import torch
 
 
 def read_snap(path):
-    """Edge list 'u v' per line with '#' comments (plain or gzip) -> (src, dst) int64 arrays."""
+    """Edge list 'u v' per line with '#' comments (plain or gzip) -> (src, dst, n), with
+    fullgraph's node numbering: a "# Nodes: N" comment with every id below N gives N nodes,
+    otherwise the ids that occur are renumbered 0..n-1 in increasing order."""
     opener = open
     if path.endswith(".gz"):
         import gzip
         opener = gzip.open
     with opener(path, "rb") as f:
         data = f.read()
-    lines = [ln for ln in data.split(b"\n") if ln and not ln.lstrip().startswith((b"#", b"%"))]
+    declared = 0
+    lines = []
+    for ln in data.split(b"\n"):
+        t = ln.lstrip()
+        if t.startswith((b"#", b"%")):
+            if b"Nodes:" in t:
+                word = t.split(b"Nodes:", 1)[1].split()
+                if word and word[0].isdigit():
+                    declared = max(declared, int(word[0]))
+        elif t:
+            lines.append(t)
     arr = np.array(b" ".join(lines).split(), dtype=np.int64)
-    return arr[0::2], arr[1::2]
+    src, dst = arr[0::2], arr[1::2]
+    if declared > int(arr.max()):
+        return src, dst, declared
+    ids, inv = np.unique(arr, return_inverse=True)
+    return inv[0::2].astype(np.int64), inv[1::2].astype(np.int64), len(ids)
 
 
-def normalized_adjacency(src, dst):
-    n = int(max(src.max(), dst.max())) + 1
+def normalized_adjacency(src, dst, n):
     ones = np.ones(len(src), dtype=np.float32)
     a = sp.coo_matrix((ones, (dst, src)), shape=(n, n)).tocsr()
     a = a + a.T                                   # undirected
@@ -139,8 +154,8 @@ def main():
     torch.set_num_threads(args.threads)
     widths = [int(w) for w in args.widths.split(",")]
 
-    src, dst = read_snap(args.edges)
-    a, deg = normalized_adjacency(src, dst)
+    src, dst, n = read_snap(args.edges)
+    a, deg = normalized_adjacency(src, dst, n)
     n = a.shape[0]
     rng = np.random.default_rng(args.seed)
     x = torch.from_numpy((rng.random((n, widths[0]), dtype=np.float32) * 2 - 1))

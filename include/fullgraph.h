@@ -74,6 +74,10 @@ typedef struct fg_load_config {
   double valid_frac;
   uint64_t seed;        /* seed for generated features, labels and splits (default 0) */
   const char *split_name; /* OGB split folder; NULL = the only one present */
+  int keep_ids;         /* SNAP edge lists that do not declare their node count: 0 (default)
+                           keeps the ids that occur in an edge, renumbered 0..n-1 in increasing
+                           order of id; 1 makes node i = id i for i up to the largest id
+                           (absent ids become isolated nodes) */
 } fg_load_config;
 
 fg_load_config fg_load_config_default(void);

@@ -40,6 +40,7 @@ void cli_print_help(const cli_command *cmd, FILE *out);
   {"--directed", OPT_FLAG, &(directed), NULL, "keep edges directed (default: add reverse edges)", NULL}, \
   {"--keep-duplicates", OPT_FLAG, &(keepdup), NULL, "keep duplicate edges of a directed graph", NULL},  \
   {"--no-self-loops", OPT_FLAG, &(noloops), NULL, "do not add a self loop to every node", NULL},        \
+  {"--keep-ids", OPT_FLAG, &(cfg).keep_ids, NULL, "SNAP edge list: node i = id i, absent ids as isolated nodes (default: renumber the ids present)", NULL}, \
   {"--split-index", OPT_INT, &(cfg).split_index, "K", "split column K of a multi-split .npz (default 0)", NULL}, \
   {"--split", OPT_STRING, &(cfg).split_name, "NAME", "OGB split folder under split/ (default: the only one)", NULL}, \
   {"--gen-features", OPT_INT, &(cfg).gen_features, "F", "random feature width for graph-only inputs (default 128)", NULL}, \

@@ -34,6 +34,8 @@ static fg_status check_config(const fg_load_config *c) {
              "load option dedup must be 0 or 1, got %d", c->dedup);
   FG_REQUIRE(c->self_loops == 0 || c->self_loops == 1, FG_ERR_INVALID_ARG,
              "load option self_loops must be 0 or 1, got %d", c->self_loops);
+  FG_REQUIRE(c->keep_ids == 0 || c->keep_ids == 1, FG_ERR_INVALID_ARG,
+             "load option keep_ids must be 0 or 1, got %d", c->keep_ids);
   FG_REQUIRE(c->split_index >= 0, FG_ERR_INVALID_ARG, "split index must be non-negative, got %d",
              c->split_index);
   FG_REQUIRE(c->gen_features > 0, FG_ERR_INVALID_ARG,
@@ -117,6 +119,7 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   FG_CHECK(check_config(cfg));
 
   FG_CHECK(read_any(path, cfg, &raw));
+  if (!cfg->keep_ids) FG_CHECK(fg_raw_renumber(&raw));
   FG_REQUIRE(raw.num_nodes >= 0 && raw.num_edges >= 0, FG_ERR_INTERNAL,
              "%s: reader returned %lld nodes and %lld edges", path, (long long)raw.num_nodes,
              (long long)raw.num_edges);
@@ -127,6 +130,9 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   ds->num_nodes = n;
   ds->source = strdup(path);
   FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+  ds->ids = raw.ids;
+  ds->id_span = raw.id_span;
+  raw.ids = NULL;
 
   st = fg_csr_from_edges(n, raw.src, raw.dst, raw.num_edges, cfg->undirected, cfg->dedup,
                          cfg->self_loops, &ds->adj);
@@ -188,6 +194,7 @@ void fg_dataset_destroy(fg_dataset **ds) {
   free(d->labels);
   free(d->split);
   free(d->source);
+  free(d->ids);
   free(d);
   *ds = NULL;
 }
@@ -279,6 +286,11 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
 
   fprintf(out, "dataset %s\n", ds->source ? ds->source : "(in memory)");
   fprintf(out, "  %-12s %lld\n", "nodes", (long long)ds->num_nodes);
+  if (ds->ids)
+    fprintf(out,
+            "  %-12s %lld of the ids in [0, %lld) occur in an edge: node i is the i-th smallest "
+            "of them (--keep-ids: node = id)\n",
+            "node ids", (long long)ds->num_nodes, (long long)ds->id_span);
   fprintf(out, "  %-12s %lld stored entries, %s, %lld self loops\n", "adjacency", (long long)A->nnz,
           ds->symmetric ? "symmetric" : "not symmetric", (long long)loops);
   fprintf(out, "  %-12s min %lld  max %lld  mean %.2f  stddev %.2f  (self loops not counted)\n",

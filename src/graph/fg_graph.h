@@ -22,6 +22,9 @@ struct fg_dataset {
   int8_t *split;           /* (num_nodes) FG_SPLIT_* */
   int features_generated, labels_generated, split_generated;
   char *source;            /* path it was read from */
+  int64_t *ids;            /* (num_nodes) the file's id of each node when a SNAP edge list's
+                              sparse ids were renumbered (fg_raw_renumber); NULL: node i = id i */
+  int64_t id_span;         /* largest file id + 1 when ids != NULL */
 };
 
 /* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums

@@ -14,7 +14,7 @@
 enum { FG_SPLIT_NONE = -1, FG_SPLIT_TRAIN = 0, FG_SPLIT_VALID = 1, FG_SPLIT_TEST = 2 };
 
 typedef struct fg_raw {
-  int64_t num_nodes;       /* declared or inferred (max id + 1) */
+  int64_t num_nodes;       /* declared, or inferred as max id + 1 (then ids_inferred = 1) */
   int64_t num_edges;       /* entries in src/dst as read (duplicates possible) */
   int64_t *src, *dst;      /* (num_edges) 0-based node ids in [0, num_nodes) */
   int directed;            /* 1 if the file says the edges are directed */
@@ -23,9 +23,21 @@ typedef struct fg_raw {
   int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels */
   int64_t num_classes;     /* max label + 1 (0 if no labels) */
   int8_t *split;           /* (num_nodes) FG_SPLIT_*; NULL if the file has no split */
+  int ids_inferred;        /* 1: nothing declared the node count (an edge list without a usable
+                              "# Nodes: N" comment): ids may be sparse, see fg_raw_renumber */
+  int64_t id_span;         /* max id + 1 as read (after fg_raw_renumber too) */
+  int64_t *ids;            /* after fg_raw_renumber: ids[i] = the file's id of node i;
+                              NULL while node i is id i */
 } fg_raw;
 
 void fg_raw_free(fg_raw *r);
+
+/* For an edge list whose node count was inferred (ids_inferred): keep only the ids that occur
+ * in an edge, renumbered 0..k-1 in increasing order of the file's id, so that a sparse id space
+ * (SNAP's ca-AstroPh: 18,772 nodes with ids up to 133,279) does not turn into nodes that are not
+ * in the graph. Sets r->ids (the file's id of each node) when anything moved; a file whose ids are
+ * already 0..k-1 is left as it is. No-op when the count was declared. O(edges + max id / 8). */
+fg_status fg_raw_renumber(fg_raw *r);
 
 /* OGB node-property raw layout under dir (raw/…, split/<name>/…), .csv or .csv.gz.
  * split_name NULL: the only folder under split/ (error if several). */
@@ -37,7 +49,9 @@ fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
 fg_status fg_read_npy_edges(const char *path, fg_raw *out);
 /* Matrix Market coordinate (pattern/real/integer; general/symmetric), plain or gzip. */
 fg_status fg_read_mtx(const char *path, fg_raw *out);
-/* SNAP edge list: "u v" per line, '#' or '%' comments, plain or gzip. */
+/* SNAP edge list: "u v" per line, '#' or '%' comments, plain or gzip. A comment of SNAP's
+ * "# Nodes: N Edges: M" form declares N nodes when every id is below N (so isolated nodes a
+ * generator meant are kept); otherwise num_nodes = max id + 1 and ids_inferred = 1. */
 fg_status fg_read_snap(const char *path, fg_raw *out);
 
 /* The same readers over a memory buffer (for fuzzing); name is used in messages. */

@@ -199,18 +199,33 @@ cleanup:
 
 /* ---- SNAP ---------------------------------------------------------------------------------- */
 
+/* N from a comment of SNAP's header form "# Nodes: N Edges: M" ("Nodes: N" anywhere in it,
+ * case as SNAP writes it), 0 if there is none or N is not a usable count. */
+static int64_t nodes_comment(const char *p) {
+  const char *at = strstr(p, "Nodes:");
+  if (!at) return 0;
+  int64_t v = 0;
+  const char *end = NULL;
+  if (fg_parse_i64(at + 6, &end, &v) != 0 || (*end && !is_blank(*end))) return 0;
+  return v > 0 && v <= FG_IO_MAX_NODES ? v : 0;
+}
+
 static fg_status snap_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
   fg_edgebuf eb = {0};
   char *s = NULL, tok[48];
   size_t n = 0;
-  int64_t mx = -1;
+  int64_t mx = -1, declared = 0;
   memset(out, 0, sizeof *out);
   for (;;) {
     FG_CHECK(fg_lines_next(L, &s, &n));
     if (!s) break;
     char *p = skip_blanks(s);
-    if (*p == '\0' || *p == '#' || *p == '%') continue;
+    if (*p == '#' || *p == '%') {
+      declared = FG_MAX(declared, nodes_comment(p));
+      continue;
+    }
+    if (*p == '\0') continue;
     long long ln = (long long)L->lineno;
     int64_t uv[2];
     const char *e = p;
@@ -230,7 +245,9 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
     FG_CHECK(fg_edgebuf_push(&eb, uv[0], uv[1]));
   }
   FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
-  out->num_nodes = mx + 1;
+  out->id_span = mx + 1;
+  out->ids_inferred = declared <= mx;
+  out->num_nodes = out->ids_inferred ? mx + 1 : declared;
   out->num_edges = eb.n;
   out->src = eb.src;
   out->dst = eb.dst;
@@ -263,6 +280,45 @@ fg_status fg_read_snap(const char *path, fg_raw *out) {
   FG_CHECK(snap_read(&L, out));
 cleanup:
   fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_raw_renumber(fg_raw *r) {
+  fg_status st = FG_OK;
+  uint64_t *seen = NULL;
+  int64_t *below = NULL, *ids = NULL;
+  if (!r || !r->ids_inferred || r->ids || r->num_nodes <= 0) return FG_OK;
+  /* a present-bit per id, then the count of present ids before each 64-id word: the new id of
+   * v is below[v / 64] + popcount(the bits of its word under v) */
+  const int64_t span = r->num_nodes, words = (span + 63) / 64;
+  FG_CALLOC(seen, (size_t)words);
+  for (int64_t e = 0; e < r->num_edges; e++) {
+    seen[r->src[e] >> 6] |= UINT64_C(1) << (r->src[e] & 63);
+    seen[r->dst[e] >> 6] |= UINT64_C(1) << (r->dst[e] & 63);
+  }
+  FG_ALLOC(below, (size_t)words);
+  int64_t k = 0;
+  for (int64_t w = 0; w < words; w++) {
+    below[w] = k;
+    k += __builtin_popcountll(seen[w]);
+  }
+  if (k == span) goto cleanup; /* ids already 0..k-1 */
+  FG_ALLOC(ids, (size_t)k);
+  for (int64_t w = 0, i = 0; w < words; w++)
+    for (uint64_t b = seen[w]; b; b &= b - 1) ids[i++] = w * 64 + __builtin_ctzll(b);
+  for (int64_t e = 0; e < r->num_edges; e++) {
+    const int64_t u = r->src[e], v = r->dst[e];
+    const uint64_t lo_u = (UINT64_C(1) << (u & 63)) - 1, lo_v = (UINT64_C(1) << (v & 63)) - 1;
+    r->src[e] = below[u >> 6] + __builtin_popcountll(seen[u >> 6] & lo_u);
+    r->dst[e] = below[v >> 6] + __builtin_popcountll(seen[v >> 6] & lo_v);
+  }
+  r->ids = ids;
+  ids = NULL;
+  r->num_nodes = k;
+cleanup:
+  free(seen);
+  free(below);
+  free(ids);
   return st;
 }
 

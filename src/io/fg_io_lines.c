@@ -25,6 +25,7 @@ void fg_raw_free(fg_raw *r) {
   free(r->features);
   free(r->labels);
   free(r->split);
+  free(r->ids);
   memset(r, 0, sizeof *r);
 }
 

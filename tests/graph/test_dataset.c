@@ -1,5 +1,5 @@
 /* test_dataset.c -- fg_dataset_load on the bundled Cora (OGB layout), on a generated R-MAT
- * SNAP file and on shared SNAP data; configuration checks; fg_dataset_print_info. */
+ * SNAP file, on sparse SNAP ids and on shared SNAP data; configuration checks; fg_dataset_print_info. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -134,8 +134,8 @@ static void test_rmat_roundtrip(void) {
   if (ds && src) {
     int64_t n = 0;
     for (int64_t e = 0; e < m; e++) n = FG_MAX(n, FG_MAX(src[e], dst[e]) + 1);
-    /* the reader may or may not honour the "Nodes:" comment */
-    EXPECT(ds->num_nodes == 1024 || ds->num_nodes == n);
+    /* the writer declares "Nodes: 1024", which keeps R-MAT's isolated vertices */
+    EXPECT(ds->num_nodes == 1024 && ds->ids == NULL && n <= 1024);
     EXPECT_OK(fg_csr_from_edges(ds->num_nodes, src, dst, m, 1, 1, 1, &A));
     EXPECT(A.nnz == fg_dataset_num_edges(ds));
     EXPECT(A.nnz == ds->adj.nnz && memcmp(A.col, ds->adj.col, (size_t)A.nnz * sizeof *A.col) == 0);
@@ -172,10 +172,124 @@ static void test_shared_snap(void) {
   fg_dataset_destroy(&ds);
 }
 
+/* Write text to a temporary file; returns its path in buf (empty on failure). */
+static void write_temp(char *buf, const char *text) {
+  strcpy(buf, "/tmp/fg_test_ids_XXXXXX");
+  int fd = mkstemp(buf);
+  EXPECT(fd >= 0);
+  if (fd < 0) {
+    buf[0] = '\0';
+    return;
+  }
+  const size_t n = strlen(text);
+  EXPECT(write(fd, text, n) == (ssize_t)n);
+  close(fd);
+}
+
+/* 1 if node u of ds has v among its neighbours */
+static int has_edge(const fg_dataset *ds, int64_t u, int64_t v) {
+  for (int64_t k = ds->adj.rowptr[u]; k < ds->adj.rowptr[u + 1]; k++)
+    if (ds->adj.col[k] == v) return 1;
+  return 0;
+}
+
+/* SNAP ids: sparse ids renumbered in increasing order, a "# Nodes:" declaration honoured when
+ * the ids fit under it, --keep-ids, and the reader-level fields. */
+static void test_sparse_ids(void) {
+  char path[64];
+  fg_load_config c = fg_load_config_default();
+  c.gen_features = 4;
+  c.gen_classes = 2;
+  fg_dataset *ds = NULL;
+
+  write_temp(path, "# ids 5 7 100 3000000\n100 7\n7 5\n5 100\n3000000\t7\n");
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) {
+    EXPECT(ds->num_nodes == 4 && ds->id_span == 3000001 && ds->ids != NULL);
+    if (ds->ids)
+      EXPECT(ds->ids[0] == 5 && ds->ids[1] == 7 && ds->ids[2] == 100 && ds->ids[3] == 3000000);
+    /* 100-7 = 2-1, 7-5 = 1-0, 5-100 = 0-2, 3000000-7 = 3-1; plus self loops */
+    EXPECT(ds->adj.nnz == 2 * 4 + 4);
+    EXPECT(has_edge(ds, 2, 1) && has_edge(ds, 1, 0) && has_edge(ds, 0, 2) && has_edge(ds, 3, 1));
+    EXPECT(has_edge(ds, 1, 3) && !has_edge(ds, 3, 0) && !has_edge(ds, 3, 2));
+    char *txt = info_text(ds);
+    EXPECT(txt && strstr(txt, "4 of the ids in [0, 3000001) occur in an edge"));
+    free(txt);
+  }
+  fg_dataset_destroy(&ds);
+  c.keep_ids = 1;
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) {
+    EXPECT(ds->num_nodes == 3000001 && ds->ids == NULL);
+    EXPECT(has_edge(ds, 3000000, 7) && has_edge(ds, 100, 5));
+  }
+  fg_dataset_destroy(&ds);
+  c.keep_ids = 2;
+  EXPECT(fg_dataset_load(path, &c, &ds) == FG_ERR_INVALID_ARG && ds == NULL);
+  EXPECT(fg_test_error_contains("keep_ids must be 0 or 1"));
+  c.keep_ids = 0;
+  remove(path);
+
+  /* a declaration every id fits under: isolated nodes 4..9 kept, nothing renumbered */
+  write_temp(path, "# Directed graph\n# Nodes: 10 Edges: 2\n0 3\n3 2\n");
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) EXPECT(ds->num_nodes == 10 && ds->ids == NULL && has_edge(ds, 3, 2));
+  fg_dataset_destroy(&ds);
+  remove(path);
+
+  /* a declaration the ids exceed (SNAP's own ca-AstroPh header), or junk after "Nodes:":
+   * renumbered */
+  write_temp(path, "# Nodes: 3 Edges: 2\n# Nodes: many\n10 30\n30 20\n");
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) {
+    EXPECT(ds->num_nodes == 3 && ds->ids && ds->ids[2] == 30);
+    EXPECT(has_edge(ds, 0, 2) && has_edge(ds, 2, 1) && !has_edge(ds, 0, 1));
+  }
+  fg_dataset_destroy(&ds);
+  remove(path);
+
+  /* ids already 0..n-1: nothing moves */
+  write_temp(path, "2 0\n1 2\n");
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) EXPECT(ds->num_nodes == 3 && ds->ids == NULL && has_edge(ds, 0, 2));
+  fg_dataset_destroy(&ds);
+  remove(path);
+
+  /* the reader alone: the declaration, the span, and renumbering as a separate step */
+  const char *txt = "# Nodes: 6\n9 2\n";
+  fg_raw r;
+  EXPECT_OK(fg_read_snap_mem(txt, strlen(txt), "mem", &r));
+  EXPECT(r.ids_inferred == 1 && r.num_nodes == 10 && r.id_span == 10 && r.ids == NULL);
+  EXPECT_OK(fg_raw_renumber(&r));
+  EXPECT(r.num_nodes == 2 && r.ids && r.ids[0] == 2 && r.ids[1] == 9);
+  EXPECT(r.src[0] == 1 && r.dst[0] == 0 && r.id_span == 10);
+  EXPECT_OK(fg_raw_renumber(&r)); /* a second call changes nothing */
+  EXPECT(r.num_nodes == 2 && r.src[0] == 1);
+  fg_raw_free(&r);
+  txt = "# Nodes: 16\n9 2\n";
+  EXPECT_OK(fg_read_snap_mem(txt, strlen(txt), "mem", &r));
+  EXPECT(r.ids_inferred == 0 && r.num_nodes == 16 && r.id_span == 10);
+  EXPECT_OK(fg_raw_renumber(&r));
+  EXPECT(r.num_nodes == 16 && r.ids == NULL && r.src[0] == 9);
+  fg_raw_free(&r);
+
+  /* SNAP's ca-AstroPh: 18,772 nodes with ids up to 133,279 */
+  const char *astro = FG_SHARED_DATA "/snap/ca-AstroPh.txt";
+  if (!fg_test_exists(astro)) return;
+  EXPECT_OK(fg_dataset_load(astro, &c, &ds));
+  if (ds) EXPECT(ds->num_nodes == 18772 && ds->id_span == 133280 && ds->adj.nnz == 414872);
+  fg_dataset_destroy(&ds);
+  c.keep_ids = 1;
+  EXPECT_OK(fg_dataset_load(astro, &c, &ds));
+  if (ds) EXPECT(ds->num_nodes == 133280 && ds->adj.nnz == 529380);
+  fg_dataset_destroy(&ds);
+}
+
 int main(void) {
   test_config();
   test_cora();
   test_rmat_roundtrip();
   test_shared_snap();
+  test_sparse_ids();
   return fg_test_finish("test_dataset");
 }
