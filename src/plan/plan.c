@@ -8,6 +8,7 @@
 
 #include "graph/fg_graph.h"
 #include "graph/fg_order.h"
+#include "model/fg_model.h"
 #include "plan/fg_plan.h"
 #include "schemes/fg_partition.h"
 #include "schemes/fg_scheme3d.h"
@@ -587,10 +588,17 @@ static fg_status plan_1d(const fg_dataset *ds, const fg_plan_config *cfg, const 
                rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
     }
     other += 3.0 * rows * (double)w[L] * cal->softmax_elem;
-    mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
-          rows * (double)w[0] * 4.0 + 16.0 * n_params;
-    for (int l = 0; l < L; l++) mem += rows * (double)(w[l] + w[l + 1]) * 4.0;
-    mem += 2.0 * rows * (double)maxw * 4.0;
+    /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
+     * buffers and parameter state exactly as fg_gcn_create sizes them, the loss's rows, and
+     * the received rows of the widest aggregation */
+    {
+      const fg_gcn_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
+      int64_t act = 0, par = 0;
+      fg_gcn_memory(&mc, r->rows, &act, &par, NULL);
+      mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
+            rows * (double)w[0] * 4.0 + (double)act + (double)par +
+            rows * ((double)w[L] * 4.0 + 6.0);
+    }
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
     tot_nnz += nnz;
     if (spmm + comm + gemm + other > e->seconds) {
