@@ -143,8 +143,9 @@ typedef struct fg_train_config {
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */
   const char *reorder;     /* serial: vertex order for locality, applied once before training
                               and invisible in outputs: "none" (default), "degree", "rcm" */
-  double mem_limit;        /* bytes the run may use, checked before allocating (one process);
-                              0 = the machine's available memory; < 0 = no check */
+  double mem_limit;        /* bytes a process may use, checked before allocating; 0 = the
+                              machine's available memory (shared by the ranks on a node);
+                              < 0 = no check */
   const char *metrics_path;     /* JSON lines, or NULL */
   const char *checkpoint_path;  /* or NULL */
   int checkpoint_every;         /* epochs between checkpoints (default 0 = only at end) */
@@ -286,6 +287,7 @@ typedef struct fg_plan_config {
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */
   int with_3d, with_1d;    /* which schemes to rank (default both) */
+  const int *only_grid;    /* 3d: this X x Y x Z grid alone (NULL: every grid of ranks) */
 } fg_plan_config;
 
 fg_plan_config fg_plan_config_default(void);

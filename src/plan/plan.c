@@ -459,8 +459,17 @@ static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const 
   double *shard = NULL;
   nnz_cache *cache = NULL;
   memset(M, 0, sizeof M);
-  ng = fg_grid_enumerate(P, grids, 512);
-  FG_REQUIRE(ng <= 512, FG_ERR_UNSUPPORTED, "plan: %d has more than 512 grids", P);
+  if (cfg->only_grid) {
+    FG_REQUIRE(cfg->only_grid[0] >= 1 && cfg->only_grid[1] >= 1 && cfg->only_grid[2] >= 1 &&
+                   (int64_t)cfg->only_grid[0] * cfg->only_grid[1] * cfg->only_grid[2] == P,
+               FG_ERR_INVALID_ARG, "plan: grid %dx%dx%d does not have %d ranks",
+               cfg->only_grid[0], cfg->only_grid[1], cfg->only_grid[2], P);
+    memcpy(grids[0], cfg->only_grid, sizeof grids[0]);
+    ng = 1;
+  } else {
+    ng = fg_grid_enumerate(P, grids, 512);
+    FG_REQUIRE(ng <= 512, FG_ERR_UNSUPPORTED, "plan: %d has more than 512 grids", P);
+  }
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
   mat[0] = mat[1] = &ds->adj;
@@ -715,16 +724,23 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   pc.agg_blocks = cfg->agg_blocks;
   pc.seed = cfg->seed;
   pc.with_1d = !only3d;
+  /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
+  pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
   FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {
     int best = 0;
     for (int i = 1; i < n; i++)
       if (e[i].mem_bytes < e[best].mem_bytes) best = i;
+    char g[48] = "";
+    if (strcmp(e[best].scheme, "3d") == 0)
+      snprintf(g, sizeof g, " grid %dx%dx%d", e[best].grid[0], e[best].grid[1], e[best].grid[2]);
     FG_FAIL(FG_ERR_MEMLIMIT,
             "no configuration of %d ranks fits in memory: the smallest needs %.0f MB per rank "
-            "(%s %dx%dx%d); use more ranks or nodes", ranks, e[best].mem_bytes / 1e6,
-            e[best].scheme, e[best].grid[0], e[best].grid[1], e[best].grid[2]);
+            "(%s%s) and %s; use more ranks or nodes", ranks, e[best].mem_bytes / 1e6,
+            e[best].scheme, g,
+            cfg->mem_limit > 0 ? "--mem-limit is the limit per process"
+                               : "the limit is the available memory over the ranks on a node");
   }
   snprintf(scheme, len, "%s", e[0].scheme);
   memcpy(grid, e[0].grid, 3 * sizeof(int));

@@ -15,6 +15,17 @@
  * collective; call on the rank that holds the dataset. */
 fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg);
 
+/* Several processes: the busiest rank's bytes for this scheme and grid from the performance
+ * model (fg_plan: its rows of Â, inputs, the model's buffers, parameters, received rows; with
+ * --order metis estimated with a random order of the same block sizes), plus the dataset on
+ * rank 0, against cfg->mem_limit per process (0: the available memory of rank 0's node over the
+ * ranks that share it; < 0: no check). FG_ERR_MEMLIMIT names the bytes, the limit and the options
+ * that shrink the run. Collective over d; ds is read on rank 0 only. */
+struct fg_dist;
+fg_status fg_train_memory_check_ranks(struct fg_dist *d, const fg_dataset *ds,
+                                      const fg_train_config *cfg, const char *scheme, int is3d,
+                                      const int grid[3]);
+
 /* "1.23 GB" / "456 MB" / "789 kB" / "12 B" into buf. */
 const char *fg_format_bytes(double bytes, char *buf, size_t len);
 

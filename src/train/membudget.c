@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dist/fg_dist.h"
 #include "graph/fg_graph.h"
 #include "model/fg_model.h"
 #include "train/fg_membudget.h"
@@ -118,4 +119,93 @@ fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg
              fg_format_bytes((double)FG_MEM_RUNTIME_BYTES, need, sizeof need));
 cleanup:
   return st;
+}
+
+/* Rank 0's half of fg_train_memory_check_ranks: on_node ranks share rank 0's node. */
+static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
+                             int on_node, const char *scheme, int is3d, const int grid[3]) {
+  fg_status st = FG_OK;
+  fg_calibration cal = fg_calibration_default();
+  fg_plan_config pc = fg_plan_config_default();
+  fg_plan_entry *e = NULL;
+  fg_memory_estimate one;
+  int n = 0;
+  const fg_plan_entry *hit = NULL;
+  char need[32], lim[32], dsb[32], share[32], prog[32], what[48], head[400];
+  double limit = cfg->mem_limit, rank_bytes, rank0_bytes;
+  FG_CHECK(fg_train_memory(ds, cfg, &one));
+  pc.ranks = ranks;
+  pc.layers = cfg->layers;
+  pc.hidden = cfg->hidden;
+  pc.widths = cfg->widths;
+  pc.agg_order = cfg->agg_order;
+  /* the model only needs block sizes and received rows: METIS (minutes on big graphs) is
+   * estimated by a random order, which balances rows as METIS does and receives more */
+  pc.order = cfg->order && strcmp(cfg->order, "metis") == 0 ? "random" : cfg->order;
+  pc.double_perm = cfg->double_perm;
+  pc.learn_features = cfg->learn_features;
+  pc.agg_blocks = cfg->agg_blocks;
+  pc.seed = cfg->seed;
+  pc.mem_per_rank = -1.0;
+  pc.with_3d = is3d;
+  pc.with_1d = !is3d;
+  pc.only_grid = is3d ? grid : NULL;
+  FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
+  for (int i = 0; i < n; i++)
+    if (strcmp(e[i].scheme, is3d ? "3d" : scheme) == 0) hit = &e[i];
+  if (!hit) goto cleanup; /* a scheme the model does not cover: nothing to check */
+  if (is3d)
+    snprintf(what, sizeof what, "3d grid %dx%dx%d", grid[0], grid[1], grid[2]);
+  else
+    snprintf(what, sizeof what, "%s", scheme);
+  rank_bytes = hit->mem_bytes;
+  if (limit == 0) {
+    const int64_t avail = fg_available_memory();
+    if (avail < 0) goto cleanup; /* unknown: nothing to check against */
+    /* the dataset is loaded and the processes run already: what must still be found is each
+     * rank's share, for every rank on this node */
+    limit = (double)avail / on_node;
+    rank0_bytes = rank_bytes;
+    snprintf(head, sizeof head,
+             "this run needs about %s per process (%s, the busiest rank) but %s is available "
+             "per process (MemAvailable %s over the %d ranks on rank 0's node; --mem-limit sets "
+             "another limit)",
+             fg_format_bytes(rank_bytes, need, sizeof need), what,
+             fg_format_bytes(limit, lim, sizeof lim),
+             fg_format_bytes((double)avail, dsb, sizeof dsb), on_node);
+  } else {
+    rank0_bytes = rank_bytes + (double)one.dataset + (double)FG_MEM_RUNTIME_BYTES;
+    snprintf(head, sizeof head,
+             "this run needs about %s on rank 0 (%s: the busiest rank's share %s, plus the "
+             "dataset %s that rank 0 read and the program %s) but --mem-limit is %s per process",
+             fg_format_bytes(rank0_bytes, need, sizeof need), what,
+             fg_format_bytes(rank_bytes, share, sizeof share),
+             fg_format_bytes((double)one.dataset, dsb, sizeof dsb),
+             fg_format_bytes((double)FG_MEM_RUNTIME_BYTES, prog, sizeof prog),
+             fg_format_bytes(limit, lim, sizeof lim));
+  }
+  FG_REQUIRE(rank0_bytes <= limit, FG_ERR_MEMLIMIT,
+             "%s. Options that shrink it: more processes (or fewer on a node), another scheme or "
+             "grid (`fullgraph plan DATA --ranks %d` lists each one's memory), a smaller --hidden "
+             "or --widths, fewer --layers, fewer --gen-features (generated inputs)",
+             head, ranks);
+cleanup:
+  free(e);
+  return st;
+}
+
+fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
+                                      const fg_train_config *cfg, const char *scheme, int is3d,
+                                      const int grid[3]) {
+  fg_status st = FG_OK;
+  int on_node = 1;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (cfg->mem_limit < 0 || d->size == 1) return FG_OK; /* the same on every rank */
+  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+  }
+  if (d->rank == 0) st = check_ranks(ds, cfg, d->size, on_node, scheme, is3d, grid);
+  return fg_dist_agree(d, st);
 }

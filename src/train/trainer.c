@@ -429,6 +429,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   d->phase = FG_PHASE_SETUP;
   st = choose_scheme(d, ds, cfg, &is3d, grid, name, sizeof name);
   FG_CHECK(fg_dist_agree(d, st));
+  /* several processes: refuse a run whose busiest rank would not fit (membudget.c) */
+  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, name, is3d, grid));
   if (is3d)
     FG_CHECK(fg_trainer_3d_create(d, ds, cfg, grid, &tr));
   else if (cfg->scheme && strcmp(cfg->scheme, name) != 0) {
