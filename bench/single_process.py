@@ -3,8 +3,10 @@
 bandwidth and against PyTorch, on the same machine in one go.
 
 For each graph: R-MAT scale 18 and 20 (edge factor 16, generated with `fullgraph generate
-rmat`) and the largest SNAP graph in ../shared/data/snap/ -- with 128 random features and 32
-degree-quantile classes (train's --gen-features 128 --gen-classes 32) -- it
+rmat`) and the largest SNAP graph in ../shared/data/snap/ (its nodes the ids that occur, as
+fullgraph reads SNAP files; and again with --keep-ids, every id up to the largest a node, as
+earlier versions read it) -- with 128 random features and 32 degree-quantile classes (train's
+--gen-features 128 --gen-classes 32) -- it
   1. measures the STREAM triad (`fullgraph bench stream`) with the run's thread count,
   2. trains a 3-layer GCN of hidden width 128 for 10 epochs (`fullgraph train --metrics`, once
      per --reorder given) and
@@ -18,7 +20,7 @@ Peak memory is also compared with graph + features + (L + 3) activation buffers 
 nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
-           [--graphs rmat18,rmat20,snap] [--no-peer] [--reorder none|degree|rcm]
+           [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder none|degree|rcm]
            [--snap FILE] [--name NAME]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
@@ -77,20 +79,20 @@ def triad(fg, threads):
     return float(re.search(r"stream triad: ([0-9.]+) GB/s", out).group(1)) * 1e9
 
 
-def info(fg, path):
+def info(fg, path, extra):
     out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
-               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)])
+               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)] + extra)
     nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
     entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
     m = re.search(r"memory\s+(\d+) bytes", out)
     return nodes, entries, int(m.group(1)) if m else None
 
 
-def train(fg, path, threads, epochs, reorder, metrics):
+def train(fg, path, extra, threads, epochs, reorder, metrics):
     cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
            "--epochs", str(epochs), "--threads", str(threads),
            "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
-           "--metrics", metrics, "--quiet"]
+           "--metrics", metrics, "--quiet"] + extra
     if reorder != "none":
         cmd += ["--reorder", reorder]
     t0 = time.time()
@@ -114,11 +116,11 @@ def train(fg, path, threads, epochs, reorder, metrics):
     return r
 
 
-def peer(path, threads, epochs):
+def peer(path, extra, threads, epochs):
     out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
                "--threads", str(threads), "--epochs", str(epochs),
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
-                                    + [CLASSES])])
+                                    + [CLASSES])] + extra)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -139,7 +141,9 @@ def main():
         "FULLGRAPH", os.path.join(ROOT, "build", "release", "fullgraph")))
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--graphs", default="rmat18,rmat20,snap")
+    ap.add_argument("--graphs", default="rmat18,rmat20,snap,snap-keep-ids",
+                    help="rmatS, snap (the largest SNAP file), snap-keep-ids (the same file "
+                    "read with --keep-ids: every id up to the largest is a node)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--reorder", default="none",
                     help="fullgraph's --reorder, or several separated by commas (each is run; "
@@ -165,10 +169,12 @@ def main():
             if not os.path.exists(path):
                 run([fg, "generate", "rmat", "--scale", str(scale), "--edge-factor", "16",
                      "--output", path])
-            graphs.append((g, path))
-        elif g == "snap":
+            graphs.append((g, path, []))
+        elif g in ("snap", "snap-keep-ids"):
             path = args.snap or largest_snap(os.path.join(ROOT, "..", "shared", "data", "snap"))
-            graphs.append((os.path.basename(path).split(".")[0], path))
+            keep = g == "snap-keep-ids"
+            graphs.append((os.path.basename(path).split(".")[0] + (" --keep-ids" if keep else ""),
+                           path, ["--keep-ids"] if keep else []))
         else:
             sys.exit(f"single_process.py: unknown graph '{g}' (rmatS or snap)")
 
@@ -176,20 +182,21 @@ def main():
               "epochs": args.epochs, "reorder": args.reorder,
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
-    for name, path in graphs:
-        nodes, entries, estimate = info(fg, path)
+    for name, path, extra in graphs:
+        nodes, entries, estimate = info(fg, path, extra)
         tri = [triad(fg, args.threads)]
         runs = {}
         for o in orders:
-            runs[o] = train(fg, path, args.threads, args.epochs, o,
-                            os.path.join(args.out, f"{args.name}_{name}_{o}.json"))
+            runs[o] = train(fg, path, extra, args.threads, args.epochs, o,
+                            os.path.join(args.out,
+                                         f"{args.name}_{name.replace(' --', '_')}_{o}.json"))
             tri.append(triad(fg, args.threads))
         g = {"graph": name, "path": path, "nodes": nodes, "entries": entries,
              "triad_bytes_per_s": tri, "estimate_bytes": estimate,
              "yardstick_bytes": yardstick(nodes, entries), "fullgraph": runs,
              "load": os.getloadavg()}
         if not args.no_peer:
-            g["torch"] = peer(path, args.threads, args.epochs)
+            g["torch"] = peer(path, extra, args.threads, args.epochs)
             if g["torch"]["adjacency_entries"] != entries:
                 print(f"warning: PyTorch's graph has {g['torch']['adjacency_entries']} entries,"
                       f" fullgraph's {entries}", file=sys.stderr)

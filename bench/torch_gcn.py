@@ -17,7 +17,7 @@ sparse format used, the peak resident memory of the process, and the graph's siz
 is the graph fullgraph read).
 
 usage: torch_gcn.py EDGES --threads T [--epochs 10] [--widths 128,128,128,32]
-                    [--format auto|coo|csr] [--dropout 0.5] [--seed 0]
+                    [--format auto|coo|csr] [--dropout 0.5] [--seed 0] [--keep-ids]
 """
 import argparse
 import json
@@ -31,7 +31,7 @@ import scipy.sparse as sp
 import torch
 
 
-def read_snap(path):
+def read_snap(path, keep_ids=False):
     """Edge list 'u v' per line with '#' comments (plain or gzip) -> (src, dst, n), with
     fullgraph's node numbering: a "# Nodes: N" comment with every id below N gives N nodes,
     otherwise the ids that occur are renumbered 0..n-1 in increasing order."""
@@ -56,6 +56,8 @@ def read_snap(path):
     src, dst = arr[0::2], arr[1::2]
     if declared > int(arr.max()):
         return src, dst, declared
+    if keep_ids:                                  # fullgraph --keep-ids: node = id
+        return src, dst, int(arr.max()) + 1
     ids, inv = np.unique(arr, return_inverse=True)
     return inv[0::2].astype(np.int64), inv[1::2].astype(np.int64), len(ids)
 
@@ -150,11 +152,13 @@ def main():
     ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr"])
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep-ids", action="store_true",
+                    help="as fullgraph --keep-ids: nodes 0..max id, absent ids isolated")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     widths = [int(w) for w in args.widths.split(",")]
 
-    src, dst, n = read_snap(args.edges)
+    src, dst, n = read_snap(args.edges, args.keep_ids)
     a, deg = normalized_adjacency(src, dst, n)
     n = a.shape[0]
     rng = np.random.default_rng(args.seed)

@@ -46,7 +46,9 @@ struct fg_scheme {
   int64_t n_global, n_local;
   int64_t *global_ids;    /* (n_local) original node id of each local row */
   int64_t num_features, num_classes;
-  float *features;        /* (n_local x num_features), normalized if asked */
+  float *features;        /* (n_local x num_features), normalized if asked; read only */
+  int features_borrowed;  /* features point into the dataset (one process, rows in the
+                             dataset's order, not normalized): not freed, never written */
   int32_t *labels;        /* (n_local) */
   int8_t *split;          /* (n_local) FG_SPLIT_* */
   int64_t local_nnz;      /* nonzeros of Â this rank multiplies */

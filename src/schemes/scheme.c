@@ -32,7 +32,7 @@ void fg_scheme_destroy(fg_scheme **s) {
   if (!s || !*s) return;
   if ((*s)->ops && (*s)->ops->destroy) (*s)->ops->destroy(*s);
   free((*s)->global_ids);
-  free((*s)->features);
+  if (!(*s)->features_borrowed) free((*s)->features);
   free((*s)->labels);
   free((*s)->split);
   free(*s);
@@ -47,14 +47,23 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
   s->n_local = n_local;
   s->num_features = F;
   s->num_classes = ds->num_classes;
+  int64_t same = n_local == ds->num_nodes && !normalize_features;
+  for (int64_t i = 0; same && i < n_local; i++) same = gids[i] == i;
   FG_ALLOC(s->global_ids, n_local);
-  FG_ALLOC(s->features, n_local * F);
   FG_ALLOC(s->labels, n_local);
   FG_ALLOC(s->split, n_local);
+  if (same) {
+    /* the dataset's matrix as it is: borrow it rather than hold it twice (the largest input
+     * of a run; fg_train_memory counts it once in this case) */
+    s->features = ds->features;
+    s->features_borrowed = 1;
+  } else {
+    FG_ALLOC(s->features, n_local * F);
+  }
   for (int64_t i = 0; i < n_local; i++) {
     const int64_t g = gids[i];
     s->global_ids[i] = g;
-    memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
+    if (!same) memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
     s->labels[i] = ds->labels ? ds->labels[g] : -1;
     s->split[i] = ds->split ? ds->split[g] : FG_SPLIT_NONE;
   }

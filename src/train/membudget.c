@@ -64,7 +64,12 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
     /* the scheme: Â with values, Âᵀ too for a directed graph */
     out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric ? 1 : 2);
-    out->inputs = 4 * n * F + 4 * n + n + 8 * n;
+    /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
+     * (rows in their order, not normalized: fg_scheme_fill_local) */
+    out->inputs = 4 * n + n + 8 * n;
+    if (reorder != FG_REORDER_NONE || cfg->normalize_features ||
+        (cfg->scheme && strcmp(cfg->scheme, "serial") != 0))
+      out->inputs += 4 * n * F;
     out->activations = act;
     out->params = par;
     out->loss = 4 * n * C + 2 * n;
