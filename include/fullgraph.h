@@ -96,6 +96,13 @@ int64_t fg_dataset_num_classes(const fg_dataset *ds);
 /* Count of nodes in split k (0 train, 1 valid, 2 test). */
 int64_t fg_dataset_split_size(const fg_dataset *ds, int k);
 
+/* The input file's id of each node (num_nodes entries), or NULL when node i is id i: SNAP
+ * edge lists whose sparse ids were renumbered (fg_load_config.keep_ids). */
+const int64_t *fg_dataset_node_ids(const fg_dataset *ds);
+/* Write every node's file id as a 1-D int64 .npy in node order, the row order of predictions
+ * and embeddings (0..n-1 when nothing was renumbered). */
+fg_status fg_dataset_save_ids(const fg_dataset *ds, const char *path);
+
 /* Print sizes, degree statistics, label and split counts. */
 fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out);
 

@@ -1,9 +1,11 @@
 /* fg_core.c -- status messages, allocation, clocks. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "core/fg_core.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #ifdef _OPENMP
@@ -91,6 +93,25 @@ void *fg_malloc_aligned(size_t bytes) {
 }
 
 void fg_free_aligned(void *p) { free(p); }
+
+#define FG_HUGE_MIN_BYTES ((size_t)8 << 20)
+#define FG_HUGE_ALIGN ((size_t)2 << 20)
+
+void *fg_malloc_huge(size_t bytes) {
+  void *p = NULL;
+  if (bytes == 0) bytes = 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= FG_HUGE_MIN_BYTES) {
+    if (bytes > SIZE_MAX - FG_HUGE_ALIGN) return NULL;
+    const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
+    if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
+    (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+    return p;
+  }
+#endif
+  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+  return p;
+}
 
 double fg_now(void) {
   struct timespec ts;

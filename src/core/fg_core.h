@@ -82,6 +82,10 @@ void *fg_calloc_array(size_t n, size_t size);
 /* Cache-line aligned allocation for dense matrices; free with fg_free_aligned. */
 void *fg_malloc_aligned(size_t bytes);
 void fg_free_aligned(void *p);
+/* A dense matrix the SpMM gathers rows from at random: from 8 MiB up aligned to 2 MiB and
+ * offered transparent huge pages (madvise; with 4 KiB pages nearly every gather misses the
+ * TLB), smaller ones cache-line aligned. NULL when out of memory; release with free(). */
+void *fg_malloc_huge(size_t bytes);
 
 /* Wall-clock seconds (monotonic). */
 double fg_now(void);

@@ -199,6 +199,24 @@ void fg_dataset_destroy(fg_dataset **ds) {
   *ds = NULL;
 }
 
+const int64_t *fg_dataset_node_ids(const fg_dataset *ds) {
+  return ds ? ds->ids : NULL;
+}
+
+fg_status fg_dataset_save_ids(const fg_dataset *ds, const char *path) {
+  fg_status st = FG_OK;
+  int64_t *seq = NULL;
+  FG_REQUIRE(ds && path, FG_ERR_INVALID_ARG, "fg_dataset_save_ids: NULL argument");
+  if (!ds->ids) {
+    FG_ALLOC(seq, FG_MAX(ds->num_nodes, 1));
+    for (int64_t i = 0; i < ds->num_nodes; i++) seq[i] = i;
+  }
+  FG_CHECK(fg_npy_write_i64(path, ds->ids ? ds->ids : seq, ds->num_nodes));
+cleanup:
+  free(seq);
+  return st;
+}
+
 int64_t fg_dataset_num_nodes(const fg_dataset *ds) {
   return ds ? ds->num_nodes : 0;
 }

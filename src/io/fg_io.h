@@ -66,6 +66,8 @@ fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t
 
 /* Write a 2-D float32 array as NumPy .npy (v1.0 header, little-endian, C order). */
 fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols);
+/* Write a 1-D int64 array as .npy v1.0 ('<i8', shape (n,)). */
+fg_status fg_npy_write_i64(const char *path, const int64_t *data, int64_t n);
 /* Write an edge list as SNAP text ("u v" lines), gzip if path ends in .gz. */
 fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
                         const char *comment);

@@ -286,7 +286,8 @@ cleanup:
 fg_status fg_raw_renumber(fg_raw *r) {
   fg_status st = FG_OK;
   uint64_t *seen = NULL;
-  int64_t *below = NULL, *ids = NULL;
+  uint32_t *below = NULL; /* k <= FG_IO_MAX_NODES < 2^31 */
+  int64_t *ids = NULL;
   if (!r || !r->ids_inferred || r->ids || r->num_nodes <= 0) return FG_OK;
   /* a present-bit per id, then the count of present ids before each 64-id word: the new id of
    * v is below[v / 64] + popcount(the bits of its word under v) */
@@ -299,7 +300,7 @@ fg_status fg_raw_renumber(fg_raw *r) {
   FG_ALLOC(below, (size_t)words);
   int64_t k = 0;
   for (int64_t w = 0; w < words; w++) {
-    below[w] = k;
+    below[w] = (uint32_t)k;
     k += __builtin_popcountll(seen[w]);
   }
   if (k == span) goto cleanup; /* ids already 0..k-1 */
@@ -309,8 +310,8 @@ fg_status fg_raw_renumber(fg_raw *r) {
   for (int64_t e = 0; e < r->num_edges; e++) {
     const int64_t u = r->src[e], v = r->dst[e];
     const uint64_t lo_u = (UINT64_C(1) << (u & 63)) - 1, lo_v = (UINT64_C(1) << (v & 63)) - 1;
-    r->src[e] = below[u >> 6] + __builtin_popcountll(seen[u >> 6] & lo_u);
-    r->dst[e] = below[v >> 6] + __builtin_popcountll(seen[v >> 6] & lo_v);
+    r->src[e] = (int64_t)below[u >> 6] + __builtin_popcountll(seen[u >> 6] & lo_u);
+    r->dst[e] = (int64_t)below[v >> 6] + __builtin_popcountll(seen[v >> 6] & lo_v);
   }
   r->ids = ids;
   ids = NULL;

@@ -386,24 +386,33 @@ static void remove_partial(const char *path) {
   if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
 }
 
-fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols) {
+/* One little-endian .npy v1.0 file of rows x cols elements of esize bytes (cols < 0: a 1-D
+ * array of rows), dtype descr ("<f4", "<i8"). */
+static fg_status npy_write(const char *path, const void *data, size_t esize, const char *descr,
+                           int64_t rows, int64_t cols) {
   fg_status st = FG_OK;
   FILE *f = NULL;
   unsigned char *chunk = NULL;
+  const unsigned char *src = data;
   int opened = 0;
-  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_npy_write_f32: path is NULL");
-  FG_REQUIRE(rows >= 0 && cols >= 0, FG_ERR_INVALID_ARG,
-             "fg_npy_write_f32: bad shape (%lld, %lld)", (long long)rows, (long long)cols);
-  FG_REQUIRE(cols == 0 || rows <= INT64_MAX / 4 / cols, FG_ERR_INVALID_ARG,
-             "fg_npy_write_f32: shape (%lld, %lld) too large", (long long)rows, (long long)cols);
-  int64_t n = rows * cols;
-  FG_REQUIRE(data || n == 0, FG_ERR_INVALID_ARG, "fg_npy_write_f32: data is NULL");
+  const int64_t c = cols < 0 ? 1 : cols;
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "npy writer: path is NULL");
+  FG_REQUIRE(rows >= 0, FG_ERR_INVALID_ARG, "%s: bad shape (%lld, %lld)", path,
+             (long long)rows, (long long)cols);
+  FG_REQUIRE(c == 0 || rows <= INT64_MAX / (int64_t)esize / c, FG_ERR_INVALID_ARG,
+             "%s: shape (%lld, %lld) too large", path, (long long)rows, (long long)cols);
+  int64_t n = rows * c;
+  FG_REQUIRE(data || n == 0, FG_ERR_INVALID_ARG, "%s: no data to write", path);
 
   /* Header: magic, version 1.0, length, dict padded with spaces to a multiple of 64 bytes
    * overall and ended by '\n' (as numpy writes it). */
   char dict[128];
-  int dl = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, %lld), }",
-                    (long long)rows, (long long)cols);
+  int dl = cols < 0 ? snprintf(dict, sizeof dict,
+                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld,), }",
+                               descr, (long long)rows)
+                    : snprintf(dict, sizeof dict,
+                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld), }",
+                               descr, (long long)rows, (long long)cols);
   size_t total = 10 + (size_t)dl + 1;
   size_t padded = (total + 63) / 64 * 64;
   size_t hlen = padded - 10;
@@ -424,16 +433,22 @@ fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, in
              strerror(errno));
   /* Data in little-endian byte order whatever the host's. */
   enum { CH = 16384 };
-  FG_ALLOC(chunk, (size_t)CH * 4);
+  FG_ALLOC(chunk, (size_t)CH * esize);
   for (int64_t i = 0; i < n; i += CH) {
     int64_t k = FG_MIN((int64_t)CH, n - i);
     for (int64_t j = 0; j < k; j++) {
-      uint32_t x;
-      memcpy(&x, &data[i + j], sizeof x);
-      for (int b = 0; b < 4; b++) chunk[4 * j + b] = (unsigned char)(x >> (8 * b));
+      uint64_t x = 0;
+      if (esize == 4) {
+        uint32_t x4;
+        memcpy(&x4, src + (size_t)(i + j) * 4, 4);
+        x = x4;
+      } else {
+        memcpy(&x, src + (size_t)(i + j) * 8, 8);
+      }
+      for (size_t b = 0; b < esize; b++) chunk[esize * (size_t)j + b] = (unsigned char)(x >> (8 * b));
     }
-    FG_REQUIRE(fwrite(chunk, 4, (size_t)k, f) == (size_t)k, FG_ERR_IO, "%s: write error: %s",
-               path, strerror(errno));
+    FG_REQUIRE(fwrite(chunk, esize, (size_t)k, f) == (size_t)k, FG_ERR_IO,
+               "%s: write error: %s", path, strerror(errno));
   }
   FG_REQUIRE(fflush(f) == 0, FG_ERR_IO, "%s: write error: %s", path, strerror(errno));
   int rc = fclose(f);
@@ -444,4 +459,15 @@ cleanup:
   if (st != FG_OK && opened) remove_partial(path);
   free(chunk);
   return st;
+}
+
+fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols) {
+  if (cols < 0) return fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                                    "fg_npy_write_f32: bad shape (%lld, %lld)", (long long)rows,
+                                    (long long)cols);
+  return npy_write(path, data, 4, "<f4", rows, cols);
+}
+
+fg_status fg_npy_write_i64(const char *path, const int64_t *data, int64_t n) {
+  return npy_write(path, data, 8, "<i8", n, -1);
 }

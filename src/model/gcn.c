@@ -7,34 +7,14 @@
  * masks together (fg_masked_scale, reading the stored D_l). Layer 0 never multiplies by Âᵀ when
  * it aggregates first (MG-GCN §4.4: the input features are not learned).
  */
-#define _DEFAULT_SOURCE /* madvise */
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 
-/* Activation buffers at least this large are aligned to 2 MiB and offered transparent huge
- * pages: the SpMM gathers rows at random, and 4 KiB pages make nearly every gather a TLB miss. */
-#define FG_HUGE_MIN_BYTES (8u << 20)
-#define FG_HUGE_ALIGN ((size_t)2 << 20)
-
-/* Release with free(). */
+/* Activation buffers come from fg_malloc_huge: the SpMM gathers their rows at random. */
 static float *act_alloc(int64_t nfloats) {
-  const size_t bytes = (size_t)(nfloats > 0 ? nfloats : 1) * sizeof(float);
-  void *p = NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (bytes >= FG_HUGE_MIN_BYTES) {
-    const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
-    if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
-    (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-    return p;
-  }
-#endif
-  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-  return p;
+  return fg_malloc_huge((size_t)(nfloats > 0 ? nfloats : 1) * sizeof(float));
 }
 
 #define FG_ALLOC_ACT(ptr, n)                                                           \

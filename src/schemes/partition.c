@@ -261,7 +261,7 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
       s->num_features = F;
       s->num_classes = hdr[2];
       s->global_ids = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->global_ids);
-      s->features = fg_malloc_array((size_t)FG_MAX(nl * F, 1), sizeof *s->features);
+      s->features = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features);
       s->labels = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->labels);
       s->split = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->split);
       if (!s->global_ids || !s->features || !s->labels || !s->split)

@@ -58,7 +58,9 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
     s->features = ds->features;
     s->features_borrowed = 1;
   } else {
-    FG_ALLOC(s->features, n_local * F);
+    s->features = fg_malloc_huge((size_t)(n_local * F) * sizeof(float));
+    FG_REQUIRE(s->features != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features",
+               (long long)n_local, (long long)F);
   }
   for (int64_t i = 0; i < n_local; i++) {
     const int64_t g = gids[i];

@@ -69,6 +69,20 @@ expect 0 "wrote R-MAT scale 8" "$FG" generate rmat --scale 8 --edge-factor 8 --o
 expect 0 "256" "$FG" info "$T/r.txt.gz" --gen-features 16 --gen-classes 4
 expect 0 "best epoch" "$FG" train "$T/r.txt.gz" --epochs 3 --gen-features 16 --gen-classes 4
 
+# SNAP ids: the ids that occur, renumbered; --keep-ids; --save-ids writes the file ids
+printf '# sparse ids\n40 7\n7 900\n900 40\n5 7\n' > "$T/sparse.txt"
+expect 0 "nodes +4$" "$FG" info "$T/sparse.txt"
+expect 0 "node ids +4 of the ids in \[0, 901\) occur" "$FG" info "$T/sparse.txt"
+expect 0 "nodes +901$" "$FG" info "$T/sparse.txt" --keep-ids
+expect 0 "best epoch" "$FG" train "$T/sparse.txt" --epochs 2 --gen-features 4 --gen-classes 2 \
+  --train-frac 0.5 --valid-frac 0.25 --save-ids "$T/ids.npy" --save-predictions "$T/sp.npy"
+# 128-byte header, then 5 7 40 900 as little-endian int64
+expect 0 "^05000000000000000700000000000000280000000000000084030000" \
+  sh -c "od -An -tx1 -v -j128 '$T/ids.npy' | tr -d ' \n'"
+expect 0 "'<i8'.*\(4,\)" head -c 128 "$T/ids.npy"
+expect 1 "no_dir/ids.npy: cannot create" "$FG" train "$T/sparse.txt" --epochs 2 \
+  --gen-features 4 --gen-classes 2 --save-ids "$T/no_dir/ids.npy"
+
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
 

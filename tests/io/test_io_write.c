@@ -112,7 +112,34 @@ static void snap_errors(void) {
   unlink("test_io_write_empty.txt");
 }
 
+/* int64 vectors (node ids) read back by the parser, bit for bit */
+static void npy_i64_round_trip(int64_t n) {
+  const char *path = "test_io_write_tmp_i64.npy";
+  int64_t *x = malloc((size_t)(n ? n : 1) * sizeof *x), *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+  for (int64_t i = 0; i < n; i++) x[i] = i * INT64_C(2654435761) - (i & 1 ? INT64_C(1) << 40 : 0);
+  EXPECT_OK(fg_npy_write_i64(path, x, n));
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  fg_npy a;
+  EXPECT_OK(fg_file_slurp(path, &buf, &len));
+  EXPECT_OK(fg_npy_parse(buf, len, path, &a));
+  EXPECT(a.kind == 'i' && a.itemsize == 8 && a.ndim == 1 && a.shape[0] == n);
+  EXPECT(strcmp(a.descr, "<i8") == 0 && a.data_offset % 64 == 0);
+  EXPECT(len == a.data_offset + (size_t)n * 8);
+  EXPECT_OK(fg_npy_to_i64(&a, path, y));
+  EXPECT_MSG(n == 0 || memcmp(x, y, (size_t)n * 8) == 0, "%lld ids: values differ", (long long)n);
+  EXPECT(fg_npy_write_i64(path, NULL, 3) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_npy_write_i64("no_such_dir/x.npy", x, n) == FG_ERR_IO);
+  free(buf);
+  free(x);
+  free(y);
+  unlink(path);
+}
+
 int main(void) {
+  npy_i64_round_trip(0);
+  npy_i64_round_trip(5);
+  npy_i64_round_trip(40000);
   npy_round_trip(3, 5);
   npy_round_trip(1000, 37);
   npy_round_trip(0, 4);
