@@ -82,6 +82,17 @@ void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_
 void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                               uint64_t layer, const int64_t *global_ids);
+/* out row r = dropout(in row in_rows[r]) (row r when in_rows is NULL), the mask keyed by
+ * global_ids[r] as fg_dropout_forward; a plain gather when p == 0. out must not overlap in.
+ * The input layer of a model whose rows were reordered reads the features in their stored
+ * order through in_rows instead of keeping a permuted copy. Bitwise equal to
+ * fg_dropout_rows_ref (gather, then the reference dropout). */
+void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
+                     int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                     const int64_t *global_ids);
+void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
+                         int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids);
 /* g[i] = d[i] > 0 ? g[i] * scale : 0: the backward of dropout (scale 1 / (1 - p)) and ReLU
  * together, read off the stored output d = dropout(relu(z)), which is positive exactly where
  * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */

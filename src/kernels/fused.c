@@ -45,9 +45,11 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
   }
 }
 
-void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
-                          int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                          uint64_t layer, const int64_t *global_ids) {
+/* The pass behind fg_bias_relu_dropout and fg_dropout_rows: output row r reads input row
+ * in_rows[r] (r when in_rows is NULL). */
+static void fused_rows(float *out, const float *in, const int64_t *in_rows, const float *bias,
+                       int64_t rows, int64_t cols, int relu, float p, uint64_t seed,
+                       uint64_t epoch, uint64_t layer, const int64_t *global_ids) {
   assert(p >= 0.0f && p < 1.0f);
   if (rows <= 0 || cols <= 0) return;
   const int drop = p > 0.0f;
@@ -57,7 +59,7 @@ void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_
 #pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
 #endif
   for (int64_t r = 0; r < rows; r++) {
-    const float *x = in + r * cols; // (cols)
+    const float *x = in + (in_rows ? in_rows[r] : r) * cols; // (cols)
     float *o = out + r * cols;      // (cols)
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
@@ -79,6 +81,28 @@ void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_
       }
     }
   }
+}
+
+void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
+                          int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                          uint64_t layer, const int64_t *global_ids) {
+  fused_rows(out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids);
+}
+
+void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
+                     int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                     const int64_t *global_ids) {
+  fused_rows(out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids);
+}
+
+void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
+                         int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids) {
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t src = in_rows ? in_rows[r] : r;
+    for (int64_t c = 0; c < cols; c++) out[r * cols + c] = in[src * cols + c];
+  }
+  if (p > 0.0f) fg_dropout_forward_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids);
 }
 
 void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,

@@ -172,9 +172,11 @@ fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_
     const int64_t wi = m->widths[l], wo = m->widths[l + 1];
     const float *d = m->H[l]; /* D_l (n, wi): for l > 0 already dropped out in place */
     float *out = m->H[l + 1]; /* (n, wo) */
-    if (l == 0 && drop) {
-      fg_bias_relu_dropout(m->work_a, m->H[0], NULL, n, wi, 0, pp, seed, epoch, 0,
-                           s->global_ids);
+    if (l == 0 && (drop || s->feature_rows)) {
+      /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
+       * another (--reorder borrows the dataset's features instead of permuting a copy) */
+      fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, n, wi, pp, seed, epoch, 0,
+                      s->global_ids);
       d = m->work_a;
     }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
@@ -186,7 +188,7 @@ fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_
     } else {
       /* T = D W (n, wo); out = Â T */
       float *t = other_work(m, d);
-      m->Sv[l] = (l == 0 && drop) ? NULL : d; /* layer 0's D_0 is recomputed in backward */
+      m->Sv[l] = d == m->work_a ? NULL : d; /* layer 0's D_0 in work_a: recomputed in backward */
       timed_gemm(m, 0, 0, n, wo, wi, d, wi, m->W[l], wo, t, wo);
       FG_CHECK(s->ops->aggregate(s, t, out, wo));
     }
@@ -227,10 +229,10 @@ fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint
       float *t = l == 0 ? m->H[1] : other_work(m, cur);
       const float *d = m->Sv[l];
       FG_CHECK(s->ops->aggregate_t(s, cur, t, wo));
-      if (!d) { /* layer 0 with dropout: D_0 again from the counter-based masks */
+      if (!d) { /* layer 0 with dropout or a row map: D_0 again (counter-based masks) */
         t0 = fg_now();
-        fg_bias_relu_dropout(m->work_a, m->H[0], NULL, n, wi, 0, p, seed, epoch, 0,
-                             s->global_ids);
+        fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, n, wi, p, seed, epoch, 0,
+                        s->global_ids);
         m->seconds[FG_TIME_OTHER] += fg_now() - t0;
         d = m->work_a;
       }

@@ -47,8 +47,11 @@ struct fg_scheme {
   int64_t *global_ids;    /* (n_local) original node id of each local row */
   int64_t num_features, num_classes;
   float *features;        /* (n_local x num_features), normalized if asked; read only */
-  int features_borrowed;  /* features point into the dataset (one process, rows in the
-                             dataset's order, not normalized): not freed, never written */
+  int features_borrowed;  /* features point into the dataset (one process, not
+                             normalized): not freed, never written */
+  const int64_t *feature_rows; /* (n_local) NULL: local row i's features are row i of
+                             features; else row feature_rows[i] (borrowed features read in the
+                             dataset's order by a reordered scheme: --reorder) */
   int32_t *labels;        /* (n_local) */
   int8_t *split;          /* (n_local) FG_SPLIT_* */
   int64_t local_nnz;      /* nonzeros of Â this rank multiplies */
@@ -65,7 +68,9 @@ fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_
 void fg_scheme_destroy(fg_scheme **s);
 
 /* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
- * dataset for the given local rows (global ids in scheme order). Not collective. */
+ * dataset for the given local rows (global ids in scheme order). Unless normalize_features,
+ * the features are borrowed from ds (read through feature_rows when gids is not 0..n-1), so
+ * ds must outlive s. Not collective. */
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
                                int64_t n_local, int normalize_features);
 

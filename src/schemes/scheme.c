@@ -47,16 +47,18 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
   s->n_local = n_local;
   s->num_features = F;
   s->num_classes = ds->num_classes;
-  int64_t same = n_local == ds->num_nodes && !normalize_features;
+  int64_t same = n_local == ds->num_nodes;
   for (int64_t i = 0; same && i < n_local; i++) same = gids[i] == i;
   FG_ALLOC(s->global_ids, n_local);
   FG_ALLOC(s->labels, n_local);
   FG_ALLOC(s->split, n_local);
-  if (same) {
+  if (!normalize_features) {
     /* the dataset's matrix as it is: borrow it rather than hold it twice (the largest input
-     * of a run; fg_train_memory counts it once in this case) */
+     * of a run; fg_train_memory counts it once in this case); rows in another order are read
+     * through global_ids (the model's input pass gathers them) */
     s->features = ds->features;
     s->features_borrowed = 1;
+    s->feature_rows = same ? NULL : s->global_ids;
   } else {
     s->features = fg_malloc_huge((size_t)(n_local * F) * sizeof(float));
     FG_REQUIRE(s->features != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features",
@@ -65,7 +67,8 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
   for (int64_t i = 0; i < n_local; i++) {
     const int64_t g = gids[i];
     s->global_ids[i] = g;
-    if (!same) memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
+    if (!s->features_borrowed)
+      memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
     s->labels[i] = ds->labels ? ds->labels[g] : -1;
     s->split[i] = ds->split ? ds->split[g] : FG_SPLIT_NONE;
   }

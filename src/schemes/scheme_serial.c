@@ -63,8 +63,6 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   serial_impl *im = NULL;
   int64_t *ids = NULL, *inv = NULL;
   fg_reorder_kind reorder = FG_REORDER_NONE;
-  fg_csr P;
-  memset(&P, 0, sizeof P);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "serial scheme: no dataset");
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   FG_CALLOC(s, 1);
@@ -72,23 +70,24 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   s->ops = &serial_ops;
   s->dist = dist;
   s->impl = im;
-  FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
-  FG_CHECK(fg_gcn_normalize(&im->A));
   im->symmetric = ds->symmetric;
   FG_ALLOC(ids, ds->num_nodes);
   if (reorder == FG_REORDER_NONE) {
     for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
+    FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
   } else {
-    /* --reorder: rows, columns and every per-node array in the new order; row k keeps its
-     * original id ids[k] (dropout masks, outputs), so nothing visible changes */
+    /* --reorder: rows and columns in the new order; row k keeps its original id ids[k]
+     * (dropout masks, outputs, and the features it reads from the dataset), so nothing
+     * visible changes. The pattern is permuted straight from the dataset's (values dropped:
+     * normalization recomputes them from the degrees, which a permutation does not change) */
+    fg_csr pattern = ds->adj;
+    pattern.val = NULL;
     FG_ALLOC(inv, ds->num_nodes);
     FG_CHECK(fg_reorder_compute(&ds->adj, reorder, ids));
     fg_order_invert(ids, ds->num_nodes, inv);
-    FG_CHECK(fg_csr_permute(&im->A, ids, inv, &P)); /* values follow their entries */
-    fg_csr_free(&im->A);
-    im->A = P;
-    memset(&P, 0, sizeof P);
+    FG_CHECK(fg_csr_permute(&pattern, ids, inv, &im->A));
   }
+  FG_CHECK(fg_gcn_normalize(&im->A));
   if (!im->symmetric) FG_CHECK(fg_csr_transpose(&im->A, &im->At));
   FG_CHECK(fg_scheme_fill_local(s, ds, ids, ds->num_nodes, cfg->normalize_features));
   s->local_nnz = im->A.nnz;
@@ -97,7 +96,6 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
 cleanup:
   free(ids);
   free(inv);
-  fg_csr_free(&P);
   fg_scheme_destroy(&s);
   return st;
 }

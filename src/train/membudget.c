@@ -65,18 +65,18 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     /* the scheme: Â with values, Âᵀ too for a directed graph */
     out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric ? 1 : 2);
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
-     * (rows in their order, not normalized: fg_scheme_fill_local) */
+     * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
     out->inputs = 4 * n + n + 8 * n;
-    if (reorder != FG_REORDER_NONE || cfg->normalize_features ||
-        (cfg->scheme && strcmp(cfg->scheme, "serial") != 0))
+    if (cfg->normalize_features || (cfg->scheme && strcmp(cfg->scheme, "serial") != 0))
       out->inputs += 4 * n * F;
     out->activations = act;
     out->params = par;
     out->loss = 4 * n * C + 2 * n;
-    /* normalization's degrees; with --reorder the inverse permutation, the permuted copy of Â
-     * and fg_csr_permute's sort keys */
+    /* normalization's degrees; with --reorder the order and its inverse, and the order's
+     * own work arrays (rcm: visited flags, two n-arrays, a key per nonzero). The permuted
+     * pattern is the scheme's Â itself (counted in graph). */
     out->setup = 16 * n;
-    if (reorder != FG_REORDER_NONE) out->setup += 8 * n + 8 * (n + 1) + 16 * nnz;
+    if (reorder != FG_REORDER_NONE) out->setup += 8 * n + 8 * n + n + 16 * n + 8 * (nnz + 1);
     out->total = FG_MEM_RUNTIME_BYTES + out->dataset + out->graph + out->inputs +
                  FG_MAX(out->setup, out->activations + out->params + out->loss);
   }

@@ -2,7 +2,8 @@
  * bit for bit: bias + ReLU + dropout in one sweep (every combination, widths around the
  * 256-column chunk, in place and not, node ids permuted), and the backward mask read off the
  * stored dropout output against dropout backward followed by ReLU backward. Also: results do
- * not depend on the thread count, and the masks are really applied (some kept, some dropped). */
+ * not depend on the thread count, and the masks are really applied (some kept, some dropped).
+ * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,8 +131,63 @@ static void test_backward(void) {
   free(fused);
 }
 
+/* The gathering input pass: row r of the output is dropout(row in_rows[r] of the input) with
+ * the mask of global id ids[r], bitwise as gather-then-reference-dropout, and as the plain
+ * pass on a copy permuted by hand; rows may repeat; p == 0 is a plain gather. */
+static void test_rows(void) {
+  static const int64_t shapes[][2] = {{1, 1}, {7, 3}, {33, 128}, {9, 257}, {1200, 33}};
+  static const float ps[] = {0.0f, 0.5f};
+  const int saved = kt_max_threads();
+  int cases = 0, bad = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    const int64_t rows = shapes[si][0], cols = shapes[si][1], n = rows * cols;
+    float *in = kt_alloc_f(n), *ref = kt_alloc_f(n), *out = kt_alloc_f(n);
+    float *moved = kt_alloc_f(n), *plain = kt_alloc_f(n);
+    int64_t *map = malloc((size_t)rows * sizeof *map), *ids = malloc((size_t)rows * sizeof *ids);
+    if (!map || !ids) exit(2);
+    fg_test_fill(in, n, 800 + (uint64_t)si, -1.0f, 1.0f);
+    for (int64_t r = 0; r < rows; r++) {
+      map[r] = (r * 5 + 2) % rows; /* a permutation when gcd(5, rows) == 1 */
+      ids[r] = map[r] + 77;
+    }
+    if (rows > 2) map[rows - 1] = map[0]; /* a repeated row is read twice */
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(moved + r * cols, in + map[r] * cols, (size_t)cols * sizeof *in);
+    for (int pi = 0; pi < 2; pi++) {
+      fg_dropout_rows_ref(ref, in, map, rows, cols, ps[pi], 3, 8, 0, ids);
+      fg_bias_relu_dropout_ref(plain, moved, NULL, rows, cols, 0, ps[pi], 3, 8, 0, ids);
+      EXPECT(bits_equal(ref, plain, n));
+      for (int t = 1; t <= 3; t += 2) {
+        kt_set_threads(t);
+        memset(out, 0xff, (size_t)n * sizeof *out);
+        fg_dropout_rows(out, in, map, rows, cols, ps[pi], 3, 8, 0, ids);
+        cases++;
+        if (!bits_equal(out, ref, n) && bad++ < 5)
+          fprintf(stderr, "  dropout rows %lldx%lld p=%g threads=%d differs\n", (long long)rows,
+                  (long long)cols, (double)ps[pi], t);
+      }
+      if (ps[pi] == 0.0f) EXPECT(bits_equal(ref, moved, n));
+    }
+    /* no map: the plain input pass */
+    fg_dropout_rows(out, in, NULL, rows, cols, 0.5f, 3, 8, 0, ids);
+    fg_bias_relu_dropout_ref(ref, in, NULL, rows, cols, 0, 0.5f, 3, 8, 0, ids);
+    EXPECT(bits_equal(out, ref, n));
+    free(in);
+    free(ref);
+    free(out);
+    free(moved);
+    free(plain);
+    free(map);
+    free(ids);
+  }
+  kt_set_threads(saved);
+  printf("  dropout with a row map: %d cases, %d differ from the reference\n", cases, bad);
+  EXPECT_MSG(bad == 0, "%d gathered dropout cases differ from the reference", bad);
+}
+
 int main(void) {
   test_forward();
+  test_rows();
   test_backward();
   return fg_test_finish("kernels_fused");
 }

@@ -90,6 +90,59 @@ static void test_model_buffers(const fg_dataset *ds) {
   fg_dist_destroy(&d);
 }
 
+/* A reordered serial run holds no second copy of the features: the scheme borrows the
+ * dataset's matrix and reads it through its ids; the estimate counts the features once, as
+ * for --reorder none. Normalized features are the scheme's own copy, rows in its order. */
+static void test_reorder_borrows(const fg_dataset *ds) {
+  static const char *const orders[] = {"none", "degree", "rcm"};
+  fg_dist *d = NULL;
+  fg_train_config c = fg_train_config_default();
+  fg_memory_estimate e0, e;
+  const int64_t n = fg_dataset_num_nodes(ds), F = fg_dataset_num_features(ds);
+  EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &d));
+  EXPECT_OK(fg_train_memory(ds, &c, &e0));
+  for (int o = 0; o < 3; o++) {
+    fg_scheme *s = NULL;
+    fg_scheme_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.reorder = orders[o];
+    EXPECT_OK(fg_scheme_serial_create(d, ds, &sc, &s));
+    if (!s) continue;
+    EXPECT(s->features_borrowed && s->features == ds->features);
+    if (o == 0) {
+      EXPECT(s->feature_rows == NULL);
+    } else {
+      int64_t moved = 0;
+      EXPECT(s->feature_rows == s->global_ids);
+      for (int64_t i = 0; i < n; i++) moved += s->global_ids[i] != i;
+      EXPECT(moved > n / 2); /* the order really moved rows */
+    }
+    fg_scheme_destroy(&s);
+    c.reorder = orders[o];
+    EXPECT_OK(fg_train_memory(ds, &c, &e));
+    EXPECT(e.inputs == e0.inputs && e.graph == e0.graph);
+    /* normalized: an owned copy whose row i is dataset row global_ids[i], normalized */
+    sc.normalize_features = 1;
+    EXPECT_OK(fg_scheme_serial_create(d, ds, &sc, &s));
+    if (!s) continue;
+    EXPECT(!s->features_borrowed && s->feature_rows == NULL && s->features != ds->features);
+    {
+      const int64_t i = n / 3, g = s->global_ids[i];
+      double want = 0.0, err = 0.0;
+      for (int64_t j = 0; j < F; j++) want += ds->features[g * F + j];
+      for (int64_t j = 0; j < F && want != 0.0; j++)
+        err = fmax(err, fabs(s->features[i * F + j] - ds->features[g * F + j] / want));
+      EXPECT(want != 0.0 && err < 1e-7);
+    }
+    fg_scheme_destroy(&s);
+    c.normalize_features = 1;
+    EXPECT_OK(fg_train_memory(ds, &c, &e));
+    EXPECT(e.inputs == e0.inputs + 4 * n * F);
+    c.normalize_features = 0;
+  }
+  fg_dist_destroy(&d);
+}
+
 static void test_limit(const fg_dataset *ds) {
   fg_train_config c = fg_train_config_default();
   fg_train_result r;
@@ -134,6 +187,7 @@ int main(int argc, char **argv) {
   if (ds) {
     test_estimate(ds);
     test_model_buffers(ds);
+    test_reorder_borrows(ds);
     test_limit(ds);
   }
   fg_dataset_destroy(&ds);

@@ -1,6 +1,8 @@
 /* test_reorder.c -- --reorder is invisible: training Cora (undirected) and a directed graph
  * with --reorder degree and rcm gives the loss history of --reorder none within 1e-5 relative,
- * and the same predictions and embeddings in the same (original) node order. The orders
+ * and the same predictions and embeddings in the same (original) node order, with layer 0
+ * aggregating first and last, with and without dropout (the reordered runs read the dataset's
+ * features through a row map instead of a permuted copy). The orders
  * themselves: permutations; degree puts the most gathered rows first; rcm narrows the band of
  * a shuffled grid. Refusals: an unknown name, and a scheme other than serial. */
 #define _POSIX_C_SOURCE 200809L
@@ -131,8 +133,12 @@ static void test_orders(void) {
   fg_csr_free(&A);
 }
 
-/* Train ds EPOCHS epochs with each order; compare with "none". */
-static void check_invisible(const fg_dataset *ds, const char *tag) {
+/* Train ds EPOCHS epochs with each order; compare with "none". The reordered runs read the
+ * dataset's features through a row map: agg_order and dropout pick which layer-0 path uses it
+ * (aggregate last: D_0 gathered forward and again in backward; aggregate first: gathered
+ * into the SpMM's input; dropout 0: a plain gather). */
+static void check_invisible(const fg_dataset *ds, const char *tag, fg_agg_order agg_order,
+                            double dropout) {
   double hist[3][EPOCHS];
   float *pred[3] = {NULL, NULL, NULL}, *emb[3] = {NULL, NULL, NULL};
   int64_t npred[3] = {0, 0, 0}, nemb[3] = {0, 0, 0};
@@ -148,6 +154,8 @@ static void check_invisible(const fg_dataset *ds, const char *tag) {
     c.layers = 3;
     c.hidden = 16;
     c.reorder = kOrders[o];
+    c.agg_order = agg_order;
+    c.dropout = dropout;
     c.loss_history = hist[o];
     c.predictions_path = path_in(pn);
     c.embeddings_path = path_in(en);
@@ -204,12 +212,17 @@ int main(int argc, char **argv) {
   }
   test_orders();
   EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds));
-  if (ds) check_invisible(ds, "cora");
+  if (ds) {
+    check_invisible(ds, "cora", FG_AGG_AUTO, 0.5);
+    check_invisible(ds, "cora-aggfirst", FG_AGG_FIRST, 0.5);
+    check_invisible(ds, "cora-nodropout", FG_AGG_AUTO, 0.0);
+  }
   fg_dataset_destroy(&ds);
   /* directed: Âᵀ is stored and permuted too */
   lc.undirected = 0;
   EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds));
-  if (ds) check_invisible(ds, "cora-directed");
+  if (ds) check_invisible(ds, "cora-directed", FG_AGG_AUTO, 0.5);
+  if (ds) check_invisible(ds, "cora-directed-aggfirst", FG_AGG_FIRST, 0.5);
   /* refusals */
   if (ds) {
     fg_train_config c = fg_train_config_default();
