@@ -20,6 +20,9 @@ typedef struct cli_opt {
   const char *const *choices; /* OPT_CHOICE: NULL-terminated names; dest gets the index */
 } cli_opt;
 
+/* The --reorder names of train and info (fg_reorder_parse takes them), NULL-terminated. */
+extern const char *const cli_reorder_choices[];
+
 typedef struct cli_command {
   const char *name;
   const char *synopsis;   /* "train DATA [options]" */

@@ -195,3 +195,5 @@ void cli_report(int rank, const char *what, fg_status st) {
   if (getenv("FULLGRAPH_TRACE"))
     fprintf(stderr, "  (%s; raised at %s)\n", fg_status_string(st), fg_last_error_trace());
 }
+
+const char *const cli_reorder_choices[] = {"none", "degree", "rcm", NULL};

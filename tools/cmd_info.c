@@ -83,7 +83,8 @@ static fg_status print_shards(const fg_dataset *ds, const int shards[2], uint64_
 }
 
 /* The bytes a one-process training run with these widths needs (fg_train_memory), rank 0. */
-static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *pc) {
+static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *pc,
+                              const char *reorder, int normalize_features) {
   fg_train_config tc = fg_train_config_default();
   fg_memory_estimate e;
   fg_status st;
@@ -91,6 +92,8 @@ static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *p
   tc.hidden = pc->hidden;
   tc.widths = pc->widths;
   tc.agg_order = pc->agg_order;
+  tc.reorder = reorder;
+  tc.normalize_features = normalize_features;
   st = fg_train_memory(ds, &tc, &e);
   if (st != FG_OK) return st;
   printf("  memory       %lld bytes (%.1f MB) to train on one process, GCN %lld",
@@ -115,7 +118,8 @@ int cmd_info(int argc, char **argv, int rank) {
   fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_dataset *ds = NULL;
   fg_status st;
-  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0;
+  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0, reorder = 0;
+  int normalize_features = 0;
   const char *widths_arg = NULL, *shards_arg = NULL;
   int widths[64], shards[2] = {0, 0};
   const char *pos[1];
@@ -128,6 +132,8 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
       {"--layers", OPT_INT, &pc.layers, "N", "with --ranks: GCN layers (default 2)", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
+      {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default none)", cli_reorder_choices},
+      {"--normalize-features", OPT_FLAG, &normalize_features, NULL, "for the memory line: as train (the features are then copied)", NULL},
       {"--shards", OPT_STRING, &shards_arg, "RxC", "also print max/mean nonzeros over R x C adjacency shards: original, permuted, double-permuted", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
@@ -137,8 +143,9 @@ int cmd_info(int argc, char **argv, int rank) {
                            "train would on P processes (--scheme, --order, --seed, widths) and\n"
                            "print every rank's rows, nonzeros and aggregation traffic per epoch:\n"
                            "the bytes that training counts. It also prints the memory a\n"
-                           "one-process training run needs (--layers, --hidden, --widths and\n"
-                           "--agg-order as train; defaults as train).",
+                           "one-process training run needs (--layers, --hidden, --widths,\n"
+                           "--agg-order, --reorder and --normalize-features as train;\n"
+                           "defaults as train).",
                            opts, (int)(sizeof opts / sizeof opts[0]), 1, 1};
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
@@ -164,7 +171,7 @@ int cmd_info(int argc, char **argv, int rank) {
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
-  if (st == FG_OK && rank == 0) st = print_memory(ds, &pc);
+  if (st == FG_OK && rank == 0) st = print_memory(ds, &pc, cli_reorder_choices[reorder], normalize_features);
   if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
   if (st == FG_OK && rank == 0 && shards[0] > 0) st = print_shards(ds, shards, lc.seed);
   st = fg_agree(MPI_COMM_WORLD, st);

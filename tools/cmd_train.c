@@ -7,7 +7,6 @@
 
 static const char *const wd_choices[] = {"first", "all", NULL};
 static const char *const agg_choices[] = {"auto", "first", "last", NULL};
-static const char *const reorder_choices[] = {"none", "degree", "rcm", NULL};
 
 /* "4G", "512MiB", "1.5e9", "none" -> bytes (-1 = no limit); returns 0, or -1 if malformed.
  * k M G T are powers of 1000, KiB MiB GiB TiB of 1024; a trailing B is optional. */
@@ -65,7 +64,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},
-      {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs (default none)", reorder_choices},
+      {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs (default none)", cli_reorder_choices},
       {"--mem-limit", OPT_STRING, &mem_limit_arg, "BYTES", "refuse a run needing more (e.g. 8G, 512MiB, none; default: available memory)", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--metrics", OPT_STRING, &tc.metrics_path, "FILE", "write one JSON object per epoch, then a final one", NULL},
@@ -102,7 +101,7 @@ int cmd_train(int argc, char **argv, int rank) {
               mem_limit_arg);
     return CLI_USAGE;
   }
-  tc.reorder = reorder_choices[reorder];
+  tc.reorder = cli_reorder_choices[reorder];
   tc.weight_decay_layers = wd_layers == 1 ? FG_WD_ALL : FG_WD_FIRST;
   tc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   tc.verbose = quiet ? 0 : 1;

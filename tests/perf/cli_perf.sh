@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI of the single-process options: --mem-limit refusals and parsing, --reorder choices, the
-# memory line of `fullgraph info`.
+# memory line of `fullgraph info` (with train's --reorder and --normalize-features).
 # usage: cli_perf.sh FULLGRAPH DEMO_DATA
 set -u
 FG=$1 DEMO=$2
@@ -43,6 +43,17 @@ need=$("$FG" info "$DEMO" --layers 3 --hidden 64 | sed -n 's/.*memory *\([0-9]*\
 expect 1 "needs $need bytes" "$FG" train "$DEMO" --layers 3 --hidden 64 --mem-limit $((need - 1))
 expect 0 "test accuracy" "$FG" train "$DEMO" --layers 3 --hidden 64 --epochs 1 --quiet \
   --mem-limit "$need"
+# info takes train's --reorder and --normalize-features for its memory line, and the number
+# it prints is again the one train refuses with
+for how in rcm degree; do
+  need=$("$FG" info "$DEMO" --reorder $how | sed -n 's/.*memory *\([0-9]*\) bytes.*/\1/p')
+  expect 1 "needs $need bytes" "$FG" train "$DEMO" --reorder $how --mem-limit $((need - 1))
+done
+plain=$("$FG" info "$DEMO" | sed -n 's/.*features and labels \([0-9.]*\) MB.*/\1/p')
+copied=$("$FG" info "$DEMO" --normalize-features | sed -n 's/.*features and labels \([0-9.]*\) MB.*/\1/p')
+expect 0 "copied" awk -v a="$plain" -v b="$copied" 'BEGIN { if (b > a + 10) print "copied"; else print "same: " a " " b }'
+expect 2 "reorder" "$FG" info "$DEMO" --reorder sideways
+expect 0 "--normalize-features" "$FG" info --help
 
 echo "cli_perf: $pass passed, $fail failed"
 [ "$fail" = 0 ]
