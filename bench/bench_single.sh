@@ -14,5 +14,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/out/single}
 [ $# -gt 0 ] && shift
+case " $* " in
+  *" --no-peer "*) "$here/../scripts/install-deps.sh" ;;
+  *) "$here/../scripts/install-deps.sh" --bench ;;
+esac
 exec /usr/bin/python3 "$here/single_process.py" --out "$out" \
   --threads "${THREADS:-$(getconf _NPROCESSORS_ONLN)}" "$@"

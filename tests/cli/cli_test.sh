@@ -7,21 +7,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
 
-# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$(timeout 120 "$@" 2>&1); rc=$?
-  if [ "$rc" != "$code" ]; then
-    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/../expect.sh"
 
 expect 0 "^fullgraph [0-9]+\.[0-9]+" "$FG" --version
 expect 0 "usage: fullgraph <command>" "$FG" --help

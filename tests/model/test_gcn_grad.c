@@ -1,70 +1,21 @@
 /* test_gcn_grad.c -- the whole GCN's backward against double-precision central differences
- * of an independent double-precision forward, for both aggregation orders, with dropout on,
+ * of an independent double-precision forward (tests/gcn_ref.c), for both aggregation orders, with dropout on,
  * on a directed and on an undirected graph; and the float forward against the double one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fg_rng.h"
 #include "dist/fg_dist.h"
 #include "graph/fg_graph.h"
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "schemes/fg_scheme.h"
+#include "gcn_ref.h"
 #include "testutil.h"
 
 enum { N = 14, F = 5, H = 4, C = 3, L = 2 };
 static const float P = 0.3f;
 static const uint64_t SEED = 7, EPOCH = 3;
-
-/* Double forward of the same model: returns the mean cross-entropy over train rows. */
-static double ref_loss(const fg_scheme *s, const fg_csr *A, const double *params,
-                       const int64_t *w) {
-  double *h = malloc(sizeof(double) * N * 8), *d = malloc(sizeof(double) * N * 8);
-  double *t = malloc(sizeof(double) * N * 8), *z = malloc(sizeof(double) * N * 8);
-  double loss = 0.0;
-  int ntrain = 0;
-  const double *pp = params;
-  for (int i = 0; i < N * F; i++) h[i] = s->features[i];
-  for (int l = 0; l < L; l++) {
-    const int64_t wi = w[l], wo = w[l + 1];
-    const double *W = pp, *b = pp + wi * wo;
-    pp += wi * wo + wo;
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < wi; c++) {
-        int keep = fg_dropout_keep(fg_dropout_row_key(SEED, EPOCH, (uint64_t)l, s->global_ids[r]),
-                                   (uint64_t)c, fg_dropout_threshold(P));
-        d[r * wi + c] = keep ? h[r * wi + c] / (1.0 - P) : 0.0;
-      }
-    for (int r = 0; r < N; r++) /* t = Â d */
-      for (int c = 0; c < wi; c++) {
-        double acc = 0.0;
-        for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++)
-          acc += (double)A->val[e] * d[A->col[e] * wi + c];
-        t[r * wi + c] = acc;
-      }
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < wo; c++) {
-        double acc = b[c];
-        for (int k = 0; k < wi; k++) acc += t[r * wi + k] * W[k * wo + c];
-        z[r * wo + c] = (l + 1 < L && acc < 0) ? 0.0 : acc;
-      }
-    memcpy(h, z, sizeof(double) * N * wo);
-  }
-  for (int r = 0; r < N; r++) {
-    double mx = -INFINITY, se = 0.0;
-    if (s->split[r] != FG_SPLIT_TRAIN) continue;
-    for (int c = 0; c < C; c++) mx = fmax(mx, h[r * C + c]);
-    for (int c = 0; c < C; c++) se += exp(h[r * C + c] - mx);
-    loss += log(se) + mx - h[r * C + s->labels[r]];
-    ntrain++;
-  }
-  free(h);
-  free(d);
-  free(t);
-  free(z);
-  return loss / ntrain;
-}
 
 static void run_case(int directed, int agg_order) {
   fg_dataset ds;
@@ -120,22 +71,22 @@ static void run_case(int directed, int agg_order) {
     int64_t cnt, cor;
     double loss_f, loss_d, worst = 0.0;
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
-    for (int i = 0; i < N; i++) sel[i] = ds.split[i] == FG_SPLIT_TRAIN;
+    for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
     EXPECT_OK(fg_gcn_forward(m, s, 1, P, SEED, EPOCH));
     loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
              ntrain;
     EXPECT_OK(fg_gcn_backward(m, s, dlogits, P, SEED, EPOCH));
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
-    loss_d = ref_loss(s, &A, pd, widths);
+    loss_d = fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
                "float loss %.9g vs double %.9g", loss_f, loss_d);
     for (int64_t i = 0; i < m->n_params; i++) {
       const double eps = 1e-6, keep = pd[i];
       double num, diff;
       pd[i] = keep + eps;
-      num = ref_loss(s, &A, pd, widths);
+      num = fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
       pd[i] = keep - eps;
-      num -= ref_loss(s, &A, pd, widths);
+      num -= fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
       pd[i] = keep;
       num /= 2 * eps;
       diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));

@@ -8,21 +8,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
 
-# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$(timeout 120 "$@" 2>&1 < /dev/null); rc=$?
-  if [ "$rc" != "$code" ]; then
-    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/../expect.sh"
 
 expect 0 "double permutation +[0-9.]+" "$FG" info "$DEMO" --shards 8x8
 expect 0 "adjacency shards 4 x 4" "$FG" info "$DEMO" --shards 4

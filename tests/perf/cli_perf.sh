@@ -6,21 +6,7 @@ set -u
 FG=$1 DEMO=$2
 pass=0 fail=0
 
-# expect CODE PATTERN -- command...: run, check exit code and that stdout+stderr match PATTERN
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$(timeout 120 "$@" 2>&1); rc=$?
-  if [ "$rc" != "$code" ]; then
-    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | tail -5 | sed 's/^/    /'
-    fail=$((fail + 1)); return
-  fi
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/../expect.sh"
 
 expect 1 "this run needs [0-9]+ bytes \(.*\) but --mem-limit is 1000000 \(1.00 MB\).*--hidden" \
   "$FG" train "$DEMO" --epochs 1 --mem-limit 1M

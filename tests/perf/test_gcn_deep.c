@@ -3,73 +3,27 @@
  * Â·D; the others keep D in place of H), with and without dropout, directed and undirected:
  * gradients against double-precision central differences of an independent forward; the
  * evaluation forward's hidden layer and logits against the double forward; and a second
- * training step after an evaluation gives the same gradients (no stale buffer is read). */
+ * training step after an evaluation gives the same gradients (no stale buffer is read).
+ * Each case also runs on a reordered scheme (--reorder rcm, degree), whose rows are a
+ * permutation of the nodes and whose layer-0 input is gathered from the dataset's features
+ * through a row map: same gradients against the reference in the dataset's numbering. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fg_rng.h"
 #include "dist/fg_dist.h"
 #include "graph/fg_graph.h"
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "schemes/fg_scheme.h"
+#include "gcn_ref.h"
 #include "testutil.h"
 
 enum { N = 17, L = 4, MAXW = 8 };
 static const int64_t kWidths[L + 1] = {5, 4, 8, 6, 3};
 static const uint64_t SEED = 11, EPOCH = 2;
 
-/* Double forward: fills hidden (N x w[L-1]) and logits (N x w[L]) when not NULL, returns the
- * mean cross-entropy over training rows. */
-static double ref_forward(const fg_scheme *s, const fg_csr *A, const double *params, float p,
-                          double *hidden, double *logits) {
-  double h[N * MAXW], d[N * MAXW], t[N * MAXW], z[N * MAXW], loss = 0.0;
-  const double *pp = params;
-  int ntrain = 0;
-  for (int i = 0; i < N * kWidths[0]; i++) h[i] = s->features[i];
-  for (int l = 0; l < L; l++) {
-    const int64_t wi = kWidths[l], wo = kWidths[l + 1];
-    const double *W = pp, *b = pp + wi * wo;
-    pp += wi * wo + wo;
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < wi; c++) {
-        const int keep =
-            p == 0.0f || fg_dropout_keep(fg_dropout_row_key(SEED, EPOCH, (uint64_t)l,
-                                                            (uint64_t)s->global_ids[r]),
-                                         (uint64_t)c, fg_dropout_threshold(p));
-        d[r * wi + c] = keep ? h[r * wi + c] / (1.0 - p) : 0.0;
-      }
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < wi; c++) {
-        double acc = 0.0;
-        for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++)
-          acc += (double)A->val[e] * d[A->col[e] * wi + c];
-        t[r * wi + c] = acc;
-      }
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < wo; c++) {
-        double acc = b[c];
-        for (int k = 0; k < wi; k++) acc += t[r * wi + k] * W[k * wo + c];
-        z[r * wo + c] = (l + 1 < L && acc < 0) ? 0.0 : acc;
-      }
-    if (l == L - 2 && hidden) memcpy(hidden, z, sizeof(double) * N * wo);
-    memcpy(h, z, sizeof(double) * N * wo);
-  }
-  if (logits) memcpy(logits, h, sizeof(double) * N * kWidths[L]);
-  for (int r = 0; r < N; r++) {
-    const int64_t C = kWidths[L];
-    double mx = -INFINITY, se = 0.0;
-    if (s->split[r] != FG_SPLIT_TRAIN) continue;
-    for (int c = 0; c < C; c++) mx = fmax(mx, h[r * C + c]);
-    for (int c = 0; c < C; c++) se += exp(h[r * C + c] - mx);
-    loss += log(se) + mx - h[r * C + s->labels[r]];
-    ntrain++;
-  }
-  return loss / ntrain;
-}
-
-static void run_case(int directed, int agg_order, float p) {
+static void run_case(int directed, int agg_order, float p, const char *reorder) {
   fg_dataset ds;
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
@@ -82,6 +36,7 @@ static void run_case(int directed, int agg_order, float p) {
   memset(&ds, 0, sizeof ds);
   memset(&A, 0, sizeof A);
   memset(&sc, 0, sizeof sc);
+  sc.reorder = reorder;
   for (int i = 0; i < N; i++) { /* a ring, chords, and a hub */
     src[ne] = i;
     dst[ne++] = (i + 1) % N;
@@ -126,7 +81,7 @@ static void run_case(int directed, int agg_order, float p) {
     double worst = 0.0, hid[N * MAXW], lg[N * MAXW];
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
     float *g1 = malloc(sizeof(float) * (size_t)m->n_params);
-    for (int i = 0; i < N; i++) sel[i] = ds.split[i] == FG_SPLIT_TRAIN;
+    for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
     EXPECT_OK(fg_gcn_forward(m, s, 1, p, SEED, EPOCH));
     const double loss_f =
         fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
@@ -134,16 +89,16 @@ static void run_case(int directed, int agg_order, float p) {
     EXPECT_OK(fg_gcn_backward(m, s, dlogits, p, SEED, EPOCH));
     memcpy(g1, m->grads, sizeof(float) * (size_t)m->n_params);
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
-    const double loss_d = ref_forward(s, &A, pd, p, NULL, NULL);
+    const double loss_d = fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
                "float loss %.9g vs double %.9g", loss_f, loss_d);
     for (int64_t i = 0; i < m->n_params; i++) {
       const double eps = 1e-6, keep = pd[i];
       double num, diff;
       pd[i] = keep + eps;
-      num = ref_forward(s, &A, pd, p, NULL, NULL);
+      num = fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
       pd[i] = keep - eps;
-      num -= ref_forward(s, &A, pd, p, NULL, NULL);
+      num -= fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
       pd[i] = keep;
       num /= 2 * eps;
       diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));
@@ -153,12 +108,18 @@ static void run_case(int directed, int agg_order, float p) {
     }
     /* evaluation forward: the last hidden layer and the logits, without dropout */
     EXPECT_OK(fg_gcn_forward(m, s, 0, 0.0f, SEED, EPOCH));
-    ref_forward(s, &A, pd, 0.0f, hid, lg);
+    fg_test_gcn_ref(&ds, &A, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
     {
       double dh = 0.0, dl = 0.0;
-      for (int i = 0; i < N * kWidths[L - 1]; i++)
-        dh = fmax(dh, fabs(hid[i] - m->H[L - 1][i]) / fmax(1.0, fabs(hid[i])));
-      for (int i = 0; i < N * C; i++) dl = fmax(dl, fabs(lg[i] - m->H[L][i]) / fmax(1.0, fabs(lg[i])));
+      const int64_t wh = kWidths[L - 1];
+      for (int k = 0; k < N; k++) { /* local row k is node global_ids[k] */
+        const int64_t v = s->global_ids[k];
+        for (int c = 0; c < wh; c++)
+          dh = fmax(dh, fabs(hid[v * wh + c] - m->H[L - 1][k * wh + c]) /
+                            fmax(1.0, fabs(hid[v * wh + c])));
+        for (int c = 0; c < C; c++)
+          dl = fmax(dl, fabs(lg[v * C + c] - m->H[L][k * C + c]) / fmax(1.0, fabs(lg[v * C + c])));
+      }
       EXPECT_MSG(dh < 1e-5 && dl < 1e-5, "evaluation forward: hidden off by %.3g, logits by %.3g",
                  dh, dl);
     }
@@ -167,7 +128,13 @@ static void run_case(int directed, int agg_order, float p) {
     fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor);
     EXPECT_OK(fg_gcn_backward(m, s, dlogits, p, SEED, EPOCH));
     EXPECT(memcmp(g1, m->grads, sizeof(float) * (size_t)m->n_params) == 0);
-    printf("directed %d agg_order %d p %.1f: agg_first", directed, agg_order, (double)p);
+    if (reorder) { /* the scheme really runs in another order, reading features via a map */
+      int64_t moved = 0;
+      for (int k = 0; k < N; k++) moved += s->global_ids[k] != k;
+      EXPECT(moved > 0 && s->feature_rows == s->global_ids);
+    }
+    printf("directed %d agg_order %d p %.1f reorder %s: agg_first", directed, agg_order,
+           (double)p, reorder ? reorder : "none");
     for (int l = 0; l < L; l++) printf(" %d", m->agg_first[l]);
     printf("; loss %.6f, max relative gradient error %.2e\n", loss_f, worst);
     free(pd);
@@ -188,8 +155,10 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   for (int directed = 0; directed < 2; directed++)
     for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
-      run_case(directed, order, 0.3f);
-      run_case(directed, order, 0.0f);
+      run_case(directed, order, 0.3f, NULL);
+      run_case(directed, order, 0.0f, NULL);
+      run_case(directed, order, 0.3f, "rcm");
+      run_case(directed, order, 0.0f, "degree");
     }
   MPI_Finalize();
   return fg_test_finish("test_gcn_deep");
