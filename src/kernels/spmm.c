@@ -30,9 +30,14 @@
 
 /* multiply-adds below which another thread does not pay for itself */
 #define FG_SPMM_MIN_TASK_WORK 16384
-/* how many nonzeros ahead the gathered rows are prefetched */
+/* how many nonzeros ahead the gathered rows are prefetched, and into which cache level
+ * (__builtin_prefetch's locality: 3 = L1). Both are build-time knobs (-D...): on the Zen 5
+ * machine of docs/benchmarks.md, distances 8-32 and L2 prefetches were within run-to-run noise */
 #ifndef FG_SPMM_PREFETCH
 #define FG_SPMM_PREFETCH 8
+#endif
+#ifndef FG_SPMM_PREFETCH_LOCALITY
+#define FG_SPMM_PREFETCH_LOCALITY 3
 #endif
 
 void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
@@ -88,7 +93,7 @@ FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t kp, int lines) {
 #if defined(__GNUC__)
   if (FG_SPMM_PREFETCH > 0 && kp < g->kend) {
     const char *p = (const char *)(g->X + (int64_t)g->col[kp] * g->ldx);
-    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
+    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, FG_SPMM_PREFETCH_LOCALITY);
   }
 #else
   (void)g;
