@@ -46,7 +46,9 @@ struct fg_scheme {
   int64_t n_global, n_local;
   int64_t *global_ids;    /* (n_local) original node id of each local row */
   int64_t num_features, num_classes;
-  float *features;        /* (n_local x num_features), normalized if asked; read only */
+  float *features;        /* (n_local x num_features), normalized if asked; read only. When
+                             borrowed with feature_rows set: the dataset's whole matrix in
+                             its own order, read through feature_rows */
   int features_borrowed;  /* features point into the dataset (one process, not
                              normalized): not freed, never written */
   const int64_t *feature_rows; /* (n_local) NULL: local row i's features are row i of
