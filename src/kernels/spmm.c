@@ -13,9 +13,11 @@
  *   nonzeros stream by; every gathered row segment is whole cache lines read once.
  * - The last vector of a tile is loaded and stored under a mask, so a width that is not a
  *   multiple of the vector length costs one partial vector, not a scalar pass per column.
- * - The rows of X that the nonzeros FG_SPMM_PREFETCH places ahead will gather are prefetched,
- *   across row boundaries within the thread's range: a random gather is latency-bound
- *   otherwise.
+ * - The rows of X that later nonzeros will gather are prefetched in two stages, across row
+ *   boundaries within the thread's range: FG_SPMM_PREFETCH_L2 nonzeros ahead into L2, and
+ *   FG_SPMM_PREFETCH_L1 ahead from there into L1. A random gather is latency-bound otherwise:
+ *   a core has few L1 miss buffers, and one L1-only stream ran out of them long before memory
+ *   bandwidth did (docs/benchmarks.md); the far L2 stage keeps many more misses in flight.
  * Three implementations of the same tile: AVX-512 (__AVX512F__), AVX2 (__AVX2__), and
  * portable C that the compiler vectorizes as it can.
  */
@@ -30,14 +32,15 @@
 
 /* multiply-adds below which another thread does not pay for itself */
 #define FG_SPMM_MIN_TASK_WORK 16384
-/* how many nonzeros ahead the gathered rows are prefetched, and into which cache level
- * (__builtin_prefetch's locality: 3 = L1). Both are build-time knobs (-D...): on the Zen 5
- * machine of docs/benchmarks.md, distances 8-32 and L2 prefetches were within run-to-run noise */
-#ifndef FG_SPMM_PREFETCH
-#define FG_SPMM_PREFETCH 8
+/* How many nonzeros ahead the gathered rows are prefetched into L2 and into L1; 0 turns a
+ * stage off. Build-time knobs (-D...), chosen by the interleaved sweep in docs/benchmarks.md:
+ * on R-MAT scale 20, L2 distances 32-96 were within 10% of each other and far ahead of a
+ * single L1 stage at any distance. */
+#ifndef FG_SPMM_PREFETCH_L2
+#define FG_SPMM_PREFETCH_L2 48
 #endif
-#ifndef FG_SPMM_PREFETCH_LOCALITY
-#define FG_SPMM_PREFETCH_LOCALITY 3
+#ifndef FG_SPMM_PREFETCH_L1
+#define FG_SPMM_PREFETCH_L1 8
 #endif
 
 void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
@@ -88,69 +91,81 @@ typedef struct spmm_args {
   int64_t kend;
 } spmm_args;
 
-/* Prefetch the first `lines` cache lines of the X row that nonzero kp gathers. */
-FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t kp, int lines) {
+/* Prefetch the first `lines` cache lines of the X rows that nonzeros k + FG_SPMM_PREFETCH_L2
+ * (into L2: __builtin_prefetch's locality 2) and k + FG_SPMM_PREFETCH_L1 (into L1: locality 3)
+ * gather. */
+FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t k, int lines) {
 #if defined(__GNUC__)
-  if (FG_SPMM_PREFETCH > 0 && kp < g->kend) {
-    const char *p = (const char *)(g->X + (int64_t)g->col[kp] * g->ldx);
-    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, FG_SPMM_PREFETCH_LOCALITY);
+  if (FG_SPMM_PREFETCH_L2 > 0 && k + FG_SPMM_PREFETCH_L2 < g->kend) {
+    const char *p = (const char *)(g->X + (int64_t)g->col[k + FG_SPMM_PREFETCH_L2] * g->ldx);
+    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 2);
+  }
+  if (FG_SPMM_PREFETCH_L1 > 0 && k + FG_SPMM_PREFETCH_L1 < g->kend) {
+    const char *p = (const char *)(g->X + (int64_t)g->col[k + FG_SPMM_PREFETCH_L1] * g->ldx);
+    for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
   }
 #else
   (void)g;
-  (void)kp;
+  (void)k;
   (void)lines;
 #endif
 }
+
+/* One case of a switch on the tile's vector count: the tile with nv and has_val constant. */
+#define FG_SPMM_TILE_CASE(n)                                                             \
+  case n:                                                                              \
+    if (g->val)                                                                        \
+      spmm_tile(g, r0, r1, Y, ldy, accumulate, n, tail, 1);                            \
+    else                                                                               \
+      spmm_tile(g, r0, r1, Y, ldy, accumulate, n, tail, 0);                            \
+    break;
 
 #if defined(__AVX512F__)
 /* ---- AVX-512: 16 floats a vector, tiles of up to 8 vectors ----------------------------- */
 #define FG_SPMM_VL 16
 #define FG_SPMM_TILE 128
 
-/* y[0, 16 (nv - 1) + popcount(tail)) = (or +=) row r of A times the same columns of X: nv
- * vectors, the last under the mask `tail`. */
-FG_INLINE void spmm_tile(const spmm_args *g, int64_t r, float *y, int accumulate, const int nv,
-                         __mmask16 tail) {
-  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
-  __m512 acc[8];
-  for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
-  for (int64_t k = k0; k < k1; k++) {
-    const float *x = g->X + (int64_t)g->col[k] * g->ldx;
-    spmm_prefetch(g, k + FG_SPMM_PREFETCH, nv);
-    if (g->val) {
-      const __m512 a = _mm512_set1_ps(g->val[k]);
-      for (int i = 0; i + 1 < nv; i++)
-        acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(a, _mm512_loadu_ps(x + 16 * i)));
-      acc[nv - 1] = _mm512_add_ps(
-          acc[nv - 1], _mm512_mul_ps(a, _mm512_maskz_loadu_ps(tail, x + 16 * (nv - 1))));
-    } else {
-      for (int i = 0; i + 1 < nv; i++) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(x + 16 * i));
-      acc[nv - 1] = _mm512_add_ps(acc[nv - 1], _mm512_maskz_loadu_ps(tail, x + 16 * (nv - 1)));
+/* Rows [r0, r1) of Y, columns [0, 16 (nv - 1) + popcount(tail)): = (or +=) A times the same
+ * columns of X; nv vectors, the last under the mask `tail`. nv and has_val are constants after
+ * inlining, so the accumulators live in registers and the loop has no branch on A->val. */
+FG_INLINE void spmm_tile(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
+                         int accumulate, const int nv, __mmask16 tail, const int has_val) {
+  for (int64_t r = r0; r < r1; r++) {
+    float *y = Y + r * ldy;
+    __m512 acc[8];
+    for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t k = g->rowptr[r]; k < g->rowptr[r + 1]; k++) {
+      const float *x = g->X + (int64_t)g->col[k] * g->ldx;
+      spmm_prefetch(g, k, nv);
+      const __m512 a = _mm512_set1_ps(has_val ? g->val[k] : 1.0f);
+      for (int i = 0; i < nv; i++) {
+        const __m512 xi = _mm512_maskz_loadu_ps(i + 1 < nv ? (__mmask16)0xffff : tail, x + 16 * i);
+        acc[i] = _mm512_add_ps(acc[i], has_val ? _mm512_mul_ps(a, xi) : xi);
+      }
+    }
+    for (int i = 0; i < nv; i++) {
+      const __mmask16 m = i + 1 < nv ? (__mmask16)0xffff : tail;
+      if (accumulate) acc[i] = _mm512_add_ps(acc[i], _mm512_maskz_loadu_ps(m, y + 16 * i));
+      _mm512_mask_storeu_ps(y + 16 * i, m, acc[i]);
     }
   }
-  for (int i = 0; i + 1 < nv; i++) {
-    if (accumulate) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(y + 16 * i));
-    _mm512_storeu_ps(y + 16 * i, acc[i]);
-  }
-  if (accumulate)
-    acc[nv - 1] = _mm512_add_ps(acc[nv - 1], _mm512_maskz_loadu_ps(tail, y + 16 * (nv - 1)));
-  _mm512_mask_storeu_ps(y + 16 * (nv - 1), tail, acc[nv - 1]);
 }
 
-/* Columns [0, w) of row r, 1 <= w <= FG_SPMM_TILE. */
-static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
+/* Rows [r0, r1), columns [0, w) of the tile, 1 <= w <= FG_SPMM_TILE (Y offset to the tile). */
+static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
+                          int accumulate, int64_t w) {
   const int nv = (int)((w + 15) / 16);
   const int rem = (int)(w - 16 * (nv - 1));
   const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
   switch (nv) {
-    case 1: spmm_tile(g, r, y, accumulate, 1, tail); break;
-    case 2: spmm_tile(g, r, y, accumulate, 2, tail); break;
-    case 3: spmm_tile(g, r, y, accumulate, 3, tail); break;
-    case 4: spmm_tile(g, r, y, accumulate, 4, tail); break;
-    case 5: spmm_tile(g, r, y, accumulate, 5, tail); break;
-    case 6: spmm_tile(g, r, y, accumulate, 6, tail); break;
-    case 7: spmm_tile(g, r, y, accumulate, 7, tail); break;
-    default: spmm_tile(g, r, y, accumulate, 8, tail); break;
+    FG_SPMM_TILE_CASE(1)
+    FG_SPMM_TILE_CASE(2)
+    FG_SPMM_TILE_CASE(3)
+    FG_SPMM_TILE_CASE(4)
+    FG_SPMM_TILE_CASE(5)
+    FG_SPMM_TILE_CASE(6)
+    FG_SPMM_TILE_CASE(7)
+    default: FG_SPMM_TILE_CASE(8)
   }
 }
 
@@ -159,48 +174,48 @@ static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulat
 #define FG_SPMM_VL 8
 #define FG_SPMM_TILE 64
 
-FG_INLINE void spmm_tile(const spmm_args *g, int64_t r, float *y, int accumulate, const int nv,
-                         __m256i tail) {
-  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
-  __m256 acc[8];
-  for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
-  for (int64_t k = k0; k < k1; k++) {
-    const float *x = g->X + (int64_t)g->col[k] * g->ldx;
-    spmm_prefetch(g, k + FG_SPMM_PREFETCH, (nv + 1) / 2);
-    if (g->val) {
-      const __m256 a = _mm256_set1_ps(g->val[k]);
-      for (int i = 0; i + 1 < nv; i++)
-        acc[i] = _mm256_add_ps(acc[i], _mm256_mul_ps(a, _mm256_loadu_ps(x + 8 * i)));
-      acc[nv - 1] = _mm256_add_ps(acc[nv - 1],
-                                  _mm256_mul_ps(a, _mm256_maskload_ps(x + 8 * (nv - 1), tail)));
-    } else {
-      for (int i = 0; i + 1 < nv; i++) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(x + 8 * i));
-      acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(x + 8 * (nv - 1), tail));
+/* As the AVX-512 tile; the last of the nv vectors is loaded and stored under `tail`. */
+FG_INLINE void spmm_tile(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
+                         int accumulate, const int nv, __m256i tail, const int has_val) {
+  for (int64_t r = r0; r < r1; r++) {
+    float *y = Y + r * ldy;
+    __m256 acc[8];
+    for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
+    for (int64_t k = g->rowptr[r]; k < g->rowptr[r + 1]; k++) {
+      const float *x = g->X + (int64_t)g->col[k] * g->ldx;
+      spmm_prefetch(g, k, (nv + 1) / 2);
+      const __m256 a = _mm256_set1_ps(has_val ? g->val[k] : 1.0f);
+      for (int i = 0; i < nv; i++) {
+        const __m256 xi =
+            i + 1 < nv ? _mm256_loadu_ps(x + 8 * i) : _mm256_maskload_ps(x + 8 * i, tail);
+        acc[i] = _mm256_add_ps(acc[i], has_val ? _mm256_mul_ps(a, xi) : xi);
+      }
     }
+    for (int i = 0; i + 1 < nv; i++) {
+      if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(y + 8 * i));
+      _mm256_storeu_ps(y + 8 * i, acc[i]);
+    }
+    if (accumulate)
+      acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(y + 8 * (nv - 1), tail));
+    _mm256_maskstore_ps(y + 8 * (nv - 1), tail, acc[nv - 1]);
   }
-  for (int i = 0; i + 1 < nv; i++) {
-    if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(y + 8 * i));
-    _mm256_storeu_ps(y + 8 * i, acc[i]);
-  }
-  if (accumulate)
-    acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(y + 8 * (nv - 1), tail));
-  _mm256_maskstore_ps(y + 8 * (nv - 1), tail, acc[nv - 1]);
 }
 
-static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
+static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
+                          int accumulate, int64_t w) {
   const int nv = (int)((w + 7) / 8);
   const int rem = (int)(w - 8 * (nv - 1));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), lane); /* lane < rem */
   switch (nv) {
-    case 1: spmm_tile(g, r, y, accumulate, 1, tail); break;
-    case 2: spmm_tile(g, r, y, accumulate, 2, tail); break;
-    case 3: spmm_tile(g, r, y, accumulate, 3, tail); break;
-    case 4: spmm_tile(g, r, y, accumulate, 4, tail); break;
-    case 5: spmm_tile(g, r, y, accumulate, 5, tail); break;
-    case 6: spmm_tile(g, r, y, accumulate, 6, tail); break;
-    case 7: spmm_tile(g, r, y, accumulate, 7, tail); break;
-    default: spmm_tile(g, r, y, accumulate, 8, tail); break;
+    FG_SPMM_TILE_CASE(1)
+    FG_SPMM_TILE_CASE(2)
+    FG_SPMM_TILE_CASE(3)
+    FG_SPMM_TILE_CASE(4)
+    FG_SPMM_TILE_CASE(5)
+    FG_SPMM_TILE_CASE(6)
+    FG_SPMM_TILE_CASE(7)
+    default: FG_SPMM_TILE_CASE(8)
   }
 }
 
@@ -209,21 +224,24 @@ static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulat
 #define FG_SPMM_VL 1
 #define FG_SPMM_TILE 64
 
-static void spmm_tile_any(const spmm_args *g, int64_t r, float *y, int accumulate, int64_t w) {
-  const int64_t k0 = g->rowptr[r], k1 = g->rowptr[r + 1];
-  float acc[FG_SPMM_TILE];
-  for (int64_t j = 0; j < w; j++) acc[j] = 0.0f;
-  for (int64_t k = k0; k < k1; k++) {
-    const float *x = g->X + (int64_t)g->col[k] * g->ldx; // (w)
-    spmm_prefetch(g, k + FG_SPMM_PREFETCH, (int)((w + 15) / 16));
-    if (g->val) {
-      const float a = g->val[k];
-      for (int64_t j = 0; j < w; j++) acc[j] += a * x[j];
-    } else {
-      for (int64_t j = 0; j < w; j++) acc[j] += x[j];
+static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
+                          int accumulate, int64_t w) {
+  for (int64_t r = r0; r < r1; r++) {
+    float *y = Y + r * ldy; // (w)
+    float acc[FG_SPMM_TILE];
+    for (int64_t j = 0; j < w; j++) acc[j] = 0.0f;
+    for (int64_t k = g->rowptr[r]; k < g->rowptr[r + 1]; k++) {
+      const float *x = g->X + (int64_t)g->col[k] * g->ldx; // (w)
+      spmm_prefetch(g, k, (int)((w + 15) / 16));
+      if (g->val) {
+        const float a = g->val[k];
+        for (int64_t j = 0; j < w; j++) acc[j] += a * x[j];
+      } else {
+        for (int64_t j = 0; j < w; j++) acc[j] += x[j];
+      }
     }
+    for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
   }
-  for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
 }
 #endif
 
@@ -233,7 +251,7 @@ static void spmm_rows(const fg_csr *A, const float *X, int64_t ldx, float *Y, in
   for (int64_t j0 = 0; j0 < f; j0 += FG_SPMM_TILE) {
     const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_TILE);
     const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, A->rowptr[r1]};
-    for (int64_t r = r0; r < r1; r++) spmm_tile_any(&g, r, Y + r * ldy + j0, accumulate, w);
+    spmm_tile_any(&g, r0, r1, Y + j0, ldy, accumulate, w);
   }
 }
 
