@@ -57,6 +57,17 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def blas_kernels(fg):
+    """The OpenBLAS kernel set fullgraph runs, and where it came from: the GEMM's speed depends
+    on it, and OPENBLAS_CORETYPE in the environment overrides OpenBLAS's own pick."""
+    out = subprocess.run([fg, "--version"], stdout=subprocess.PIPE, text=True).stdout
+    m = re.search(r"OpenBLAS kernels: ([^)]*)", out)
+    name = m.group(1).strip() if m else "unknown"
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return name + (f" (OPENBLAS_CORETYPE={forced} in the environment)" if forced else
+                   " (OpenBLAS's own pick)")
+
+
 def snap_edges(path):
     """Uncompressed size, to find the largest SNAP file (gzip keeps it in its last 4 bytes)."""
     if path.endswith(".gz"):
@@ -179,6 +190,7 @@ def main():
             sys.exit(f"single_process.py: unknown graph '{g}' (rmatS or snap)")
 
     report = {"machine": cpu_model(), "cpus": os.cpu_count(), "threads": args.threads,
+              "blas": blas_kernels(fg),
               "epochs": args.epochs, "reorder": args.reorder,
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
@@ -227,6 +239,7 @@ def main():
                         f"{t['peak_rss_bytes'] / 1e6:.0f} |")
             rows.append(row)
     md = [f"Machine: {report['machine']}, {report['cpus']} CPUs; {args.threads} thread(s); "
+          f"OpenBLAS kernels {report['blas']}; "
           f"GCN {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> {CLASSES}, {args.epochs} epochs, "
           f"mean of the last 8; load average "
           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "

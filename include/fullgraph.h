@@ -49,6 +49,9 @@ const char *fg_last_error(void);
 /* Source location (file:line list) where the last failure was raised and passed. */
 const char *fg_last_error_trace(void);
 const char *fg_version_string(void);
+/* The kernel set the loaded OpenBLAS runs ("Haswell", "SkylakeX", ...): its own pick for this
+ * CPU, or the one OPENBLAS_CORETYPE forced. */
+const char *fg_blas_corename(void);
 
 /* Collective over comm: every rank passes its own status; all return the same one. When any
  * rank failed, its message (the lowest failing rank's) becomes fg_last_error() everywhere, so

@@ -34,7 +34,8 @@ int main(int argc, char **argv) {
     if (rank == 0) usage(stdout);
     rc = CLI_OK;
   } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-    if (rank == 0) printf("fullgraph %s\n", fg_version_string());
+    if (rank == 0)
+      printf("fullgraph %s (OpenBLAS kernels: %s)\n", fg_version_string(), fg_blas_corename());
     rc = CLI_OK;
   } else if (strcmp(argv[1], "train") == 0) {
     rc = cmd_train(argc - 2, argv + 2, rank);

@@ -8,6 +8,11 @@
 #include "kernels/fg_kernel_util.h"
 #include "kernels/fg_kernels.h"
 
+const char *fg_blas_corename(void) {
+  const char *name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
 /* ---- GEMM ------------------------------------------------------------------------ */
 
 void fg_gemm_ref(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
