@@ -41,9 +41,12 @@ fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint6
 /* inv[perm[k]] = k. */
 void fg_order_invert(const int64_t *perm, int64_t n, int64_t *inv);
 
-/* out = P A P^T: row k of out is row perm[k] of A with every column c renamed inv[c], columns
- * sorted within rows; values (if any) follow their entries. Allocates out. */
-fg_status fg_csr_permute(const fg_csr *A, const int64_t *perm, const int64_t *inv, fg_csr *out);
+/* Row k of out is row row_perm[k] of A with every column c renamed col_inv[c], columns sorted
+ * within rows; values (if any) follow their entries. A must be square. With col_inv the
+ * inverse of row_perm this is P A P^T (one order); the 3D scheme passes two different orders.
+ * Allocates out; rows are filled in parallel. */
+fg_status fg_csr_permute(const fg_csr *A, const int64_t *row_perm, const int64_t *col_inv,
+                         fg_csr *out);
 
 /* Rank owning position k: the r with offs[r] <= k < offs[r+1] (binary search). */
 int fg_block_owner(const int64_t *offs, int parts, int64_t k);

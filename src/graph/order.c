@@ -9,6 +9,9 @@
 #ifdef FG_HAVE_METIS
 #include <metis.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 fg_status fg_order_parse(const char *name, fg_order_kind *out) {
   fg_status st = FG_OK;
@@ -251,11 +254,14 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-fg_status fg_csr_permute(const fg_csr *A, const int64_t *perm, const int64_t *inv, fg_csr *out) {
+fg_status fg_csr_permute(const fg_csr *A, const int64_t *row_perm, const int64_t *col_inv,
+                         fg_csr *out) {
   fg_status st = FG_OK;
   fg_csr B;
-  uint64_t *keys = NULL; /* (nnz) column << 32 | value bits, to sort entries with values */
+  uint64_t *keys = NULL; /* (threads x longest row) column << 32 | value bits, with values */
+  int64_t maxlen = 0;
   const int64_t n = A->nrows;
+  const int nt = fg_max_threads();
   memset(&B, 0, sizeof B);
   FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG, "csr permute: matrix is %lld x %lld",
              (long long)A->nrows, (long long)A->ncols);
@@ -263,35 +269,41 @@ fg_status fg_csr_permute(const fg_csr *A, const int64_t *perm, const int64_t *in
   B.nnz = A->nnz;
   FG_ALLOC(B.rowptr, n + 1);
   FG_ALLOC(B.col, A->nnz > 0 ? A->nnz : 1);
-  if (A->val) {
-    FG_ALLOC(B.val, A->nnz > 0 ? A->nnz : 1);
-    FG_ALLOC(keys, A->nnz > 0 ? A->nnz : 1);
-  }
   B.rowptr[0] = 0;
   for (int64_t k = 0; k < n; k++) {
-    const int64_t u = perm[k];
-    B.rowptr[k + 1] = B.rowptr[k] + (A->rowptr[u + 1] - A->rowptr[u]);
+    const int64_t u = row_perm[k], len = A->rowptr[u + 1] - A->rowptr[u];
+    B.rowptr[k + 1] = B.rowptr[k] + len;
+    maxlen = FG_MAX(maxlen, len);
+  }
+  if (A->val) {
+    FG_ALLOC(B.val, A->nnz > 0 ? A->nnz : 1);
+    FG_ALLOC(keys, (maxlen > 0 ? maxlen : 1) * nt);
   }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nt)
 #endif
   for (int64_t k = 0; k < n; k++) {
-    const int64_t u = perm[k], a0 = A->rowptr[u], len = A->rowptr[u + 1] - a0;
+    const int64_t u = row_perm[k], a0 = A->rowptr[u], len = A->rowptr[u + 1] - a0;
     const int64_t b0 = B.rowptr[k];
     if (A->val) {
+#ifdef _OPENMP
+      uint64_t *kb = keys + (int64_t)omp_get_thread_num() * maxlen; // (len)
+#else
+      uint64_t *kb = keys; // (len)
+#endif
       for (int64_t e = 0; e < len; e++) {
         uint32_t bits;
         memcpy(&bits, &A->val[a0 + e], sizeof bits);
-        keys[b0 + e] = ((uint64_t)inv[A->col[a0 + e]] << 32) | bits;
+        kb[e] = ((uint64_t)col_inv[A->col[a0 + e]] << 32) | bits;
       }
-      qsort(keys + b0, (size_t)len, sizeof *keys, cmp_u64);
+      qsort(kb, (size_t)len, sizeof *kb, cmp_u64);
       for (int64_t e = 0; e < len; e++) {
-        const uint32_t bits = (uint32_t)(keys[b0 + e] & 0xffffffffu);
-        B.col[b0 + e] = (int32_t)(keys[b0 + e] >> 32);
+        const uint32_t bits = (uint32_t)(kb[e] & 0xffffffffu);
+        B.col[b0 + e] = (int32_t)(kb[e] >> 32);
         memcpy(&B.val[b0 + e], &bits, sizeof bits);
       }
     } else {
-      for (int64_t e = 0; e < len; e++) B.col[b0 + e] = (int32_t)inv[A->col[a0 + e]];
+      for (int64_t e = 0; e < len; e++) B.col[b0 + e] = (int32_t)col_inv[A->col[a0 + e]];
       qsort(B.col + b0, (size_t)len, sizeof *B.col, cmp_i32);
     }
   }

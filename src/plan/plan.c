@@ -482,10 +482,10 @@ static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const 
     fg_order_invert(pi0, n, inv0);
     fg_order_invert(pi1, n, inv1);
     /* M[q]: rows in pi[1 - q], columns in pi[q] (the pattern is all the model needs) */
-    FG_CHECK(fg_csr_permute2(&ds->adj, pi1, inv0, &M[0]));
+    FG_CHECK(fg_csr_permute(&ds->adj, pi1, inv0, &M[0]));
     mat[0] = mat[1] = &M[0];
     if (perm == FG_PERM_DOUBLE) {
-      FG_CHECK(fg_csr_permute2(&ds->adj, pi0, inv1, &M[1]));
+      FG_CHECK(fg_csr_permute(&ds->adj, pi0, inv1, &M[1]));
       mat[1] = &M[1];
     }
   }

@@ -88,11 +88,6 @@ const char *fg_perm_kind_name(fg_perm_kind k);
  * (and the single permutation, the same as the 1D schemes' random order), round 1 is P_c. */
 void fg_perm3d_build(int64_t n, fg_perm_kind kind, uint64_t seed, int64_t *pi0, int64_t *pi1);
 
-/* out: row k = row row_perm[k] of A, column c renamed col_inv[c], columns sorted within rows,
- * values carried. A must be square. Allocates out. */
-fg_status fg_csr_permute2(const fg_csr *A, const int64_t *row_perm, const int64_t *col_inv,
-                          fg_csr *out);
-
 /* cnt (gr x gc): nonzeros of M in block (i, j) of its balanced gr x gc cut. */
 fg_status fg_block_nnz(const fg_csr *M, int gr, int gc, int64_t *cnt);
 

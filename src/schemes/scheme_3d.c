@@ -111,56 +111,6 @@ void fg_perm3d_build(int64_t n, fg_perm_kind kind, uint64_t seed, int64_t *pi0, 
   }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-fg_status fg_csr_permute2(const fg_csr *A, const int64_t *row_perm, const int64_t *col_inv,
-                          fg_csr *out) {
-  fg_status st = FG_OK;
-  fg_csr B;
-  uint64_t *keys = NULL; /* (longest row) column << 32 | value bits */
-  int64_t maxlen = 0;
-  const int64_t n = A->nrows;
-  memset(&B, 0, sizeof B);
-  FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG, "csr permute: matrix is %lld x %lld",
-             (long long)A->nrows, (long long)A->ncols);
-  B.nrows = B.ncols = n;
-  B.nnz = A->nnz;
-  FG_ALLOC(B.rowptr, n + 1);
-  FG_ALLOC(B.col, A->nnz > 0 ? A->nnz : 1);
-  if (A->val) FG_ALLOC(B.val, A->nnz > 0 ? A->nnz : 1);
-  B.rowptr[0] = 0;
-  for (int64_t k = 0; k < n; k++) {
-    const int64_t u = row_perm[k], len = A->rowptr[u + 1] - A->rowptr[u];
-    B.rowptr[k + 1] = B.rowptr[k] + len;
-    maxlen = FG_MAX(maxlen, len);
-  }
-  FG_ALLOC(keys, maxlen > 0 ? maxlen : 1);
-  for (int64_t k = 0; k < n; k++) {
-    const int64_t u = row_perm[k], a0 = A->rowptr[u], len = A->rowptr[u + 1] - a0;
-    const int64_t b0 = B.rowptr[k];
-    for (int64_t e = 0; e < len; e++) {
-      uint32_t bits = 0;
-      if (A->val) memcpy(&bits, &A->val[a0 + e], sizeof bits);
-      keys[e] = ((uint64_t)col_inv[A->col[a0 + e]] << 32) | bits;
-    }
-    qsort(keys, (size_t)len, sizeof *keys, cmp_u64);
-    for (int64_t e = 0; e < len; e++) {
-      const uint32_t bits = (uint32_t)(keys[e] & 0xffffffffu);
-      B.col[b0 + e] = (int32_t)(keys[e] >> 32);
-      if (A->val) memcpy(&B.val[b0 + e], &bits, sizeof bits);
-    }
-  }
-  *out = B;
-  memset(&B, 0, sizeof B);
-cleanup:
-  free(keys);
-  fg_csr_free(&B);
-  return st;
-}
-
 fg_status fg_block_nnz(const fg_csr *M, int gr, int gc, int64_t *cnt) {
   fg_status st = FG_OK;
   FG_REQUIRE(gr >= 1 && gc >= 1, FG_ERR_INVALID_ARG, "shards: %d x %d blocks", gr, gc);
@@ -208,17 +158,17 @@ fg_status fg_shard_balance_compute(const fg_csr *A, int gr, int gc, uint64_t see
   FG_CHECK(block_ratio(A, gr, gc, &out[0]));
   fg_perm3d_build(n, FG_PERM_SINGLE, seed, p0, p1);
   fg_order_invert(p0, n, inv0);
-  FG_CHECK(fg_csr_permute2(A, p0, inv0, &M));
+  FG_CHECK(fg_csr_permute(A, p0, inv0, &M));
   FG_CHECK(block_ratio(&M, gr, gc, &out[1]));
   fg_csr_free(&M);
   fg_perm3d_build(n, FG_PERM_DOUBLE, seed, p0, p1);
   fg_order_invert(p0, n, inv0);
   fg_order_invert(p1, n, inv1);
   /* layer 0: rows in pi1 = P_r, columns in pi0 = P_c; layer 1 the other way round */
-  FG_CHECK(fg_csr_permute2(A, p1, inv0, &M));
+  FG_CHECK(fg_csr_permute(A, p1, inv0, &M));
   FG_CHECK(block_ratio(&M, gr, gc, &r0));
   fg_csr_free(&M);
-  FG_CHECK(fg_csr_permute2(A, p0, inv1, &M));
+  FG_CHECK(fg_csr_permute(A, p0, inv1, &M));
   FG_CHECK(block_ratio(&M, gr, gc, &r1));
   out[2] = FG_MAX(r0, r1);
 cleanup:
@@ -406,8 +356,8 @@ static fg_status root_prepare(const fg_dataset *ds, const fg_layout3d_config *cf
     memset(&r->N, 0, sizeof r->N);
   } else {
     /* M[0]: rows in pi[1], columns in pi[0] */
-    FG_CHECK(fg_csr_permute2(&r->N, r->pi[1], inv0, &r->M[0]));
-    if (cfg->perm == FG_PERM_DOUBLE) FG_CHECK(fg_csr_permute2(&r->N, r->pi[0], inv1, &r->M[1]));
+    FG_CHECK(fg_csr_permute(&r->N, r->pi[1], inv0, &r->M[0]));
+    if (cfg->perm == FG_PERM_DOUBLE) FG_CHECK(fg_csr_permute(&r->N, r->pi[0], inv1, &r->M[1]));
     fg_csr_free(&r->N);
   }
   /* every rank's shard sizes, and the largest pieces to pack */

@@ -94,7 +94,7 @@ static void test_block_nnz(void) {
     int64_t ci[5];
     memset(&B, 0, sizeof B);
     fg_order_invert(cp, 5, ci);
-    EXPECT_OK(fg_csr_permute2(&A, rp, ci, &B));
+    EXPECT_OK(fg_csr_permute(&A, rp, ci, &B));
     EXPECT(B.nnz == 9);
     for (int64_t k = 0; k < 5; k++) {
       const int64_t u = rp[k];
