@@ -90,9 +90,12 @@ def triad(fg, threads):
     return float(re.search(r"stream triad: ([0-9.]+) GB/s", out).group(1)) * 1e9
 
 
-def info(fg, path, extra):
+def info(fg, path, extra, reorder="none"):
+    """Nodes, Â entries and the memory estimate of a run with this reorder (its setup term
+    differs)."""
     out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
-               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)] + extra)
+               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)] + extra +
+              (["--reorder", reorder] if reorder != "none" else []))
     nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
     entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
     m = re.search(r"memory\s+(\d+) bytes", out)
@@ -195,7 +198,8 @@ def main():
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
     for name, path, extra in graphs:
-        nodes, entries, estimate = info(fg, path, extra)
+        nodes, entries, _ = info(fg, path, extra)
+        estimate = {o: info(fg, path, extra, o)[2] for o in orders}
         tri = [triad(fg, args.threads)]
         runs = {}
         for o in orders:
@@ -231,7 +235,7 @@ def main():
                    f"{r['spmm_bandwidth'] / 1e9:.1f} | {tri / 1e9:.1f} | "
                    f"{r['spmm_bandwidth'] / tri:.0%} | {r['peak_rss_bytes'] / 1e6:.0f} | "
                    f"{r['peak_rss_bytes'] / g['yardstick_bytes']:.2f} | "
-                   f"{(g['estimate_bytes'] or 0) / 1e6:.0f} |")
+                   f"{(g['estimate_bytes'][o] or 0) / 1e6:.0f} |")
             if "torch" in g:
                 t = g["torch"]
                 row += (f" {t['mean_epoch_seconds']:.3f} ({t['format']}) | "
