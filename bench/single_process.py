@@ -198,8 +198,9 @@ def main():
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
     for name, path, extra in graphs:
-        nodes, entries, _ = info(fg, path, extra)
-        estimate = {o: info(fg, path, extra, o)[2] for o in orders}
+        infos = {o: info(fg, path, extra, o) for o in orders}
+        nodes, entries, _ = infos[orders[0]]
+        estimate = {o: i[2] for o, i in infos.items()}
         tri = [triad(fg, args.threads)]
         runs = {}
         for o in orders:
