@@ -196,4 +196,4 @@ void cli_report(int rank, const char *what, fg_status st) {
     fprintf(stderr, "  (%s; raised at %s)\n", fg_status_string(st), fg_last_error_trace());
 }
 
-const char *const cli_reorder_choices[] = {"none", "degree", "rcm", NULL};
+const char *const cli_reorder_choices[] = {"auto", "none", "degree", "rcm", NULL};

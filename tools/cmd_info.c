@@ -132,7 +132,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
       {"--layers", OPT_INT, &pc.layers, "N", "with --ranks: GCN layers (default 2)", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
-      {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default none)", cli_reorder_choices},
+      {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default auto)", cli_reorder_choices},
       {"--normalize-features", OPT_FLAG, &normalize_features, NULL, "for the memory line: as train (the features are then copied)", NULL},
       {"--shards", OPT_STRING, &shards_arg, "RxC", "also print max/mean nonzeros over R x C adjacency shards: original, permuted, double-permuted", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),

@@ -64,7 +64,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},
-      {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs (default none)", cli_reorder_choices},
+      {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs: auto (default: the best of the others in a cache simulation), none, degree, rcm", cli_reorder_choices},
       {"--mem-limit", OPT_STRING, &mem_limit_arg, "BYTES", "refuse a run needing more (e.g. 8G, 512MiB, none; default: available memory)", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--metrics", OPT_STRING, &tc.metrics_path, "FILE", "write one JSON object per epoch, then a final one", NULL},

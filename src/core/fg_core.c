@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -111,6 +112,14 @@ void *fg_malloc_huge(size_t bytes) {
 #endif
   if (posix_memalign(&p, 64, bytes) != 0) return NULL;
   return p;
+}
+
+int64_t fg_cache_bytes(void) {
+  long l3 = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  return l3 > 0 ? FG_MIN((int64_t)l3, FG_CACHE_MAX_BYTES) : FG_CACHE_MAX_BYTES;
 }
 
 double fg_now(void) {

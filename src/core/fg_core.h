@@ -87,6 +87,13 @@ void fg_free_aligned(void *p);
  * TLB), smaller ones cache-line aligned. NULL when out of memory; release with free(). */
 void *fg_malloc_huge(size_t bytes);
 
+/* Bytes of last-level cache one process can count on for its SpMM's gathers: the L3 size the
+ * C library reports, at most FG_CACHE_MAX_BYTES (a virtual machine reports its host's whole
+ * L3, 512 MiB on the benchmark machine, while one core complex shares 32 MiB), and
+ * FG_CACHE_MAX_BYTES when nothing is reported. */
+#define FG_CACHE_MAX_BYTES ((int64_t)32 << 20)
+int64_t fg_cache_bytes(void);
+
 /* Wall-clock seconds (monotonic). */
 double fg_now(void);
 

@@ -73,14 +73,54 @@ void fg_degree_stats_compute(const fg_csr *A, fg_degree_stats *s);
 typedef enum fg_reorder_kind {
   FG_REORDER_NONE = 0,   /* the input's order */
   FG_REORDER_DEGREE = 1, /* by decreasing column count (how often a row of X is gathered) */
-  FG_REORDER_RCM = 2     /* reverse Cuthill-McKee */
+  FG_REORDER_RCM = 2,    /* reverse Cuthill-McKee */
+  FG_REORDER_AUTO = 3    /* whichever of the three a cache simulation favours (fg_reorder_auto) */
 } fg_reorder_kind;
 
-/* "none" | "degree" | "rcm" (NULL = none); the error lists the choices. */
+/* "auto" | "none" | "degree" | "rcm" (NULL = none); the error lists the choices. */
 fg_status fg_reorder_parse(const char *name, fg_reorder_kind *out);
 const char *fg_reorder_name(fg_reorder_kind kind);
 /* perm (A->nrows entries): perm[k] = the original node placed at position k. A is square; a
- * pure function of its pattern. */
+ * pure function of its pattern. kind is NONE, DEGREE or RCM. */
 fg_status fg_reorder_compute(const fg_csr *A, fg_reorder_kind kind, int64_t *perm);
+
+/* The fraction of an SpMM's row gathers that hit a cache of cache_rows rows of X held in blocks
+ * of block_rows consecutive rows (8-way set-associative, least recently used; a block's set is
+ * its index modulo the set count, as consecutive blocks fill consecutive sets of a physically
+ * indexed cache) when A's rows and columns are taken in the order perm (NULL: as stored).
+ * Blocks, not rows: hardware prefetchers fetch ahead within a 4 KiB page, so the rows beside a
+ * gathered one arrive with it, useful when the order packs often-gathered rows together and
+ * wasted bandwidth when it scatters them. A row-sized unit sees no difference between orders
+ * that differ by 2x in measured SpMM time (docs/benchmarks.md). Above FG_REORDER_SIM_ACCESSES
+ * nonzeros it simulates FG_REORDER_SIM_WINDOWS windows of consecutive rows spread evenly over
+ * the nonzeros, FG_REORDER_SIM_ACCESSES in all. */
+#define FG_REORDER_BLOCK_BYTES 4096
+#define FG_REORDER_SIM_ACCESSES ((int64_t)1 << 23)
+#define FG_REORDER_SIM_WINDOWS 16
+fg_status fg_reorder_hit_rate(const fg_csr *A, const int64_t *perm, int64_t cache_rows,
+                              int64_t block_rows, double *hit);
+
+/* What --reorder auto saw and took. */
+typedef struct fg_reorder_choice {
+  fg_reorder_kind kind;  /* the order taken: NONE, DEGREE or RCM */
+  int simulated;         /* 0: X fits in the cache, so the input order was kept unsimulated */
+  double hit[3];         /* simulated hit rates of none, degree and rcm (when simulated) */
+  int64_t cache_bytes, row_bytes;
+} fg_reorder_choice;
+
+/* A reordered run must remove at least this fraction of the input order's simulated misses. */
+#define FG_REORDER_MIN_GAIN 0.1
+/* Whether --reorder auto simulates (and so may reorder) n rows of row_bytes with a cache of
+ * cache_bytes: only when the rows do not all fit. */
+int fg_reorder_auto_simulates(int64_t n, int64_t row_bytes, int64_t cache_bytes);
+/* --reorder auto: perm = the order of the highest simulated hit rate among none, degree and
+ * rcm for gathers of row_bytes-byte rows through a cache of cache_bytes in blocks of
+ * FG_REORDER_BLOCK_BYTES, the input order
+ * unless another removes FG_REORDER_MIN_GAIN of its misses. A pure function of A's pattern
+ * and the two sizes. */
+fg_status fg_reorder_auto(const fg_csr *A, int64_t row_bytes, int64_t cache_bytes,
+                          int64_t *perm, fg_reorder_choice *out);
+/* One line for the run's log: the order taken and why. */
+void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len);
 
 #endif /* FG_GRAPH_H */

@@ -27,7 +27,9 @@ typedef struct fg_scheme_config {
   uint64_t seed;       /* for the random order */
   int normalize_features;
   int verbose;
-  const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm" (reorder.c) */
+  const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm", "auto"
+                          (reorder.c); other schemes take "auto" as none */
+  int64_t reorder_width; /* "auto": the SpMM width its cache simulation assumes (> 0) */
 } fg_scheme_config;
 
 typedef struct fg_scheme_ops {
@@ -60,6 +62,8 @@ struct fg_scheme {
   double seconds_spmm;    /* time in local SpMMs (accumulated) */
   double spmm_bytes;      /* bytes the local SpMMs must move at least (accumulated):
                              nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
+  const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
+  char note[256];          /* a line for the run's log about the layout ("" none) */
   void *impl;
 };
 

@@ -8,7 +8,8 @@ fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_
   fg_status st = FG_OK;
   const char *name = cfg->name ? cfg->name : (dist->size == 1 ? "serial" : "1d-sa");
   *out = NULL;
-  FG_REQUIRE(!cfg->reorder || strcmp(cfg->reorder, "none") == 0 || strcmp(name, "serial") == 0,
+  FG_REQUIRE(!cfg->reorder || strcmp(cfg->reorder, "none") == 0 ||
+                 strcmp(cfg->reorder, "auto") == 0 || strcmp(name, "serial") == 0,
              FG_ERR_INVALID_ARG,
              "--reorder %s applies to --scheme serial (one process); this run uses %s "
              "(use --order for the layout over ranks)", cfg->reorder, name);

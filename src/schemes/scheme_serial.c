@@ -72,6 +72,17 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   s->impl = im;
   im->symmetric = ds->symmetric;
   FG_ALLOC(ids, ds->num_nodes);
+  if (reorder == FG_REORDER_AUTO) {
+    /* the order whose gathers hit a simulated cache most; ids holds it */
+    fg_reorder_choice choice;
+    FG_CHECK(fg_reorder_auto(&ds->adj, 4 * FG_MAX(cfg->reorder_width, 1), fg_cache_bytes(), ids,
+                             &choice));
+    fg_reorder_describe(&choice, s->note, sizeof s->note);
+    reorder = choice.kind;
+  } else if (reorder != FG_REORDER_NONE) {
+    FG_CHECK(fg_reorder_compute(&ds->adj, reorder, ids));
+  }
+  s->reorder_used = fg_reorder_name(reorder);
   if (reorder == FG_REORDER_NONE) {
     for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
     FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
@@ -83,7 +94,6 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
     fg_csr pattern = ds->adj;
     pattern.val = NULL;
     FG_ALLOC(inv, ds->num_nodes);
-    FG_CHECK(fg_reorder_compute(&ds->adj, reorder, ids));
     fg_order_invert(ids, ds->num_nodes, inv);
     FG_CHECK(fg_csr_permute(&pattern, ids, inv, &im->A));
   }

@@ -26,6 +26,10 @@ fg_status fg_train_memory_check_ranks(struct fg_dist *d, const fg_dataset *ds,
                                       const fg_train_config *cfg, const char *scheme, int is3d,
                                       const int grid[3]);
 
+/* The width the model's hidden SpMMs gather at: the widest hidden layer (the classes for one
+ * layer). --reorder auto sizes its cache simulation for rows of this many floats. */
+int64_t fg_train_hidden_width(const fg_train_config *cfg, int64_t num_classes);
+
 /* "1.23 GB" / "456 MB" / "789 kB" / "12 B" into buf. */
 const char *fg_format_bytes(double bytes, char *buf, size_t len);
 

@@ -78,6 +78,7 @@ struct fg_trainer {
   fg_gcn *state;       /* the parameters in the serial layout, what checkpoints hold: the model
                           itself (1D), or on rank 0 a copy export_state fills (3D) */
   const char *description; /* "3d grid 2x2x1, ..." for the header line, or NULL */
+  const char *reorder;     /* the locality order the serial scheme applied, or NULL */
   void *impl;
 };
 

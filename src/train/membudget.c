@@ -33,6 +33,12 @@ const char *fg_format_bytes(double bytes, char *buf, size_t len) {
   return buf;
 }
 
+int64_t fg_train_hidden_width(const fg_train_config *cfg, int64_t num_classes) {
+  int64_t w = cfg->layers > 1 ? 0 : num_classes;
+  for (int l = 1; l < cfg->layers; l++) w = FG_MAX(w, cfg->widths ? cfg->widths[l - 1] : cfg->hidden);
+  return w;
+}
+
 fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
                           fg_memory_estimate *out) {
   fg_status st = FG_OK;
@@ -58,8 +64,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
       fg_gcn_config mc = {L, widths, (int)cfg->agg_order, cfg->seed};
       fg_gcn_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
-    out->hidden_width = L > 1 ? widths[1] : widths[L];
-    for (int l = 1; l < L; l++) out->hidden_width = FG_MAX(out->hidden_width, widths[l]);
+    out->hidden_width = fg_train_hidden_width(cfg, C);
     /* the dataset: pattern (values only if a reader gave some), features, labels, split */
     out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
     /* the scheme: Â with values, Âᵀ too for a directed graph */
@@ -74,9 +79,15 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     out->loss = 4 * n * C + 2 * n;
     /* normalization's degrees; with --reorder the order and its inverse, and the order's
      * own work arrays (rcm: visited flags, two n-arrays, a key per nonzero). The permuted
-     * pattern is the scheme's Â itself (counted in graph). */
+     * pattern is the scheme's Â itself (counted in graph). --reorder auto, when X does not fit
+     * in the cache, holds a second order and the simulation's inverse order and cache tags. */
     out->setup = 16 * n;
+    if (reorder == FG_REORDER_AUTO &&
+        !fg_reorder_auto_simulates(n, 4 * out->hidden_width, fg_cache_bytes()))
+      reorder = FG_REORDER_NONE;
     if (reorder != FG_REORDER_NONE) out->setup += 8 * n + 8 * n + n + 16 * n + 8 * (nnz + 1);
+    if (reorder == FG_REORDER_AUTO)
+      out->setup += 8 * n + 4 * n + fg_cache_bytes() / (4 * out->hidden_width) * 4 + 32;
     out->total = FG_MEM_RUNTIME_BYTES + out->dataset + out->graph + out->inputs +
                  FG_MAX(out->setup, out->activations + out->params + out->loss);
   }

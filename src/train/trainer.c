@@ -235,7 +235,7 @@ static void tr1d_destroy(fg_trainer *tr) {
   tr1d *im = tr->impl;
   if (im) {
     free(im->train_sel);
-    fg_free_aligned(im->dlogits);
+    free(im->dlogits);
     fg_gcn_destroy(&im->m);
     fg_scheme_destroy(&im->s);
     free(im);
@@ -277,6 +277,7 @@ static fg_status trainer_1d_create(fg_dist *d, const fg_dataset *ds, const fg_tr
   scfg.normalize_features = cfg->normalize_features;
   scfg.verbose = cfg->verbose;
   scfg.reorder = cfg->reorder;
+  scfg.reorder_width = fg_train_hidden_width(cfg, ds ? ds->num_classes : 1);
   tr = fg_calloc_array(1, sizeof *tr);
   im = fg_calloc_array(1, sizeof *im);
   if (!tr || !im) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
@@ -289,6 +290,8 @@ static fg_status trainer_1d_create(fg_dist *d, const fg_dataset *ds, const fg_tr
   if (st == FG_OK) st = fg_scheme_create(d, ds, &scfg, &im->s);
   FG_CHECK(fg_dist_agree(d, st));
   s = im->s;
+  tr->description = s->note[0] ? s->note : NULL;
+  tr->reorder = s->reorder_used;
   tr->layers = cfg->layers;
   tr->n_nodes = s->n_global;
   /* widths: input, hidden..., classes */
@@ -305,8 +308,8 @@ static fg_status trainer_1d_create(fg_dist *d, const fg_dataset *ds, const fg_tr
   }
   if (st == FG_OK) {
     im->train_sel = fg_malloc_array((size_t)FG_MAX(s->n_local, 1), 1);
-    im->dlogits =
-        fg_malloc_aligned((size_t)FG_MAX(s->n_local * tr->widths[cfg->layers], 1) * 4);
+    /* the backward pass's first SpMM gathers its rows at random: huge pages, as activations */
+    im->dlogits = fg_malloc_huge((size_t)FG_MAX(s->n_local * tr->widths[cfg->layers], 1) * 4);
     if (!im->train_sel || !im->dlogits)
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
   }
@@ -428,6 +431,11 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   d->phase = FG_PHASE_SETUP;
   st = choose_scheme(d, ds, cfg, &is3d, grid, name, sizeof name);
+  if (st == FG_OK && is3d && cfg->reorder && strcmp(cfg->reorder, "none") != 0 &&
+      strcmp(cfg->reorder, "auto") != 0)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "--reorder %s applies to --scheme serial (one process); this run uses 3d "
+                      "(use --double-perm for its layout)", cfg->reorder);
   FG_CHECK(fg_dist_agree(d, st));
   /* several processes: refuse a run whose busiest rank would not fit (membudget.c) */
   FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, name, is3d, grid));
@@ -589,9 +597,10 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       fprintf(metrics,
               "{\"final\": true, \"epochs\": %d, \"best_epoch\": %d, \"valid_acc\": %.6f, "
               "\"test_acc\": %.6f, \"mean_epoch_seconds\": %.6f, \"ranks\": %d, "
-              "\"threads\": %d}\n",
+              "\"threads\": %d, \"reorder\": \"%s\"}\n",
               cfg->epochs, result->best_epoch, result->best_valid_acc, result->test_acc,
-              result->mean_epoch_seconds, d->size, fg_max_threads());
+              result->mean_epoch_seconds, d->size, fg_max_threads(),
+              tr->reorder ? tr->reorder : "none");
     }
     if (cfg->verbose)
       fprintf(log, "best epoch %d: valid %.4f  test %.4f  (%.4f s/epoch)\n", result->best_epoch,

@@ -5,6 +5,8 @@
 set -u
 FG=$1 DEMO=$2
 pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 . "$(dirname "$0")/../expect.sh"
 
@@ -19,6 +21,13 @@ expect 2 "--mem-limit expects bytes" "$FG" train "$DEMO" --epochs 1 --mem-limit 
 expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 2 --quiet --reorder rcm
 expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 2 --quiet --reorder degree
 expect 2 "reorder" "$FG" train "$DEMO" --epochs 1 --reorder sideways
+# auto is the default and says what it took: Cora's rows of X fit in any cache, so none
+expect 0 "--reorder auto: none \(the 64-byte rows of X fit in a [0-9]+ MiB cache\)" \
+  "$FG" train "$DEMO" --epochs 1
+expect 0 '"reorder": "rcm"' sh -c "'$FG' train '$DEMO' --epochs 1 --quiet --reorder rcm --metrics '$tmp/m.json' && cat '$tmp/m.json'"
+expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 1 --quiet --reorder auto --scheme 1d
+expect 1 "--reorder degree applies to --scheme serial.*uses 3d" \
+  "$FG" train "$DEMO" --epochs 1 --reorder degree --scheme 3d
 expect 0 "--reorder HOW" "$FG" train --help
 expect 0 "--mem-limit BYTES" "$FG" train --help
 expect 0 "memory +[0-9]+ bytes \([0-9.]+ MB\) to train on one process, GCN 1433 -> 16 -> 7" \
@@ -31,7 +40,7 @@ expect 0 "test accuracy" "$FG" train "$DEMO" --layers 3 --hidden 64 --epochs 1 -
   --mem-limit "$need"
 # info takes train's --reorder and --normalize-features for its memory line, and the number
 # it prints is again the one train refuses with
-for how in rcm degree; do
+for how in rcm degree auto; do
   need=$("$FG" info "$DEMO" --reorder $how | sed -n 's/.*memory *\([0-9]*\) bytes.*/\1/p')
   expect 1 "needs $need bytes" "$FG" train "$DEMO" --reorder $how --mem-limit $((need - 1))
 done

@@ -4,7 +4,9 @@
  * aggregating first and last, with and without dropout (the reordered runs read the dataset's
  * features through a row map instead of a permuted copy). The orders
  * themselves: permutations; degree puts the most gathered rows first; rcm narrows the band of
- * a shuffled grid. Refusals: an unknown name, and a scheme other than serial. */
+ * a shuffled grid. --reorder auto: its cache simulation on a hand-counted stream; it keeps a
+ * row-major grid, reorders a shuffled one, and simulates nothing when X fits in the cache.
+ * Refusals: an unknown name, and a scheme other than serial. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,89 @@ static int64_t bandwidth(const fg_csr *A, const int64_t *perm) {
     }
   free(inv);
   return bw;
+}
+
+/* A side x side grid, ids row-major, or shuffled when shuffled != 0. */
+static void make_grid(int64_t side, int shuffled, fg_csr *A) {
+  const int64_t nn = side * side;
+  int64_t *src = malloc((size_t)(2 * nn) * sizeof *src), *dst = malloc((size_t)(2 * nn) * sizeof *dst);
+  int64_t *id = malloc((size_t)nn * sizeof *id), m = 0;
+  if (!src || !dst || !id) exit(2);
+  for (int64_t i = 0; i < nn; i++) id[i] = i;
+  for (int64_t i = nn - 1; shuffled && i > 0; i--) {
+    const int64_t j = (int64_t)(fg_rng_u64(2, 7, (uint64_t)i, 0, 0, 0) % (uint64_t)(i + 1));
+    const int64_t t = id[i];
+    id[i] = id[j];
+    id[j] = t;
+  }
+  for (int64_t r = 0; r < side; r++)
+    for (int64_t c = 0; c < side; c++) {
+      if (c + 1 < side) src[m] = id[r * side + c], dst[m++] = id[r * side + c + 1];
+      if (r + 1 < side) src[m] = id[r * side + c], dst[m++] = id[(r + 1) * side + c];
+    }
+  EXPECT_OK(fg_csr_from_edges(nn, src, dst, m, 1, 1, 1, A));
+  free(src);
+  free(dst);
+  free(id);
+}
+
+/* --reorder auto and its cache simulation. */
+static void test_auto(void) {
+  enum { SIDE = 200 }; /* 40000 nodes: rows of 512 bytes are 20 MB, over a 1 MiB cache */
+  int64_t *perm = malloc(SIDE * SIDE * sizeof *perm);
+  fg_reorder_choice c;
+  fg_reorder_kind k;
+  fg_csr A;
+  double h;
+  if (!perm) exit(2);
+  EXPECT_OK(fg_reorder_parse("auto", &k));
+  EXPECT(k == FG_REORDER_AUTO && strcmp(fg_reorder_name(k), "auto") == 0);
+
+  /* the simulation on a hand-counted stream: rows 0..3 of a 4 x 4 matrix all gather columns 0
+   * and 1 (8 gathers); with a cache of two one-row blocks only the first two miss */
+  {
+    int64_t rp[5] = {0, 2, 4, 6, 8};
+    int32_t col[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+    fg_csr B = {4, 4, 8, rp, col, NULL};
+    const int64_t rev[4] = {3, 2, 1, 0};
+    EXPECT_OK(fg_reorder_hit_rate(&B, NULL, 16, 1, &h));
+    EXPECT(fabs(h - (6.0 / 8.0)) < 1e-12);
+    /* blocks of two rows: columns 0 and 1 share a block, so only the first gather misses */
+    EXPECT_OK(fg_reorder_hit_rate(&B, NULL, 16, 2, &h));
+    EXPECT(fabs(h - (7.0 / 8.0)) < 1e-12);
+    /* reversed, columns 0 and 1 become 3 and 2: still one block of two */
+    EXPECT_OK(fg_reorder_hit_rate(&B, rev, 16, 2, &h));
+    EXPECT(fabs(h - (7.0 / 8.0)) < 1e-12);
+  }
+
+  /* a grid in row-major order already has the locality: auto keeps it */
+  make_grid(SIDE, 0, &A);
+  EXPECT(fg_reorder_compute(&A, FG_REORDER_AUTO, perm) != FG_OK);
+  EXPECT_OK(fg_reorder_auto(&A, 512, (int64_t)1 << 20, perm, &c));
+  EXPECT(c.simulated && c.kind == FG_REORDER_NONE);
+  EXPECT(c.hit[FG_REORDER_NONE] > 0.9);
+  for (int64_t i = 0; i < SIDE * SIDE; i++) EXPECT(perm[i] == i);
+  /* X fits in the cache: nothing simulated, the input order */
+  EXPECT_OK(fg_reorder_auto(&A, 512, (int64_t)64 << 20, perm, &c));
+  EXPECT(!c.simulated && c.kind == FG_REORDER_NONE);
+  fg_csr_free(&A);
+
+  /* shuffled, its gathers scatter over X: auto takes an order that removes most misses, and
+   * the perm it returns is that order's */
+  make_grid(SIDE, 1, &A);
+  EXPECT_OK(fg_reorder_auto(&A, 512, (int64_t)1 << 20, perm, &c));
+  EXPECT(c.simulated && c.kind != FG_REORDER_NONE);
+  EXPECT(1.0 - c.hit[c.kind] < 0.5 * (1.0 - c.hit[FG_REORDER_NONE]));
+  EXPECT(is_permutation(perm, SIDE * SIDE));
+  EXPECT_OK(fg_reorder_hit_rate(&A, perm, ((int64_t)1 << 20) / 512, 8, &h));
+  EXPECT(fabs(h - (c.hit[c.kind])) < 1e-12);
+  {
+    char line[256];
+    fg_reorder_describe(&c, line, sizeof line);
+    EXPECT(strstr(line, fg_reorder_name(c.kind)) != NULL && strstr(line, "none ") != NULL);
+  }
+  fg_csr_free(&A);
+  free(perm);
 }
 
 static void test_orders(void) {
@@ -211,6 +296,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   test_orders();
+  test_auto();
   EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds));
   if (ds) {
     check_invisible(ds, "cora", FG_AGG_AUTO, 0.5);
