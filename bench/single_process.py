@@ -20,7 +20,7 @@ Peak memory is also compared with graph + features + (L + 3) activation buffers 
 nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
-           [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder none|degree|rcm]
+           [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder auto|none|degree|rcm]
            [--snap FILE] [--name NAME]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
@@ -94,8 +94,8 @@ def info(fg, path, extra, reorder="none"):
     """Nodes, Â entries and the memory estimate of a run with this reorder (its setup term
     differs)."""
     out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
-               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES)] + extra +
-              (["--reorder", reorder] if reorder != "none" else []))
+               "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
+               "--reorder", reorder] + extra)
     nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
     entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
     m = re.search(r"memory\s+(\d+) bytes", out)
@@ -106,13 +106,12 @@ def train(fg, path, extra, threads, epochs, reorder, metrics):
     cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
            "--epochs", str(epochs), "--threads", str(threads),
            "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
-           "--metrics", metrics, "--quiet"] + extra
-    if reorder != "none":
-        cmd += ["--reorder", reorder]
+           "--metrics", metrics, "--quiet", "--reorder", reorder] + extra
     t0 = time.time()
     run(cmd)
     wall = time.time() - t0
     eps = [json.loads(l) for l in open(metrics) if l.startswith('{"epoch"')]
+    final = [json.loads(l) for l in open(metrics) if l.startswith('{"final"')][-1]
     tail = eps[-8:] if len(eps) > 8 else eps[1:] or eps
     k = len(tail)
     r = {
@@ -124,6 +123,7 @@ def train(fg, path, extra, threads, epochs, reorder, metrics):
         "peak_rss_bytes": max(e["peak_rss_bytes"] for e in eps),
         "spmm_bytes": sum(e["spmm_bytes"] for e in tail) / k,
         "losses": [e["loss"] for e in eps],
+        "reorder_used": final.get("reorder", reorder),
     }
     r["rest_seconds"] = r["epoch_seconds"] - r["spmm_seconds"] - r["gemm_seconds"]
     r["spmm_bandwidth"] = r["spmm_bytes"] / r["spmm_seconds"] if r["spmm_seconds"] > 0 else 0
@@ -159,7 +159,7 @@ def main():
                     help="rmatS, snap (the largest SNAP file), snap-keep-ids (the same file "
                     "read with --keep-ids: every id up to the largest is a node)")
     ap.add_argument("--no-peer", action="store_true")
-    ap.add_argument("--reorder", default="none",
+    ap.add_argument("--reorder", default="auto",
                     help="fullgraph's --reorder, or several separated by commas (each is run; "
                     "PyTorch once)")
     ap.add_argument("--snap", default=None, help="SNAP file (default: the largest in "
@@ -172,8 +172,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     orders = args.reorder.split(",")
     for o in orders:
-        if o not in ("none", "degree", "rcm"):
-            sys.exit(f"single_process.py: unknown --reorder '{o}' (none, degree, rcm)")
+        if o not in ("auto", "none", "degree", "rcm"):
+            sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
 
     graphs = []
     for g in args.graphs.split(","):
@@ -230,7 +230,8 @@ def main():
     for g in report["graphs"]:
         tri = sum(g["triad_bytes_per_s"]) / len(g["triad_bytes_per_s"])
         for o, r in g["fullgraph"].items():
-            row = (f"| {g['graph']} | {g['nodes']} | {g['entries']} | {o} | "
+            used = o if o != "auto" else f"auto: {r.get('reorder_used', '?')}"
+            row = (f"| {g['graph']} | {g['nodes']} | {g['entries']} | {used} | "
                    f"{r['epoch_seconds']:.3f} | {r['spmm_seconds']:.3f} | "
                    f"{r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
                    f"{r['spmm_bandwidth'] / 1e9:.1f} | {tri / 1e9:.1f} | "
