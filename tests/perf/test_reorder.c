@@ -115,7 +115,7 @@ static void test_auto(void) {
   EXPECT(k == FG_REORDER_AUTO && strcmp(fg_reorder_name(k), "auto") == 0);
 
   /* the simulation on a hand-counted stream: rows 0..3 of a 4 x 4 matrix all gather columns 0
-   * and 1 (8 gathers); with a cache of two one-row blocks only the first two miss */
+   * and 1 (8 gathers); in a cache of 16 one-row blocks only the first two miss */
   {
     int64_t rp[5] = {0, 2, 4, 6, 8};
     int32_t col[8] = {0, 1, 0, 1, 0, 1, 0, 1};
