@@ -28,7 +28,8 @@ fg_status fg_reorder_parse(const char *name, fg_reorder_kind *out) {
   } else if (strcmp(name, "rcm") == 0) {
     *out = FG_REORDER_RCM;
   } else {
-    FG_FAIL(FG_ERR_INVALID_ARG, "unknown --reorder '%s' (available: auto, none, degree, rcm)", name);
+    FG_FAIL(FG_ERR_INVALID_ARG, "unknown --reorder '%s' (available: auto, none, degree, rcm)",
+            name);
   }
 cleanup:
   return st;
@@ -175,7 +176,8 @@ fg_status fg_reorder_hit_rate(const fg_csr *A, const int64_t *perm, int64_t cach
     pos += e - b;
     if (skip) continue;
     for (int64_t j = b; j < e; j++) {
-      const uint32_t id = (uint32_t)((inv ? inv[A->col[j]] : (uint32_t)A->col[j]) / (uint64_t)block_rows);
+      const uint32_t row = inv ? inv[A->col[j]] : (uint32_t)A->col[j];
+      const uint32_t id = (uint32_t)(row / (uint64_t)block_rows); /* its block */
       uint32_t *t = tags + (int64_t)(id % (uint64_t)nsets) * WAYS;
       int p = 0;
       while (p < WAYS && t[p] != id) p++;
@@ -245,7 +247,8 @@ void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len) {
              (long long)c->row_bytes, (long long)(c->cache_bytes >> 20));
   else
     snprintf(buf, len,
-             "--reorder auto: %s (simulated hits of a %lld MiB cache of 4 KiB blocks, %lld-byte rows: "
+             "--reorder auto: %s (simulated hits of a %lld MiB cache of 4 KiB blocks, "
+             "%lld-byte rows: "
              "none %.0f%%, degree %.0f%%, rcm %.0f%%)",
              fg_reorder_name(c->kind), (long long)(c->cache_bytes >> 20),
              (long long)c->row_bytes, 100.0 * c->hit[0], 100.0 * c->hit[1], 100.0 * c->hit[2]);

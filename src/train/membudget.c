@@ -35,7 +35,8 @@ const char *fg_format_bytes(double bytes, char *buf, size_t len) {
 
 int64_t fg_train_hidden_width(const fg_train_config *cfg, int64_t num_classes) {
   int64_t w = cfg->layers > 1 ? 0 : num_classes;
-  for (int l = 1; l < cfg->layers; l++) w = FG_MAX(w, cfg->widths ? cfg->widths[l - 1] : cfg->hidden);
+  for (int l = 1; l < cfg->layers; l++)
+    w = FG_MAX(w, cfg->widths ? cfg->widths[l - 1] : cfg->hidden);
   return w;
 }
 

@@ -81,7 +81,8 @@ static int64_t bandwidth(const fg_csr *A, const int64_t *perm) {
 /* A side x side grid, ids row-major, or shuffled when shuffled != 0. */
 static void make_grid(int64_t side, int shuffled, fg_csr *A) {
   const int64_t nn = side * side;
-  int64_t *src = malloc((size_t)(2 * nn) * sizeof *src), *dst = malloc((size_t)(2 * nn) * sizeof *dst);
+  int64_t *src = malloc((size_t)(2 * nn) * sizeof *src);
+  int64_t *dst = malloc((size_t)(2 * nn) * sizeof *dst);
   int64_t *id = malloc((size_t)nn * sizeof *id), m = 0;
   if (!src || !dst || !id) exit(2);
   for (int64_t i = 0; i < nn; i++) id[i] = i;
