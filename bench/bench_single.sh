@@ -5,7 +5,7 @@
 # last 8. For each: epoch time split into SpMM, GEMM and the rest, peak resident memory, the
 # SpMM's effective bandwidth beside a STREAM triad measured in the same run, and the same model
 # in PyTorch (Debian's python3-torch, CPU, same graph, widths and thread count, its faster
-# sparse format) with the ratio. Takes about 20 minutes on 2 cores (PyTorch most of it).
+# sparse format) with the ratio. Takes about 35 minutes on 2 cores (PyTorch about 20 of them).
 #
 # usage: bench/bench_single.sh [OUTDIR] [more single_process.py options, e.g. --reorder degree]
 # environment: FULLGRAPH (default build/release/fullgraph), THREADS (default: all CPUs)

@@ -9,11 +9,15 @@ earlier versions read it) -- with 128 random features and 32 degree-quantile cla
 --gen-features 128 --gen-classes 32) -- it
   1. measures the STREAM triad (`fullgraph bench stream`) with the run's thread count,
   2. trains a 3-layer GCN of hidden width 128 for 10 epochs (`fullgraph train --metrics`, once
-     per --reorder given) and
+     per --reorder given, all that --repeat times over, orders interleaved, with a triad after
+     every run) and
      takes the mean of the last 8 epochs: epoch time split into SpMM, GEMM and the rest, peak
      resident memory, and the SpMM's effective bandwidth: per SpMM nnz (4 + 4) bytes of indices
      and values, nnz x width x 4 bytes of gathered feature rows and rows x width x 4 bytes
-     written, summed over the epochs' SpMMs and divided by their time,
+     written, summed over the epochs' SpMMs and divided by their time; a run's SpMM / triad
+     divides by the mean of the triads just before and after it, and the table shows the
+     median over the repeats of each figure (peak: the largest) and SpMM / triad's range,
+     because on a shared host the same binary's SpMM moves by +-20% from run to run,
   3. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
      the faster of its COO and CSR formats, the same work per epoch) and reports the ratio.
 Peak memory is also compared with graph + features + (L + 3) activation buffers of
@@ -21,7 +25,7 @@ nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
            [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder auto|none|degree|rcm]
-           [--snap FILE] [--name NAME]
+           [--snap FILE] [--name NAME] [--repeat K]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
 -scipy.
@@ -138,6 +142,16 @@ def peer(path, extra, threads, epochs):
     return json.loads(out.strip().splitlines()[-1])
 
 
+MEDIANS = ("epoch_seconds", "spmm_seconds", "gemm_seconds", "rest_seconds", "spmm_bandwidth",
+           "triad_bytes_per_s", "spmm_over_triad")
+
+
+def median(xs):
+    xs = sorted(xs)
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
 def yardstick(nodes, entries):
     """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes."""
     graph = 8 * (nodes + 1) + 8 * entries
@@ -165,12 +179,17 @@ def main():
     ap.add_argument("--snap", default=None, help="SNAP file (default: the largest in "
                     "../shared/data/snap)")
     ap.add_argument("--name", default="single_process")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="fullgraph runs per graph and order, each between two triads; the "
+                    "table gives their medians and the range of SpMM / triad (PyTorch runs once)")
     args = ap.parse_args()
     fg = os.path.abspath(args.fullgraph)
     if not os.access(fg, os.X_OK):
         sys.exit(f"single_process.py: {fg} is not built (set --fullgraph or FULLGRAPH)")
     os.makedirs(args.out, exist_ok=True)
     orders = args.reorder.split(",")
+    if args.repeat < 1:
+        sys.exit("single_process.py: --repeat must be at least 1")
     for o in orders:
         if o not in ("auto", "none", "degree", "rcm"):
             sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
@@ -202,12 +221,17 @@ def main():
         nodes, entries, _ = infos[orders[0]]
         estimate = {o: i[2] for o, i in infos.items()}
         tri = [triad(fg, args.threads)]
-        runs = {}
-        for o in orders:
-            runs[o] = train(fg, path, extra, args.threads, args.epochs, o,
-                            os.path.join(args.out,
-                                         f"{args.name}_{name.replace(' --', '_')}_{o}.json"))
-            tri.append(triad(fg, args.threads))
+        runs = {o: [] for o in orders}
+        for k in range(args.repeat):  # orders interleaved, so drifts in the host hit all alike
+            for o in orders:
+                r = train(fg, path, extra, args.threads, args.epochs, o,
+                          os.path.join(args.out,
+                                       f"{args.name}_{name.replace(' --', '_')}_{o}_{k}.json"))
+                tri.append(triad(fg, args.threads))
+                # this run's triad: the two measured just before and just after it
+                r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
+                r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
+                runs[o].append(r)
         g = {"graph": name, "path": path, "nodes": nodes, "entries": entries,
              "triad_bytes_per_s": tri, "estimate_bytes": estimate,
              "yardstick_bytes": yardstick(nodes, entries), "fullgraph": runs,
@@ -228,14 +252,18 @@ def main():
         head += " PyTorch s (format) | speedup | PyTorch peak MB |"
         sep += "---:|---:|---:|"
     for g in report["graphs"]:
-        tri = sum(g["triad_bytes_per_s"]) / len(g["triad_bytes_per_s"])
-        for o, r in g["fullgraph"].items():
-            used = o if o != "auto" else f"auto: {r.get('reorder_used', '?')}"
+        for o, rs in g["fullgraph"].items():
+            r = {key: median([x[key] for x in rs]) for key in MEDIANS}
+            r["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in rs)
+            ratios = [x["spmm_over_triad"] for x in rs]
+            spread = f" ({min(ratios):.0%}–{max(ratios):.0%})" if len(rs) > 1 else ""
+            used = sorted(set(x.get("reorder_used", "?") for x in rs))
+            used = o if o != "auto" else f"auto: {'/'.join(used)}"
             row = (f"| {g['graph']} | {g['nodes']} | {g['entries']} | {used} | "
                    f"{r['epoch_seconds']:.3f} | {r['spmm_seconds']:.3f} | "
                    f"{r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
-                   f"{r['spmm_bandwidth'] / 1e9:.1f} | {tri / 1e9:.1f} | "
-                   f"{r['spmm_bandwidth'] / tri:.0%} | {r['peak_rss_bytes'] / 1e6:.0f} | "
+                   f"{r['spmm_bandwidth'] / 1e9:.1f} | {r['triad_bytes_per_s'] / 1e9:.1f} | "
+                   f"{r['spmm_over_triad']:.0%}{spread} | {r['peak_rss_bytes'] / 1e6:.0f} | "
                    f"{r['peak_rss_bytes'] / g['yardstick_bytes']:.2f} | "
                    f"{(g['estimate_bytes'][o] or 0) / 1e6:.0f} |")
             if "torch" in g:
@@ -247,7 +275,8 @@ def main():
     md = [f"Machine: {report['machine']}, {report['cpus']} CPUs; {args.threads} thread(s); "
           f"OpenBLAS kernels {report['blas']}; "
           f"GCN {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> {CLASSES}, {args.epochs} epochs, "
-          f"mean of the last 8; load average "
+          f"mean of the last 8; medians of {args.repeat} run(s) a graph and order, "
+          f"SpMM / triad's range in brackets; load average "
           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "
           f"({report['started']}).", "", head, sep] + rows
     text = "\n".join(md) + "\n"
