@@ -13,11 +13,12 @@
  *   nonzeros stream by; every gathered row segment is whole cache lines read once.
  * - The last vector of a tile is loaded and stored under a mask, so a width that is not a
  *   multiple of the vector length costs one partial vector, not a scalar pass per column.
- * - The rows of X that later nonzeros will gather are prefetched in two stages, across row
- *   boundaries within the thread's range: FG_SPMM_PREFETCH_L2 nonzeros ahead into L2, and
- *   FG_SPMM_PREFETCH_L1 ahead from there into L1. A random gather is latency-bound otherwise:
- *   a core has few L1 miss buffers, and one L1-only stream ran out of them long before memory
- *   bandwidth did (docs/benchmarks.md); the far L2 stage keeps many more misses in flight.
+ * - The rows of X that later nonzeros will gather are prefetched across row boundaries within
+ *   the thread's range, FG_SPMM_PREFETCH_L1_BYTES of gathered rows ahead (a distance in
+ *   nonzeros that grows as the tile narrows), optionally with a farther stage into L2. A random
+ *   gather is latency-bound otherwise. The distance is in bytes because what has to be covered
+ *   is memory latency at a given traffic: 8 nonzeros ahead was too close for a 512-byte row and
+ *   48 too close for a 128-byte one (docs/benchmarks.md).
  * Three implementations of the same tile: AVX-512 (__AVX512F__), AVX2 (__AVX2__), and
  * portable C that the compiler vectorizes as it can.
  */
@@ -32,15 +33,15 @@
 
 /* multiply-adds below which another thread does not pay for itself */
 #define FG_SPMM_MIN_TASK_WORK 16384
-/* How many nonzeros ahead the gathered rows are prefetched into L2 and into L1; 0 turns a
- * stage off. Build-time knobs (-D...), chosen by the interleaved sweep in docs/benchmarks.md:
- * on R-MAT scale 20, L2 distances 32-96 were within 10% of each other and far ahead of a
- * single L1 stage at any distance. */
-#ifndef FG_SPMM_PREFETCH_L2
-#define FG_SPMM_PREFETCH_L2 48
+/* How far ahead, in bytes of gathered rows, the rows of X are prefetched into L2 and into L1;
+ * 0 turns a stage off. A tile's distance in nonzeros is these bytes over its row segment's
+ * bytes, so a narrow SpMM looks as far ahead in memory traffic as a wide one. Build-time knobs
+ * (-D...), chosen by the interleaved sweep in docs/benchmarks.md. */
+#ifndef FG_SPMM_PREFETCH_L2_BYTES
+#define FG_SPMM_PREFETCH_L2_BYTES 0
 #endif
-#ifndef FG_SPMM_PREFETCH_L1
-#define FG_SPMM_PREFETCH_L1 8
+#ifndef FG_SPMM_PREFETCH_L1_BYTES
+#define FG_SPMM_PREFETCH_L1_BYTES 12288
 #endif
 
 void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
@@ -89,19 +90,19 @@ typedef struct spmm_args {
   const float *X;
   int64_t ldx;
   int64_t kend;
+  int64_t ahead_l2, ahead_l1; /* prefetch distances in nonzeros; 0: stage off */
 } spmm_args;
 
-/* Prefetch the first `lines` cache lines of the X rows that nonzeros k + FG_SPMM_PREFETCH_L2
- * (into L2: __builtin_prefetch's locality 2) and k + FG_SPMM_PREFETCH_L1 (into L1: locality 3)
- * gather. */
+/* Prefetch the first `lines` cache lines of the X rows that nonzeros k + ahead_l2 (into L2:
+ * __builtin_prefetch's locality 2) and k + ahead_l1 (into L1: locality 3) gather. */
 FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t k, int lines) {
 #if defined(__GNUC__)
-  if (FG_SPMM_PREFETCH_L2 > 0 && k + FG_SPMM_PREFETCH_L2 < g->kend) {
-    const char *p = (const char *)(g->X + (int64_t)g->col[k + FG_SPMM_PREFETCH_L2] * g->ldx);
+  if (FG_SPMM_PREFETCH_L2_BYTES > 0 && k + g->ahead_l2 < g->kend) {
+    const char *p = (const char *)(g->X + (int64_t)g->col[k + g->ahead_l2] * g->ldx);
     for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 2);
   }
-  if (FG_SPMM_PREFETCH_L1 > 0 && k + FG_SPMM_PREFETCH_L1 < g->kend) {
-    const char *p = (const char *)(g->X + (int64_t)g->col[k + FG_SPMM_PREFETCH_L1] * g->ldx);
+  if (FG_SPMM_PREFETCH_L1_BYTES > 0 && k + g->ahead_l1 < g->kend) {
+    const char *p = (const char *)(g->X + (int64_t)g->col[k + g->ahead_l1] * g->ldx);
     for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
   }
 #else
@@ -250,7 +251,10 @@ static void spmm_rows(const fg_csr *A, const float *X, int64_t ldx, float *Y, in
                       int64_t f, int64_t r0, int64_t r1, int accumulate) {
   for (int64_t j0 = 0; j0 < f; j0 += FG_SPMM_TILE) {
     const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_TILE);
-    const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, A->rowptr[r1]};
+    const int64_t seg = (w * (int64_t)sizeof(float) + 63) / 64 * 64; /* bytes a gather reads */
+    const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, A->rowptr[r1],
+                         FG_MAX(FG_SPMM_PREFETCH_L2_BYTES / seg, 1),
+                         FG_MAX(FG_SPMM_PREFETCH_L1_BYTES / seg, 1)};
     spmm_tile_any(&g, r0, r1, Y + j0, ldy, accumulate, w);
   }
 }
