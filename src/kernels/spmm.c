@@ -90,7 +90,8 @@ typedef struct spmm_args {
   const float *X;
   int64_t ldx;
   int64_t kend;
-  int64_t ahead_l2, ahead_l1; /* prefetch distances in nonzeros; 0: stage off */
+  /* prefetch distances in nonzeros, at least 1; a stage is off when its *_BYTES knob is 0 */
+  int64_t ahead_l2, ahead_l1;
 } spmm_args;
 
 /* Prefetch the first `lines` cache lines of the X rows that nonzeros k + ahead_l2 (into L2:
