@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -146,12 +147,6 @@ MEDIANS = ("epoch_seconds", "spmm_seconds", "gemm_seconds", "rest_seconds", "spm
            "triad_bytes_per_s", "spmm_over_triad")
 
 
-def median(xs):
-    xs = sorted(xs)
-    m = len(xs) // 2
-    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
-
-
 def yardstick(nodes, entries):
     """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes."""
     graph = 8 * (nodes + 1) + 8 * entries
@@ -253,7 +248,7 @@ def main():
         sep += "---:|---:|---:|"
     for g in report["graphs"]:
         for o, rs in g["fullgraph"].items():
-            r = {key: median([x[key] for x in rs]) for key in MEDIANS}
+            r = {key: statistics.median(x[key] for x in rs) for key in MEDIANS}
             r["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in rs)
             ratios = [x["spmm_over_triad"] for x in rs]
             spread = f" ({min(ratios):.0%}–{max(ratios):.0%})" if len(rs) > 1 else ""
