@@ -296,15 +296,16 @@ typedef struct fg_plan_config {
   uint64_t seed;
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */
-  int with_3d, with_1d;    /* which schemes to rank (default both) */
+  const char *schemes;     /* which schemes to rank: a comma list of names (NULL: every scheme
+                              that can run the options given) */
   const int *only_grid;    /* 3d: this X x Y x Z grid alone (NULL: every grid of ranks) */
 } fg_plan_config;
 
 fg_plan_config fg_plan_config_default(void);
 
 typedef struct fg_plan_entry {
-  char scheme[8];          /* "3d", "1d", "1d-sa", "serial" */
-  int grid[3];             /* 3d */
+  const char *scheme;      /* the scheme's name ("3d", "1d", "1d-sa", "serial"; static) */
+  int grid[3];             /* a grid scheme's X, Y, Z (0 for the others) */
   double seconds;          /* predicted epoch (training forward, backward, evaluation forward) */
   double spmm_seconds, gemm_seconds, comm_seconds, other_seconds;
   double mem_bytes;        /* the largest rank's */

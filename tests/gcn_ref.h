@@ -11,7 +11,7 @@
  * (w[0] = ds->num_features, w[L] = ds->num_classes): per layer D = dropout_l(H) with the
  * masks of fg_dropout_forward (keyed by node id v, layer l; p = 0: none), Z = (A D) W + b, ReLU
  * except on the last layer. A is Â (values set) in ds's numbering; params holds W_l (w_l x
- * w_{l+1}, row-major) then b_l per layer, as fg_gcn lays them out. When not NULL, hidden gets
+ * w_{l+1}, row-major) then b_l per layer, as fg_model lays them out. When not NULL, hidden gets
  * the last hidden layer's output (n x w[L-1]) and logits the output (n x w[L]), rows in ds's
  * order. */
 double fg_test_gcn_ref(const fg_dataset *ds, const fg_csr *A, int L, const int64_t *w,

@@ -40,7 +40,7 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
          "max/mean", "fits");
   for (int i = 0; i < n; i++) {
     char grid[32] = "-";
-    if (strcmp(e[i].scheme, "3d") == 0)
+    if (e[i].grid[0] > 0)
       snprintf(grid, sizeof grid, "%dx%dx%d", e[i].grid[0], e[i].grid[1], e[i].grid[2]);
     printf("%4d  %-6s %-9s %10.4f %10.4f %10.4f %10.4f %10.4f %11.1f %12.0f %8.3f %4s\n", i + 1,
            e[i].scheme, grid, e[i].seconds, e[i].spmm_seconds, e[i].gemm_seconds,
@@ -49,9 +49,9 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
   }
   for (int i = 0; i < n; i++) {
     if (!e[i].fits) continue;
-    if (strcmp(e[i].scheme, "3d") == 0)
-      printf("best: --scheme 3d --grid %dx%dx%d (predicted %.4f s per epoch)\n", e[i].grid[0],
-             e[i].grid[1], e[i].grid[2], e[i].seconds);
+    if (e[i].grid[0] > 0)
+      printf("best: --scheme %s --grid %dx%dx%d (predicted %.4f s per epoch)\n", e[i].scheme,
+             e[i].grid[0], e[i].grid[1], e[i].grid[2], e[i].seconds);
     else
       printf("best: --scheme %s (predicted %.4f s per epoch)\n", e[i].scheme, e[i].seconds);
     return;
@@ -66,7 +66,7 @@ int cmd_plan(int argc, char **argv, int rank) {
   fg_plan_entry *e = NULL;
   fg_dataset *ds = NULL;
   fg_status st = FG_OK;
-  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, agg = 0, no1d = 0, no3d = 0, n = 0;
+  int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, agg = 0, n = 0;
   double mem_mb = 0.0;
   const char *widths_arg = NULL, *cal_path = NULL;
   int widths[64];
@@ -84,8 +84,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--learn-features", OPT_FLAG, &pc.learn_features, NULL, "3d: learned input features", NULL},
       {"--agg-blocks", OPT_INT, &pc.agg_blocks, "N", "3d: blocked aggregation (default 1)", NULL},
       {"--mem-per-rank", OPT_DOUBLE, &mem_mb, "MB", "memory a rank may use (default: available memory / ranks per node; -1: no limit)", NULL},
-      {"--no-1d", OPT_FLAG, &no1d, NULL, "rank only the 3D grids", NULL},
-      {"--no-3d", OPT_FLAG, &no3d, NULL, "rank only the 1D schemes", NULL},
+      {"--schemes", OPT_STRING, &pc.schemes, "LIST", "rank only these schemes, e.g. 3d or 1d,1d-sa (default: every one the options allow)", NULL},
       {"--seed", OPT_U64, &lc.seed, "N", "seed (generated data, permutations)", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
@@ -111,12 +110,6 @@ int cmd_plan(int argc, char **argv, int rank) {
     pc.layers = k + 1;
     pc.widths = widths;
   }
-  if (no1d && no3d) {
-    if (rank == 0) fprintf(stderr, "fullgraph plan: --no-1d and --no-3d leave nothing to rank\n");
-    return CLI_USAGE;
-  }
-  pc.with_1d = !no1d;
-  pc.with_3d = !no3d;
   pc.seed = lc.seed;
   pc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   pc.mem_per_rank = mem_mb < 0 ? -1.0 : mem_mb * 1e6;

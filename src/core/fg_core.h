@@ -103,6 +103,13 @@ int64_t fg_peak_rss_bytes(void);
 /* Number of OpenMP threads a parallel region would use (1 without OpenMP). */
 int fg_max_threads(void);
 
+/* A row maximum and the column it is in: what a row reduction over a column split carries
+ * (MPI_FLOAT_INT's layout; dist/ reduces it with MPI_MAXLOC, kernels/ computes it). */
+typedef struct fg_maxloc {
+  float val;
+  int idx;
+} fg_maxloc;
+
 #define FG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define FG_MAX(a, b) ((a) > (b) ? (a) : (b))
 

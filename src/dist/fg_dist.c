@@ -1,5 +1,6 @@
 /* fg_dist.c -- MPI context, counted collectives, collective error agreement. */
 #include "dist/fg_dist.h"
+#include "dist/fg_group.h"
 
 #include <limits.h>
 #include <string.h>
@@ -83,33 +84,17 @@ cleanup:
   return st;
 }
 
-static fg_status allreduce(fg_dist *d, void *buf, int64_t n, MPI_Datatype type, int64_t esize) {
-  fg_status st = FG_OK;
-  int count = 0;
-  double t0;
-  if (d->size == 1 || n == 0) return FG_OK;
-  FG_CHECK(fg_mpi_count(n, &count));
-  t0 = fg_now();
-  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, count, type, MPI_SUM, d->comm));
-  d->counters.seconds_comm += fg_now() - t0;
-  /* a ring allreduce moves 2 (P-1)/P of the buffer each way per rank */
-  {
-    int64_t bytes = 2 * n * esize * (d->size - 1) / d->size;
-    fg_dist_count_send(d, bytes);
-    fg_dist_count_recv(d, bytes);
-  }
-cleanup:
-  return st;
-}
-
 fg_status fg_dist_allreduce_f32(fg_dist *d, float *buf, int64_t n) {
-  return allreduce(d, buf, n, MPI_FLOAT, 4);
+  fg_group g = fg_group_whole(d);
+  return fg_group_allreduce_f32(&g, buf, n);
 }
 fg_status fg_dist_allreduce_f64(fg_dist *d, double *buf, int64_t n) {
-  return allreduce(d, buf, n, MPI_DOUBLE, 8);
+  fg_group g = fg_group_whole(d);
+  return fg_group_allreduce_f64(&g, buf, n);
 }
 fg_status fg_dist_allreduce_i64(fg_dist *d, int64_t *buf, int64_t n) {
-  return allreduce(d, buf, n, MPI_INT64_T, 8);
+  fg_group g = fg_group_whole(d);
+  return fg_group_allreduce_i64(&g, buf, n);
 }
 
 #define FG_MPI_CHUNK ((int64_t)1 << 30)
@@ -167,56 +152,84 @@ cleanup:
   return st;
 }
 
-fg_status fg_dist_gather_rows(fg_dist *d, const float *rows, const int64_t *gids,
-                              int64_t n_local, int64_t width, int64_t n_global, int root,
-                              float *out) {
+fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gids,
+                               int64_t rows, int64_t col0, int64_t w, int64_t width,
+                               int64_t n_global, int root, float *out) {
   fg_status st = FG_OK;
-  int *counts = NULL, *displs = NULL, *rcounts = NULL, *rdispls = NULL;
-  int64_t *all_ids = NULL;
-  float *all_rows = NULL;
-  int nl = 0, nv = 0;
-  if (d->size == 1) {
-    for (int64_t i = 0; i < n_local; i++)
-      memcpy(out + gids[i] * width, rows + i * width, (size_t)width * sizeof(float));
+  int *cnt_i = NULL, *dsp_i = NULL, *cnt_v = NULL, *dsp_v = NULL, ni = 0, nv = 0;
+  int64_t hdr[3] = {rows, col0, w}, *hdrs = NULL, *all_ids = NULL, *len = NULL;
+  float *all_vals = NULL;
+  const int P = d->size, me_root = d->rank == root;
+  FG_REQUIRE(rows == 0 || (col0 >= 0 && w >= 0 && col0 + w <= width), FG_ERR_INTERNAL,
+             "gather: columns [%lld, %lld) outside a width of %lld", (long long)col0,
+             (long long)(col0 + w), (long long)width);
+  if (P == 1) {
+    for (int64_t i = 0; i < rows; i++)
+      memcpy(out + gids[i] * width + col0, vals + i * w, (size_t)w * sizeof(float));
     return FG_OK;
   }
-  FG_CHECK(fg_mpi_count(n_local, &nl));
-  FG_CHECK(fg_mpi_count(n_local * width, &nv));
-  if (d->rank == root) {
-    FG_ALLOC(counts, d->size);
-    FG_ALLOC(displs, d->size);
-    FG_ALLOC(rcounts, d->size);
-    FG_ALLOC(rdispls, d->size);
-    FG_ALLOC(all_ids, n_global);
-    FG_ALLOC(all_rows, n_global * width);
+  FG_CHECK(fg_mpi_count(rows, &ni));
+  FG_CHECK(fg_mpi_count(rows * w, &nv));
+  if (me_root) {
+    FG_ALLOC(hdrs, 3 * P);
+    FG_ALLOC(len, P);
+    FG_ALLOC(cnt_i, P);
+    FG_ALLOC(dsp_i, P);
+    FG_ALLOC(cnt_v, P);
+    FG_ALLOC(dsp_v, P);
   }
-  FG_CHECK_MPI(MPI_Gather(&nl, 1, MPI_INT, counts, 1, MPI_INT, root, d->comm));
-  if (d->rank == root) {
-    int64_t off = 0;
-    for (int r = 0; r < d->size; r++) {
-      FG_REQUIRE(off + counts[r] <= n_global, FG_ERR_INTERNAL, "gather: more rows than nodes");
-      displs[r] = (int)off;
-      FG_CHECK(fg_mpi_count((int64_t)counts[r] * width, &rcounts[r]));
-      FG_CHECK(fg_mpi_count(off * width, &rdispls[r]));
-      off += counts[r];
+  FG_CHECK_MPI(MPI_Gather(hdr, 3, MPI_INT64_T, hdrs, 3, MPI_INT64_T, root, d->comm));
+  if (me_root) {
+    int64_t ti = 0, tv = 0;
+    for (int r = 0; r < P; r++) len[r] = hdrs[3 * r];
+    FG_CHECK(fg_group_counts(len, P, cnt_i, dsp_i, &ti));
+    for (int r = 0; r < P; r++) len[r] = hdrs[3 * r] * hdrs[3 * r + 2];
+    FG_CHECK(fg_group_counts(len, P, cnt_v, dsp_v, &tv));
+    FG_ALLOC(all_ids, FG_MAX(ti, 1));
+    FG_ALLOC(all_vals, FG_MAX(tv, 1));
+  }
+  FG_CHECK_MPI(MPI_Gatherv(gids, ni, MPI_INT64_T, all_ids, cnt_i, dsp_i, MPI_INT64_T, root,
+                           d->comm));
+  FG_CHECK_MPI(MPI_Gatherv(vals, nv, MPI_FLOAT, all_vals, cnt_v, dsp_v, MPI_FLOAT, root,
+                           d->comm));
+  if (me_root) {
+    for (int r = 0; r < P; r++) {
+      const int64_t rw = hdrs[3 * r + 2], c0 = hdrs[3 * r + 1];
+      for (int64_t i = 0; i < hdrs[3 * r]; i++) {
+        const int64_t v = all_ids[dsp_i[r] + i];
+        FG_REQUIRE(v >= 0 && v < n_global && c0 + rw <= width, FG_ERR_INTERNAL,
+                   "gather: row %lld of rank %d outside %lld x %lld", (long long)v, r,
+                   (long long)n_global, (long long)width);
+        memcpy(out + v * width + c0, all_vals + dsp_v[r] + i * rw, (size_t)rw * sizeof(float));
+      }
     }
   }
-  FG_CHECK_MPI(MPI_Gatherv(gids, nl, MPI_INT64_T, all_ids, counts, displs, MPI_INT64_T, root,
-                           d->comm));
-  FG_CHECK_MPI(MPI_Gatherv(rows, nv, MPI_FLOAT, all_rows, rcounts, rdispls, MPI_FLOAT, root,
-                           d->comm));
-  if (d->rank == root) {
-    int64_t total = displs[d->size - 1] + counts[d->size - 1];
-    for (int64_t i = 0; i < total; i++)
-      memcpy(out + all_ids[i] * width, all_rows + i * width, (size_t)width * sizeof(float));
-  }
 cleanup:
-  free(counts);
-  free(displs);
-  free(rcounts);
-  free(rdispls);
+  free(hdrs);
+  free(len);
+  free(cnt_i);
+  free(dsp_i);
+  free(cnt_v);
+  free(dsp_v);
   free(all_ids);
-  free(all_rows);
+  free(all_vals);
+  return st;
+}
+
+fg_status fg_dist_gather_indexed(fg_dist *d, const float *vals, const int64_t *idx, int64_t n,
+                                 int64_t n_global, int root, float *out) {
+  /* a block of one column whose rows are the indices */
+  return fg_dist_gather_block(d, vals, idx, n, 0, 1, 1, n_global, root, out);
+}
+
+fg_status fg_dist_ranks_on_node(fg_dist *d, int *out) {
+  fg_status st = FG_OK;
+  MPI_Comm node = MPI_COMM_NULL;
+  *out = 1;
+  FG_CHECK_MPI(MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  FG_CHECK_MPI(MPI_Comm_size(node, out));
+cleanup:
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
   return st;
 }
 

@@ -56,11 +56,19 @@ fg_status fg_dist_max_f64(fg_dist *d, double *buf, int64_t n);
 /* Collective broadcast of n bytes from root (counted). */
 fg_status fg_dist_bcast(fg_dist *d, void *buf, int64_t bytes, int root);
 
-/* Collective: gather rows (n_local x width, global ids gids) into root's out (n_global x
- * width) in global order. out only needed on root. */
-fg_status fg_dist_gather_rows(fg_dist *d, const float *rows, const int64_t *gids,
-                              int64_t n_local, int64_t width, int64_t n_global, int root,
-                              float *out);
+/* Collective: rows x w values (this rank's rows, with global ids gids, of columns [col0, col0 +
+ * w) of an n_global x width matrix) into root's out in global order. A rank whose copy of its
+ * rows is a replica passes rows = 0. out only needed on root. */
+fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gids,
+                               int64_t rows, int64_t col0, int64_t w, int64_t width,
+                               int64_t n_global, int root, float *out);
+/* Collective: n values with their global indices idx into root's out (n_global); each element
+ * of out is written by the one rank that passes its index. */
+fg_status fg_dist_gather_indexed(fg_dist *d, const float *vals, const int64_t *idx, int64_t n,
+                                 int64_t n_global, int root, float *out);
+
+/* Collective: how many ranks of d share this rank's node (MPI_COMM_TYPE_SHARED). */
+fg_status fg_dist_ranks_on_node(fg_dist *d, int *out);
 
 /* Point to point of any size (sent in pieces below 2^30 bytes), counted as one message in
  * the current phase. Blocking. */

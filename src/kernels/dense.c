@@ -59,17 +59,23 @@ void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float al
 
 /* ---- initialization and normalization -------------------------------------------- */
 
-void fg_glorot_init(float *W, int64_t fan_in, int64_t fan_out, uint64_t seed, uint64_t layer) {
+void fg_glorot_init_piece(float *out, int64_t fan_in, int64_t fan_out, int64_t row0,
+                          int64_t col0, int64_t cols, int64_t e0, int64_t len, uint64_t seed,
+                          uint64_t layer) {
   const double a = sqrt(6.0 / (double)(fan_in + fan_out));
+  if (len <= 0 || cols <= 0) return;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (fan_in * fan_out > FG_PAR_MIN_ELEMS)
+#pragma omp parallel for schedule(static) if (len > FG_PAR_MIN_ELEMS)
 #endif
-  for (int64_t i = 0; i < fan_in; i++) {
-    for (int64_t j = 0; j < fan_out; j++) {
-      const double u = fg_rng_uniform_d(seed, FG_RNG_INIT, layer, (uint64_t)i, (uint64_t)j, 0);
-      W[i * fan_out + j] = (float)((2.0 * u - 1.0) * a);
-    }
+  for (int64_t k = 0; k < len; k++) {
+    const int64_t e = e0 + k, i = row0 + e / cols, j = col0 + e % cols;
+    const double u = fg_rng_uniform_d(seed, FG_RNG_INIT, layer, (uint64_t)i, (uint64_t)j, 0);
+    out[k] = (float)((2.0 * u - 1.0) * a);
   }
+}
+
+void fg_glorot_init(float *W, int64_t fan_in, int64_t fan_out, uint64_t seed, uint64_t layer) {
+  fg_glorot_init_piece(W, fan_in, fan_out, 0, 0, fan_out, 0, fan_in * fan_out, seed, layer);
 }
 
 void fg_row_normalize(float *x, int64_t rows, int64_t cols) {

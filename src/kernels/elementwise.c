@@ -83,22 +83,28 @@ void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols)
 
 /* ---- dropout ---------------------------------------------------------------------- */
 
-void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
-                            uint64_t seed, uint64_t epoch, uint64_t layer,
-                            const int64_t *global_ids) {
+void fg_dropout_cols_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                         uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids, int64_t col0) {
   assert(p >= 0.0f && p < 1.0f);
   const float scale = 1.0f / (1.0f - p);
   const uint32_t thr = fg_dropout_threshold(p);
   for (int64_t r = 0; r < rows; r++) {
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     for (int64_t c = 0; c < cols; c++) {
-      const int keep = fg_dropout_keep(fg_dropout_row_key(seed, epoch, layer, gid), (uint64_t)c, thr);
+      const uint64_t j = (uint64_t)(col0 + c);
+      const int keep = fg_dropout_keep(fg_dropout_row_key(seed, epoch, layer, gid), j, thr);
       out[r * cols + c] = keep ? in[r * cols + c] * scale : 0.0f;
     }
   }
 }
 
-/* out = in * mask / (1 - p); forward and backward are the same map of their inputs. */
+void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                            uint64_t seed, uint64_t epoch, uint64_t layer,
+                            const int64_t *global_ids) {
+  fg_dropout_cols_ref(out, in, rows, cols, p, seed, epoch, layer, global_ids, 0);
+}
+
 static void dropout_apply(float *out, const float *in, int64_t rows, int64_t cols, float p,
                           uint64_t seed, uint64_t epoch, uint64_t layer,
                           const int64_t *global_ids) {

@@ -58,6 +58,11 @@ void fg_dropout_backward(float *din, const float *dout, int64_t rows, int64_t co
 void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
                             uint64_t seed, uint64_t epoch, uint64_t layer,
                             const int64_t *global_ids);
+/* The reference on a column block: local column c is global column col0 + c of the rows'
+ * masks (a rank that holds columns [col0, col0 + cols) draws the one-process mask). */
+void fg_dropout_cols_ref(float *out, const float *in, int64_t rows, int64_t cols, float p,
+                         uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids, int64_t col0);
 
 /* Masked softmax cross-entropy over rows with select[r] != 0 and labels[r] >= 0.
  * Returns the SUM of -log p(label) over those rows (double); counts them in *count and the
@@ -71,17 +76,35 @@ double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
                            const int32_t *labels, const uint8_t *select, float scale,
                            float *dlogits, int64_t *count, int64_t *correct);
 
+/* The same loss on a column block [col0, col0 + cols) of logits whose rows are split over
+ * ranks by columns, in three steps with a reduction over the split after each of the first
+ * two: the row maxima with their global columns (ties to the lowest column), the row sums of
+ * exp(z - max) given the reduced maxima, then the gradient of every selected row's block
+ * (scale (softmax - onehot)) and, when count_rows, the loss and counts of the selected rows
+ * whose label falls in the block (each row counts on exactly one rank when the blocks cut the
+ * classes and one replica counts). On a whole row (col0 0, cols the classes) the three equal
+ * fg_softmax_xent bit for bit. */
+void fg_xent_block_max(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                       fg_maxloc *mx);
+void fg_xent_block_expsum(const float *logits, int64_t rows, int64_t cols, const fg_maxloc *mx,
+                          double *sum);
+double fg_xent_block_finish(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                            const int32_t *labels, const uint8_t *select, const fg_maxloc *mx,
+                            const double *sum, float scale, float *dlogits, int count_rows,
+                            int64_t *count, int64_t *correct);
+
 /* ---- fused elementwise passes (fused.c) ---------------------------------------------- */
 /* out = dropout(act(in + bias)) in one sweep: bias (cols) may be NULL; act is ReLU when relu
- * != 0 (as fg_relu_forward), else identity; dropout as fg_dropout_forward with the same mask
- * keys, none when p == 0. out may equal in. Bitwise equal to fg_bias_relu_dropout_ref, the
- * composition of the reference passes. */
+ * != 0 (as fg_relu_forward), else identity; dropout as fg_dropout_cols_ref with the same mask
+ * keys (local column c is global column col0 + c: a column block of a wider matrix draws its
+ * part of the one-process mask), none when p == 0. out may equal in. Bitwise equal to
+ * fg_bias_relu_dropout_ref, the composition of the reference passes. */
 void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
                           int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                          uint64_t layer, const int64_t *global_ids);
+                          uint64_t layer, const int64_t *global_ids, int64_t col0);
 void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                              uint64_t layer, const int64_t *global_ids);
+                              uint64_t layer, const int64_t *global_ids, int64_t col0);
 /* out row r = dropout(in row in_rows[r]) (row r when in_rows is NULL), the mask keyed by
  * global_ids[r] as fg_dropout_forward; a plain gather when p == 0. out must not overlap in.
  * The input layer of a model whose rows were reordered reads the features in their stored
@@ -89,10 +112,10 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
  * fg_dropout_rows_ref (gather, then the reference dropout). */
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
-                     const int64_t *global_ids);
+                     const int64_t *global_ids, int64_t col0);
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
-                         const int64_t *global_ids);
+                         const int64_t *global_ids, int64_t col0);
 /* g[i] = d[i] > 0 ? g[i] * scale : 0: the backward of dropout (scale 1 / (1 - p)) and ReLU
  * together, read off the stored output d = dropout(relu(z)), which is positive exactly where
  * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */
@@ -115,6 +138,11 @@ void fg_adam_step_ref(float *param, const float *grad, float *m, float *v, int64
 /* Glorot (Xavier) uniform: W (fan_in x fan_out) ~ U(-a, a), a = sqrt(6 / (fan_in + fan_out)),
  * element (i, j) a pure function of (seed, layer, i, j). */
 void fg_glorot_init(float *W, int64_t fan_in, int64_t fan_out, uint64_t seed, uint64_t layer);
+/* A piece of the same matrix: out[k] = element e0 + k (row-major) of the block with `cols`
+ * columns whose first element is (row0, col0): the very values fg_glorot_init gives there. */
+void fg_glorot_init_piece(float *out, int64_t fan_in, int64_t fan_out, int64_t row0,
+                          int64_t col0, int64_t cols, int64_t e0, int64_t len, uint64_t seed,
+                          uint64_t layer);
 
 /* Row-normalize (each row divided by its sum; zero rows stay zero). */
 void fg_row_normalize(float *x, int64_t rows, int64_t cols);

@@ -11,14 +11,16 @@
 /* columns a row is processed in at a time; a multiple of 4 (one draw serves four columns) */
 #define FG_FUSED_CHUNK 256
 
-/* The 16-bit dropout fields of columns [c0, c0 + w) of the row with key `key` (c0 % 4 == 0):
- * field c is bits 16 (c % 4) .. 16 (c % 4) + 15 of draw c / 4, as fg_dropout_keep reads them.
- * On a little-endian machine those are simply the uint16 halves of the draws in memory order,
- * so the draws are stored whole: a loop of independent 64-bit mixes that vectorizes. */
-static inline void dropout_fields(uint16_t *m16, uint64_t key, int64_t c0, int64_t w) {
-  const int64_t nq = (w + 3) / 4, q0 = c0 / 4;
+/* The 16-bit dropout fields of global columns [g0, g0 + w) of the row with key `key`, at
+ * m16[0..w): field j is bits 16 (j % 4) .. 16 (j % 4) + 15 of draw j / 4, as fg_dropout_keep
+ * reads them. On a little-endian machine those are simply the uint16 halves of the draws in
+ * memory order, so the draws are stored whole (a loop of independent 64-bit mixes that
+ * vectorizes) and the fields read from an offset of g0 % 4. m16 has room for w + 4 fields. */
+static inline const uint16_t *dropout_fields(uint16_t *m16, uint64_t key, int64_t g0,
+                                             int64_t w) {
+  const int64_t q0 = g0 / 4, shift = g0 % 4, nq = (shift + w + 3) / 4;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t h[FG_FUSED_CHUNK / 4];
+  uint64_t h[FG_FUSED_CHUNK / 4 + 1];
   FG_OMP_SIMD
   for (int64_t q = 0; q < nq; q++) h[q] = fg_rng_last(key, (uint64_t)(q0 + q));
   memcpy(m16, h, (size_t)nq * sizeof h[0]);
@@ -28,6 +30,7 @@ static inline void dropout_fields(uint16_t *m16, uint64_t key, int64_t c0, int64
     for (int k = 0; k < 4; k++) m16[4 * q + k] = (uint16_t)(h >> (16 * k));
   }
 #endif
+  return m16 + shift;
 }
 
 /* One chunk of a row; the flags are constants after inlining, so each combination is its own
@@ -46,10 +49,11 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
 }
 
 /* The pass behind fg_bias_relu_dropout and fg_dropout_rows: output row r reads input row
- * in_rows[r] (r when in_rows is NULL). */
+ * in_rows[r] (r when in_rows is NULL); local column c is global column col0 + c. */
 static void fused_rows(float *out, const float *in, const int64_t *in_rows, const float *bias,
                        int64_t rows, int64_t cols, int relu, float p, uint64_t seed,
-                       uint64_t epoch, uint64_t layer, const int64_t *global_ids) {
+                       uint64_t epoch, uint64_t layer, const int64_t *global_ids,
+                       int64_t col0) {
   assert(p >= 0.0f && p < 1.0f);
   if (rows <= 0 || cols <= 0) return;
   const int drop = p > 0.0f;
@@ -63,11 +67,12 @@ static void fused_rows(float *out, const float *in, const int64_t *in_rows, cons
     float *o = out + r * cols;      // (cols)
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
-    uint16_t m16[FG_FUSED_CHUNK];
+    uint16_t fields[FG_FUSED_CHUNK + 4];
+    const uint16_t *m16 = fields;
     for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
       const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
       const float *b = bias ? bias + c0 : NULL;
-      if (drop) dropout_fields(m16, key, c0, w);
+      if (drop) m16 = dropout_fields(fields, key, col0 + c0, w);
       if (drop) {
         if (bias && relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 1, 1);
         else if (bias) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 0, 1);
@@ -85,29 +90,30 @@ static void fused_rows(float *out, const float *in, const int64_t *in_rows, cons
 
 void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
                           int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                          uint64_t layer, const int64_t *global_ids) {
-  fused_rows(out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids);
+                          uint64_t layer, const int64_t *global_ids, int64_t col0) {
+  fused_rows(out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids, col0);
 }
 
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
-                     const int64_t *global_ids) {
-  fused_rows(out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids);
+                     const int64_t *global_ids, int64_t col0) {
+  fused_rows(out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids, col0);
 }
 
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
-                         const int64_t *global_ids) {
+                         const int64_t *global_ids, int64_t col0) {
   for (int64_t r = 0; r < rows; r++) {
     const int64_t src = in_rows ? in_rows[r] : r;
     for (int64_t c = 0; c < cols; c++) out[r * cols + c] = in[src * cols + c];
   }
-  if (p > 0.0f) fg_dropout_forward_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids);
+  if (p > 0.0f)
+    fg_dropout_cols_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids, col0);
 }
 
 void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                              uint64_t layer, const int64_t *global_ids) {
+                              uint64_t layer, const int64_t *global_ids, int64_t col0) {
   for (int64_t i = 0; i < rows * cols; i++) out[i] = in[i];
   if (bias) {
     for (int64_t r = 0; r < rows; r++)
@@ -116,7 +122,7 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
   if (relu)
     for (int64_t i = 0; i < rows * cols; i++) out[i] = out[i] < 0.0f ? 0.0f : out[i];
   if (p > 0.0f)
-    fg_dropout_forward_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids);
+    fg_dropout_cols_ref(out, out, rows, cols, p, seed, epoch, layer, global_ids, col0);
 }
 
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {

@@ -1,6 +1,7 @@
 /* loss.c -- masked softmax cross-entropy, numerically stable (the row maximum is subtracted
  * before exp) with double accumulation. A row counts when select[r] != 0 (select == NULL
  * selects every row) and labels[r] >= 0. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -102,6 +103,100 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
     xent_rows(logits, classes, labels, select, scale, dlogits, fg_task_start(rows, t, ntasks),
               fg_task_start(rows, t + 1, ntasks), &part_loss[t], &part_n[t], &part_ok[t]);
   /* combine in task order: bitwise repeatable for a fixed thread count */
+  double loss = 0.0;
+  int64_t n = 0, ok = 0;
+  for (int t = 0; t < ntasks; t++) {
+    loss += part_loss[t];
+    n += part_n[t];
+    ok += part_ok[t];
+  }
+  if (count) *count = n;
+  if (correct) *correct = ok;
+  return loss;
+}
+
+/* ---- a column block of the logits -------------------------------------------------------- */
+
+void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0, fg_maxloc *mx) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = z + r * cols; // (cols)
+    fg_maxloc best = {-INFINITY, INT_MAX};
+    for (int64_t c = 0; c < cols; c++)
+      if (c == 0 || row[c] > best.val) { /* strict: ties to the lowest column */
+        best.val = row[c];
+        best.idx = (int)(col0 + c);
+      }
+    mx[r] = best;
+  }
+}
+
+void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_maxloc *mx,
+                          double *sum) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = z + r * cols; // (cols)
+    const double base = (double)mx[r].val;
+    double s = 0.0;
+    for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - base);
+    sum[r] = s;
+  }
+}
+
+/* Rows [r0, r1) of fg_xent_block_finish. */
+static void xent_block_rows(const float *z, int64_t cols, int64_t col0, const int32_t *labels,
+                            const uint8_t *select, const fg_maxloc *mx, const double *sum,
+                            float scale, float *dlogits, int count_rows, int64_t r0, int64_t r1,
+                            double *loss_out, int64_t *count_out, int64_t *correct_out) {
+  double loss = 0.0;
+  int64_t n = 0, ok = 0;
+  for (int64_t r = r0; r < r1; r++) {
+    const float *row = z + r * cols;                 // (cols)
+    float *dz = dlogits ? dlogits + r * cols : NULL; // (cols)
+    if (!xent_selected(labels, select, r)) {
+      if (dz) memset(dz, 0, (size_t)cols * sizeof *dz);
+      continue;
+    }
+    const int64_t y = labels[r];
+    const double base = (double)mx[r].val, inv = 1.0 / sum[r];
+    if (dz) {
+      for (int64_t c = 0; c < cols; c++)
+        dz[c] = (float)((double)scale * (exp((double)row[c] - base) * inv));
+      if (y >= col0 && y < col0 + cols)
+        dz[y - col0] =
+            (float)((double)scale * (exp((double)row[y - col0] - base) * inv - 1.0));
+    }
+    if (count_rows && y >= col0 && y < col0 + cols) {
+      loss += base + log(sum[r]) - (double)row[y - col0];
+      n++;
+      ok += mx[r].idx == y;
+    }
+  }
+  *loss_out = loss;
+  *count_out = n;
+  *correct_out = ok;
+}
+
+double fg_xent_block_finish(const float *z, int64_t rows, int64_t cols, int64_t col0,
+                            const int32_t *labels, const uint8_t *select, const fg_maxloc *mx,
+                            const double *sum, float scale, float *dlogits, int count_rows,
+                            int64_t *count, int64_t *correct) {
+  double part_loss[FG_XENT_MAX_TASKS];
+  int64_t part_n[FG_XENT_MAX_TASKS], part_ok[FG_XENT_MAX_TASKS];
+  if (rows < 0) rows = 0;
+  int ntasks = fg_kernel_tasks(rows * (cols > 0 ? cols : 1), FG_XENT_MIN_TASK_WORK);
+  if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
+#endif
+  for (int t = 0; t < ntasks; t++)
+    xent_block_rows(z, cols, col0, labels, select, mx, sum, scale, dlogits, count_rows,
+                    fg_task_start(rows, t, ntasks), fg_task_start(rows, t + 1, ntasks),
+                    &part_loss[t], &part_n[t], &part_ok[t]);
   double loss = 0.0;
   int64_t n = 0, ok = 0;
   for (int t = 0; t < ntasks; t++) {

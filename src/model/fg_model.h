@@ -1,12 +1,23 @@
-/* fg_model.h -- a GCN of any depth, written once against the scheme interface.
+/* fg_model.h -- a stack of layers, written once against the scheme interface and run under every
+ * scheme: local math (GEMMs, SpMMs through the scheme, elementwise passes) between calls of the
+ * scheme's operations, which move every byte that crosses ranks. No MPI here.
  *
- * Layer l (0-based) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
+ * A layer kind is a forward / backward pair over the model's buffers (fg_layer_kind below); the
+ * GCN layer (layer_gcn.c) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
  *   D_l     = dropout(H_l)                      (training only)
  *   Z_l     = Â D_l W_l + b_l                   computed as Â (D_l W_l) or (Â D_l) W_l,
  *                                               whichever is cheaper for the widths
  *   H_{l+1} = relu(Z_l)   (the last layer keeps Z: the logits)
- * All parameters live in one buffer (W_0, b_0, W_1, b_1, ...), gradients and both Adam moments
- * in buffers of the same layout, so a gradient reduction is one call.
+ * On a rank, each of these is the rank's part (fg_layer_shape: rows n_in / n_out and a column
+ * block of each matrix). A scheme that splits columns (3d) aggregates first in every layer.
+ *
+ * Parameters: this rank's pieces, one buffer: per layer [W piece | b piece], then the learned
+ * input features' piece; gradients and both Adam moments in buffers of the same layout, so the
+ * optimizer is one loop and a gradient reduction one call. Under a 1D scheme the pieces are the
+ * whole matrices, and the buffer is the one-process layout (W_0, b_0, W_1, b_1, ...); the
+ * parameter index (fg_model_param_index) maps any rank's buffer to that layout for checkpoints.
+ * When the scheme splits the weights, each forward gathers the whole blocks a rank multiplies
+ * (W[l], b[l] point at them), and each backward reduces dW, db blocks into the pieces.
  *
  * Activations (MG-GCN §4.2): one buffer per layer output H[1..L], two scratch buffers shared by
  * every layer, forward and backward, and S[l] = Â D_l only for layers that aggregate first
@@ -24,54 +35,115 @@
 #include <stdint.h>
 
 #include "core/fg_core.h"
+#include "kernels/fg_kernels.h"
 #include "schemes/fg_scheme.h"
 
 enum { FG_TIME_SPMM = 0, FG_TIME_GEMM, FG_TIME_OTHER, FG_TIME_COUNT };
 
-typedef struct fg_gcn {
+typedef struct fg_model fg_model;
+
+/* A layer kind: forward and backward of layer l over the model's buffers. forward reads its
+ * input d (n_in x w_in, dropout already applied) and writes the pre-activation output to
+ * m->H[l + 1] (n_out x w_out). backward takes dZ (n_out x w_out) and writes the layer's
+ * parameter gradients (the blocks dW[l], db[l]) and, for l > 0, *dd = dD_l (n_in x w_in) in a
+ * scratch buffer; at l = 0 with learned features it leaves dD_0's piece in the features'
+ * gradient through the scheme's input_grad instead. */
+typedef struct fg_layer_kind {
+  const char *name;
+  fg_status (*forward)(fg_model *m, fg_scheme *s, int l, const float *d);
+  fg_status (*backward)(fg_model *m, fg_scheme *s, int l, float *dz, float p, uint64_t seed,
+                        uint64_t epoch, float **dd);
+} fg_layer_kind;
+
+extern const fg_layer_kind fg_layer_gcn;
+
+struct fg_model {
+  const fg_layer_kind *kind;
   int layers;
   int64_t *widths;        /* (layers + 1): input, hidden..., classes */
   int *agg_first;         /* (layers) 1: (Â D) W; 0: Â (D W) */
-  int64_t n_params;
+  fg_layer_shape *shape;  /* (layers) this rank's part of every layer */
+  int64_t n_params;       /* this rank's buffer */
+  int64_t n_params_global; /* the one-process model's W and b count */
   float *params, *grads, *adam_m, *adam_v; /* (n_params) each */
-  float **W, **b, **dW, **db;              /* (layers) pointers into the buffers */
-  /* activations for n_local rows */
-  int64_t n;
-  float **H;              /* (layers + 1): H[0] = scheme features (not owned), H[L] logits;
-                             after a training forward H[l] holds D_l (0 < l < L) */
+  int64_t *poff;          /* (layers) offset of layer l's [W piece | b piece] */
+  int64_t feat_off;       /* offset of the learned features' piece, or -1 */
+  float **W, **b, **dW, **db; /* (layers) the whole blocks the math uses: into params and grads,
+                             or into wblk and gblk when the scheme splits the weights */
+  float *wblk, *gblk;     /* gathered weight blocks and gradient blocks (split weights) */
+  int64_t n;              /* rows of the last layer's output (the scheme's n_local) */
+  float **H;              /* (layers + 1): H[0] = the layer-0 input (scheme features, or the
+                             gathered learned features), H[L] logits; after a training forward
+                             H[l] holds D_l (0 < l < L) */
+  float *input;           /* learned features: the gathered layer-0 input, else NULL */
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
   const float **Sv;       /* (layers): what backward multiplies into dW: S[l] or D_l (H[l], or
                              for l = 0 the features; NULL: recompute dropout(H_0) in backward) */
-  float *work_a, *work_b; /* scratch shared by all layers: (n x max(w_0, hidden)) and
-                             (n x max(hidden, classes)) */
+  float *work_a, *work_b; /* scratch shared by all layers */
+  fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
+  double *row_sum;        /* (n) and their sums of exp(z - max) */
   double seconds[FG_TIME_COUNT];
-} fg_gcn;
+};
 
-typedef struct fg_gcn_config {
+typedef struct fg_model_config {
   int layers;
   const int64_t *widths;  /* (layers + 1) */
   int agg_order;          /* fg_agg_order */
   uint64_t seed;
-} fg_gcn_config;
+} fg_model_config;
 
-fg_status fg_gcn_create(const fg_gcn_config *cfg, const fg_scheme *s, fg_gcn **out);
-void fg_gcn_destroy(fg_gcn **m);
+/* out (layers + 1) = features, the hidden widths (hidden_widths[0..layers-2] when given, else
+ * hidden each), classes: the model's widths from a run's options. */
+fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
+                          int64_t classes, int64_t *out);
+
+/* Allocate for the scheme's layout and initialize this rank's pieces (Glorot, element (i, j)
+ * of W_l the one-process model's draw; biases 0; learned features the input). Not
+ * collective. */
+fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_model **out);
+void fg_model_destroy(fg_model **m);
 
 /* Collective. Forward pass; training = apply dropout with rate p and the (seed, epoch) masks.
  * Leaves the logits in m->H[m->layers]. */
-fg_status fg_gcn_forward(fg_gcn *m, fg_scheme *s, int training, float p, uint64_t seed,
-                         uint64_t epoch);
-/* Collective. Backward from dlogits (n x classes; overwritten as scratch), with the same
- * dropout arguments as the forward it follows. Writes m->grads (local contributions; the
- * caller reduces them over ranks). */
-fg_status fg_gcn_backward(fg_gcn *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
-                          uint64_t epoch);
+fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
+                           uint64_t epoch);
+/* Collective. Backward from dlogits (n x classes block; overwritten as scratch), with the same
+ * dropout arguments as the forward it follows. Leaves the gradients of this rank's pieces in
+ * m->grads: complete when the scheme splits the weights, else this rank's contributions, which
+ * fg_model_reduce_grads sums. */
+fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
+                            uint64_t epoch);
+fg_status fg_model_reduce_grads(fg_model *m, fg_scheme *s);
 
+/* Collective. The row statistics of the last forward's logits (max, sum of exp), over the
+ * scheme's column split, for fg_model_xent. */
+fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s);
+/* Softmax cross-entropy of the rows with select[r] != 0 (and a label), from the statistics:
+ * returns this rank's share of the loss sum, counts and correct counts (each row counted on one
+ * rank; sum them over ranks), and writes scale * d(loss)/d(logits) into dlogits (may be NULL)
+ * for every selected row this rank holds. Not collective. */
+double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
+                     float *dlogits, int64_t *count, int64_t *correct);
 
-/* What fg_gcn_create allocates for n rows, in bytes: activation buffers (H[1..L], S, work) and
- * parameters with gradients and Adam moments; *buffers (may be NULL) gets the activation bytes
- * in units of n x max(hidden and class widths) floats. */
-void fg_gcn_memory(const fg_gcn_config *cfg, int64_t n, int64_t *activation_bytes,
-                   int64_t *param_bytes, double *buffers);
+/* One Adam step t on every piece: the weights of layer l decay by wd[l]; biases and features
+ * do not. */
+void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t);
+
+/* For each element of this rank's W and b pieces (the first n_layer_params() of the buffer):
+ * its index in the one-process layout, and whether this rank's copy is the one to keep
+ * (weights replicated on several ranks are kept once). Returns the element count. */
+int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own);
+
+/* What fg_model_create allocates for a 1D scheme of n rows, in bytes: activation buffers (H,
+ * S, work; not the 16 n bytes of row statistics, which the memory budget counts with the loss)
+ * and parameters with gradients and Adam moments; *buffers (may
+ * be NULL) gets the activation bytes in units of n x max(hidden and class widths) floats. */
+void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_bytes,
+                     int64_t *param_bytes, double *buffers);
+
+/* Internal to the layer kinds: a timed GEMM, and the scratch buffer that is not x. */
+void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
+float *fg_model_other_work(const fg_model *m, const float *x);
 
 #endif /* FG_MODEL_H */

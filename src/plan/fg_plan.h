@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/fg_core.h"
+#include "plan/fg_registry.h"
 
 /* Ring all-reduce of `bytes` over G ranks: 2 (G-1) alpha + 2 beta bytes (G-1)/G (0 if G = 1). */
 double fg_cost_allreduce(double alpha, double beta, int G, double bytes);
@@ -35,7 +36,7 @@ double fg_cost_spmm_lines(double cache_bytes, double cols, double f);
 double fg_cost_spmm(const fg_calibration *c, double nnz, double rows, double cols, double f);
 /* alpha and beta of the X, Y and Z groups of grid g when ranks_per_node consecutive ranks share
  * a node (0: one node). Y groups are runs of consecutive ranks, X groups stride Y, Z groups
- * stride X Y (fg_scheme3d.h). A group inside one node gets the intra-node values; a group
+ * stride X Y (fg_grid3d.h). A group inside one node gets the intra-node values; a group
  * that crosses nodes gets alpha_inter and beta_inter times the number of such groups sharing a
  * node's links: min(ranks_per_node, product of the sizes of the dimensions placed before it),
  * Plexus eq. 4.6. */
@@ -61,9 +62,18 @@ typedef struct fg_cost3d_input {
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);
 
 /* Rank 0 of a training job: the configuration the model predicts fastest among those that fit
- * in memory: scheme ("3d", "1d", "1d-sa", "serial") and, for 3d, the grid. only3d: grids only. */
-fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks, int only3d,
-                       char *scheme, size_t len, int grid[3]);
+ * in memory, of the registry rows in candidates (bit i = row i): its scheme and, for a grid
+ * scheme, the grid (1x1x1 otherwise). */
+fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
+                       uint32_t candidates, const fg_scheme_info **scheme, int grid[3]);
+
+/* The registry's predictors: a 1D scheme from its per-rank traffic, every grid of 3d. */
+fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
+                             const fg_calibration *cal, const int64_t *widths,
+                             const fg_scheme_info *self, fg_plan_entry *out, int *count);
+fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
+                             const fg_calibration *cal, const int64_t *widths,
+                             const fg_scheme_info *self, fg_plan_entry *out, int *count);
 
 /* Least squares with nonnegative coefficients: minimize sum_i w_i (X_i . beta - y_i)^2 over
  * beta >= 0 (k <= 8 unknowns; X is m x k row-major). Coefficients that a plain fit makes

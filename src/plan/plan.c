@@ -10,8 +10,9 @@
 #include "graph/fg_order.h"
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
+#include "plan/fg_registry.h"
 #include "schemes/fg_partition.h"
-#include "schemes/fg_scheme3d.h"
+#include "schemes/fg_grid3d.h"
 
 /* ---- coefficients ----------------------------------------------------------------------------- */
 
@@ -48,8 +49,6 @@ fg_plan_config fg_plan_config_default(void) {
   c.hidden = 16;
   c.agg_order = FG_AGG_AUTO;
   c.agg_blocks = 1;
-  c.with_3d = 1;
-  c.with_1d = 1;
   return c;
 }
 
@@ -393,18 +392,6 @@ double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int
 
 /* ---- the plan -------------------------------------------------------------------------------- */
 
-/* Available memory of this machine (MemAvailable), or 0 when unknown. */
-static double machine_memory(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  char line[256];
-  double kb = 0.0;
-  if (!f) return 0.0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
-  fclose(f);
-  return kb * 1024.0;
-}
-
 /* Largest and total nonzeros of the gr x gc blocks of M, cached by (matrix, gr, gc). */
 typedef struct nnz_cache {
   int n;
@@ -446,10 +433,12 @@ cleanup:
   return st;
 }
 
-/* Every 3D grid of P. */
-static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
-                         const int64_t *w, fg_perm_kind perm, fg_plan_entry *out, int *count) {
+/* Every 3D grid of P (or cfg->only_grid). */
+fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
+                             const fg_calibration *cal, const int64_t *w,
+                             const fg_scheme_info *self, fg_plan_entry *out, int *count) {
   fg_status st = FG_OK;
+  fg_perm_kind perm = FG_PERM_NONE;
   const int P = cfg->ranks, L = cfg->layers;
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
@@ -459,6 +448,7 @@ static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const 
   double *shard = NULL;
   nnz_cache *cache = NULL;
   memset(M, 0, sizeof M);
+  FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
   if (cfg->only_grid) {
     FG_REQUIRE(cfg->only_grid[0] >= 1 && cfg->only_grid[1] >= 1 && cfg->only_grid[2] >= 1 &&
                    (int64_t)cfg->only_grid[0] * cfg->only_grid[1] * cfg->only_grid[2] == P,
@@ -518,7 +508,7 @@ static fg_status plan_3d(const fg_dataset *ds, const fg_plan_config *cfg, const 
     in.agg_blocks = cfg->agg_blocks;
     in.ranks_per_node = cfg->ranks_per_node;
     fg_cost3d(&in, cal, e);
-    snprintf(e->scheme, sizeof e->scheme, "3d");
+    e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
     (*count)++;
   }
@@ -534,25 +524,26 @@ cleanup:
   return st;
 }
 
-/* The 1D schemes from their per-rank traffic (fg_comm_plan): the busiest rank's epoch. */
-static fg_status plan_1d(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
-                         const int64_t *w, const char *scheme, fg_plan_entry *e) {
+/* A 1D scheme from its per-rank traffic (fg_comm_plan): the busiest rank's epoch. */
+fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
+                             const fg_calibration *cal, const int64_t *w,
+                             const fg_scheme_info *self, fg_plan_entry *out, int *count) {
   fg_status st = FG_OK;
+  fg_plan_entry *e = &out[*count];
   fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks, L = cfg->layers;
-  const int sa = strcmp(scheme, "1d-sa") == 0, serial = strcmp(scheme, "serial") == 0;
+  const int sa = self->volume == FG_VOLUME_HALO, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
   int fn = 0, bn = 0, lg = 0;
   const int gw[3] = {1, P, 1};
   double alpha[3], beta[3], tot_nnz = 0.0;
   memset(e, 0, sizeof *e);
-  snprintf(e->scheme, sizeof e->scheme, "%s", scheme);
-  e->grid[0] = e->grid[1] = e->grid[2] = 0;
+  e->scheme = self->name;
   FG_ALLOC(pr, P);
   pc.ranks = P;
-  pc.scheme = scheme;
+  pc.scheme = self->name;
   pc.order = cfg->order;
   pc.seed = cfg->seed;
   pc.layers = L;
@@ -598,12 +589,12 @@ static fg_status plan_1d(const fg_dataset *ds, const fg_plan_config *cfg, const 
     }
     other += 3.0 * rows * (double)w[L] * cal->softmax_elem;
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
-     * buffers and parameter state exactly as fg_gcn_create sizes them, the loss's rows, and
+     * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
     {
-      const fg_gcn_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
+      const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
       int64_t act = 0, par = 0;
-      fg_gcn_memory(&mc, r->rows, &act, &par, NULL);
+      fg_model_memory(&mc, r->rows, &act, &par, NULL);
       mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
             rows * (double)w[0] * 4.0 + (double)act + (double)par +
             rows * ((double)w[L] * 4.0 + 6.0);
@@ -621,65 +612,97 @@ static fg_status plan_1d(const fg_dataset *ds, const fg_plan_config *cfg, const 
     e->max_nnz = FG_MAX(e->max_nnz, nnz);
   }
   e->mean_nnz = tot_nnz / P;
+  (*count)++;
 cleanup:
   free(pr);
   return st;
 }
 
-fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
-                  fg_plan_entry **out, int *count) {
+/* The options a plan configuration uses (FG_SOPT_* bits, as fg_scheme_options_of). */
+static unsigned plan_options(const fg_plan_config *cfg) {
+  unsigned o = 0;
+  if (cfg->order && strcmp(cfg->order, "random") == 0) o |= FG_SOPT_ORDER_RANDOM;
+  if (cfg->order && strcmp(cfg->order, "metis") == 0) o |= FG_SOPT_ORDER_METIS;
+  if (cfg->agg_order == FG_AGG_LAST) o |= FG_SOPT_AGG_LAST;
+  if (cfg->double_perm) o |= FG_SOPT_DOUBLE_PERM;
+  if (cfg->agg_blocks > 1) o |= FG_SOPT_AGG_BLOCKS;
+  if (cfg->learn_features) o |= FG_SOPT_LEARN_FEATURES;
+  return o;
+}
+
+/* The registry rows a comma list names (NULL: all). */
+static fg_status schemes_mask(const char *list, uint32_t *mask) {
+  fg_status st = FG_OK;
+  char name[64];
+  *mask = 0;
+  if (!list) {
+    *mask = (1u << fg_scheme_registry_size()) - 1u;
+    return FG_OK;
+  }
+  while (*list) {
+    const char *end = strchr(list, ',');
+    const size_t len = end ? (size_t)(end - list) : strlen(list);
+    const fg_scheme_info *e;
+    FG_REQUIRE(len < sizeof name, FG_ERR_INVALID_ARG, "--schemes: a name of %zu characters", len);
+    memcpy(name, list, len);
+    name[len] = '\0';
+    e = fg_scheme_lookup(name);
+    FG_REQUIRE(e != NULL, FG_ERR_INVALID_ARG, "--schemes: unknown scheme '%s' (available: %s)",
+               name, fg_scheme_names());
+    for (int i = 0; i < fg_scheme_registry_size(); i++)
+      if (fg_scheme_registry_at(i) == e) *mask |= 1u << i;
+    list += len + (end ? 1 : 0);
+  }
+cleanup:
+  return st;
+}
+
+/* Predict the rows of mask that can run cfg: *out (malloc'd) gets *count entries, those that
+ * fit first, fastest first. */
+static fg_status plan_rows(const fg_dataset *ds, const fg_plan_config *cfg,
+                           const fg_calibration *cal, uint32_t mask, fg_plan_entry **out,
+                           int *count) {
   fg_status st = FG_OK;
   fg_plan_entry *e = NULL, *sorted = NULL;
   int64_t *w = NULL;
-  int cap, n = 0, grids[1][3];
+  int cap = 0, n = 0, grids[1][3];
   const int P = cfg ? cfg->ranks : 0;
-  fg_perm_kind perm = FG_PERM_NONE;
-  int do3d, do1d;
+  const unsigned opts = cfg ? plan_options(cfg) : 0;
   double limit;
   *out = NULL;
   *count = 0;
   FG_REQUIRE(ds && cfg && cal, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
   FG_REQUIRE(P >= 1 && P <= 1 << 16, FG_ERR_INVALID_ARG, "--ranks must be in [1, 65536], got %d",
              P);
-  FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
-             "--layers must be in [1, 64], got %d", cfg->layers);
   FG_REQUIRE(cfg->agg_blocks >= 1, FG_ERR_INVALID_ARG, "--agg-blocks must be >= 1, got %d",
              cfg->agg_blocks);
   FG_REQUIRE(cfg->ranks_per_node >= 0, FG_ERR_INVALID_ARG,
              "--ranks-per-node must be >= 0, got %d", cfg->ranks_per_node);
-  do3d = cfg->with_3d;
-  do1d = cfg->with_1d && !cfg->double_perm && !cfg->learn_features && cfg->agg_blocks <= 1;
-  if (do3d) {
-    st = fg_perm_kind_from(cfg->order, cfg->double_perm, &perm);
-    if (st != FG_OK && do1d) {
-      do3d = 0; /* --order metis: only the 1D schemes */
-      st = FG_OK;
+  FG_ALLOC(w, FG_MAX(cfg->layers, 1) + 1);
+  FG_CHECK(fg_model_widths(cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
+                           ds->num_classes, w));
+  for (int i = 0; i < fg_scheme_registry_size(); i++) {
+    const fg_scheme_info *r = fg_scheme_registry_at(i);
+    if (!(mask & (1u << i)) || !r->predict || (opts & ~r->options) ||
+        (r->max_ranks > 0 && P > r->max_ranks) || P < r->plan_min_ranks) {
+      mask &= ~(1u << i);
+      continue;
     }
-    FG_CHECK(st);
+    cap += r->grid ? fg_grid_enumerate(P, grids, 0) : 1;
   }
-  FG_REQUIRE(do3d || do1d, FG_ERR_INVALID_ARG,
-             "plan: nothing to rank (--double-perm, --learn-features and --agg-blocks are 3d "
-             "options)");
-  FG_ALLOC(w, cfg->layers + 1);
-  w[0] = ds->num_features;
-  for (int l = 1; l < cfg->layers; l++) {
-    w[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
-    FG_REQUIRE(w[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
-               (long long)w[l]);
-  }
-  w[cfg->layers] = ds->num_classes;
-  cap = (do3d ? fg_grid_enumerate(P, grids, 0) : 0) + 2;
+  FG_REQUIRE(mask != 0, FG_ERR_INVALID_ARG,
+             "plan: no scheme to rank on %d rank(s) with these options (--order metis is for the "
+             "1D schemes; --double-perm, --learn-features and --agg-blocks for 3d)", P);
   FG_CALLOC(e, cap);
-  if (do3d) FG_CHECK(plan_3d(ds, cfg, cal, w, perm, e, &n));
-  if (do1d && P == 1) FG_CHECK(plan_1d(ds, cfg, cal, w, "serial", &e[n++]));
-  if (do1d && P > 1) {
-    FG_CHECK(plan_1d(ds, cfg, cal, w, "1d", &e[n++]));
-    FG_CHECK(plan_1d(ds, cfg, cal, w, "1d-sa", &e[n++]));
-  }
+  for (int i = 0; i < fg_scheme_registry_size(); i++)
+    if (mask & (1u << i)) {
+      const fg_scheme_info *r = fg_scheme_registry_at(i);
+      FG_CHECK(r->predict(ds, cfg, cal, w, r, e, &n));
+    }
   limit = cfg->mem_per_rank;
   if (limit == 0) {
     const int on_node = cfg->ranks_per_node > 0 ? FG_MIN(cfg->ranks_per_node, P) : P;
-    limit = machine_memory() / on_node;
+    limit = (double)fg_available_memory() / on_node;
     if (limit <= 0) limit = -1;
   }
   for (int i = 0; i < n; i++) e[i].fits = limit < 0 || e[i].mem_bytes <= limit;
@@ -704,13 +727,27 @@ cleanup:
   return st;
 }
 
-fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks, int only3d,
-                       char *scheme, size_t len, int grid[3]) {
+fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
+                  fg_plan_entry **out, int *count) {
+  fg_status st = FG_OK;
+  uint32_t mask = 0;
+  *out = NULL;
+  *count = 0;
+  FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
+  FG_CHECK(schemes_mask(cfg->schemes, &mask));
+  FG_CHECK(plan_rows(ds, cfg, cal, mask, out, count));
+cleanup:
+  return st;
+}
+
+fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
+                       uint32_t candidates, const fg_scheme_info **scheme, int grid[3]) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   fg_plan_config pc = fg_plan_config_default();
   fg_plan_entry *e = NULL;
   int n = 0;
+  *scheme = NULL;
   if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
   pc.ranks = ranks;
   pc.ranks_per_node = cfg->ranks_per_node;
@@ -723,17 +760,16 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   pc.learn_features = cfg->learn_features;
   pc.agg_blocks = cfg->agg_blocks;
   pc.seed = cfg->seed;
-  pc.with_1d = !only3d;
   /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
   pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
-  FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
+  FG_CHECK(plan_rows(ds, &pc, &cal, candidates, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {
     int best = 0;
+    char g[48] = "";
     for (int i = 1; i < n; i++)
       if (e[i].mem_bytes < e[best].mem_bytes) best = i;
-    char g[48] = "";
-    if (strcmp(e[best].scheme, "3d") == 0)
+    if (e[best].grid[0] > 0)
       snprintf(g, sizeof g, " grid %dx%dx%d", e[best].grid[0], e[best].grid[1], e[best].grid[2]);
     FG_FAIL(FG_ERR_MEMLIMIT,
             "no configuration of %d ranks fits in memory: the smallest needs %.0f MB per rank "
@@ -742,9 +778,9 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
             cfg->mem_limit > 0 ? "--mem-limit is the limit per process"
                                : "the limit is the available memory over the ranks on a node");
   }
-  snprintf(scheme, len, "%s", e[0].scheme);
+  *scheme = fg_scheme_lookup(e[0].scheme);
   memcpy(grid, e[0].grid, 3 * sizeof(int));
-  if (strcmp(scheme, "3d") != 0) grid[0] = grid[1] = grid[2] = 1;
+  if (grid[0] == 0) grid[0] = grid[1] = grid[2] = 1;
 cleanup:
   free(e);
   return st;

@@ -6,8 +6,8 @@
  * referenced rows (1d-sa), ... The model (src/model/) is written once against this interface:
  * GEMMs on local rows, aggregation through the scheme, sums through fg_dist.
  *
- * Rows are in the scheme's order (possibly permuted); global_ids maps each local row to the
- * node's ORIGINAL id, which is what every random draw and every output uses.
+ * Rows are in the scheme's order (possibly permuted); the ids of fg_layer_shape map each row a
+ * rank holds to the node's ORIGINAL id, which is what every random draw and every output uses.
  */
 #ifndef FG_SCHEME_H
 #define FG_SCHEME_H
@@ -21,56 +21,144 @@
 typedef struct fg_scheme fg_scheme;
 
 typedef struct fg_scheme_config {
-  const char *name;    /* "serial", "1d", "1d-sa" (NULL = "serial" on one rank, "1d-sa" else) */
+  const char *name;    /* a name of the registry (registry.c); NULL = the default rule */
   const char *order;   /* "natural", "random", "metis" (NULL = natural) */
-  int overlap;         /* 1d: double-buffered nonblocking broadcasts */
+  int overlap;         /* 1d, 1d-sa: nonblocking exchanges overlapped with the SpMM */
   uint64_t seed;       /* for the random order */
   int normalize_features;
   int verbose;
   const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm", "auto"
                           (reorder.c); other schemes take "auto" as none */
   int64_t reorder_width; /* "auto": the SpMM width its cache simulation assumes (> 0) */
+  int layers;          /* 3d: the model's depth (the shards its layers cycle through) */
+  int grid[3];         /* 3d: X, Y, Z with X Y Z = ranks */
+  int double_perm;     /* 3d: different row and column permutations (Plexus 5.1) */
+  int agg_blocks;      /* 3d: row blocks per aggregation, each reduced as soon as it is done */
+  int learn_features;  /* 3d: the input features are parameters, cut along Z */
 } fg_scheme_config;
 
+/* What layer l of a model looks like on this rank: the rows and columns of its input and
+ * output that the rank holds, and its piece of the layer's weights. A 1D scheme holds whole
+ * rows: n_in = n_out = its rows, all columns, the whole W and b (replicated on every rank). The
+ * 3D scheme cuts rows and columns over the grid and W into pieces (fg_scheme3d.h). */
+typedef struct fg_layer_shape {
+  int64_t n_in, n_out;       /* rows of the input H_l and of the output H_{l+1} */
+  int64_t w_in, w_out;       /* their columns: [col0_in, col0_in + w_in) of widths[l], ... */
+  int64_t col0_in, col0_out; /* ... [col0_out, col0_out + w_out) of widths[l + 1] */
+  const int64_t *ids_in;     /* (n_in) original node id of each input row: dropout keys */
+  const int64_t *ids_out;    /* (n_out) and of each output row */
+  int in_primary;            /* this rank's copy of its input rows is the one that counts (other
+                                ranks may hold replicas): outputs are taken from it */
+  int out_primary;           /* likewise for the output rows: outputs, loss, accuracy */
+  int64_t wp0, wp_len;       /* this rank's piece of the (w_in x w_out) block of W_l: elements
+                                [wp0, wp0 + wp_len) in row-major order */
+  int64_t bp0, bp_len;       /* and of the w_out block of b_l */
+  int w_primary, b_primary;  /* this rank's W / b piece is the one checkpoints take */
+} fg_layer_shape;
+
+/* Every operation that moves bytes between ranks. The model (src/model/) is local math between
+ * calls of these; it makes no MPI call. An operation marked "may be NULL" has a trivial 1D
+ * meaning, which the fg_scheme_* wrappers below carry out. */
 typedef struct fg_scheme_ops {
   const char *name;
-  /* out (n_local x f) = Â[local rows, :] · in, where in (n_local x f) are this rank's rows of
-   * the distributed input. Collective. */
-  fg_status (*aggregate)(fg_scheme *s, const float *in, float *out, int64_t f);
-  /* out = Âᵀ[local rows, :] · in. Collective. */
-  fg_status (*aggregate_t)(fg_scheme *s, const float *in, float *out, int64_t f);
+  /* Layer l's shape for a model of widths (layers + 1). Not collective. */
+  void (*shape)(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out);
+  /* out (n_out x f) = Â_l · in, where in (n_in x f) is the rank's part of the layer's input
+   * (f of its columns). Collective. */
+  fg_status (*aggregate)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* out (n_in x f) = Â_lᵀ · in, in (n_out x f). Collective. */
+  fg_status (*aggregate_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern
+   * replaced by the identity (a self term, a residual). May be NULL: n_in = n_out, a copy. */
+  fg_status (*move_rows)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* block = layer l's whole (w_in x w_out) W block followed by its w_out bias block, from
+   * every rank's piece (piece: this rank's wp_len W elements then bp_len b elements). May be
+   * NULL: the piece is the block. Collective. */
+  fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, const float *piece,
+                              float *block);
+  /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
+   * NULL: no split. Collective. */
+  fg_status (*reduce_product)(fg_scheme *s, int l, float *buf, int64_t n);
+  /* Sum a partial dQ Wᵀ (n_out x w_in, summed over the output's column split). May be NULL.
+   * Collective. */
+  fg_status (*reduce_input_grad)(fg_scheme *s, int l, float *buf, int64_t n);
+  /* piece = this rank's part of the sum over ranks of block ([dW block | db block], the layout
+   * of gather_weights). May be NULL: the block is the piece, summed by reduce_grads. Collective. */
+  fg_status (*reduce_weight_grads)(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                   const float *block, float *piece);
+  /* The whole gradient buffer (n floats) once backward is done. May be NULL. Collective. */
+  fg_status (*reduce_grads)(fg_scheme *s, float *grads, int64_t n);
+  /* The row maxima (with their columns) and the row sums of the last layer's output, over
+   * its column split. May be NULL: whole rows. Collective. */
+  fg_status (*row_max)(fg_scheme *s, fg_maxloc *buf, int64_t n);
+  fg_status (*row_sum)(fg_scheme *s, double *buf, int64_t n);
+  /* Learned input features (learn_features): the layer-0 input (n_in x w_in) from every rank's
+   * feature piece, and the piece's gradient from the layer-0 dH (n_out x w_in; scratch is
+   * n_in x w_in). May be NULL: the scheme does not learn features. Collective. */
+  fg_status (*gather_input)(fg_scheme *s, const float *piece, float *input);
+  fg_status (*input_grad)(fg_scheme *s, const float *dh, float *scratch, float *piece_grad);
+  /* Whether an aggregation may follow the weight product (Â (D W)): the 1D schemes. */
+  int agg_last_ok;
   void (*destroy)(fg_scheme *s);
 } fg_scheme_ops;
 
 struct fg_scheme {
   const fg_scheme_ops *ops;
   fg_dist *dist;          /* not owned */
-  int64_t n_global, n_local;
-  int64_t *global_ids;    /* (n_local) original node id of each local row */
-  int64_t num_features, num_classes;
-  float *features;        /* (n_local x num_features), normalized if asked; read only. When
-                             borrowed with feature_rows set: the dataset's whole matrix in
-                             its own order, read through feature_rows */
-  int features_borrowed;  /* features point into the dataset (one process, not
-                             normalized): not freed, never written */
-  const int64_t *feature_rows; /* (n_local) NULL: local row i's features are row i of
-                             features; else row feature_rows[i] (borrowed features read in the
-                             dataset's order by a reordered scheme: --reorder) */
+  int64_t n_global;
+  /* the rows of the last layer's output (1D: this rank's rows): */
+  int64_t n_local;
+  int64_t *global_ids;    /* (n_local) original node id of each */
   int32_t *labels;        /* (n_local) */
   int8_t *split;          /* (n_local) FG_SPLIT_* */
+  int64_t num_features, num_classes;
+  /* the layer-0 input: shape(0)'s n_in x w_in, or with learn_features the piece of its rows
+   * [feat_row0, feat_row0 + feat_rows) that this rank owns as parameters */
+  float *features;        /* normalized if asked; read only. When borrowed with feature_rows
+                             set: the dataset's whole matrix in its own order, read through
+                             feature_rows */
+  int features_borrowed;  /* features point into the dataset (one process, not
+                             normalized): not freed, never written */
+  const int64_t *feature_rows; /* NULL: input row i's features are row i of features; else row
+                             feature_rows[i] (borrowed features read in the dataset's order by
+                             a reordered scheme: --reorder) */
+  int learn_features;
+  int64_t feat_row0, feat_rows;
   int64_t local_nnz;      /* nonzeros of Â this rank multiplies */
   double seconds_spmm;    /* time in local SpMMs (accumulated) */
   double spmm_bytes;      /* bytes the local SpMMs must move at least (accumulated):
                              nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
   const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
-  char note[256];          /* a line for the run's log about the layout ("" none) */
+  char note[512];          /* a line for the run's log about the layout ("" none) */
   void *impl;
 };
 
-/* Collective: lay the dataset out over dist. ds is needed on rank 0 only (other ranks may pass
- * NULL; rank 0 scatters). */
-fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
-                           fg_scheme **out);
+/* The operations with their trivial meaning where a scheme leaves them NULL. */
+fg_status fg_scheme_move_rows(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
+                              float *out, int64_t f);
+fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n);
+fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n);
+fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);
+fg_status fg_scheme_row_max(fg_scheme *s, fg_maxloc *buf, int64_t n);
+fg_status fg_scheme_row_sum(fg_scheme *s, double *buf, int64_t n);
+
+/* Collective: the one-process layout on rank 0. gather_params: n values of this rank with
+ * their one-process indices (each index passed by one rank) into out (n_global; rank 0).
+ * gather_rows: a block of rows x w values (rows with original ids `ids`, columns [col0, col0 +
+ * w) of width) into out (n_global x width; rank 0); a rank whose rows are replicas passes 0
+ * rows. What checkpoints and --save-predictions / --save-embeddings write. */
+fg_status fg_scheme_gather_params(fg_scheme *s, const float *vals, const int64_t *idx, int64_t n,
+                                  int64_t n_global, float *out);
+fg_status fg_scheme_gather_rows(fg_scheme *s, const float *vals, const int64_t *ids, int64_t rows,
+                                int64_t col0, int64_t w, int64_t width, float *out);
+
+/* The shape of layer l of a 1D scheme (whole rows, replicated weights), and the gradient sum
+ * of replicated weights (one all-reduce of the buffer): the 1D schemes' operations. */
+void fg_scheme_shape_rows(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out);
+fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n);
+
+/* Schemes are created by name through the registry (plan/fg_registry.h: fg_scheme_create) or
+ * by their constructors below; ds is needed on rank 0 only (rank 0 scatters). */
 void fg_scheme_destroy(fg_scheme **s);
 
 /* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
@@ -87,7 +175,7 @@ int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 /* Account one local SpMM of A at width f in s->spmm_bytes. */
 void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
 
-/* Implementations (one file each in src/schemes/). */
+/* Implementations (one file each in src/schemes/; the registry, registry.c, names them). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
                                   const fg_scheme_config *cfg, fg_scheme **out);
 /* Sparsity-oblivious 1D: staged broadcasts of block rows (scheme_1d.c). */
@@ -96,5 +184,8 @@ fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_sche
 /* Sparsity-aware 1D: exchange of exactly the referenced rows (scheme_1d_sa.c). */
 fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds,
                                  const fg_scheme_config *cfg, fg_scheme **out);
+/* 3D (Plexus): a grid of ranks, rows and columns cut in two dimensions (scheme_3d.c). */
+fg_status fg_scheme_3d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                              fg_scheme **out);
 
 #endif /* FG_SCHEME_H */

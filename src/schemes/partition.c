@@ -396,7 +396,7 @@ void fg_epoch_agg_widths(int layers, const int64_t *w, int agg_order, int64_t *f
     /* forward: Â D at width wi, or Â (D W) at width wo */
     *fwd_sum += agg_first ? wi : wo;
     (*fwd_count)++;
-    /* backward (fg_gcn_backward): Âᵀ dS at wi except for layer 0, or Âᵀ dZ at wo */
+    /* backward (fg_model_backward): Âᵀ dS at wi except for layer 0, or Âᵀ dZ at wo */
     if (agg_first && l == 0) continue;
     *bwd_sum += agg_first ? wi : wo;
     (*bwd_count)++;

@@ -1,32 +1,51 @@
-/* scheme.c -- choosing a scheme, and what every scheme shares. */
+/* scheme.c -- what every scheme shares: the trivial meaning of the operations a scheme may
+ * leave NULL, the 1D shape, and filling the local rows from a dataset. */
 #include <string.h>
 
 #include "schemes/fg_scheme.h"
 
-fg_status fg_scheme_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
-                           fg_scheme **out) {
-  fg_status st = FG_OK;
-  const char *name = cfg->name ? cfg->name : (dist->size == 1 ? "serial" : "1d-sa");
-  *out = NULL;
-  FG_REQUIRE(!cfg->reorder || strcmp(cfg->reorder, "none") == 0 ||
-                 strcmp(cfg->reorder, "auto") == 0 || strcmp(name, "serial") == 0,
-             FG_ERR_INVALID_ARG,
-             "--reorder %s applies to --scheme serial (one process); this run uses %s "
-             "(use --order for the layout over ranks)", cfg->reorder, name);
-  if (strcmp(name, "serial") == 0) {
-    FG_REQUIRE(dist->size == 1, FG_ERR_INVALID_ARG,
-               "--scheme serial runs on one process, but %d were started; "
-               "use --scheme 1d or 1d-sa", dist->size);
-    FG_CHECK(fg_scheme_serial_create(dist, ds, cfg, out));
-  } else if (strcmp(name, "1d") == 0) {
-    FG_CHECK(fg_scheme_1d_create(dist, ds, cfg, out));
-  } else if (strcmp(name, "1d-sa") == 0) {
-    FG_CHECK(fg_scheme_1d_sa_create(dist, ds, cfg, out));
-  } else {
-    FG_FAIL(FG_ERR_INVALID_ARG, "unknown scheme '%s' (available: serial, 1d, 1d-sa)", name);
-  }
-cleanup:
-  return st;
+void fg_scheme_shape_rows(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out) {
+  memset(out, 0, sizeof *out);
+  out->n_in = out->n_out = s->n_local;
+  out->w_in = widths[l];
+  out->w_out = widths[l + 1];
+  out->ids_in = out->ids_out = s->global_ids;
+  out->in_primary = out->out_primary = 1;
+  out->wp_len = widths[l] * widths[l + 1];
+  out->bp_len = widths[l + 1];
+  /* every rank holds the whole weights: rank 0's copy is the one to keep */
+  out->w_primary = out->b_primary = s->dist->rank == 0;
+}
+
+fg_status fg_scheme_move_rows(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
+                              float *out, int64_t f) {
+  if (s->ops->move_rows) return s->ops->move_rows(s, l, in, out, f);
+  if (out != in && sh->n_in * f > 0) memcpy(out, in, (size_t)(sh->n_in * f) * sizeof(float));
+  return FG_OK;
+}
+
+fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n) {
+  return s->ops->reduce_product ? s->ops->reduce_product(s, l, buf, n) : FG_OK;
+}
+
+fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n) {
+  return s->ops->reduce_input_grad ? s->ops->reduce_input_grad(s, l, buf, n) : FG_OK;
+}
+
+fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n) {
+  return s->ops->reduce_grads ? s->ops->reduce_grads(s, grads, n) : FG_OK;
+}
+
+fg_status fg_scheme_row_max(fg_scheme *s, fg_maxloc *buf, int64_t n) {
+  return s->ops->row_max ? s->ops->row_max(s, buf, n) : FG_OK;
+}
+
+fg_status fg_scheme_row_sum(fg_scheme *s, double *buf, int64_t n) {
+  return s->ops->row_sum ? s->ops->row_sum(s, buf, n) : FG_OK;
+}
+
+fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n) {
+  return fg_dist_allreduce_f32(s->dist, grads, n);
 }
 
 void fg_scheme_destroy(fg_scheme **s) {
@@ -90,4 +109,14 @@ int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {
   if (agg_order == FG_AGG_FIRST) return 1;
   if (agg_order == FG_AGG_LAST) return 0;
   return l == 0 ? w_in < 2 * w_out : w_in < w_out;
+}
+
+fg_status fg_scheme_gather_params(fg_scheme *s, const float *vals, const int64_t *idx, int64_t n,
+                                  int64_t n_global, float *out) {
+  return fg_dist_gather_indexed(s->dist, vals, idx, n, n_global, 0, out);
+}
+
+fg_status fg_scheme_gather_rows(fg_scheme *s, const float *vals, const int64_t *ids, int64_t rows,
+                                int64_t col0, int64_t w, int64_t width, float *out) {
+  return fg_dist_gather_block(s->dist, vals, ids, rows, col0, w, width, s->n_global, 0, out);
 }

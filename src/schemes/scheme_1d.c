@@ -146,12 +146,12 @@ cleanup:
   return st;
 }
 
-static fg_status agg_1d(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status agg_1d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_1d *im = s->impl;
   return apply_1d(s, im->blk_a, in, out, f);
 }
 
-static fg_status agg_t_1d(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status agg_t_1d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_1d *im = s->impl;
   return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, in, out, f);
 }
@@ -169,7 +169,15 @@ static void destroy_1d(fg_scheme *s) {
   s->impl = NULL;
 }
 
-static const fg_scheme_ops ops_1d = {"1d", agg_1d, agg_t_1d, destroy_1d};
+static const fg_scheme_ops ops_1d = {
+    .name = "1d",
+    .shape = fg_scheme_shape_rows,
+    .aggregate = agg_1d,
+    .aggregate_t = agg_t_1d,
+    .reduce_grads = fg_scheme_allreduce_grads,
+    .agg_last_ok = 1,
+    .destroy = destroy_1d,
+};
 
 static fg_status build_1d(impl_1d *im) {
   fg_status st = FG_OK;

@@ -260,12 +260,12 @@ cleanup:
   return st;
 }
 
-static fg_status agg_sa(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status agg_sa(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_sa *im = s->impl;
   return apply_sa(s, &im->a, in, out, f);
 }
 
-static fg_status agg_t_sa(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status agg_t_sa(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_sa *im = s->impl;
   return apply_sa(s, im->part.symmetric ? &im->a : &im->at, in, out, f);
 }
@@ -283,7 +283,15 @@ static void destroy_sa(fg_scheme *s) {
   s->impl = NULL;
 }
 
-static const fg_scheme_ops ops_sa = {"1d-sa", agg_sa, agg_t_sa, destroy_sa};
+static const fg_scheme_ops ops_sa = {
+    .name = "1d-sa",
+    .shape = fg_scheme_shape_rows,
+    .aggregate = agg_sa,
+    .aggregate_t = agg_t_sa,
+    .reduce_grads = fg_scheme_allreduce_grads,
+    .agg_last_ok = 1,
+    .destroy = destroy_sa,
+};
 
 fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                                  fg_scheme **out) {

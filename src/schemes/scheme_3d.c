@@ -1,195 +1,63 @@
-/* scheme_3d.c -- the 3D (Plexus) layout: grids, permutations, adjacency shards, and the
- * distribution of every rank's shards and feature block from rank 0. See fg_scheme3d.h. */
-#include <limits.h>
+/* scheme_3d.c -- Plexus' 3D tensor-parallel scheme (Ranjan et al., SC'25, §3) behind the scheme
+ * interface: the layout (adjacency shards, feature block, ids, labels, distributed from rank 0)
+ * and every exchange a layer needs on it. The geometry is fg_grid3d.h's.
+ *
+ * Layer l with roles (a, b, c) on rank q (fg_layer_shape): input rows node block q[a] in
+ * pi[l % 2], columns width block q[b]; output rows block q[c] in pi[(l + 1) % 2], columns block
+ * q[a]; W_l's (q[b], q[a]) block, cut into G_c pieces of its row-major elements (b_l's q[a]
+ * block likewise, replicated along b). The operations:
+ *   aggregate      H = Â_l D on the shard, all-reduced along a (in --agg-blocks row blocks,
+ *                  each block's nonblocking all-reduce started as soon as it is computed)
+ *   aggregate_t    dD = Â_lᵀ dH on the transposed shard, all-reduced along c (blocked too)
+ *   move_rows      the identity's shard in place of Â_l's, all-reduced along a
+ *   gather_weights the W and b pieces all-gathered along c into the blocks
+ *   reduce_product Q = H W all-reduced along b
+ *   reduce_input_grad     dH = dQ Wᵀ all-reduced along a
+ *   reduce_weight_grads   dW, db blocks reduce-scattered along c into the pieces
+ *   row_max, row_sum      the logits' row statistics over the last layer's a group
+ *   gather_input, input_grad   learned features: all-gather along Z; Â_0ᵀ dH reduce-scattered
+ *                  along Z into the feature pieces
+ * Dropout keys are the rows' original ids and global columns, Glorot element (i, j) the serial
+ * draw, Â normalized on the whole pattern before permuting: every grid trains the one-process
+ * model.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "core/fg_rng.h"
+#include "dist/fg_group.h"
 #include "graph/fg_order.h"
-#include "schemes/fg_scheme3d.h"
+#include "schemes/fg_grid3d.h"
+#include "schemes/fg_scheme.h"
 
 #define FG_TAG_3D 7301
 
-static const char *const dim_names[3] = {"X", "Y", "Z"};
+/* What the layout is built from. */
+typedef struct cfg3d {
+  int grid[3];
+  int layers;
+  fg_perm_kind perm;
+  uint64_t seed;
+  int normalize_features;
+  int learn_features;
+} cfg3d;
 
-/* ---- grids ---------------------------------------------------------------------------------- */
-
-fg_status fg_grid_parse(const char *s, int P, int g[3]) {
-  fg_status st = FG_OK;
-  const char *p = s;
-  FG_REQUIRE(s != NULL, FG_ERR_INVALID_ARG, "--grid: no value");
-  for (int d = 0; d < 3; d++) {
-    long v = 0;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9' && v <= INT_MAX / 10) {
-      v = v * 10 + (*p - '0');
-      p++;
-      digits++;
-    }
-    FG_REQUIRE(digits > 0 && v >= 1 && v <= 1 << 20, FG_ERR_INVALID_ARG,
-               "--grid '%s': expected XxYxZ with three positive integers, like 2x2x1", s);
-    g[d] = (int)v;
-    if (d < 2) {
-      FG_REQUIRE(*p == 'x', FG_ERR_INVALID_ARG,
-                 "--grid '%s': expected XxYxZ with three positive integers, like 2x2x1", s);
-      p++;
-    }
-  }
-  FG_REQUIRE(*p == '\0', FG_ERR_INVALID_ARG,
-             "--grid '%s': unexpected '%s' after XxYxZ", s, p);
-  FG_REQUIRE(P <= 0 || (int64_t)g[0] * g[1] * g[2] == P, FG_ERR_INVALID_ARG,
-             "--grid %dx%dx%d has %lld ranks, but the job has %d", g[0], g[1], g[2],
-             (long long)g[0] * g[1] * g[2], P);
-cleanup:
-  return st;
-}
-
-int fg_grid_enumerate(int P, int (*out)[3], int max) {
-  int n = 0;
-  for (int x = 1; x <= P; x++) {
-    if (P % x) continue;
-    for (int y = 1; y <= P / x; y++) {
-      if ((P / x) % y) continue;
-      if (n < max) {
-        out[n][0] = x;
-        out[n][1] = y;
-        out[n][2] = P / x / y;
-      }
-      n++;
-    }
-  }
-  return n;
-}
-
-/* ---- permutations --------------------------------------------------------------------------- */
-
-fg_status fg_perm_kind_from(const char *order, int double_perm, fg_perm_kind *out) {
-  fg_status st = FG_OK;
-  if (double_perm) {
-    FG_REQUIRE(!order || strcmp(order, "natural") == 0 || strcmp(order, "random") == 0,
-               FG_ERR_INVALID_ARG,
-               "--double-perm draws its own random permutations; it does not combine with "
-               "--order %s", order);
-    *out = FG_PERM_DOUBLE;
-  } else if (!order || strcmp(order, "natural") == 0) {
-    *out = FG_PERM_NONE;
-  } else if (strcmp(order, "random") == 0) {
-    *out = FG_PERM_SINGLE;
-  } else {
-    FG_FAIL(FG_ERR_INVALID_ARG,
-            "--scheme 3d: --order %s is not available (3d shards the adjacency matrix in 2D: "
-            "use natural, random, or --double-perm)", order);
-  }
-cleanup:
-  return st;
-}
-
-const char *fg_perm_kind_name(fg_perm_kind k) {
-  return k == FG_PERM_NONE ? "no" : k == FG_PERM_SINGLE ? "single" : "double";
-}
-
-static void random_perm(int64_t n, uint64_t seed, uint64_t round, int64_t *perm) {
-  for (int64_t k = 0; k < n; k++) perm[k] = k;
-  for (int64_t i = n - 1; i > 0; i--) {
-    const uint64_t j = fg_rng_u64(seed, FG_RNG_PERMUTE, (uint64_t)i, round, 0, 0) %
-                       (uint64_t)(i + 1);
-    const int64_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-}
-
-void fg_perm3d_build(int64_t n, fg_perm_kind kind, uint64_t seed, int64_t *pi0, int64_t *pi1) {
-  if (kind == FG_PERM_NONE) {
-    for (int64_t k = 0; k < n; k++) pi0[k] = pi1[k] = k;
-  } else if (kind == FG_PERM_SINGLE) {
-    random_perm(n, seed, 0, pi0);
-    memcpy(pi1, pi0, (size_t)n * sizeof *pi1);
-  } else {
-    random_perm(n, seed, 0, pi1); /* P_r: rows of layer 0 */
-    random_perm(n, seed, 1, pi0); /* P_c: columns of layer 0, the input order */
-  }
-}
-
-fg_status fg_block_nnz(const fg_csr *M, int gr, int gc, int64_t *cnt) {
-  fg_status st = FG_OK;
-  FG_REQUIRE(gr >= 1 && gc >= 1, FG_ERR_INVALID_ARG, "shards: %d x %d blocks", gr, gc);
-  memset(cnt, 0, (size_t)gr * (size_t)gc * sizeof *cnt);
-  for (int i = 0; i < gr; i++) {
-    int64_t *row = cnt + (int64_t)i * gc;
-    for (int64_t u = fg_block_start(M->nrows, gr, i); u < fg_block_start(M->nrows, gr, i + 1);
-         u++)
-      for (int64_t k = M->rowptr[u]; k < M->rowptr[u + 1]; k++)
-        row[fg_block_of(M->ncols, gc, M->col[k])]++;
-  }
-cleanup:
-  return st;
-}
-
-/* max / mean of the block counts of M */
-static fg_status block_ratio(const fg_csr *M, int gr, int gc, double *out) {
-  fg_status st = FG_OK;
-  int64_t *cnt = NULL, mx = 0, tot = 0;
-  FG_ALLOC(cnt, (int64_t)gr * gc);
-  FG_CHECK(fg_block_nnz(M, gr, gc, cnt));
-  for (int64_t i = 0; i < (int64_t)gr * gc; i++) {
-    mx = FG_MAX(mx, cnt[i]);
-    tot += cnt[i];
-  }
-  *out = tot > 0 ? (double)mx / ((double)tot / ((double)gr * gc)) : 1.0;
-cleanup:
-  free(cnt);
-  return st;
-}
-
-fg_status fg_shard_balance_compute(const fg_csr *A, int gr, int gc, uint64_t seed, double out[3]) {
-  fg_status st = FG_OK;
-  int64_t *p0 = NULL, *p1 = NULL, *inv0 = NULL, *inv1 = NULL;
-  fg_csr M;
-  const int64_t n = A->nrows;
-  double r0 = 0.0, r1 = 0.0;
-  memset(&M, 0, sizeof M);
-  FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG, "shards: matrix is %lld x %lld",
-             (long long)A->nrows, (long long)A->ncols);
-  FG_ALLOC(p0, n > 0 ? n : 1);
-  FG_ALLOC(p1, n > 0 ? n : 1);
-  FG_ALLOC(inv0, n > 0 ? n : 1);
-  FG_ALLOC(inv1, n > 0 ? n : 1);
-  FG_CHECK(block_ratio(A, gr, gc, &out[0]));
-  fg_perm3d_build(n, FG_PERM_SINGLE, seed, p0, p1);
-  fg_order_invert(p0, n, inv0);
-  FG_CHECK(fg_csr_permute(A, p0, inv0, &M));
-  FG_CHECK(block_ratio(&M, gr, gc, &out[1]));
-  fg_csr_free(&M);
-  fg_perm3d_build(n, FG_PERM_DOUBLE, seed, p0, p1);
-  fg_order_invert(p0, n, inv0);
-  fg_order_invert(p1, n, inv1);
-  /* layer 0: rows in pi1 = P_r, columns in pi0 = P_c; layer 1 the other way round */
-  FG_CHECK(fg_csr_permute(A, p1, inv0, &M));
-  FG_CHECK(block_ratio(&M, gr, gc, &r0));
-  fg_csr_free(&M);
-  FG_CHECK(fg_csr_permute(A, p0, inv1, &M));
-  FG_CHECK(block_ratio(&M, gr, gc, &r1));
-  out[2] = FG_MAX(r0, r1);
-cleanup:
-  fg_csr_free(&M);
-  free(p0);
-  free(p1);
-  free(inv0);
-  free(inv1);
-  return st;
-}
-
-fg_status fg_shard_balance(const fg_dataset *ds, int rows, int cols, uint64_t seed,
-                           double out[3]) {
-  fg_status st = FG_OK;
-  FG_REQUIRE(ds && out, FG_ERR_INVALID_ARG, "fg_shard_balance: NULL argument");
-  FG_REQUIRE(rows >= 1 && cols >= 1 && rows <= 1 << 16 && cols <= 1 << 16, FG_ERR_INVALID_ARG,
-             "--shards %dx%d: both counts must be in [1, 65536]", rows, cols);
-  FG_CHECK(fg_shard_balance_compute(&ds->adj, rows, cols, seed, out));
-cleanup:
-  return st;
-}
+typedef struct impl3d {
+  int g[3], q[3];
+  fg_group grp[3];          /* the ranks that differ from this one in coordinate d only */
+  int layers;
+  fg_perm_kind perm;
+  int nkeys;                /* distinct adjacency shards: min(3, L), or min(6, L) with double */
+  int agg_blocks;
+  fg_csr *A;                /* (nkeys) the shard of layer k (rows q[c], columns q[a]) */
+  fg_csr *At;               /* (nkeys) its transpose; empty when no layer using it runs a
+                               backward SpMM */
+  fg_csr *I;                /* (nkeys) the identity's shards (move_rows), built on first use */
+  int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
+                               slices some layer's input uses (NULL otherwise) */
+  int64_t slice_len[3][2];
+  int64_t feat_col0, feat_cols; /* the feature block's columns (width block q[Y]) */
+} impl3d;
 
 /* ---- the per-rank geometry -------------------------------------------------------------------- */
 
@@ -267,32 +135,6 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
   return nnz;
 }
 
-/* ---- point to point in chunks (setup phase) ----------------------------------------------------- */
-
-
-/* ---- the layout ----------------------------------------------------------------------------- */
-
-void fg_layout3d_destroy(fg_layout3d **tp) {
-  fg_layout3d *t;
-  if (!tp || !*tp) return;
-  t = *tp;
-  for (int d = 0; d < 3; d++)
-    if (t->comm[d] != MPI_COMM_NULL) MPI_Comm_free(&t->comm[d]);
-  if (t->A)
-    for (int k = 0; k < t->nkeys; k++) fg_csr_free(&t->A[k]);
-  if (t->At)
-    for (int k = 0; k < t->nkeys; k++) fg_csr_free(&t->At[k]);
-  free(t->A);
-  free(t->At);
-  for (int d = 0; d < 3; d++)
-    for (int p = 0; p < 2; p++) free(t->gids[d][p]);
-  free(t->features);
-  free(t->labels);
-  free(t->split);
-  free(t);
-  *tp = NULL;
-}
-
 /* Rank 0's prepared data: the layer matrices and permutations. */
 typedef struct root_data {
   int64_t *pi[2];
@@ -324,7 +166,7 @@ static const fg_csr *root_matrix(const root_data *r, fg_perm_kind perm, int k) {
 }
 
 /* Rank 0: everything that can fail, before anything is sent. */
-static fg_status root_prepare(const fg_dataset *ds, const fg_layout3d_config *cfg, int P,
+static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, int P,
                               int nkeys, root_data *r) {
   fg_status st = FG_OK;
   int64_t *inv0 = NULL, *inv1 = NULL;
@@ -395,7 +237,7 @@ cleanup:
 
 /* Rank 0: the feature piece of rank q into featbuf (row-normalized over the whole row first
  * when asked, exactly as fg_row_normalize does). */
-static void pack_features(const fg_dataset *ds, const root_data *r, const fg_layout3d_config *cfg,
+static void pack_features(const fg_dataset *ds, const root_data *r, const cfg3d *cfg,
                           const int q[3], int64_t *rows, int64_t *cols) {
   int64_t r0, r1, f0, f1;
   const int64_t F = ds->num_features;
@@ -415,7 +257,7 @@ static void pack_features(const fg_dataset *ds, const root_data *r, const fg_lay
 
 /* Rank 0: labels and split of the logit rows of rank q. */
 static int64_t pack_labels(const fg_dataset *ds, const root_data *r,
-                           const fg_layout3d_config *cfg, const int q[3]) {
+                           const cfg3d *cfg, const int q[3]) {
   int a, b, c;
   const int L = cfg->layers;
   fg_layer_roles(L, &a, &b, &c);
@@ -430,7 +272,7 @@ static int64_t pack_labels(const fg_dataset *ds, const root_data *r,
 }
 
 /* Allocate what rank q receives (sizes from the geometry and its row of the nnz table). */
-static fg_status local_alloc(fg_layout3d *t, const int64_t *nnz_row) {
+static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   fg_status st = FG_OK;
   int need[3][2];
   int64_t r0, r1, c0, c1, f0, f1;
@@ -439,41 +281,41 @@ static fg_status local_alloc(fg_layout3d *t, const int64_t *nnz_row) {
   FG_CALLOC(t->At, t->nkeys);
   for (int k = 0; k < t->nkeys; k++) {
     fg_csr *A = &t->A[k];
-    shard_range(t->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
+    shard_range(s->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
     A->nrows = r1 - r0;
     A->ncols = c1 - c0;
     A->nnz = nnz_row[k];
     FG_ALLOC(A->rowptr, A->nrows + 1);
     FG_ALLOC(A->col, A->nnz > 0 ? A->nnz : 1);
     FG_ALLOC(A->val, A->nnz > 0 ? A->nnz : 1);
-    t->local_nnz += A->nnz;
+    s->local_nnz += A->nnz;
   }
   needed_slices(t->layers, need);
   for (int d = 0; d < 3; d++) {
     for (int p = 0; p < 2; p++) {
       if (!need[d][p]) continue;
-      t->slice_len[d][p] = fg_block_size(t->n_global, t->g[d], t->q[d]);
+      t->slice_len[d][p] = fg_block_size(s->n_global, t->g[d], t->q[d]);
       FG_ALLOC(t->gids[d][p], t->slice_len[d][p] > 0 ? t->slice_len[d][p] : 1);
     }
   }
-  feature_range(t->n_global, t->num_features, t->g, t->q, t->learn_features, &r0, &r1, &f0,
+  feature_range(s->n_global, s->num_features, t->g, t->q, s->learn_features, &r0, &r1, &f0,
                 &f1);
-  t->feat_row0 = r0 - fg_block_start(t->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
-  t->feat_rows = r1 - r0;
+  s->feat_row0 = r0 - fg_block_start(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
+  s->feat_rows = r1 - r0;
   t->feat_col0 = f0;
   t->feat_cols = f1 - f0;
-  FG_ALLOC(t->features, t->feat_rows * t->feat_cols > 0 ? t->feat_rows * t->feat_cols : 1);
+  FG_ALLOC(s->features, s->feat_rows * t->feat_cols > 0 ? s->feat_rows * t->feat_cols : 1);
   fg_layer_roles(t->layers, &a, &b, &c);
-  t->out_rows = fg_block_size(t->n_global, t->g[a], t->q[a]);
-  FG_ALLOC(t->labels, t->out_rows > 0 ? t->out_rows : 1);
-  FG_ALLOC(t->split, t->out_rows > 0 ? t->out_rows : 1);
+  s->n_local = fg_block_size(s->n_global, t->g[a], t->q[a]);
+  FG_ALLOC(s->labels, s->n_local > 0 ? s->n_local : 1);
+  FG_ALLOC(s->split, s->n_local > 0 ? s->n_local : 1);
 cleanup:
   return st;
 }
 
 /* Rank 0: send rank rk (coords q) its pieces, or copy them into t when rk == 0. */
 static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
-                              const fg_layout3d_config *cfg, int nkeys, int rk, fg_layout3d *t) {
+                              const cfg3d *cfg, int nkeys, int rk, fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
   int q[3], need[3][2];
   int64_t r0, r1, c0, c1, rows, cols, len;
@@ -504,13 +346,13 @@ static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
   }
   pack_features(ds, r, cfg, q, &rows, &cols);
   if (rk == 0)
-    memcpy(t->features, r->featbuf, (size_t)(rows * cols) * sizeof(float));
+    memcpy(s->features, r->featbuf, (size_t)(rows * cols) * sizeof(float));
   else
     FG_CHECK(fg_dist_send_bytes(d, r->featbuf, rows * cols * 4, rk, FG_TAG_3D));
   len = pack_labels(ds, r, cfg, q);
   if (rk == 0) {
-    memcpy(t->labels, r->labbuf, (size_t)len * sizeof(int32_t));
-    memcpy(t->split, r->splitbuf, (size_t)len);
+    memcpy(s->labels, r->labbuf, (size_t)len * sizeof(int32_t));
+    memcpy(s->split, r->splitbuf, (size_t)len);
   } else {
     FG_CHECK(fg_dist_send_bytes(d, r->labbuf, len * 4, rk, FG_TAG_3D));
     FG_CHECK(fg_dist_send_bytes(d, r->splitbuf, len, rk, FG_TAG_3D));
@@ -520,7 +362,7 @@ cleanup:
 }
 
 /* Every rank but 0: receive in the order root_deliver sends. */
-static fg_status local_receive(fg_dist *d, fg_layout3d *t) {
+static fg_status local_receive(fg_dist *d, fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
   for (int k = 0; k < t->nkeys; k++) {
     fg_csr *A = &t->A[k];
@@ -531,52 +373,370 @@ static fg_status local_receive(fg_dist *d, fg_layout3d *t) {
   for (int dd = 0; dd < 3; dd++)
     for (int p = 0; p < 2; p++)
       if (t->gids[dd][p]) FG_CHECK(fg_dist_recv_bytes(d, t->gids[dd][p], t->slice_len[dd][p] * 8, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, t->features, t->feat_rows * t->feat_cols * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, t->labels, t->out_rows * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, t->split, t->out_rows, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, s->features, s->feat_rows * t->feat_cols * 4, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, s->labels, s->n_local * 4, 0, FG_TAG_3D));
+  FG_CHECK(fg_dist_recv_bytes(d, s->split, s->n_local, 0, FG_TAG_3D));
 cleanup:
   return st;
 }
 
 /* Transposes of the shards some layer multiplies backward (layers >= 1, and layer 0 when the
  * features are learned). */
-static fg_status local_transposes(fg_layout3d *t) {
+static fg_status local_transposes(const fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
   for (int k = 0; k < t->nkeys; k++) {
     int used = 0;
     for (int l = 0; l < t->layers && !used; l++)
-      used = fg_layout3d_key(t, l) == k && (l > 0 || t->learn_features);
+      used = l % t->nkeys == k && (l > 0 || s->learn_features);
     if (used) FG_CHECK(fg_csr_transpose(&t->A[k], &t->At[k]));
   }
 cleanup:
   return st;
 }
 
-fg_status fg_layout3d_create(fg_dist *d, const fg_dataset *ds, const fg_layout3d_config *cfg,
-                             fg_layout3d **out) {
+/* ---- the operations ------------------------------------------------------------------------ */
+
+static void shape_3d(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *o) {
+  const impl3d *t = s->impl;
+  const int64_t n = s->n_global;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  memset(o, 0, sizeof *o);
+  o->n_in = fg_block_size(n, t->g[a], t->q[a]);
+  o->n_out = fg_block_size(n, t->g[c], t->q[c]);
+  o->w_in = fg_block_size(widths[l], t->g[b], t->q[b]);
+  o->col0_in = fg_block_start(widths[l], t->g[b], t->q[b]);
+  o->w_out = fg_block_size(widths[l + 1], t->g[a], t->q[a]);
+  o->col0_out = fg_block_start(widths[l + 1], t->g[a], t->q[a]);
+  o->ids_in = t->gids[a][l % 2];
+  o->ids_out = t->gids[c][(l + 1) % 2];
+  /* the input is replicated along c (the previous layer's b), the output along b */
+  o->in_primary = t->q[c] == 0;
+  o->out_primary = t->q[b] == 0;
+  o->wp0 = fg_block_start(o->w_in * o->w_out, t->g[c], t->q[c]);
+  o->wp_len = fg_block_size(o->w_in * o->w_out, t->g[c], t->q[c]);
+  o->bp0 = fg_block_start(o->w_out, t->g[c], t->q[c]);
+  o->bp_len = fg_block_size(o->w_out, t->g[c], t->q[c]);
+  o->w_primary = 1;
+  o->b_primary = t->q[b] == 0;
+}
+
+static void timed_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out) {
+  double t0 = fg_now();
+  fg_spmm(A, in, f, out, f, f);
+  s->seconds_spmm += fg_now() - t0;
+  fg_scheme_count_spmm(s, A, f);
+}
+
+/* out (A->nrows x f) = A in, summed over the group of dimension dim. With more than one block,
+ * each row block's nonblocking all-reduce starts as soon as its SpMM is done (Plexus 5.2). The
+ * ranks of one group have the same rows and width, so they cut the same blocks. */
+static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                                float *out, int dim) {
   fg_status st = FG_OK;
-  fg_layout3d *t = NULL;
+  impl3d *t = s->impl;
+  fg_group *g = &t->grp[dim];
+  const int64_t rows = A->nrows;
+  MPI_Request *req = NULL;
+  int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
+  if (f == 0 || rows == 0) return FG_OK;
+  if (g->size == 1 || nb <= 1) {
+    timed_spmm(s, A, in, f, out);
+    return fg_group_allreduce_f32(g, out, rows * f);
+  }
+  FG_ALLOC(req, nb);
+  for (int i = 0; i < nb; i++) {
+    const int64_t r0 = fg_block_start(rows, nb, i), r1 = fg_block_start(rows, nb, i + 1);
+    fg_csr V = *A;
+    V.nrows = r1 - r0;
+    V.nnz = A->rowptr[r1] - A->rowptr[r0];
+    V.rowptr = A->rowptr + r0;
+    timed_spmm(s, &V, in, f, out + r0 * f);
+    FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
+    posted++;
+    FG_CHECK(fg_group_poke(g, req, posted));
+  }
+  st = fg_group_waitall(g, req, posted);
+  posted = 0;
+cleanup:
+  if (posted > 0) fg_group_waitall(g, req, posted);
+  free(req);
+  return st;
+}
+
+static fg_status aggregate_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, a);
+}
+
+static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  FG_REQUIRE(t->At[l % t->nkeys].rowptr != NULL, FG_ERR_INTERNAL,
+             "3d: layer %d's transposed shard was not built", l);
+  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, c);
+cleanup:
+  return st;
+}
+
+static int cmp_id_pair(const void *x, const void *y) {
+  const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* The identity's shard of layer k: output row i (node block q[c] in pi[(k+1) % 2]) has a one
+ * in the column of the same node in the input block q[a] in pi[k % 2], if it is there. */
+static fg_status identity_shard(impl3d *t, int64_t n, int k, fg_csr *I) {
+  fg_status st = FG_OK;
+  int a, b, c;
+  int64_t *sorted = NULL, nin, nout;
+  const int64_t *in_ids, *out_ids;
+  fg_layer_roles(k, &a, &b, &c);
+  in_ids = t->gids[a][k % 2];
+  out_ids = t->gids[c][(k + 1) % 2];
+  nin = fg_block_size(n, t->g[a], t->q[a]);
+  nout = fg_block_size(n, t->g[c], t->q[c]);
+  memset(I, 0, sizeof *I);
+  I->nrows = nout;
+  I->ncols = nin;
+  FG_ALLOC(I->rowptr, nout + 1);
+  FG_ALLOC(I->col, FG_MAX(nout, 1));
+  FG_ALLOC(sorted, FG_MAX(2 * nin, 1));
+  /* (id, position) pairs of the input block sorted by id, then a binary search per row */
+  for (int64_t j = 0; j < nin; j++) {
+    sorted[2 * j] = in_ids[j];
+    sorted[2 * j + 1] = j;
+  }
+  qsort(sorted, (size_t)nin, 2 * sizeof *sorted, cmp_id_pair);
+  I->rowptr[0] = 0;
+  for (int64_t i = 0; i < nout; i++) {
+    int64_t lo = 0, hi = nin;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (sorted[2 * mid] < out_ids[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < nin && sorted[2 * lo] == out_ids[i]) I->col[I->nnz++] = (int32_t)sorted[2 * lo + 1];
+    I->rowptr[i + 1] = I->nnz;
+  }
+cleanup:
+  free(sorted);
+  if (st != FG_OK) fg_csr_free(I);
+  return st;
+}
+
+static fg_status move_rows_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  const int k = l % t->nkeys;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  if (!t->I) {
+    t->I = fg_calloc_array((size_t)t->nkeys, sizeof *t->I);
+    st = t->I ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    for (int j = 0; j < t->nkeys && st == FG_OK; j++) st = identity_shard(t, s->n_global, j, &t->I[j]);
+  }
+  FG_CHECK(fg_dist_agree(s->dist, st));
+  st = spmm_allreduce(s, &t->I[k], in, f, out, a);
+cleanup:
+  return st;
+}
+
+/* Counts and displacements of G pieces of `unit` elements times the balanced cut of n. */
+static fg_status piece_counts(int64_t n, int G, int64_t unit, int *counts, int *displs) {
+  fg_status st = FG_OK;
+  int64_t *len = NULL;
+  FG_ALLOC(len, G);
+  for (int r = 0; r < G; r++) len[r] = fg_block_size(n, G, r) * unit;
+  st = fg_group_counts(len, G, counts, displs, NULL);
+cleanup:
+  free(len);
+  return st;
+}
+
+/* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
+ * row-major block's elements, so the block is the pieces in rank order (likewise b). */
+static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                   const float *piece, float *block) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  int a, b, c, *cnt = NULL, *dsp = NULL;
+  const int64_t nw = sh->w_in * sh->w_out;
+  fg_layer_roles(l, &a, &b, &c);
+  FG_ALLOC(cnt, t->g[c]);
+  FG_ALLOC(dsp, t->g[c]);
+  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, dsp));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece, block, cnt, dsp));
+  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, dsp));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + sh->wp_len, block + nw, cnt, dsp));
+cleanup:
+  free(cnt);
+  free(dsp);
+  return st;
+}
+
+static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                        const float *block, float *piece) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  int a, b, c, *cnt = NULL;
+  const int64_t nw = sh->w_in * sh->w_out;
+  fg_layer_roles(l, &a, &b, &c);
+  FG_ALLOC(cnt, t->g[c]);
+  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, NULL));
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block, piece, cnt));
+  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, NULL));
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + nw, piece + sh->wp_len, cnt));
+cleanup:
+  free(cnt);
+  return st;
+}
+
+static fg_status reduce_product_3d(fg_scheme *s, int l, float *buf, int64_t n) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  return fg_group_allreduce_f32(&t->grp[b], buf, n);
+}
+
+static fg_status reduce_input_grad_3d(fg_scheme *s, int l, float *buf, int64_t n) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  return fg_group_allreduce_f32(&t->grp[a], buf, n);
+}
+
+/* the logits' columns are cut along a of the last layer */
+static fg_group *class_group(fg_scheme *s) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(t->layers - 1, &a, &b, &c);
+  return &t->grp[a];
+}
+
+static fg_status row_max_3d(fg_scheme *s, fg_maxloc *buf, int64_t n) {
+  return fg_group_maxloc(class_group(s), buf, n);
+}
+
+static fg_status row_sum_3d(fg_scheme *s, double *buf, int64_t n) {
+  return fg_group_allreduce_f64(class_group(s), buf, n);
+}
+
+/* Learned features: the X block's rows cut along Z, each rank owning its piece. */
+static fg_status feature_counts(const fg_scheme *s, int *cnt, int *dsp) {
+  const impl3d *t = s->impl;
+  const int64_t n0 = fg_block_size(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
+  return piece_counts(n0, t->g[FG_DIM_Z], t->feat_cols, cnt, dsp);
+}
+
+static fg_status gather_input_3d(fg_scheme *s, const float *piece, float *input) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  int *cnt = NULL, *dsp = NULL;
+  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
+  FG_ALLOC(dsp, t->g[FG_DIM_Z]);
+  FG_CHECK(feature_counts(s, cnt, dsp));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[FG_DIM_Z], piece, input, cnt, dsp));
+cleanup:
+  free(cnt);
+  free(dsp);
+  return st;
+}
+
+static fg_status input_grad_3d(fg_scheme *s, const float *dh, float *scratch, float *piece_grad) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  const fg_csr *At = &t->At[0];
+  int *cnt = NULL;
+  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
+  FG_CHECK(feature_counts(s, cnt, NULL));
+  if (t->feat_cols > 0 && At->nrows > 0) timed_spmm(s, At, dh, t->feat_cols, scratch);
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, cnt));
+cleanup:
+  free(cnt);
+  return st;
+}
+
+static void destroy_3d(fg_scheme *s) {
+  impl3d *t = s->impl;
+  if (!t) return;
+  for (int d = 0; d < 3; d++) fg_group_free(&t->grp[d]);
+  for (int k = 0; k < t->nkeys; k++) {
+    if (t->A) fg_csr_free(&t->A[k]);
+    if (t->At) fg_csr_free(&t->At[k]);
+    if (t->I) fg_csr_free(&t->I[k]);
+  }
+  free(t->A);
+  free(t->At);
+  free(t->I);
+  for (int d = 0; d < 3; d++)
+    for (int p = 0; p < 2; p++) free(t->gids[d][p]);
+  free(t);
+  s->impl = NULL;
+}
+
+static const fg_scheme_ops ops_3d = {
+    .name = "3d",
+    .shape = shape_3d,
+    .aggregate = aggregate_3d,
+    .aggregate_t = aggregate_t_3d,
+    .move_rows = move_rows_3d,
+    .gather_weights = gather_weights_3d,
+    .reduce_product = reduce_product_3d,
+    .reduce_input_grad = reduce_input_grad_3d,
+    .reduce_weight_grads = reduce_weight_grads_3d,
+    .row_max = row_max_3d,
+    .row_sum = row_sum_3d,
+    .gather_input = gather_input_3d,
+    .input_grad = input_grad_3d,
+    .agg_last_ok = 0,
+    .destroy = destroy_3d,
+};
+
+/* ---- creation ------------------------------------------------------------------------------ */
+
+fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *sc,
+                              fg_scheme **out) {
+  fg_status st = FG_OK;
+  fg_scheme *s = NULL;
+  impl3d *t = NULL;
   root_data r;
-  int64_t hdr[4] = {0, 0, 0, 0}; /* n, F, C, ok */
+  cfg3d cfg;
+  int64_t hdr[3] = {0, 0, 0}; /* n, F, C */
   int64_t *nnz_all = NULL;
   const int P = d->size, me = d->rank;
   int nkeys;
   memset(&r, 0, sizeof r);
+  memset(&cfg, 0, sizeof cfg);
   *out = NULL;
 
   /* 1. arguments, then rank 0 prepares everything that can fail */
-  if ((int64_t)cfg->grid[0] * cfg->grid[1] * cfg->grid[2] != P || cfg->layers < 1) {
+  memcpy(cfg.grid, sc->grid, sizeof cfg.grid);
+  cfg.layers = sc->layers;
+  cfg.seed = sc->seed;
+  cfg.normalize_features = sc->normalize_features;
+  cfg.learn_features = sc->learn_features;
+  st = fg_perm_kind_from(sc->order, sc->double_perm, &cfg.perm);
+  if (st == FG_OK && ((int64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2] != P || cfg.grid[0] < 1 ||
+                      cfg.grid[1] < 1 || cfg.grid[2] < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "--grid %dx%dx%d has %lld ranks, but the job has %d", cfg->grid[0],
-                      cfg->grid[1], cfg->grid[2],
-                      (long long)cfg->grid[0] * cfg->grid[1] * cfg->grid[2], P);
-  }
-  nkeys = nkeys_of(cfg->layers, cfg->perm);
+                      "--grid %dx%dx%d has %lld ranks, but the job has %d", cfg.grid[0],
+                      cfg.grid[1], cfg.grid[2],
+                      (long long)cfg.grid[0] * cfg.grid[1] * cfg.grid[2], P);
+  if (st == FG_OK && (cfg.layers < 1 || sc->agg_blocks < 1))
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "3d: %d layers and %d aggregation blocks; both must be >= 1", cfg.layers,
+                      sc->agg_blocks);
+  nkeys = nkeys_of(cfg.layers, cfg.perm);
   if (st == FG_OK && me == 0) {
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
-      st = root_prepare(ds, cfg, P, nkeys, &r);
+      st = root_prepare(ds, &cfg, P, nkeys, &r);
     if (st == FG_OK) {
       hdr[0] = ds->num_nodes;
       hdr[1] = ds->num_features;
@@ -589,64 +749,81 @@ fg_status fg_layout3d_create(fg_dist *d, const fg_dataset *ds, const fg_layout3d
   FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
   st = FG_OK;
   nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all);
-  if (!nnz_all) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  s = fg_calloc_array(1, sizeof *s);
+  t = fg_calloc_array(1, sizeof *t);
+  if (!nnz_all || !s || !t) {
+    free(t);
+    t = NULL;
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  } else {
+    s->ops = &ops_3d;
+    s->dist = d;
+    s->impl = t; /* from here on fg_scheme_destroy frees t */
+    for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL;
+    memcpy(t->g, cfg.grid, sizeof t->g);
+    fg_grid_coords(t->g, me, t->q);
+    t->layers = cfg.layers;
+    t->perm = cfg.perm;
+    t->nkeys = nkeys;
+    t->agg_blocks = sc->agg_blocks;
+    s->learn_features = cfg.learn_features;
+    s->n_global = hdr[0];
+    s->num_features = hdr[1];
+    s->num_classes = hdr[2];
+  }
   FG_CHECK(fg_dist_agree(d, st));
   if (me == 0) memcpy(nnz_all, r.nnz, (size_t)P * (size_t)nkeys * sizeof *nnz_all);
   FG_CHECK(fg_dist_bcast(d, nnz_all, (int64_t)P * nkeys * 8, 0));
-  t = fg_calloc_array(1, sizeof *t);
-  if (!t) {
-    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  } else {
-    for (int dd = 0; dd < 3; dd++) t->comm[dd] = MPI_COMM_NULL;
-    t->dist = d;
-    memcpy(t->g, cfg->grid, sizeof t->g);
-    fg_grid_coords(t->g, me, t->q);
-    t->layers = cfg->layers;
-    t->perm = cfg->perm;
-    t->learn_features = cfg->learn_features;
-    t->n_global = hdr[0];
-    t->num_features = hdr[1];
-    t->num_classes = hdr[2];
-    t->nkeys = nkeys;
-    st = local_alloc(t, nnz_all + (int64_t)me * nkeys);
-  }
+  st = local_alloc(s, t, nnz_all + (int64_t)me * nkeys);
   FG_CHECK(fg_dist_agree(d, st));
 
   /* 3. rank 0 sends every rank its pieces, in rank order */
   if (me == 0) {
-    for (int rk = 0; rk < P && st == FG_OK; rk++) st = root_deliver(d, ds, &r, cfg, nkeys, rk, t);
+    for (int rk = 0; rk < P && st == FG_OK; rk++)
+      st = root_deliver(d, ds, &r, &cfg, nkeys, rk, s, t);
   } else {
-    st = local_receive(d, t);
+    st = local_receive(d, s, t);
   }
   root_free(&r);
   FG_CHECK(fg_dist_agree(d, st));
-  st = local_transposes(t);
+  st = local_transposes(s, t);
+  if (st == FG_OK) {
+    /* the logit rows' ids: node block q[a_L] in pi[L % 2] */
+    int a, b, c;
+    fg_layer_roles(t->layers, &a, &b, &c);
+    s->global_ids = fg_malloc_array((size_t)FG_MAX(s->n_local, 1), sizeof *s->global_ids);
+    if (!s->global_ids)
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    else if (s->n_local > 0)
+      memcpy(s->global_ids, t->gids[a][t->layers % 2], (size_t)s->n_local * sizeof(int64_t));
+  }
   FG_CHECK(fg_dist_agree(d, st));
 
-  /* 4. one communicator per dimension: the ranks sharing the other two coordinates */
+  /* 4. one group per dimension: the ranks sharing the other two coordinates */
   for (int dd = 0; dd < 3; dd++) {
     const int o1 = (dd + 1) % 3, o2 = (dd + 2) % 3;
-    const int color = t->q[o1] * t->g[o2] + t->q[o2];
-    FG_CHECK_MPI(MPI_Comm_split(d->comm, color, t->q[dd], &t->comm[dd]));
-    FG_CHECK_MPI(MPI_Comm_set_errhandler(t->comm[dd], MPI_ERRORS_RETURN));
+    FG_CHECK(fg_group_split(d, t->q[o1] * t->g[o2] + t->q[o2], t->q[dd], &t->grp[dd]));
   }
-  if (cfg->verbose && me == 0) {
+  {
     int64_t mx = 0, tot = 0;
     for (int64_t i = 0; i < (int64_t)P * nkeys; i++) {
       mx = FG_MAX(mx, nnz_all[i]);
       tot += nnz_all[i];
     }
-    printf("3d layout: grid %s=%d %s=%d %s=%d, %s permutation, %d distinct adjacency shard(s) "
-           "per rank; largest shard %lld nonzeros, mean %.1f (max/mean %.3f)\n",
-           dim_names[0], t->g[0], dim_names[1], t->g[1], dim_names[2], t->g[2],
-           fg_perm_kind_name(cfg->perm), nkeys, (long long)mx, (double)tot / ((double)P * nkeys),
-           tot > 0 ? (double)mx * P * nkeys / (double)tot : 1.0);
+    snprintf(s->note, sizeof s->note,
+             "grid %dx%dx%d, %s permutation, %d distinct adjacency shard(s) per rank, "
+             "agg-blocks %d%s; largest shard %lld nonzeros, mean %.1f (max/mean %.3f)",
+             t->g[0], t->g[1], t->g[2],
+             fg_perm_kind_name(cfg.perm), nkeys, t->agg_blocks,
+             s->learn_features ? ", learned features" : "", (long long)mx,
+             (double)tot / ((double)P * nkeys),
+             tot > 0 ? (double)mx * P * nkeys / (double)tot : 1.0);
   }
-  *out = t;
-  t = NULL;
+  *out = s;
+  s = NULL;
 cleanup:
   root_free(&r);
   free(nnz_all);
-  fg_layout3d_destroy(&t);
+  fg_scheme_destroy(&s);
   return st;
 }

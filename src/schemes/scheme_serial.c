@@ -10,7 +10,7 @@ typedef struct serial_impl {
   int symmetric;
 } serial_impl;
 
-static fg_status serial_aggregate(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status serial_aggregate(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
   double t0 = fg_now();
   fg_spmm(&im->A, in, f, out, f, f);
@@ -19,7 +19,7 @@ static fg_status serial_aggregate(fg_scheme *s, const float *in, float *out, int
   return FG_OK;
 }
 
-static fg_status serial_aggregate_t(fg_scheme *s, const float *in, float *out, int64_t f) {
+static fg_status serial_aggregate_t(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
   double t0 = fg_now();
   fg_spmm(im->symmetric ? &im->A : &im->At, in, f, out, f, f);
@@ -37,8 +37,15 @@ static void serial_destroy(fg_scheme *s) {
   s->impl = NULL;
 }
 
-static const fg_scheme_ops serial_ops = {"serial", serial_aggregate, serial_aggregate_t,
-                                         serial_destroy};
+static const fg_scheme_ops serial_ops = {
+    .name = "serial",
+    .shape = fg_scheme_shape_rows,
+    .aggregate = serial_aggregate,
+    .aggregate_t = serial_aggregate_t,
+    .reduce_grads = fg_scheme_allreduce_grads,
+    .agg_last_ok = 1,
+    .destroy = serial_destroy,
+};
 
 /* Deep copy of a CSR pattern (values dropped). */
 static fg_status csr_copy_pattern(const fg_csr *A, fg_csr *B) {

@@ -1,15 +1,56 @@
-/* checkpoint.c -- the checkpoint file (layout in fg_train.h). */
+/* checkpoint.c -- the checkpoint file (layouts in fg_checkpoint.h): writes version 2, reads
+ * versions 1 and 2.
+ *
+ * The reader holds the whole file in memory and trusts none of its numbers: every count and
+ * length is compared with the bytes that remain before it is used, each comparison written so
+ * that it cannot overflow, so arbitrary bytes are refused and never read out of bounds. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "train/fg_train.h"
+#include "train/fg_checkpoint.h"
 
 static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
-#define CKPT_VERSION 1u
-#define CKPT_FIXED 80
+#define CKPT_VERSION 2u       /* the version the writer writes */
+#define CKPT_MAX_LAYERS 4096u /* a sanity bound on a file's layer count (version 1's) */
+#define CKPT_MIN 16           /* magic, version and checksum: what every version has */
+#define CKPT_HEAD 16          /* version 2: magic, version and section count */
+#define CKPT_NAME 16          /* a section's name field */
+#define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
+#define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
+#define CKPT_V1_FIXED 80      /* version 1's header before the widths */
+/* zlib's crc32 takes uInt lengths: it is fed pieces no longer than this */
+#define CRC_PIECE ((size_t)1 << 30)
+
+/* The sections a reader requires, in the order the writer writes them. */
+enum { SEC_META, SEC_WIDTHS, SEC_PARAMS, SEC_ADAM_M, SEC_ADAM_V, SEC_REQUIRED };
+static const char *const sec_names[SEC_REQUIRED] = {"meta", "widths", "params", "adam_m",
+                                                    "adam_v"};
+
+static int host_is_little_endian(void) {
+  const uint16_t one = 1;
+  return *(const uint8_t *)&one == 1;
+}
+
+/* Zero padding after a payload of len bytes, up to the next multiple of 8. */
+static uint64_t pad8(uint64_t len) { return (8 - len % 8) % 8; }
+
+/* Add a layer's (fan_in + 1) * fan_out parameters (W and b) to *n. 0 when a width is not
+ * positive or the count would overflow: the widths may come from a damaged file. */
+static int add_layer_params(int64_t *n, int64_t fan_in, int64_t fan_out) {
+  int64_t per;
+  if (fan_in < 1 || fan_out < 1 || fan_in == INT64_MAX || fan_in + 1 > INT64_MAX / fan_out)
+    return 0;
+  per = (fan_in + 1) * fan_out;
+  if (per > INT64_MAX - *n) return 0;
+  *n += per;
+  return 1;
+}
+
+/* ---- writing ------------------------------------------------------------ */
 
 /* A writer that keeps a running CRC and remembers the first failure. */
 typedef struct sink {
@@ -19,143 +60,395 @@ typedef struct sink {
 } sink;
 
 static void put(sink *s, const void *p, size_t n) {
-  if (s->failed || n == 0) return;
-  s->crc = crc32(s->crc, p, (uInt)n);
-  if (fwrite(p, 1, n, s->f) != n) s->failed = 1;
-}
-
-static void put_floats(sink *s, const float *p, int64_t n) {
-  /* crc32 takes uInt lengths: feed large arrays in pieces */
-  const char *c = (const char *)p;
-  size_t bytes = (size_t)n * sizeof(float);
-  while (bytes > 0 && !s->failed) {
-    size_t len = bytes > (1u << 30) ? (1u << 30) : bytes;
-    put(s, c, len);
+  const unsigned char *c = p;
+  while (n > 0 && !s->failed) {
+    const size_t len = FG_MIN(n, CRC_PIECE);
+    s->crc = crc32(s->crc, c, (uInt)len);
+    if (fwrite(c, 1, len, s->f) != len) s->failed = 1;
     c += len;
-    bytes -= len;
+    n -= len;
   }
 }
 
-static int host_is_little_endian(void) {
-  const uint16_t one = 1;
-  return *(const uint8_t *)&one == 1;
+/* (the host is little-endian, checked before writing: values go out as they lie in memory) */
+static void put_u32(sink *s, uint32_t v) { put(s, &v, 4); }
+static void put_u64(sink *s, uint64_t v) { put(s, &v, 8); }
+
+static void put_section_head(sink *s, const char *name, uint64_t len) {
+  char field[CKPT_NAME] = {0};
+  memcpy(field, name, FG_MIN(strlen(name), (size_t)CKPT_NAME));
+  put(s, field, CKPT_NAME);
+  put_u64(s, len);
 }
 
-fg_status fg_checkpoint_write(const char *path, const fg_gcn *m, const fg_ckpt_meta *meta) {
+static void put_padding(sink *s, uint64_t len) {
+  static const unsigned char zeros[8] = {0};
+  put(s, zeros, (size_t)pad8(len));
+}
+
+fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
   char tmp[4096];
   sink s = {NULL, 0, 0};
-  uint32_t u32;
-  int64_t i64;
+  int created = 0, rc;
+  int64_t implied = 0;
+  uint64_t widths_bytes, array_bytes;
+  uint32_t crc;
+  const float *arrays[3];
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
+  FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
+             "checkpoint state: %d layers, expected 1 to %u", m->layers, CKPT_MAX_LAYERS - 1);
+  FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
+             "checkpoint state: widths or arrays missing");
+  /* the reader derives the parameter count from the widths: refuse what it would refuse */
+  for (int l = 0; l < m->layers; l++)
+    FG_REQUIRE(add_layer_params(&implied, m->widths[l], m->widths[l + 1]), FG_ERR_INVALID_ARG,
+               "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
+               (long long)m->widths[l], (long long)m->widths[l + 1]);
+  FG_REQUIRE(implied == m->n_params, FG_ERR_INVALID_ARG,
+             "checkpoint state has %lld parameters, its widths imply %lld",
+             (long long)m->n_params, (long long)implied);
   FG_REQUIRE(strlen(path) + 5 < sizeof tmp, FG_ERR_INVALID_ARG, "checkpoint path too long");
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   s.f = fopen(tmp, "wb");
   FG_REQUIRE(s.f, FG_ERR_IO, "%s: cannot create checkpoint: %s", tmp, strerror(errno));
+  created = 1;
+
+  widths_bytes = 4 + 8 * ((uint64_t)m->layers + 1);
+  array_bytes = 4 * (uint64_t)m->n_params;
   s.crc = crc32(0L, Z_NULL, 0);
   put(&s, ckpt_magic, 8);
-  u32 = CKPT_VERSION;
-  put(&s, &u32, 4);
-  u32 = (uint32_t)m->layers;
-  put(&s, &u32, 4);
-  put(&s, &meta->seed, 8);
+  put_u32(&s, CKPT_VERSION);
+  put_u32(&s, SEC_REQUIRED);
+  /* (56 bytes: a multiple of 8, no padding) */
+  put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
+  put_u64(&s, meta->seed);
   put(&s, &meta->epoch, 8);
   put(&s, &meta->adam_t, 8);
-  i64 = m->n_params;
-  put(&s, &i64, 8);
   put(&s, &meta->best_epoch, 8);
   put(&s, &meta->best_valid_acc, 8);
   put(&s, &meta->best_valid_loss, 8);
   put(&s, &meta->best_test_acc, 8);
-  put(&s, m->widths, (size_t)(m->layers + 1) * 8);
-  put_floats(&s, m->params, m->n_params);
-  put_floats(&s, m->adam_m, m->n_params);
-  put_floats(&s, m->adam_v, m->n_params);
-  u32 = (uint32_t)s.crc;
-  if (!s.failed && fwrite(&u32, 1, 4, s.f) != 4) s.failed = 1;
+  put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
+  put_u32(&s, (uint32_t)m->layers);
+  put(&s, m->widths, 8 * ((size_t)m->layers + 1));
+  put_padding(&s, widths_bytes);
+  arrays[0] = m->params;
+  arrays[1] = m->adam_m;
+  arrays[2] = m->adam_v;
+  for (int a = 0; a < 3; a++) {
+    put_section_head(&s, sec_names[SEC_PARAMS + a], array_bytes);
+    put(&s, arrays[a], (size_t)array_bytes);
+    put_padding(&s, array_bytes);
+  }
+  /* the CRC covers everything before it, so it is written past the sink */
+  crc = (uint32_t)s.crc;
+  if (!s.failed && fwrite(&crc, 1, 4, s.f) != 4) s.failed = 1;
   if (fflush(s.f) != 0) s.failed = 1;
   FG_REQUIRE(!s.failed, FG_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-  FG_REQUIRE(fclose(s.f) == 0, FG_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+  /* a failed fclose has still released the stream: never close it twice */
+  rc = fclose(s.f);
   s.f = NULL;
+  FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
   FG_REQUIRE(rename(tmp, path) == 0, FG_ERR_IO, "cannot rename %s to %s: %s", tmp, path,
              strerror(errno));
 cleanup:
-  if (s.f) {
-    fclose(s.f);
-    remove(tmp);
-  }
+  if (s.f) fclose(s.f);
+  /* a partial or unrenamed temporary file is of use to no one */
+  if (st != FG_OK && created) remove(tmp);
   return st;
 }
 
-fg_status fg_checkpoint_read(const char *path, fg_gcn *m, fg_ckpt_meta *meta) {
+/* ---- reading ------------------------------------------------------------ */
+
+/* (the host is little-endian, checked before reading: values are copied as they lie) */
+static uint32_t get_u32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static int64_t get_i64(const unsigned char *p) {
+  int64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static double get_f64(const unsigned char *p) {
+  double v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+/* What a file holds, consistent with itself but not yet checked against the caller's model.
+ * Pointers into the file's bytes, copied out with memcpy (nothing there need be aligned). */
+typedef struct ckpt_view {
+  fg_ckpt_meta meta;
+  uint32_t layers;
+  const unsigned char *widths; /* (layers + 1) i64 */
+  int64_t n_params;
+  const unsigned char *arrays[3]; /* params, adam_m, adam_v: (n_params) f32 each */
+} ckpt_view;
+
+static fg_status read_whole(const char *path, unsigned char **out, size_t *out_size) {
   fg_status st = FG_OK;
   FILE *f = NULL;
   unsigned char *buf = NULL;
-  long size;
-  size_t expect;
-  uint32_t version, layers, stored_crc;
-  int64_t n_params;
-  uLong crc;
-  const unsigned char *p;
+  long size = -1;
   f = fopen(path, "rb");
   FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open checkpoint: %s", path, strerror(errno));
   FG_REQUIRE(fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0, FG_ERR_IO,
              "%s: cannot determine size", path);
   rewind(f);
-  FG_REQUIRE(size >= CKPT_FIXED + 4, FG_ERR_FORMAT,
+  FG_REQUIRE(size >= CKPT_MIN, FG_ERR_FORMAT,
              "%s: not a fullgraph checkpoint (%ld bytes, too short)", path, size);
   FG_ALLOC(buf, size);
   FG_REQUIRE(fread(buf, 1, (size_t)size, f) == (size_t)size, FG_ERR_IO, "%s: read failed",
              path);
-  FG_REQUIRE(memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (bad magic at byte 0)", path);
-  memcpy(&version, buf + 8, 4);
-  FG_REQUIRE(version == CKPT_VERSION, FG_ERR_UNSUPPORTED,
-             "%s: checkpoint version %u, this build reads version %u", path, version,
-             CKPT_VERSION);
-  memcpy(&layers, buf + 12, 4);
-  memcpy(&n_params, buf + 40, 8);
-  FG_REQUIRE(layers >= 1 && layers < 4096 && n_params > 0, FG_ERR_FORMAT,
-             "%s: corrupt header (layers %u, parameters %lld)", path, layers,
-             (long long)n_params);
-  expect = CKPT_FIXED + 8 * ((size_t)layers + 1) + 12 * (size_t)n_params + 4;
-  FG_REQUIRE((size_t)size == expect, FG_ERR_FORMAT,
-             "%s: size %ld bytes, header implies %zu (truncated or corrupt)", path, size, expect);
-  memcpy(&stored_crc, buf + size - 4, 4);
-  crc = crc32(0L, Z_NULL, 0);
-  for (size_t off = 0; off < (size_t)size - 4; off += (1u << 30)) {
-    size_t len = FG_MIN((size_t)size - 4 - off, (size_t)1 << 30);
-    crc = crc32(crc, buf + off, (uInt)len);
-  }
-  FG_REQUIRE((uint32_t)crc == stored_crc, FG_ERR_FORMAT,
+  *out = buf;
+  buf = NULL;
+  *out_size = (size_t)size;
+cleanup:
+  if (f) fclose(f);
+  free(buf);
+  return st;
+}
+
+/* Compare the CRC in the last 4 bytes (size >= CKPT_MIN) with the bytes before them. */
+static fg_status check_crc(const char *path, const unsigned char *buf, size_t size) {
+  fg_status st = FG_OK;
+  const uint32_t stored = get_u32(buf + size - 4);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t off = 0; off < size - 4; off += CRC_PIECE)
+    crc = crc32(crc, buf + off, (uInt)FG_MIN(size - 4 - off, CRC_PIECE));
+  FG_REQUIRE((uint32_t)crc == stored, FG_ERR_FORMAT,
              "%s: checksum mismatch (stored %08x, computed %08x): the file is corrupt", path,
-             stored_crc, (unsigned)crc);
-  FG_REQUIRE((int)layers == m->layers, FG_ERR_INVALID_ARG,
-             "%s: checkpoint has %u layers, the model has %d", path, layers, m->layers);
-  for (uint32_t l = 0; l <= layers; l++) {
-    int64_t w;
-    memcpy(&w, buf + CKPT_FIXED + 8 * l, 8);
+             (unsigned)stored, (unsigned)(uint32_t)crc);
+cleanup:
+  return st;
+}
+
+static fg_status parse_v1(const char *path, const unsigned char *buf, size_t size,
+                          ckpt_view *v) {
+  fg_status st = FG_OK;
+  size_t expect;
+  const unsigned char *p;
+  FG_REQUIRE(size >= CKPT_V1_FIXED + 4, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
+  v->layers = get_u32(buf + 12);
+  v->n_params = get_i64(buf + 40);
+  FG_REQUIRE(v->layers >= 1 && v->layers < CKPT_MAX_LAYERS && v->n_params > 0, FG_ERR_FORMAT,
+             "%s: corrupt header (layers %u, parameters %lld)", path, v->layers,
+             (long long)v->n_params);
+  /* bounded by the size first, 12 n cannot overflow below */
+  FG_REQUIRE((uint64_t)v->n_params <= size / 12, FG_ERR_FORMAT,
+             "%s: size %zu bytes, the header claims %lld parameters (truncated or corrupt)", path,
+             size, (long long)v->n_params);
+  expect = CKPT_V1_FIXED + 8 * ((size_t)v->layers + 1) + 12 * (size_t)v->n_params + 4;
+  FG_REQUIRE(size == expect, FG_ERR_FORMAT,
+             "%s: size %zu bytes, header implies %zu (truncated or corrupt)", path, size, expect);
+  FG_CHECK(check_crc(path, buf, size));
+  v->meta.seed = get_u64(buf + 16);
+  v->meta.epoch = get_i64(buf + 24);
+  v->meta.adam_t = get_i64(buf + 32);
+  v->meta.best_epoch = get_i64(buf + 48);
+  v->meta.best_valid_acc = get_f64(buf + 56);
+  v->meta.best_valid_loss = get_f64(buf + 64);
+  v->meta.best_test_acc = get_f64(buf + 72);
+  v->widths = buf + CKPT_V1_FIXED;
+  p = v->widths + 8 * ((size_t)v->layers + 1);
+  for (int a = 0; a < 3; a++) v->arrays[a] = p + (size_t)a * 4 * (size_t)v->n_params;
+cleanup:
+  return st;
+}
+
+/* A section found in a version-2 file. */
+typedef struct ckpt_section {
+  char name[CKPT_NAME + 1];
+  size_t at;  /* offset of its header */
+  size_t len; /* payload bytes, from at + CKPT_SECTION_HEAD */
+} ckpt_section;
+
+/* Copy a name field into name, NUL-terminated. 0 unless it is 1 to 16 printable ASCII
+ * characters without spaces followed only by NULs, so that it prints safely in messages. */
+static int section_name(const unsigned char *field, char *name) {
+  size_t n = 0;
+  while (n < CKPT_NAME && field[n] != 0) {
+    if (field[n] < 0x21 || field[n] > 0x7e) return 0;
+    name[n] = (char)field[n];
+    n++;
+  }
+  name[n] = '\0';
+  for (size_t i = n; i < CKPT_NAME; i++)
+    if (field[i] != 0) return 0;
+  return n > 0;
+}
+
+/* By name, then by offset: duplicates end up side by side, in file order. */
+static int section_cmp(const void *a, const void *b) {
+  const ckpt_section *x = a, *y = b;
+  const int c = strcmp(x->name, y->name);
+  return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static fg_status parse_v2(const char *path, const unsigned char *buf, size_t size,
+                          ckpt_view *v) {
+  fg_status st = FG_OK;
+  ckpt_section *secs = NULL;
+  const ckpt_section *req[SEC_REQUIRED] = {NULL};
+  const unsigned char *p;
+  uint32_t count;
+  size_t end, off = CKPT_HEAD;
+  int64_t n = 0;
+  FG_REQUIRE(size >= CKPT_HEAD + 4, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
+  end = size - 4; /* where the sections must end: the checksum follows */
+  count = get_u32(buf + 12);
+  /* every section takes at least its header: a count the file has no room for is damage, and
+   * bounding it here bounds the table by the file's size */
+  FG_REQUIRE(count <= (end - CKPT_HEAD) / CKPT_SECTION_HEAD, FG_ERR_FORMAT,
+             "%s: %u sections declared at byte 12, the file has room for at most %zu "
+             "(truncated or corrupt)",
+             path, count, (end - CKPT_HEAD) / CKPT_SECTION_HEAD);
+  FG_ALLOC(secs, count);
+
+  /* walk the sections: off <= end throughout, so end - off never wraps */
+  for (uint32_t i = 0; i < count; i++) {
+    ckpt_section *sec = &secs[i];
+    uint64_t len;
+    size_t room;
+    FG_REQUIRE(end - off >= CKPT_SECTION_HEAD, FG_ERR_FORMAT,
+               "%s: section %u's header at byte %zu runs past the end of the file "
+               "(truncated or corrupt)",
+               path, i, off);
+    FG_REQUIRE(section_name(buf + off, sec->name), FG_ERR_FORMAT,
+               "%s: section %u at byte %zu has a malformed name (corrupt)", path, i, off);
+    len = get_u64(buf + off + CKPT_NAME);
+    room = end - off - CKPT_SECTION_HEAD;
+    /* len first: once len <= room (< 2^63), len + 7 cannot overflow */
+    FG_REQUIRE(len <= room && len + pad8(len) <= room, FG_ERR_FORMAT,
+               "%s: section \"%s\" at byte %zu runs past the end of the file (%llu payload "
+               "bytes declared, %zu remain): truncated or corrupt",
+               path, sec->name, off, (unsigned long long)len, room);
+    sec->at = off;
+    sec->len = (size_t)len;
+    off += CKPT_SECTION_HEAD + (size_t)(len + pad8(len));
+  }
+  FG_REQUIRE(off == end, FG_ERR_FORMAT,
+             "%s: %zu stray bytes after the last section, at byte %zu (corrupt)", path,
+             end - off, off);
+  /* the structure is sound; before its content is believed, the bytes must be the ones written */
+  FG_CHECK(check_crc(path, buf, size));
+
+  if (count > 1) qsort(secs, count, sizeof *secs, section_cmp);
+  for (uint32_t i = 0; i + 1 < count; i++)
+    FG_REQUIRE(strcmp(secs[i].name, secs[i + 1].name) != 0, FG_ERR_FORMAT,
+               "%s: duplicate section \"%s\" (at bytes %zu and %zu)", path, secs[i].name,
+               secs[i].at, secs[i + 1].at);
+  /* unknown names are skipped: a later version may add sections this one does not need */
+  for (int r = 0; r < SEC_REQUIRED; r++) {
+    for (uint32_t i = 0; i < count && !req[r]; i++)
+      if (strcmp(secs[i].name, sec_names[r]) == 0) req[r] = &secs[i];
+    FG_REQUIRE(req[r], FG_ERR_FORMAT, "%s: checkpoint has no \"%s\" section", path,
+               sec_names[r]);
+  }
+
+  FG_REQUIRE(req[SEC_META]->len == CKPT_META_BYTES, FG_ERR_FORMAT,
+             "%s: section \"meta\" at byte %zu has %zu bytes, expected %d", path,
+             req[SEC_META]->at, req[SEC_META]->len, CKPT_META_BYTES);
+  p = buf + req[SEC_META]->at + CKPT_SECTION_HEAD;
+  v->meta.seed = get_u64(p);
+  v->meta.epoch = get_i64(p + 8);
+  v->meta.adam_t = get_i64(p + 16);
+  v->meta.best_epoch = get_i64(p + 24);
+  v->meta.best_valid_acc = get_f64(p + 32);
+  v->meta.best_valid_loss = get_f64(p + 40);
+  v->meta.best_test_acc = get_f64(p + 48);
+
+  FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
+             "%s: section \"widths\" at byte %zu has %zu bytes, too few for its layer count",
+             path, req[SEC_WIDTHS]->at, req[SEC_WIDTHS]->len);
+  p = buf + req[SEC_WIDTHS]->at + CKPT_SECTION_HEAD;
+  v->layers = get_u32(p);
+  FG_REQUIRE(v->layers >= 1 && v->layers < CKPT_MAX_LAYERS, FG_ERR_FORMAT,
+             "%s: section \"widths\" at byte %zu: %u layers (corrupt)", path,
+             req[SEC_WIDTHS]->at, v->layers);
+  FG_REQUIRE(req[SEC_WIDTHS]->len == 4 + 8 * ((size_t)v->layers + 1), FG_ERR_FORMAT,
+             "%s: section \"widths\" at byte %zu has %zu bytes, %u layers need %zu", path,
+             req[SEC_WIDTHS]->at, req[SEC_WIDTHS]->len, v->layers,
+             4 + 8 * ((size_t)v->layers + 1));
+  v->widths = p + 4;
+  for (uint32_t l = 0; l < v->layers; l++) {
+    const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
+    const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
+    FG_REQUIRE(add_layer_params(&n, fan_in, fan_out), FG_ERR_FORMAT,
+               "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
+               (long long)fan_in, (long long)fan_out);
+  }
+  v->n_params = n;
+
+  for (int a = 0; a < 3; a++) {
+    const ckpt_section *sec = req[SEC_PARAMS + a];
+    FG_REQUIRE(sec->len % 4 == 0 && (uint64_t)(sec->len / 4) == (uint64_t)n, FG_ERR_FORMAT,
+               "%s: section \"%s\" at byte %zu has %zu bytes, the widths imply %lld float32 "
+               "parameters",
+               path, sec->name, sec->at, sec->len, (long long)n);
+    v->arrays[a] = buf + sec->at + CKPT_SECTION_HEAD;
+  }
+cleanup:
+  free(secs);
+  return st;
+}
+
+/* Check a file's dimensions against the caller's model, then copy the file's state out. */
+static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *m,
+                           fg_ckpt_meta *meta) {
+  fg_status st = FG_OK;
+  FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
+             "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
+  for (uint32_t l = 0; l <= v->layers; l++) {
+    const int64_t w = get_i64(v->widths + 8 * (size_t)l);
     FG_REQUIRE(w == m->widths[l], FG_ERR_INVALID_ARG,
                "%s: checkpoint layer width %u is %lld, the model's is %lld", path, l,
                (long long)w, (long long)m->widths[l]);
   }
-  FG_REQUIRE(n_params == m->n_params, FG_ERR_INVALID_ARG,
-             "%s: checkpoint has %lld parameters, the model %lld", path, (long long)n_params,
+  FG_REQUIRE(v->n_params == m->n_params, FG_ERR_INVALID_ARG,
+             "%s: checkpoint has %lld parameters, the model %lld", path, (long long)v->n_params,
              (long long)m->n_params);
-  memcpy(&meta->seed, buf + 16, 8);
-  memcpy(&meta->epoch, buf + 24, 8);
-  memcpy(&meta->adam_t, buf + 32, 8);
-  memcpy(&meta->best_epoch, buf + 48, 8);
-  memcpy(&meta->best_valid_acc, buf + 56, 8);
-  memcpy(&meta->best_valid_loss, buf + 64, 8);
-  memcpy(&meta->best_test_acc, buf + 72, 8);
-  p = buf + CKPT_FIXED + 8 * ((size_t)layers + 1);
-  memcpy(m->params, p, (size_t)n_params * 4);
-  memcpy(m->adam_m, p + 4 * (size_t)n_params, (size_t)n_params * 4);
-  memcpy(m->adam_v, p + 8 * (size_t)n_params, (size_t)n_params * 4);
+  *meta = v->meta;
+  memcpy(m->params, v->arrays[0], (size_t)v->n_params * 4);
+  memcpy(m->adam_m, v->arrays[1], (size_t)v->n_params * 4);
+  memcpy(m->adam_v, v->arrays[2], (size_t)v->n_params * 4);
 cleanup:
-  if (f) fclose(f);
+  return st;
+}
+
+fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *m, fg_ckpt_meta *meta) {
+  fg_status st = FG_OK;
+  unsigned char *buf = NULL;
+  size_t size = 0;
+  uint32_t version;
+  ckpt_view v;
+  memset(&v, 0, sizeof v);
+  FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
+             "checkpoints are little-endian; this host is not");
+  FG_CHECK(read_whole(path, &buf, &size));
+  FG_REQUIRE(memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (bad magic at byte 0)", path);
+  version = get_u32(buf + 8);
+  if (version == 1)
+    FG_CHECK(parse_v1(path, buf, size, &v));
+  else if (version == CKPT_VERSION)
+    FG_CHECK(parse_v2(path, buf, size, &v));
+  else
+    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: checkpoint version %u, this build reads versions 1 and %u",
+            path, version, CKPT_VERSION);
+  FG_CHECK(take_view(path, &v, m, meta));
+cleanup:
   free(buf);
   return st;
 }

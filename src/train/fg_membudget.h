@@ -5,6 +5,8 @@
 #define FG_MEMBUDGET_H
 
 #include "core/fg_core.h"
+#include "dist/fg_dist.h"
+#include "plan/fg_registry.h"
 
 /* Bytes allowed for the program itself (code, MPI, OpenMP stacks, OpenBLAS buffers). */
 #define FG_MEM_RUNTIME_BYTES ((int64_t)96 << 20)
@@ -21,9 +23,8 @@ fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg
  * rank 0, against cfg->mem_limit per process (0: the available memory of rank 0's node over the
  * ranks that share it; < 0: no check). FG_ERR_MEMLIMIT names the bytes, the limit and the options
  * that shrink the run. Collective over d; ds is read on rank 0 only. */
-struct fg_dist;
-fg_status fg_train_memory_check_ranks(struct fg_dist *d, const fg_dataset *ds,
-                                      const fg_train_config *cfg, const char *scheme, int is3d,
+fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
+                                      const fg_train_config *cfg, const fg_scheme_info *scheme,
                                       const int grid[3]);
 
 /* The width the model's hidden SpMMs gather at: the widest hidden layer (the classes for one

@@ -1,5 +1,5 @@
 /* membudget.c -- what a one-process run holds at its peak, from the dataset's sizes and the
- * configuration alone (the model's share from fg_gcn_memory, which mirrors fg_gcn_create), and
+ * configuration alone (the model's share from fg_model_memory, which mirrors fg_model_create), and
  * the --mem-limit check made before the scheme and the model allocate. */
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +46,15 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   int64_t *widths = NULL;
   fg_reorder_kind reorder = FG_REORDER_NONE;
   const int L = cfg->layers;
+  const fg_scheme_info *scheme = NULL;
+  uint32_t any = 0;
+  int borrows;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_train_memory: no dataset");
+  /* the scheme of a one-process run (auto: counted as the default's) */
+  FG_CHECK(fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), 1, &scheme, &any));
+  if (!scheme) FG_CHECK(fg_scheme_resolve(NULL, 0, 1, &scheme, &any));
+  borrows = scheme->borrows_features;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   {
@@ -55,15 +62,10 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     const int64_t C = ds->num_classes;
     int64_t act = 0, par = 0;
     FG_ALLOC(widths, L + 1);
-    widths[0] = F;
-    for (int l = 1; l < L; l++) widths[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
-    widths[L] = C;
-    for (int l = 0; l <= L; l++)
-      FG_REQUIRE(widths[l] >= 1, FG_ERR_INVALID_ARG, "layer width %d is %lld; must be >= 1", l,
-                 (long long)widths[l]);
+    FG_CHECK(fg_model_widths(L, cfg->hidden, cfg->widths, F, C, widths));
     {
-      fg_gcn_config mc = {L, widths, (int)cfg->agg_order, cfg->seed};
-      fg_gcn_memory(&mc, n, &act, &par, &out->activation_buffers);
+      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed};
+      fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);
     /* the dataset: pattern (values only if a reader gave some), features, labels, split */
@@ -73,11 +75,11 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
      * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
     out->inputs = 4 * n + n + 8 * n;
-    if (cfg->normalize_features || (cfg->scheme && strcmp(cfg->scheme, "serial") != 0))
-      out->inputs += 4 * n * F;
+    if (cfg->normalize_features || !borrows) out->inputs += 4 * n * F;
     out->activations = act;
     out->params = par;
-    out->loss = 4 * n * C + 2 * n;
+    /* the loss gradient, two row masks, the logits' row statistics (maximum and column, sum) */
+    out->loss = 4 * n * C + 2 * n + 16 * n;
     /* normalization's degrees; with --reorder the order and its inverse, and the order's
      * own work arrays (rcm: visited flags, two n-arrays, a key per nonzero). The permuted
      * pattern is the scheme's Â itself (counted in graph). --reorder auto, when X does not fit
@@ -140,7 +142,7 @@ cleanup:
 
 /* Rank 0's half of fg_train_memory_check_ranks: on_node ranks share rank 0's node. */
 static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
-                             int on_node, const char *scheme, int is3d, const int grid[3]) {
+                             int on_node, const fg_scheme_info *scheme, const int grid[3]) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   fg_plan_config pc = fg_plan_config_default();
@@ -164,17 +166,17 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
   pc.agg_blocks = cfg->agg_blocks;
   pc.seed = cfg->seed;
   pc.mem_per_rank = -1.0;
-  pc.with_3d = is3d;
-  pc.with_1d = !is3d;
-  pc.only_grid = is3d ? grid : NULL;
+  pc.schemes = scheme->name;
+  pc.only_grid = scheme->grid ? grid : NULL;
+  if (!scheme->predict) goto cleanup; /* a scheme the model does not cover: nothing to check */
   FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
   for (int i = 0; i < n; i++)
-    if (strcmp(e[i].scheme, is3d ? "3d" : scheme) == 0) hit = &e[i];
-  if (!hit) goto cleanup; /* a scheme the model does not cover: nothing to check */
-  if (is3d)
-    snprintf(what, sizeof what, "3d grid %dx%dx%d", grid[0], grid[1], grid[2]);
+    if (e[i].scheme == scheme->name) hit = &e[i];
+  if (!hit) goto cleanup;
+  if (scheme->grid)
+    snprintf(what, sizeof what, "%s grid %dx%dx%d", scheme->name, grid[0], grid[1], grid[2]);
   else
-    snprintf(what, sizeof what, "%s", scheme);
+    snprintf(what, sizeof what, "%s", scheme->name);
   rank_bytes = hit->mem_bytes;
   if (limit == 0) {
     const int64_t avail = fg_available_memory();
@@ -212,17 +214,14 @@ cleanup:
 }
 
 fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
-                                      const fg_train_config *cfg, const char *scheme, int is3d,
+                                      const fg_train_config *cfg, const fg_scheme_info *scheme,
                                       const int grid[3]) {
   fg_status st = FG_OK;
   int on_node = 1;
-  MPI_Comm node = MPI_COMM_NULL;
   if (cfg->mem_limit < 0 || d->size == 1) return FG_OK; /* the same on every rank */
-  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-      MPI_SUCCESS) {
-    MPI_Comm_size(node, &on_node);
-    MPI_Comm_free(&node);
-  }
-  if (d->rank == 0) st = check_ranks(ds, cfg, d->size, on_node, scheme, is3d, grid);
-  return fg_dist_agree(d, st);
+  FG_CHECK(fg_dist_ranks_on_node(d, &on_node));
+  if (d->rank == 0) st = check_ranks(ds, cfg, d->size, on_node, scheme, grid);
+  st = fg_dist_agree(d, st);
+cleanup:
+  return st;
 }

@@ -10,10 +10,11 @@
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
+#include "plan/fg_registry.h"
+#include "schemes/fg_grid3d.h"
 #include "schemes/fg_scheme.h"
-#include "schemes/fg_scheme3d.h"
+#include "train/fg_checkpoint.h"
 #include "train/fg_membudget.h"
-#include "train/fg_train.h"
 
 fg_train_config fg_train_config_default(void) {
   fg_train_config c;
@@ -121,302 +122,301 @@ static void progress_line(int epoch, int epochs, const epoch_stats *e, double et
   fflush(stderr);
 }
 
-/* Sum of -log p over selected rows; counts; for each split. */
-static fg_status evaluate(fg_gcn *m, fg_scheme *s, fg_dist *d, double *acc, double *valid_loss) {
+/* ---- a run: the scheme, the model and the loss buffers --------------------------------------- */
+
+typedef struct run {
+  fg_dist *d;
+  const fg_scheme_info *info;
+  int grid[3];
+  fg_scheme *s;
+  fg_model *m;
+  int64_t *widths;        /* (layers + 1) */
+  float *wd;              /* (layers) weight decay of each layer's weights */
+  uint8_t *train_sel;     /* (n_local) training rows */
+  uint8_t *sel;           /* (n_local) scratch for the evaluation's splits */
+  float *dlogits;         /* (n_local x the logits' columns) */
+  int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
+  int64_t n_owned;        /* parameters whose copy on this rank checkpoints keep */
+  int64_t *own_idx;       /* (n_owned) their one-process index */
+  int64_t *own_pos;       /* (n_owned) their position in the model's buffer */
+  float *own_val;         /* (n_owned) scratch */
+  char desc[600];
+} run;
+
+static void run_free(run *r) {
+  fg_model_destroy(&r->m);
+  fg_scheme_destroy(&r->s);
+  free(r->widths);
+  free(r->wd);
+  free(r->train_sel);
+  free(r->sel);
+  free(r->dlogits);
+  free(r->own_idx);
+  free(r->own_pos);
+  free(r->own_val);
+}
+
+/* Collective: the scheme (and grid) of this run. --scheme auto, and a grid scheme without an
+ * explicit grid, ask the performance model on rank 0 (which has the dataset) for the fastest
+ * configuration that fits among those the registry allows. */
+static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
+                               FILE *log, run *r) {
   fg_status st = FG_OK;
-  const int L = m->layers;
-  const int64_t C = m->widths[L];
-  uint8_t *sel = NULL;
-  double sums[8] = {0};
-  FG_ALLOC(sel, s->n_local > 0 ? s->n_local : 1);
-  for (int k = 0; k < 3; k++) {
-    int64_t count = 0, correct = 0;
-    double l;
-    for (int64_t i = 0; i < s->n_local; i++) sel[i] = s->split[i] == k;
-    l = fg_softmax_xent(m->H[L], s->n_local, C, s->labels, sel, 1.0f, NULL, &count, &correct);
-    sums[2 * k] = (double)correct;
-    sums[2 * k + 1] = (double)count;
-    if (k == FG_SPLIT_VALID) sums[6] = l;
+  uint32_t cand = 0;
+  int choice[4] = {-1, 1, 1, 1}; /* registry row, grid */
+  st = fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), d->size, &r->info, &cand);
+  if (st == FG_OK && r->info && r->info->grid && cfg->grid && strcmp(cfg->grid, "auto") != 0)
+    st = fg_grid_parse(cfg->grid, d->size, r->grid);
+  FG_CHECK(fg_dist_agree(d, st));
+  if (r->info && (!r->info->grid || (cfg->grid && strcmp(cfg->grid, "auto") != 0))) return FG_OK;
+  if (r->info) /* a grid scheme, grid auto: its grids only */
+    for (int i = 0; i < fg_scheme_registry_size(); i++)
+      if (fg_scheme_registry_at(i) == r->info) cand = 1u << i;
+  if (d->rank == 0) {
+    const fg_scheme_info *pick = NULL;
+    st = fg_plan_pick(ds, cfg, d->size, cand, &pick, choice + 1);
+    for (int i = 0; st == FG_OK && i < fg_scheme_registry_size(); i++)
+      if (fg_scheme_registry_at(i) == pick) choice[0] = i;
+    if (st == FG_OK && cfg->verbose) {
+      if (pick->grid)
+        fprintf(log, "performance model: %s grid %dx%dx%d\n", pick->name, choice[1], choice[2],
+                choice[3]);
+      else
+        fprintf(log, "performance model: %s\n", pick->name);
+    }
   }
-  FG_CHECK(fg_dist_allreduce_f64(d, sums, 7));
-  for (int k = 0; k < 3; k++) acc[k] = sums[2 * k + 1] > 0 ? sums[2 * k] / sums[2 * k + 1] : 0.0;
-  *valid_loss = sums[3] > 0 ? sums[6] / sums[3] : 0.0;
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(fg_dist_bcast(d, choice, sizeof choice, 0));
+  r->info = fg_scheme_registry_at(choice[0]);
+  memcpy(r->grid, choice + 1, sizeof r->grid);
 cleanup:
-  free(sel);
   return st;
 }
 
-/* ---- the 1D trainer: serial, 1d, 1d-sa (a scheme and the model of gcn.c) ---------------------- */
-
-typedef struct tr1d {
-  fg_scheme *s;
-  fg_gcn *m;
-  uint8_t *train_sel;
-  float *dlogits;
-} tr1d;
-
-static fg_status tr1d_train_step(fg_trainer *tr, const fg_train_config *cfg, int epoch,
-                                 int64_t adam_t, double *loss_sum) {
+/* Collective: lay out, build the model and the loss buffers. */
+static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
+                            FILE *log, run *r) {
   fg_status st = FG_OK;
-  tr1d *im = tr->impl;
-  fg_dist *d = tr->dist;
-  fg_gcn *m = im->m;
-  fg_scheme *s = im->s;
-  const int L = tr->layers;
+  fg_scheme_config sc;
+  const int L = cfg->layers;
+  int64_t n_idx = 0, *idx = NULL;
+  uint8_t *own = NULL;
+  memset(&sc, 0, sizeof sc);
+  r->d = d;
+  FG_CHECK(choose_scheme(d, ds, cfg, log, r));
+  /* refuse a run that would not fit before allocating for it (membudget.c): one process from
+   * the dataset's sizes, several from the performance model's busiest rank */
+  if (d->size == 1) {
+    st = r->info->grid ? FG_OK : fg_train_memory_check(ds, cfg);
+    FG_CHECK(fg_dist_agree(d, st));
+  }
+  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid));
+  sc.name = r->info->name;
+  sc.order = cfg->order;
+  sc.overlap = cfg->overlap;
+  sc.seed = cfg->seed;
+  sc.normalize_features = cfg->normalize_features;
+  sc.verbose = cfg->verbose;
+  sc.reorder = cfg->reorder;
+  sc.reorder_width = fg_train_hidden_width(cfg, ds ? ds->num_classes : 1);
+  sc.layers = L;
+  memcpy(sc.grid, r->grid, sizeof sc.grid);
+  sc.double_perm = cfg->double_perm;
+  sc.agg_blocks = cfg->agg_blocks;
+  sc.learn_features = cfg->learn_features;
+  FG_CHECK(fg_scheme_create_from(r->info, d, ds, &sc, &r->s));
+  /* the model: widths input, hidden..., classes */
+  r->widths = fg_malloc_array((size_t)L + 1, sizeof *r->widths);
+  r->wd = fg_malloc_array((size_t)L, sizeof *r->wd);
+  st = r->widths && r->wd ? fg_model_widths(L, cfg->hidden, cfg->widths, r->s->num_features,
+                                            r->s->num_classes, r->widths)
+                          : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  if (st == FG_OK) {
+    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed};
+    st = fg_model_create(&mc, r->s, &r->m);
+  }
+  if (st == FG_OK) {
+    const fg_layer_shape *sh = &r->m->shape[L - 1];
+    const int64_t nl = r->s->n_local;
+    r->train_sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
+    r->sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
+    /* the backward pass's first SpMM gathers its rows at random: huge pages, as activations */
+    r->dlogits = fg_malloc_huge((size_t)FG_MAX(nl * sh->w_out, 1) * sizeof(float));
+    n_idx = fg_model_param_index(r->m, NULL, NULL);
+    idx = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *idx);
+    own = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *own);
+    if (!r->train_sel || !r->sel || !r->dlogits || !idx || !own)
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  for (int l = 0; l < L; l++)
+    r->wd[l] = (cfg->weight_decay_layers == FG_WD_ALL || l == 0) ? (float)cfg->weight_decay : 0.0f;
+  /* the parameters checkpoints take from this rank: the primary copy of each */
+  fg_model_param_index(r->m, idx, own);
+  for (int64_t k = 0; k < n_idx; k++) r->n_owned += own[k];
+  r->own_idx = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_idx);
+  r->own_pos = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_pos);
+  r->own_val = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_val);
+  st = r->own_idx && r->own_pos && r->own_val
+           ? FG_OK
+           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_dist_agree(d, st));
+  for (int64_t k = 0, j = 0; k < n_idx; k++)
+    if (own[k]) {
+      r->own_idx[j] = idx[k];
+      r->own_pos[j++] = k;
+    }
+  {
+    /* a logit row lives on every rank of its row block: count it on the one that holds its
+     * first columns and the primary copy */
+    const fg_layer_shape *sh = &r->m->shape[L - 1];
+    const int counts_here = sh->out_primary && sh->col0_out == 0;
+    for (int64_t i = 0; i < r->s->n_local; i++) {
+      const int k = r->s->split[i];
+      r->train_sel[i] = k == FG_SPLIT_TRAIN;
+      if (counts_here && k >= 0 && k < 3) r->counts[k]++;
+    }
+    FG_CHECK(fg_dist_allreduce_i64(d, r->counts, 3));
+  }
+  snprintf(r->desc, sizeof r->desc, "%s", r->s->note);
+cleanup:
+  free(idx);
+  free(own);
+  return st;
+}
+
+/* Collective. One training step of epoch `epoch`: forward with dropout, loss, backward,
+ * gradient reduction, Adam step t. *loss_sum: the training loss summed over the training nodes
+ * of all ranks. */
+static fg_status train_step(run *r, const fg_train_config *cfg, int epoch, int64_t t,
+                            double *loss_sum) {
+  fg_status st = FG_OK;
+  fg_dist *d = r->d;
   const float p = (float)cfg->dropout;
   const fg_adam_params adam = {(float)cfg->lr, 0.9f, 0.999f, 1e-8f};
   int64_t cnt = 0, cor = 0;
   d->phase = FG_PHASE_FORWARD;
-  FG_CHECK(fg_gcn_forward(m, s, 1, p, cfg->seed, (uint64_t)epoch));
-  *loss_sum = fg_softmax_xent(m->H[L], s->n_local, tr->widths[L], s->labels, im->train_sel,
-                              1.0f / (float)tr->counts[0], im->dlogits, &cnt, &cor);
+  FG_CHECK(fg_model_forward(r->m, r->s, 1, p, cfg->seed, (uint64_t)epoch));
+  d->phase = FG_PHASE_METRICS; /* the softmax's row reductions over a column split */
+  FG_CHECK(fg_model_softmax_stats(r->m, r->s));
+  *loss_sum = fg_model_xent(r->m, r->s, r->train_sel, 1.0f / (float)r->counts[0], r->dlogits,
+                            &cnt, &cor);
   d->phase = FG_PHASE_BACKWARD;
-  FG_CHECK(fg_gcn_backward(m, s, im->dlogits, p, cfg->seed, (uint64_t)epoch));
+  FG_CHECK(fg_model_backward(r->m, r->s, r->dlogits, p, cfg->seed, (uint64_t)epoch));
   d->phase = FG_PHASE_GRADS;
-  FG_CHECK(fg_dist_allreduce_f32(d, m->grads, m->n_params));
-  for (int l = 0; l < L; l++) {
-    int decay = cfg->weight_decay_layers == FG_WD_ALL || l == 0;
-    float wd = decay ? (float)cfg->weight_decay : 0.0f;
-    fg_adam_step(m->W[l], m->dW[l], m->adam_m + (m->W[l] - m->params),
-                 m->adam_v + (m->W[l] - m->params), tr->widths[l] * tr->widths[l + 1], adam, wd,
-                 adam_t);
-    fg_adam_step(m->b[l], m->db[l], m->adam_m + (m->b[l] - m->params),
-                 m->adam_v + (m->b[l] - m->params), tr->widths[l + 1], adam, 0.0f, adam_t);
-  }
+  FG_CHECK(fg_model_reduce_grads(r->m, r->s));
+  fg_model_adam(r->m, adam, r->wd, t);
   d->phase = FG_PHASE_METRICS;
   FG_CHECK(fg_dist_allreduce_f64(d, loss_sum, 1));
 cleanup:
   return st;
 }
 
-static fg_status tr1d_evaluate(fg_trainer *tr, const fg_train_config *cfg, int epoch,
-                               double acc[3], double *valid_loss) {
+/* Collective. Evaluation forward (no dropout); accuracy of each split and the mean validation
+ * loss, reduced over ranks. */
+static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double acc[3],
+                          double *valid_loss) {
   fg_status st = FG_OK;
-  tr1d *im = tr->impl;
-  tr->dist->phase = FG_PHASE_FORWARD;
-  FG_CHECK(fg_gcn_forward(im->m, im->s, 0, 0.0f, cfg->seed, (uint64_t)epoch));
-  tr->dist->phase = FG_PHASE_METRICS;
-  FG_CHECK(evaluate(im->m, im->s, tr->dist, acc, valid_loss));
+  double sums[7] = {0};
+  r->d->phase = FG_PHASE_FORWARD;
+  FG_CHECK(fg_model_forward(r->m, r->s, 0, 0.0f, cfg->seed, (uint64_t)epoch));
+  r->d->phase = FG_PHASE_METRICS;
+  FG_CHECK(fg_model_softmax_stats(r->m, r->s));
+  for (int k = 0; k < 3; k++) {
+    int64_t count = 0, correct = 0;
+    double l;
+    for (int64_t i = 0; i < r->s->n_local; i++) r->sel[i] = r->s->split[i] == k;
+    l = fg_model_xent(r->m, r->s, r->sel, 1.0f, NULL, &count, &correct);
+    sums[2 * k] = (double)correct;
+    sums[2 * k + 1] = (double)count;
+    if (k == FG_SPLIT_VALID) sums[6] = l;
+  }
+  FG_CHECK(fg_dist_allreduce_f64(r->d, sums, 7));
+  for (int k = 0; k < 3; k++) acc[k] = sums[2 * k + 1] > 0 ? sums[2 * k] / sums[2 * k + 1] : 0.0;
+  *valid_loss = sums[3] > 0 ? sums[6] / sums[3] : 0.0;
 cleanup:
   return st;
 }
 
-static fg_status tr1d_export(fg_trainer *tr) {
-  (void)tr; /* the model's buffers are the serial layout, the same on every rank */
-  return FG_OK;
-}
-
-static fg_status tr1d_import(fg_trainer *tr) {
+/* Collective: the parameters and Adam moments in the one-process layout into rank 0's state. */
+static fg_status export_state(run *r, const fg_ckpt_state *state) {
   fg_status st = FG_OK;
-  fg_gcn *m = ((tr1d *)tr->impl)->m;
-  FG_CHECK(fg_dist_bcast(tr->dist, m->params, m->n_params * 4, 0));
-  FG_CHECK(fg_dist_bcast(tr->dist, m->adam_m, m->n_params * 4, 0));
-  FG_CHECK(fg_dist_bcast(tr->dist, m->adam_v, m->n_params * 4, 0));
+  const float *const src[3] = {r->m->params, r->m->adam_m, r->m->adam_v};
+  float *const dst[3] = {state ? state->params : NULL, state ? state->adam_m : NULL,
+                         state ? state->adam_v : NULL};
+  for (int a = 0; a < 3; a++) {
+    for (int64_t j = 0; j < r->n_owned; j++) r->own_val[j] = src[a][r->own_pos[j]];
+    FG_CHECK(fg_scheme_gather_params(r->s, r->own_val, r->own_idx, r->n_owned,
+                                     r->m->n_params_global, dst[a]));
+  }
 cleanup:
   return st;
 }
 
-static fg_status tr1d_gather_output(fg_trainer *tr, int which, float *out) {
-  tr1d *im = tr->impl;
-  const int L = tr->layers;
-  const int64_t w = tr->widths[which == 0 ? L : L - 1];
-  return fg_dist_gather_rows(tr->dist, im->m->H[which == 0 ? L : L - 1], im->s->global_ids,
-                             im->s->n_local, w, im->s->n_global, 0, out);
-}
-
-static void tr1d_timers(const fg_trainer *tr, double *spmm, double *gemm, double *spmm_bytes) {
-  const tr1d *im = tr->impl;
-  *spmm = im->s->seconds_spmm;
-  *gemm = im->m->seconds[FG_TIME_GEMM];
-  *spmm_bytes = im->s->spmm_bytes;
-}
-
-static void tr1d_destroy(fg_trainer *tr) {
-  tr1d *im = tr->impl;
-  if (im) {
-    free(im->train_sel);
-    free(im->dlogits);
-    fg_gcn_destroy(&im->m);
-    fg_scheme_destroy(&im->s);
-    free(im);
-  }
-  tr->state = NULL; /* it was the model */
-  fg_trainer_free_common(tr);
-}
-
-static const fg_trainer_ops tr1d_ops = {tr1d_train_step, tr1d_evaluate, tr1d_export,
-                                        tr1d_import,     tr1d_gather_output, tr1d_timers,
-                                        tr1d_destroy};
-
-void fg_trainer_free_common(fg_trainer *tr) {
-  if (!tr) return;
-  free(tr->widths);
-  if (tr->state) {
-    fg_free_aligned(tr->state->params);
-    fg_free_aligned(tr->state->adam_m);
-    fg_free_aligned(tr->state->adam_v);
-    free(tr->state->widths);
-    free(tr->state);
-  }
-  free(tr);
-}
-
-static fg_status trainer_1d_create(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
-                                   fg_trainer **out) {
+/* Collective: every rank's pieces from rank 0's state (its arrays are overwritten elsewhere). */
+static fg_status import_state(run *r, fg_ckpt_state *state) {
   fg_status st = FG_OK;
-  fg_trainer *tr = NULL;
-  tr1d *im = NULL;
-  fg_scheme_config scfg;
-  fg_scheme *s;
-  *out = NULL;
-  memset(&scfg, 0, sizeof scfg);
-  scfg.name = cfg->scheme;
-  scfg.order = cfg->order;
-  scfg.overlap = cfg->overlap;
-  scfg.seed = cfg->seed;
-  scfg.normalize_features = cfg->normalize_features;
-  scfg.verbose = cfg->verbose;
-  scfg.reorder = cfg->reorder;
-  scfg.reorder_width = fg_train_hidden_width(cfg, ds ? ds->num_classes : 1);
-  tr = fg_calloc_array(1, sizeof *tr);
-  im = fg_calloc_array(1, sizeof *im);
-  if (!tr || !im) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  FG_CHECK(fg_dist_agree(d, st));
-  tr->ops = &tr1d_ops;
-  tr->dist = d;
-  tr->impl = im; /* from here on tr1d_destroy frees im */
-  /* one process: refuse a run that would not fit before allocating for it (membudget.c) */
-  st = d->size == 1 ? fg_train_memory_check(ds, cfg) : FG_OK;
-  if (st == FG_OK) st = fg_scheme_create(d, ds, &scfg, &im->s);
-  FG_CHECK(fg_dist_agree(d, st));
-  s = im->s;
-  tr->description = s->note[0] ? s->note : NULL;
-  tr->reorder = s->reorder_used;
-  tr->layers = cfg->layers;
-  tr->n_nodes = s->n_global;
-  /* widths: input, hidden..., classes */
-  st = FG_OK;
-  tr->widths = fg_malloc_array((size_t)cfg->layers + 1, sizeof *tr->widths);
-  if (!tr->widths) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  if (st == FG_OK) {
-    fg_gcn_config mc = {cfg->layers, tr->widths, (int)cfg->agg_order, cfg->seed};
-    tr->widths[0] = s->num_features;
-    for (int l = 1; l < cfg->layers; l++)
-      tr->widths[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
-    tr->widths[cfg->layers] = s->num_classes;
-    st = fg_gcn_create(&mc, s, &im->m);
+  const int64_t n = fg_model_param_index(r->m, NULL, NULL), ng = r->m->n_params_global;
+  int64_t *idx = NULL;
+  float *const src[3] = {state->params, state->adam_m, state->adam_v};
+  float *const dst[3] = {r->m->params, r->m->adam_m, r->m->adam_v};
+  idx = fg_malloc_array((size_t)FG_MAX(n, 1), sizeof *idx);
+  st = idx ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_dist_agree(r->d, st));
+  fg_model_param_index(r->m, idx, NULL);
+  for (int a = 0; a < 3; a++) {
+    FG_CHECK(fg_dist_bcast(r->d, src[a], ng * 4, 0));
+    for (int64_t k = 0; k < n; k++) dst[a][k] = src[a][idx[k]];
   }
-  if (st == FG_OK) {
-    im->train_sel = fg_malloc_array((size_t)FG_MAX(s->n_local, 1), 1);
-    /* the backward pass's first SpMM gathers its rows at random: huge pages, as activations */
-    im->dlogits = fg_malloc_huge((size_t)FG_MAX(s->n_local * tr->widths[cfg->layers], 1) * 4);
-    if (!im->train_sel || !im->dlogits)
-      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
-  }
-  FG_CHECK(fg_dist_agree(d, st));
-  tr->state = im->m;
-  tr->n_params = im->m->n_params;
-  for (int64_t i = 0; i < s->n_local; i++) {
-    im->train_sel[i] = s->split[i] == FG_SPLIT_TRAIN;
-    if (s->split[i] >= 0 && s->split[i] < 3) tr->counts[s->split[i]]++;
-  }
-  FG_CHECK(fg_dist_allreduce_i64(d, tr->counts, 3));
-  *out = tr;
-  tr = NULL;
-  im = NULL;
 cleanup:
-  if (tr && tr->impl) {
-    tr1d_destroy(tr);
-  } else {
-    free(im);
-    free(tr);
-  }
+  free(idx);
   return st;
 }
 
-/* ---- choosing the scheme ------------------------------------------------------------------- */
-
-/* Collective: the scheme and grid this run uses. "3d" with grid auto and "auto" ask the
- * performance model (on rank 0, which has the dataset) for the best configuration that fits. */
-static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
-                               int *is3d, int grid[3], char *name1d, size_t len) {
-  fg_status st = FG_OK;
-  const char *name = cfg->scheme ? cfg->scheme : (d->size == 1 ? "serial" : "1d-sa");
-  const int want3d = strcmp(name, "3d") == 0, want_auto = strcmp(name, "auto") == 0;
-  *is3d = 0;
-  snprintf(name1d, len, "%s", name);
-  if (want3d && cfg->grid && strcmp(cfg->grid, "auto") != 0) {
-    FG_CHECK(fg_grid_parse(cfg->grid, d->size, grid));
-    *is3d = 1;
-  } else if (want3d || want_auto) {
-    char pick[16] = "";
-    int choice[4] = {0, 1, 1, 1}; /* is3d, grid */
-    st = FG_OK;
-    if (d->rank == 0) {
-      st = fg_plan_pick(ds, cfg, d->size, want3d, pick, sizeof pick, choice + 1);
-      choice[0] = strcmp(pick, "3d") == 0;
-      if (st == FG_OK && cfg->verbose) {
-        if (choice[0])
-          printf("performance model: 3d grid %dx%dx%d\n", choice[1], choice[2], choice[3]);
-        else
-          printf("performance model: %s\n", pick);
-      }
-    }
-    FG_CHECK(fg_dist_agree(d, st));
-    FG_CHECK(fg_dist_bcast(d, choice, sizeof choice, 0));
-    FG_CHECK(fg_dist_bcast(d, pick, sizeof pick, 0));
-    *is3d = choice[0];
-    memcpy(grid, choice + 1, 3 * sizeof(int));
-    snprintf(name1d, len, "%s", pick);
-  } else {
-    FG_REQUIRE(!cfg->grid, FG_ERR_INVALID_ARG, "--grid needs --scheme 3d (this run uses %s)",
-               name);
-  }
-  FG_REQUIRE(*is3d || !cfg->learn_features, FG_ERR_INVALID_ARG,
-             "--learn-features needs --scheme 3d (this run uses %s)", name1d);
-  FG_REQUIRE(*is3d || !cfg->double_perm, FG_ERR_INVALID_ARG,
-             "--double-perm needs --scheme 3d (this run uses %s)", name1d);
-  FG_REQUIRE(*is3d || cfg->agg_blocks <= 1, FG_ERR_INVALID_ARG,
-             "--agg-blocks needs --scheme 3d (this run uses %s)", name1d);
-cleanup:
-  return st;
-}
-
-/* ---- the loop ------------------------------------------------------------------------------- */
-
-/* Collective: write a (n x w) output gathered in original node order (rank 0). */
-static fg_status save_output(fg_trainer *tr, int which, const char *path) {
+/* Collective: write the logits (which = 0) or the last hidden layer (which = 1) of the last
+ * forward, gathered in original node order on rank 0. */
+static fg_status save_output(run *r, int which, const char *path) {
   fg_status st = FG_OK, st2;
-  fg_dist *d = tr->dist;
-  const int64_t w = tr->widths[which == 0 ? tr->layers : tr->layers - 1];
+  fg_dist *d = r->d;
+  const int L = r->m->layers;
+  const fg_layer_shape *sh = &r->m->shape[L - 1];
+  const int64_t w = r->widths[which == 0 ? L : L - 1], n = r->s->n_global;
   float *all = NULL;
   if (d->rank == 0) {
-    all = fg_malloc_array((size_t)FG_MAX(tr->n_nodes * w, 1), sizeof *all);
+    all = fg_malloc_array((size_t)FG_MAX(n * w, 1), sizeof *all);
     if (!all) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for %s", path);
   }
   FG_CHECK(fg_dist_agree(d, st));
-  FG_CHECK(tr->ops->gather_output(tr, which, all));
-  if (d->rank == 0) st = fg_npy_write_f32(path, all, tr->n_nodes, w);
+  if (which == 0)
+    FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[L], sh->ids_out, sh->out_primary ? sh->n_out : 0,
+                                   sh->col0_out, sh->w_out, w, all));
+  else
+    FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[L - 1], sh->ids_in,
+                                   sh->in_primary ? sh->n_in : 0, sh->col0_in, sh->w_in, w, all));
+  if (d->rank == 0) st = fg_npy_write_f32(path, all, n, w);
 cleanup:
   st2 = fg_dist_agree(d, st);
   free(all);
   return st2;
 }
 
+/* ---- the loop ------------------------------------------------------------------------------- */
+
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result) {
   fg_status st = FG_OK;
   fg_dist *d = NULL;
-  fg_trainer *tr = NULL;
+  run r;
   FILE *metrics = NULL;
   FILE *log = cfg->log ? cfg->log : stdout;
   fg_ckpt_meta meta;
-  char name[16];
-  int is3d = 0, grid[3] = {1, 1, 1};
+  fg_ckpt_state state;
   double secs_total = 0.0;
   int secs_n = 0, start_epoch = 0, show_progress;
 
+  memset(&r, 0, sizeof r);
   memset(&meta, 0, sizeof meta);
+  memset(&state, 0, sizeof state);
   memset(result, 0, sizeof *result);
   FG_CHECK(fg_dist_create(comm, &d));
   st = validate(cfg);
@@ -430,32 +430,33 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   show_progress = cfg->progress && d->rank == 0 && isatty(fileno(stderr));
 
   d->phase = FG_PHASE_SETUP;
-  st = choose_scheme(d, ds, cfg, &is3d, grid, name, sizeof name);
-  if (st == FG_OK && is3d && cfg->reorder && strcmp(cfg->reorder, "none") != 0 &&
-      strcmp(cfg->reorder, "auto") != 0)
-    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "--reorder %s applies to --scheme serial (one process); this run uses 3d "
-                      "(use --double-perm for its layout)", cfg->reorder);
-  FG_CHECK(fg_dist_agree(d, st));
-  /* several processes: refuse a run whose busiest rank would not fit (membudget.c) */
-  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, name, is3d, grid));
-  if (is3d)
-    FG_CHECK(fg_trainer_3d_create(d, ds, cfg, grid, &tr));
-  else if (cfg->scheme && strcmp(cfg->scheme, name) != 0) {
-    fg_train_config c1 = *cfg;
-    c1.scheme = name;
-    FG_CHECK(trainer_1d_create(d, ds, &c1, &tr));
-  } else {
-    FG_CHECK(trainer_1d_create(d, ds, cfg, &tr));
-  }
-  FG_REQUIRE(tr->counts[0] > 0, FG_ERR_INVALID_ARG, "the training split is empty");
+  FG_CHECK(run_create(d, ds, cfg, log, &r));
+  FG_REQUIRE(r.counts[0] > 0, FG_ERR_INVALID_ARG, "the training split is empty");
 
-  /* resume: rank 0 reads, everyone receives */
+  /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,
+   * on every rank while resuming */
+  state.layers = cfg->layers;
+  state.widths = r.widths;
+  state.n_params = r.m->n_params_global;
+  if (d->rank == 0 || cfg->resume_path) {
+    const size_t bytes = (size_t)FG_MAX(state.n_params, 1) * sizeof(float);
+    state.params = fg_malloc_aligned(bytes);
+    state.adam_m = fg_malloc_aligned(bytes);
+    state.adam_v = fg_malloc_aligned(bytes);
+    st = state.params && state.adam_m && state.adam_v
+             ? FG_OK
+             : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                            "out of memory for a copy of %lld parameters",
+                            (long long)state.n_params);
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+
+  /* resume: rank 0 reads, everyone takes its pieces */
   meta.seed = cfg->seed;
   if (cfg->resume_path) {
     st = FG_OK;
     if (d->rank == 0) {
-      st = fg_checkpoint_read(cfg->resume_path, tr->state, &meta);
+      st = fg_checkpoint_read(cfg->resume_path, &state, &meta);
       if (st == FG_OK && meta.seed != cfg->seed)
         st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                           "%s: checkpoint was made with --seed %llu, this run has --seed %llu",
@@ -464,7 +465,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     }
     FG_CHECK(fg_dist_agree(d, st));
     FG_CHECK(fg_dist_bcast(d, &meta, sizeof meta, 0));
-    FG_CHECK(tr->ops->import_state(tr));
+    FG_CHECK(import_state(&r, &state));
     start_epoch = (int)meta.epoch;
     if (d->rank == 0 && cfg->verbose)
       fprintf(log, "resumed from %s at epoch %d\n", cfg->resume_path, start_epoch);
@@ -479,35 +480,36 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   if (d->rank == 0 && cfg->verbose) {
     fprintf(log, "GCN");
     for (int l = 0; l <= cfg->layers; l++)
-      fprintf(log, "%s%lld", l ? " -> " : " ", (long long)tr->widths[l]);
+      fprintf(log, "%s%lld", l ? " -> " : " ", (long long)r.widths[l]);
     fprintf(log, ", %lld parameters; %d rank(s) x %d thread(s); train/valid/test %lld/%lld/%lld\n",
-            (long long)tr->n_params, d->size, fg_max_threads(), (long long)tr->counts[0],
-            (long long)tr->counts[1], (long long)tr->counts[2]);
-    if (tr->description) fprintf(log, "%s\n", tr->description);
+            (long long)r.m->n_params_global, d->size, fg_max_threads(), (long long)r.counts[0],
+            (long long)r.counts[1], (long long)r.counts[2]);
+    fprintf(log, "scheme %s%s%s\n", r.info->name, r.desc[0] ? ": " : "", r.desc);
   }
 
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
     epoch_stats e;
-    double t0 = fg_now(), spmm0, gemm0, sbytes0, spmm1, gemm1, sbytes1;
+    double t0 = fg_now(), spmm0, gemm0, sbytes0;
     const fg_comm_counters c0 = d->counters;
     double sent = 0.0;
     double loss_sum = 0.0;
     memset(&e, 0, sizeof e);
-    tr->ops->timers(tr, &spmm0, &gemm0, &sbytes0);
+    spmm0 = r.s->seconds_spmm;
+    gemm0 = r.m->seconds[FG_TIME_GEMM];
+    sbytes0 = r.s->spmm_bytes;
 
     /* train step, then evaluation (no dropout) */
     meta.adam_t++;
-    FG_CHECK(tr->ops->train_step(tr, cfg, epoch, meta.adam_t, &loss_sum));
-    e.loss = loss_sum / (double)tr->counts[0];
+    FG_CHECK(train_step(&r, cfg, epoch, meta.adam_t, &loss_sum));
+    e.loss = loss_sum / (double)r.counts[0];
     FG_REQUIRE(isfinite(e.loss), FG_ERR_NUMERIC,
                "epoch %d: the training loss is %g; lower --lr or check the input features",
                epoch, e.loss);
-    FG_CHECK(tr->ops->evaluate(tr, cfg, epoch, e.acc, &e.valid_loss));
+    FG_CHECK(evaluate(&r, cfg, epoch, e.acc, &e.valid_loss));
 
     e.seconds = fg_now() - t0;
-    tr->ops->timers(tr, &spmm1, &gemm1, &sbytes1);
-    e.seconds_spmm = spmm1 - spmm0;
-    e.seconds_gemm = gemm1 - gemm0;
+    e.seconds_spmm = r.s->seconds_spmm - spmm0;
+    e.seconds_gemm = r.m->seconds[FG_TIME_GEMM] - gemm0;
     e.seconds_comm = d->counters.seconds_comm - c0.seconds_comm;
     e.seconds_wait = d->counters.seconds_wait - c0.seconds_wait;
     e.seconds_other = e.seconds - e.seconds_spmm - e.seconds_gemm - e.seconds_comm;
@@ -520,7 +522,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       /* maxima and sums over ranks; these reductions fall outside every epoch's counts */
       double mx[8] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
                       e.seconds_other, sent, (double)fg_peak_rss_bytes(), e.seconds_wait};
-      double sum[2] = {sent, sbytes1 - sbytes0};
+      double sum[2] = {sent, r.s->spmm_bytes - sbytes0};
       const int64_t ncomm = N_COMM_PHASES * N_COMM_STATS;
       FG_CHECK(fg_dist_max_f64(d, mx, 8));
       FG_CHECK(fg_dist_max_f64(d, &e.comm_max[0][0], ncomm));
@@ -571,8 +573,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     if (cfg->checkpoint_path &&
         ((cfg->checkpoint_every > 0 && epoch % cfg->checkpoint_every == 0) ||
          epoch == cfg->epochs)) {
-      FG_CHECK(tr->ops->export_state(tr));
-      st = d->rank == 0 ? fg_checkpoint_write(cfg->checkpoint_path, tr->state, &meta) : FG_OK;
+      FG_CHECK(export_state(&r, d->rank == 0 ? &state : NULL));
+      st = d->rank == 0 ? fg_checkpoint_write(cfg->checkpoint_path, &state, &meta) : FG_OK;
       FG_CHECK(fg_dist_agree(d, st));
     }
   }
@@ -587,20 +589,20 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   if (cfg->predictions_path || cfg->embeddings_path) {
     /* outputs come from the final model in evaluation mode */
     double acc[3], vl;
-    FG_CHECK(tr->ops->evaluate(tr, cfg, cfg->epochs, acc, &vl));
+    FG_CHECK(evaluate(&r, cfg, cfg->epochs, acc, &vl));
     d->phase = FG_PHASE_METRICS;
-    if (cfg->predictions_path) FG_CHECK(save_output(tr, 0, cfg->predictions_path));
-    if (cfg->embeddings_path) FG_CHECK(save_output(tr, 1, cfg->embeddings_path));
+    if (cfg->predictions_path) FG_CHECK(save_output(&r, 0, cfg->predictions_path));
+    if (cfg->embeddings_path) FG_CHECK(save_output(&r, 1, cfg->embeddings_path));
   }
   if (d->rank == 0) {
     if (metrics) {
       fprintf(metrics,
               "{\"final\": true, \"epochs\": %d, \"best_epoch\": %d, \"valid_acc\": %.6f, "
               "\"test_acc\": %.6f, \"mean_epoch_seconds\": %.6f, \"ranks\": %d, "
-              "\"threads\": %d, \"reorder\": \"%s\"}\n",
+              "\"threads\": %d, \"scheme\": \"%s\", \"reorder\": \"%s\"}\n",
               cfg->epochs, result->best_epoch, result->best_valid_acc, result->test_acc,
-              result->mean_epoch_seconds, d->size, fg_max_threads(),
-              tr->reorder ? tr->reorder : "none");
+              result->mean_epoch_seconds, d->size, fg_max_threads(), r.info->name,
+              r.s->reorder_used ? r.s->reorder_used : "none");
     }
     if (cfg->verbose)
       fprintf(log, "best epoch %d: valid %.4f  test %.4f  (%.4f s/epoch)\n", result->best_epoch,
@@ -608,7 +610,10 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
 cleanup:
   if (metrics) fclose(metrics);
-  if (tr) tr->ops->destroy(tr);
+  fg_free_aligned(state.params);
+  fg_free_aligned(state.adam_m);
+  fg_free_aligned(state.adam_v);
+  run_free(&r);
   fg_dist_destroy(&d);
   return st;
 }

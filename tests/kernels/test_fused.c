@@ -3,7 +3,10 @@
  * 256-column chunk, in place and not, node ids permuted), and the backward mask read off the
  * stored dropout output against dropout backward followed by ReLU backward. Also: results do
  * not depend on the thread count, and the masks are really applied (some kept, some dropped).
- * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference. */
+ * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference.
+ * A column block [c0, c1) of a wider matrix, passed with col0 = c0, draws exactly its slice of
+ * the whole matrix's mask (what a rank holding a column block relies on), in the fused pass and
+ * the reference alike. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +38,13 @@ static void test_forward(void) {
           for (int with_ids = 0; with_ids < 2; with_ids++) {
             const float *b = with_bias ? bias : NULL;
             const int64_t *g = with_ids ? ids : NULL;
-            fg_bias_relu_dropout_ref(ref, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+            fg_bias_relu_dropout_ref(ref, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
             for (int t = 1; t <= 3; t += 2) {
               kt_set_threads(t);
               memset(out, 0xff, (size_t)n * sizeof *out);
-              fg_bias_relu_dropout(out, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+              fg_bias_relu_dropout(out, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
               memcpy(inplace, in, (size_t)n * sizeof *in);
-              fg_bias_relu_dropout(inplace, inplace, b, rows, cols, relu, ps[pi], 9, 4, 2, g);
+              fg_bias_relu_dropout(inplace, inplace, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
               cases++;
               if (!bits_equal(out, ref, n) || !bits_equal(inplace, ref, n)) {
                 if (bad++ < 5)
@@ -67,13 +70,13 @@ static void test_forward(void) {
       float *perm_in = kt_alloc_f(n), *perm_out = kt_alloc_f(n);
       int64_t *perm_ids = malloc((size_t)rows * sizeof *perm_ids);
       if (!perm_ids) exit(2);
-      fg_bias_relu_dropout(out, in, bias, rows, cols, 1, 0.5f, 9, 4, 2, ids);
+      fg_bias_relu_dropout(out, in, bias, rows, cols, 1, 0.5f, 9, 4, 2, ids, 0);
       for (int64_t r = 0; r < rows; r++) {
         const int64_t src = rows - 1 - r;
         memcpy(perm_in + r * cols, in + src * cols, (size_t)cols * sizeof *in);
         perm_ids[r] = ids[src];
       }
-      fg_bias_relu_dropout(perm_out, perm_in, bias, rows, cols, 1, 0.5f, 9, 4, 2, perm_ids);
+      fg_bias_relu_dropout(perm_out, perm_in, bias, rows, cols, 1, 0.5f, 9, 4, 2, perm_ids, 0);
       for (int64_t r = 0; r < rows; r++)
         EXPECT(bits_equal(perm_out + r * cols, out + (rows - 1 - r) * cols, cols));
       free(perm_in);
@@ -108,7 +111,7 @@ static void test_backward(void) {
     const float p = ps[pi], scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
     int64_t diff = 0, zeros = 0;
     fg_relu_forward(h, z, n);
-    fg_bias_relu_dropout(d, z, NULL, rows, cols, 1, p, 5, 6, 1, NULL);
+    fg_bias_relu_dropout(d, z, NULL, rows, cols, 1, p, 5, 6, 1, NULL, 0);
     fg_dropout_backward(old, g, rows, cols, p, 5, 6, 1, NULL);
     fg_relu_backward(old, old, h, n);
     memcpy(fused, g, (size_t)n * sizeof *g);
@@ -154,13 +157,13 @@ static void test_rows(void) {
     for (int64_t r = 0; r < rows; r++)
       memcpy(moved + r * cols, in + map[r] * cols, (size_t)cols * sizeof *in);
     for (int pi = 0; pi < 2; pi++) {
-      fg_dropout_rows_ref(ref, in, map, rows, cols, ps[pi], 3, 8, 0, ids);
-      fg_bias_relu_dropout_ref(plain, moved, NULL, rows, cols, 0, ps[pi], 3, 8, 0, ids);
+      fg_dropout_rows_ref(ref, in, map, rows, cols, ps[pi], 3, 8, 0, ids, 0);
+      fg_bias_relu_dropout_ref(plain, moved, NULL, rows, cols, 0, ps[pi], 3, 8, 0, ids, 0);
       EXPECT(bits_equal(ref, plain, n));
       for (int t = 1; t <= 3; t += 2) {
         kt_set_threads(t);
         memset(out, 0xff, (size_t)n * sizeof *out);
-        fg_dropout_rows(out, in, map, rows, cols, ps[pi], 3, 8, 0, ids);
+        fg_dropout_rows(out, in, map, rows, cols, ps[pi], 3, 8, 0, ids, 0);
         cases++;
         if (!bits_equal(out, ref, n) && bad++ < 5)
           fprintf(stderr, "  dropout rows %lldx%lld p=%g threads=%d differs\n", (long long)rows,
@@ -169,8 +172,8 @@ static void test_rows(void) {
       if (ps[pi] == 0.0f) EXPECT(bits_equal(ref, moved, n));
     }
     /* no map: the plain input pass */
-    fg_dropout_rows(out, in, NULL, rows, cols, 0.5f, 3, 8, 0, ids);
-    fg_bias_relu_dropout_ref(ref, in, NULL, rows, cols, 0, 0.5f, 3, 8, 0, ids);
+    fg_dropout_rows(out, in, NULL, rows, cols, 0.5f, 3, 8, 0, ids, 0);
+    fg_bias_relu_dropout_ref(ref, in, NULL, rows, cols, 0, 0.5f, 3, 8, 0, ids, 0);
     EXPECT(bits_equal(out, ref, n));
     free(in);
     free(ref);
@@ -185,8 +188,49 @@ static void test_rows(void) {
   EXPECT_MSG(bad == 0, "%d gathered dropout cases differ from the reference", bad);
 }
 
+static void test_column_blocks(void) {
+  static const int64_t starts[] = {0, 1, 2, 3, 5, 130, 255, 256, 257, 300};
+  const int64_t rows = 37, W = 520, n = rows * W;
+  float *in = kt_alloc_f(n), *bias = kt_alloc_f(W), *full = kt_alloc_f(n);
+  float *blk = kt_alloc_f(n), *ref = kt_alloc_f(n);
+  int64_t *ids = malloc((size_t)rows * sizeof *ids);
+  int cases = 0, bad = 0;
+  if (!ids) exit(2);
+  fg_test_fill(in, n, 901, -1.0f, 1.0f);
+  fg_test_fill(bias, W, 902, -0.5f, 0.5f);
+  for (int64_t r = 0; r < rows; r++) ids[r] = (r * 11 + 5) % rows + 40;
+  fg_bias_relu_dropout(full, in, bias, rows, W, 1, 0.4f, 7, 3, 1, ids, 0);
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+    for (int64_t len = 1; len <= 261; len += 65) {
+      const int64_t c0 = starts[i], w = FG_MIN(len, W - c0);
+      for (int64_t r = 0; r < rows; r++)
+        memcpy(blk + r * w, in + r * W + c0, (size_t)w * sizeof *in);
+      fg_bias_relu_dropout_ref(ref, blk, bias + c0, rows, w, 1, 0.4f, 7, 3, 1, ids, c0);
+      fg_bias_relu_dropout(blk, blk, bias + c0, rows, w, 1, 0.4f, 7, 3, 1, ids, c0);
+      for (int64_t r = 0; r < rows; r++) {
+        cases++;
+        if (memcmp(blk + r * w, full + r * W + c0, (size_t)w * sizeof *blk) != 0 ||
+            memcmp(ref + r * w, full + r * W + c0, (size_t)w * sizeof *blk) != 0) {
+          if (bad++ < 5)
+            fprintf(stderr, "  column block [%lld, %lld) row %lld differs from the whole\n",
+                    (long long)c0, (long long)(c0 + w), (long long)r);
+        }
+      }
+    }
+  }
+  printf("  column blocks: %d rows, %d differ from the whole matrix's mask\n", cases, bad);
+  EXPECT_MSG(bad == 0, "%d column-block rows differ", bad);
+  free(in);
+  free(bias);
+  free(full);
+  free(blk);
+  free(ref);
+  free(ids);
+}
+
 int main(void) {
   test_forward();
+  test_column_blocks();
   test_rows();
   test_backward();
   return fg_test_finish("kernels_fused");

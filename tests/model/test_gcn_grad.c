@@ -21,7 +21,7 @@ static void run_case(int directed, int agg_order) {
   fg_dataset ds;
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
-  fg_gcn *m = NULL;
+  fg_model *m = NULL;
   fg_csr A;
   int64_t src[40], dst[40], widths[L + 1] = {F, H, C};
   int ne = 0, ntrain = 0;
@@ -55,8 +55,8 @@ static void run_case(int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_gcn_config mc = {L, widths, agg_order, 5};
-    EXPECT_OK(fg_gcn_create(&mc, s, &m));
+    fg_model_config mc = {L, widths, agg_order, 5};
+    EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* Â exactly as the scheme has it */
   EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
@@ -72,10 +72,10 @@ static void run_case(int directed, int agg_order) {
     double loss_f, loss_d, worst = 0.0;
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
     for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
-    EXPECT_OK(fg_gcn_forward(m, s, 1, P, SEED, EPOCH));
+    EXPECT_OK(fg_model_forward(m, s, 1, P, SEED, EPOCH));
     loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
              ntrain;
-    EXPECT_OK(fg_gcn_backward(m, s, dlogits, P, SEED, EPOCH));
+    EXPECT_OK(fg_model_backward(m, s, dlogits, P, SEED, EPOCH));
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
     loss_d = fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
@@ -99,7 +99,7 @@ static void run_case(int directed, int agg_order) {
     free(pd);
   }
   fg_csr_free(&A);
-  fg_gcn_destroy(&m);
+  fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
   fg_csr_free(&ds.adj);

@@ -42,7 +42,7 @@ static void test_estimate(const fg_dataset *ds) {
          (long long)e.total, (long long)e.activations, e.activation_buffers);
 }
 
-/* The model allocates what fg_gcn_memory says; the benchmark's model has L + 2 buffers. */
+/* The model allocates what fg_model_memory says; the benchmark's model has L + 2 buffers. */
 static void test_model_buffers(const fg_dataset *ds) {
   fg_dist *d = NULL;
   fg_scheme *s = NULL;
@@ -56,8 +56,8 @@ static void test_model_buffers(const fg_dataset *ds) {
     const int64_t n = s->n_local;
     int64_t w[4] = {128, 128, 128, 32}, act = 0, par = 0;
     double bufs = 0.0;
-    fg_gcn_config mc = {3, w, FG_AGG_AUTO, 1};
-    fg_gcn_memory(&mc, n, &act, &par, &bufs);
+    fg_model_config mc = {3, w, FG_AGG_AUTO, 1};
+    fg_model_memory(&mc, n, &act, &par, &bufs);
     /* S0 (layer 0 aggregates first), H1, H2, work_a, work_b of n x 128 and H3 of n x 32 */
     EXPECT(act == 4 * n * (5 * 128 + 32));
     EXPECT(fabs(bufs - 5.25) < 1e-9);
@@ -66,13 +66,13 @@ static void test_model_buffers(const fg_dataset *ds) {
     EXPECT(bufs <= 3 + 3);
   }
   {
-    /* what fg_gcn_create allocates for Cora's widths equals fg_gcn_memory's account */
+    /* what fg_model_create allocates for Cora's widths equals fg_model_memory's account */
     int64_t w[4] = {s->num_features, 32, 48, s->num_classes}, act = 0, par = 0, got = 0;
-    fg_gcn *m = NULL;
+    fg_model *m = NULL;
     for (int order = 0; order < 3; order++) {
-      fg_gcn_config mc = {3, w, order, 1};
-      fg_gcn_memory(&mc, s->n_local, &act, &par, NULL);
-      EXPECT_OK(fg_gcn_create(&mc, s, &m));
+      fg_model_config mc = {3, w, order, 1};
+      fg_model_memory(&mc, s->n_local, &act, &par, NULL);
+      EXPECT_OK(fg_model_create(&mc, s, &m));
       if (!m) continue;
       got = 0;
       for (int l = 0; l < 3; l++) {
@@ -83,7 +83,7 @@ static void test_model_buffers(const fg_dataset *ds) {
       got += s->n_local * (s->num_features > 48 ? s->num_features : 48) + s->n_local * 48;
       EXPECT(4 * got == act);
       EXPECT(par == 16 * m->n_params);
-      fg_gcn_destroy(&m);
+      fg_model_destroy(&m);
     }
   }
   fg_scheme_destroy(&s);

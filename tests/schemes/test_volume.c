@@ -12,7 +12,8 @@
 
 #include "dist/fg_dist.h"
 #include "model/fg_model.h"
-#include "mpi_data.h"
+#include "test_data.h"
+#include "plan/fg_registry.h"
 #include "schemes/fg_scheme.h"
 #include "testutil.h"
 
@@ -32,7 +33,7 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   fg_status st = FG_OK;
   fg_dist *d = NULL;
   fg_scheme *s = NULL;
-  fg_gcn *m = NULL;
+  fg_model *m = NULL;
   float *dlogits = NULL;
   int64_t w[8];
   fg_scheme_config sc;
@@ -48,8 +49,8 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   for (int l = 1; l < sh->layers; l++) w[l] = sh->hidden;
   w[sh->layers] = s->num_classes;
   {
-    fg_gcn_config mc = {sh->layers, w, (int)sh->agg, 11};
-    st = fg_gcn_create(&mc, s, &m);
+    fg_model_config mc = {sh->layers, w, (int)sh->agg, 11};
+    st = fg_model_create(&mc, s, &m);
   }
   if (st == FG_OK) {
     dlogits = malloc((size_t)FG_MAX(s->n_local * w[sh->layers], 1) * sizeof *dlogits);
@@ -59,11 +60,11 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   for (int64_t i = 0; i < s->n_local * w[sh->layers]; i++) dlogits[i] = 0.01f;
   memset(&d->counters, 0, sizeof d->counters);
   d->phase = FG_PHASE_FORWARD;
-  FG_CHECK(fg_gcn_forward(m, s, 1, 0.5f, 11, 1));
+  FG_CHECK(fg_model_forward(m, s, 1, 0.5f, 11, 1));
   d->phase = FG_PHASE_BACKWARD;
-  FG_CHECK(fg_gcn_backward(m, s, dlogits, 0.5f, 11, 1));
+  FG_CHECK(fg_model_backward(m, s, dlogits, 0.5f, 11, 1));
   d->phase = FG_PHASE_FORWARD;
-  FG_CHECK(fg_gcn_forward(m, s, 0, 0.0f, 11, 1));
+  FG_CHECK(fg_model_forward(m, s, 0, 0.0f, 11, 1));
   for (int ph = 0; ph < 2; ph++) {
     const int p = ph == 0 ? FG_PHASE_FORWARD : FG_PHASE_BACKWARD;
     mine[4 * ph + 0] = d->counters.bytes_sent[p];
@@ -75,7 +76,7 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   *nnz = s->local_nnz;
 cleanup:
   free(dlogits);
-  fg_gcn_destroy(&m);
+  fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&d);
   return st;
@@ -90,7 +91,7 @@ static void check_dataset(int which) {
   int64_t *all = NULL;            /* rank 0: (P x (NV + 2)) */
   int64_t *sent_1d = NULL;        /* rank 0: (P) bytes sent per epoch by 1d, for the last order */
   fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
-  if (rank == 0) st = mpi_data_make(which, &ds);
+  if (rank == 0) st = test_data_make(which, &ds);
   st = fg_agree(MPI_COMM_WORLD, st);
   EXPECT_OK(st);
   if (st != FG_OK) return;
@@ -101,7 +102,7 @@ static void check_dataset(int which) {
   if (!all || !sent_1d || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
-    for (int oi = 0; oi < (mpi_have_metis() ? 3 : 2); oi++) {
+    for (int oi = 0; oi < (test_have_metis() ? 3 : 2); oi++) {
       for (int si = 0; si < 2; si++) {
         for (int ov = 0; ov <= 1; ov++) {
           int64_t mine[NV + 2], cut = 0;
@@ -133,7 +134,7 @@ static void check_dataset(int which) {
                          "%s %s %s overlap %d layers %d, rank %d phase %d: measured "
                          "%lld/%lld bytes %lld/%lld msgs (sent/recv), plan %lld/%lld bytes "
                          "%lld/%lld msgs",
-                         mpi_data_name(which), schemes[si], orders[oi], ov, shapes[hi].layers, r,
+                         test_data_name(which), schemes[si], orders[oi], ov, shapes[hi].layers, r,
                          ph, (long long)got[4 * ph], (long long)got[4 * ph + 1],
                          (long long)got[4 * ph + 2], (long long)got[4 * ph + 3],
                          (long long)p->bytes_sent[ph], (long long)p->bytes_recv[ph],
@@ -141,7 +142,7 @@ static void check_dataset(int which) {
             }
             EXPECT_MSG(got[NV] == p->rows && got[NV + 1] == p->nnz,
                        "%s %s %s rank %d: holds %lld rows, %lld nnz; plan %lld, %lld",
-                       mpi_data_name(which), schemes[si], orders[oi], r, (long long)got[NV],
+                       test_data_name(which), schemes[si], orders[oi], r, (long long)got[NV],
                        (long long)got[NV + 1], (long long)p->rows, (long long)p->nnz);
             {
               const int64_t sent = got[0] + got[4], recv = got[1] + got[5];
@@ -152,14 +153,14 @@ static void check_dataset(int which) {
               } else {
                 EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
                            "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
-                           mpi_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
+                           test_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
                            (long long)sent_1d[2 * r], (long long)sent_1d[2 * r + 1]);
               }
             }
           }
           if (ov == 0)
             printf("P=%d %-15s layers %d %-5s %-7s: cut %lld, max bytes sent per epoch %lld\n",
-                   nprocs, mpi_data_name(which), shapes[hi].layers, schemes[si], orders[oi],
+                   nprocs, test_data_name(which), shapes[hi].layers, schemes[si], orders[oi],
                    (long long)cut, (long long)max_sent);
         }
       }
@@ -195,13 +196,13 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-  if (rank == 0 && !mpi_have_metis())
+  if (rank == 0 && !test_have_metis())
     printf("note: no METIS in this build; --order metis not tested\n");
   check_agree();
-  for (int which = 0; which < MPI_DATA_COUNT; which++) check_dataset(which);
+  for (int which = 0; which < TEST_DATA_COUNT; which++) check_dataset(which);
   MPI_Allreduce(&fg_test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   fg_test_failures = failures;
   MPI_Finalize();
   if (rank != 0) return failures ? 1 : 0;
-  return fg_test_finish("test_mpi_volume");
+  return fg_test_finish("test_volume");
 }

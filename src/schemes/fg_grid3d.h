@@ -1,4 +1,5 @@
-/* fg_scheme3d.h -- the 3D tensor-parallel layout of Plexus (Ranjan et al., SC'25, section 3).
+/* fg_grid3d.h -- the 3D tensor-parallel layout of Plexus (Ranjan et al., SC'25, section 3): its
+ * geometry, shared by the scheme (scheme_3d.c) and the performance model (plan/).
  *
  * P = X * Y * Z ranks form a grid; rank r has coordinates (x, y, z) with
  * r = (z * X + x) * Y + y (Y varies fastest, so a Y group is a run of consecutive ranks -- the
@@ -27,8 +28,8 @@
  * multiplies P_r Â P_cᵀ and layer 1 P_c Â P_rᵀ. With double permutation the shards of layers
  * 0..5 are distinct (min(6, L)), otherwise min(3, L).
  */
-#ifndef FG_SCHEME3D_H
-#define FG_SCHEME3D_H
+#ifndef FG_GRID3D_H
+#define FG_GRID3D_H
 
 #include <mpi.h>
 #include <stdint.h>
@@ -96,53 +97,4 @@ fg_status fg_block_nnz(const fg_csr *M, int gr, int gc, int64_t *cnt);
  * permutation (the larger of P_r A P_cᵀ and P_c A P_rᵀ). Not collective. */
 fg_status fg_shard_balance_compute(const fg_csr *A, int gr, int gc, uint64_t seed, double out[3]);
 
-typedef struct fg_layout3d_config {
-  int grid[3];
-  int layers;
-  fg_perm_kind perm;
-  uint64_t seed;
-  int normalize_features;
-  int learn_features; /* input features cut along Z too (each rank owns a piece) */
-  int verbose;
-} fg_layout3d_config;
-
-/* What one rank holds. */
-typedef struct fg_layout3d {
-  fg_dist *dist;            /* not owned */
-  int g[3], q[3];
-  MPI_Comm comm[3];         /* the ranks that differ from this one in coordinate d only */
-  int layers;
-  fg_perm_kind perm;
-  int learn_features;
-  int64_t n_global, num_features, num_classes;
-  int nkeys;                /* distinct adjacency shards: min(3, L), or min(6, L) with double */
-  fg_csr *A;                /* (nkeys) the shard of layer k (rows q[c], columns q[a]) */
-  fg_csr *At;               /* (nkeys) its transpose (rows q[a], columns q[c]); empty when no
-                               layer using the shard runs a backward SpMM */
-  int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
-                               slices some layer's input uses (NULL otherwise) */
-  int64_t slice_len[3][2];
-  /* input features: rows = node block q[X] in pi[0] (with learn_features, only the piece
-   * q[Z] of its cut along Z: rows [feat_row0, feat_row0 + feat_rows) of the block),
-   * columns = width block q[Y] */
-  float *features;          /* (feat_rows x feat_cols) */
-  int64_t feat_row0, feat_rows, feat_col0, feat_cols;
-  /* the rows the logits live on: node block q[a_L] in pi[L % 2] */
-  int64_t out_rows;
-  int32_t *labels;          /* (out_rows) */
-  int8_t *split;            /* (out_rows) */
-  int64_t local_nnz;        /* nonzeros of all distinct shards held */
-  double seconds_spmm, spmm_bytes;
-} fg_layout3d;
-
-/* Shard index of layer l. */
-static inline int fg_layout3d_key(const fg_layout3d *t, int l) { return l % t->nkeys; }
-
-/* Collective over d: rank 0 (which needs ds) permutes and normalizes Â, cuts every rank's
- * shards and sends them with its feature block, ids, labels and split; sub-communicators are
- * split from d->comm. Every rank returns the same status. */
-fg_status fg_layout3d_create(fg_dist *d, const fg_dataset *ds, const fg_layout3d_config *cfg,
-                             fg_layout3d **out);
-void fg_layout3d_destroy(fg_layout3d **t);
-
-#endif /* FG_SCHEME3D_H */
+#endif /* FG_GRID3D_H */

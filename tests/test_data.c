@@ -1,14 +1,15 @@
-/* mpi_data.c -- see mpi_data.h. */
-#include "mpi_data.h"
+/* test_data.c -- see test_data.h. */
+#include "test_data.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/fg_order.h"
 
-const char *mpi_data_name(int which) {
-  static const char *const names[] = {"cora", "rmat9-directed", "tiny4"};
-  return which >= 0 && which < MPI_DATA_COUNT ? names[which] : "?";
+const char *test_data_name(int which) {
+  static const char *const names[] = {"cora", "rmat9-directed", "tiny4", "rmat8-directed",
+                                      "path5"};
+  return which >= 0 && which < TEST_DATA_COUNT ? names[which] : "?";
 }
 
 /* A dataset over a CSR built from edges, with generated features (and labels and split unless
@@ -33,19 +34,19 @@ static fg_status from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
   return st;
 }
 
-fg_status mpi_data_make(int which, fg_dataset **out) {
+fg_status test_data_make(int which, fg_dataset **out) {
   fg_status st = FG_OK;
   *out = NULL;
-  if (which == MPI_DATA_CORA) {
+  if (which == TEST_DATA_CORA) {
     fg_load_config lc = fg_load_config_default();
     st = fg_dataset_load(FG_DEMO_DATA, &lc, out);
-  } else if (which == MPI_DATA_RMAT) {
+  } else if (which == TEST_DATA_RMAT) {
     int64_t *src = NULL, *dst = NULL, m = 0;
     st = fg_rmat_edges(9, 8, 3, &src, &dst, &m);
     if (st == FG_OK) st = from_edges(512, src, dst, m, 0, 24, 4, out);
     free(src);
     free(dst);
-  } else if (which == MPI_DATA_TINY) {
+  } else if (which == TEST_DATA_TINY) {
     const int64_t src[3] = {0, 1, 2}, dst[3] = {1, 2, 3};
     st = from_edges(4, src, dst, 3, 1, 3, 2, out);
     if (st == FG_OK) {
@@ -55,13 +56,29 @@ fg_status mpi_data_make(int which, fg_dataset **out) {
       memcpy((*out)->labels, labels, sizeof labels);
       memcpy((*out)->split, split, sizeof split);
     }
+  } else if (which == TEST_DATA_RMAT8) {
+    int64_t *src = NULL, *dst = NULL, m = 0;
+    st = fg_rmat_edges(8, 8, 7, &src, &dst, &m);
+    if (st == FG_OK) st = from_edges(256, src, dst, m, 0, 20, 5, out);
+    free(src);
+    free(dst);
+  } else if (which == TEST_DATA_PATH5) {
+    const int64_t src[4] = {0, 1, 2, 3}, dst[4] = {1, 2, 3, 4};
+    st = from_edges(5, src, dst, 4, 1, 3, 2, out);
+    if (st == FG_OK) {
+      const int32_t labels[5] = {0, 1, 0, 1, 1};
+      const int8_t split[5] = {FG_SPLIT_TRAIN, FG_SPLIT_TRAIN, FG_SPLIT_VALID, FG_SPLIT_TEST,
+                               FG_SPLIT_TRAIN};
+      memcpy((*out)->labels, labels, sizeof labels);
+      memcpy((*out)->split, split, sizeof split);
+    }
   } else {
     st = FG_ERR_INVALID_ARG;
   }
   return st;
 }
 
-int mpi_have_metis(void) {
+int test_have_metis(void) {
   fg_order_kind k;
   return fg_order_parse("metis", &k) == FG_OK;
 }

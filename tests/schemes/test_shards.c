@@ -7,7 +7,7 @@
 
 #include "graph/fg_graph.h"
 #include "graph/fg_order.h"
-#include "schemes/fg_scheme3d.h"
+#include "schemes/fg_grid3d.h"
 #include "testutil.h"
 
 static void test_blocks(void) {

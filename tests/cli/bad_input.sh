@@ -34,7 +34,7 @@ expect_fail "malformed edge list" "bad.txt: line 3" train "$dir/bad.txt" --epoch
 printf '0 1\n1 2\n2 3\n3 0\n' >"$dir/good.txt"
 expect_fail "unknown order" "unknown order 'bogus'" train "$dir/good.txt" --epochs 2 --order bogus
 expect_fail "unknown scheme" "unknown scheme 'x'" train "$dir/good.txt" --epochs 2 --scheme x
-expect_fail "serial on 3 ranks" "runs on one process" train "$dir/good.txt" --scheme serial
+expect_fail "serial on 3 ranks" "runs on 1 process, but 3 were started" train "$dir/good.txt" --scheme serial
 expect_fail "info with a malformed file" "bad.txt: line 3" info "$dir/bad.txt" --ranks 3
 # the memory budget per process, for each kind of scheme (the estimate needs the dataset, which
 # only rank 0 has: every rank must still stop with the message)

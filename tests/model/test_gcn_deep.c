@@ -27,7 +27,7 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
   fg_dataset ds;
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
-  fg_gcn *m = NULL;
+  fg_model *m = NULL;
   fg_csr A;
   int64_t src[60], dst[60];
   int ne = 0, ntrain = 0;
@@ -66,8 +66,8 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_gcn_config mc = {L, kWidths, agg_order, 9};
-    EXPECT_OK(fg_gcn_create(&mc, s, &m));
+    fg_model_config mc = {L, kWidths, agg_order, 9};
+    EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
   EXPECT_OK(fg_gcn_normalize(&A));
@@ -82,11 +82,11 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
     float *g1 = malloc(sizeof(float) * (size_t)m->n_params);
     for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
-    EXPECT_OK(fg_gcn_forward(m, s, 1, p, SEED, EPOCH));
+    EXPECT_OK(fg_model_forward(m, s, 1, p, SEED, EPOCH));
     const double loss_f =
         fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
         ntrain;
-    EXPECT_OK(fg_gcn_backward(m, s, dlogits, p, SEED, EPOCH));
+    EXPECT_OK(fg_model_backward(m, s, dlogits, p, SEED, EPOCH));
     memcpy(g1, m->grads, sizeof(float) * (size_t)m->n_params);
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
     const double loss_d = fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
@@ -107,7 +107,7 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
                  "p %g)", (long long)i, m->grads[i], num, directed, agg_order, (double)p);
     }
     /* evaluation forward: the last hidden layer and the logits, without dropout */
-    EXPECT_OK(fg_gcn_forward(m, s, 0, 0.0f, SEED, EPOCH));
+    EXPECT_OK(fg_model_forward(m, s, 0, 0.0f, SEED, EPOCH));
     fg_test_gcn_ref(&ds, &A, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
     {
       double dh = 0.0, dl = 0.0;
@@ -124,9 +124,9 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
                  dh, dl);
     }
     /* the same training step again, after the evaluation: the same gradients, bit for bit */
-    EXPECT_OK(fg_gcn_forward(m, s, 1, p, SEED, EPOCH));
+    EXPECT_OK(fg_model_forward(m, s, 1, p, SEED, EPOCH));
     fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor);
-    EXPECT_OK(fg_gcn_backward(m, s, dlogits, p, SEED, EPOCH));
+    EXPECT_OK(fg_model_backward(m, s, dlogits, p, SEED, EPOCH));
     EXPECT(memcmp(g1, m->grads, sizeof(float) * (size_t)m->n_params) == 0);
     if (reorder) { /* the scheme really runs in another order, reading features via a map */
       int64_t moved = 0;
@@ -142,7 +142,7 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
   }
 done:
   fg_csr_free(&A);
-  fg_gcn_destroy(&m);
+  fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
   fg_csr_free(&ds.adj);

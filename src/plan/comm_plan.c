@@ -3,6 +3,8 @@
  * schemes count while training. */
 #include <string.h>
 
+#include "model/fg_model.h"
+#include "plan/fg_registry.h"
 #include "schemes/fg_partition.h"
 
 fg_comm_plan_config fg_comm_plan_config_default(void) {
@@ -87,38 +89,31 @@ fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
   int64_t fwd_sum = 0, bwd_sum = 0;
   int fwd_n = 0, bwd_n = 0, sa = 0;
   const int P = cfg ? cfg->ranks : 0;
-  const char *name;
+  const fg_scheme_info *scheme = NULL;
+  uint32_t any = 0;
   memset(&g, 0, sizeof g);
   FG_REQUIRE(ds && cfg && per_rank, FG_ERR_INVALID_ARG, "fg_comm_plan: NULL argument");
   FG_REQUIRE(P >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", P);
   FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
              "--layers must be in [1, 64], got %d", cfg->layers);
-  name = cfg->scheme ? cfg->scheme : (P == 1 ? "serial" : "1d-sa");
-  if (strcmp(name, "serial") == 0) {
-    FG_REQUIRE(P == 1, FG_ERR_INVALID_ARG,
-               "--scheme serial runs on one process, not %d; use --scheme 1d or 1d-sa", P);
-  } else if (strcmp(name, "1d-sa") == 0) {
-    sa = 1;
-  } else {
-    FG_REQUIRE(strcmp(name, "1d") == 0, FG_ERR_INVALID_ARG,
-               "unknown scheme '%s' (available: serial, 1d, 1d-sa)", name);
-  }
+  FG_REQUIRE(!cfg->scheme || strcmp(cfg->scheme, "auto") != 0, FG_ERR_INVALID_ARG,
+             "--scheme auto: name the scheme whose volumes to count");
+  FG_CHECK(fg_scheme_resolve(cfg->scheme, 0, P, &scheme, &any));
+  FG_REQUIRE(scheme->grid == 0, FG_ERR_UNSUPPORTED,
+             "--scheme %s: volumes are counted for the 1D layouts (`fullgraph plan` models the "
+             "grid's collectives)", scheme->name);
+  sa = scheme->volume == FG_VOLUME_HALO;
   FG_CHECK(fg_order_parse(cfg->order, &kind));
 
   FG_ALLOC(w, cfg->layers + 1);
-  w[0] = ds->num_features;
-  for (int l = 1; l < cfg->layers; l++) {
-    w[l] = cfg->widths ? cfg->widths[l - 1] : cfg->hidden;
-    FG_REQUIRE(w[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
-               (long long)w[l]);
-  }
-  w[cfg->layers] = ds->num_classes;
+  FG_CHECK(fg_model_widths(cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
+                           ds->num_classes, w));
   fg_epoch_agg_widths(cfg->layers, w, (int)cfg->agg_order, &fwd_sum, &fwd_n, &bwd_sum, &bwd_n);
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
-  FG_CHECK(fg_layout_build(ds, P, strcmp(name, "serial") == 0 ? FG_ORDER_NATURAL : kind, cfg->seed,
-                           0, &g));
+  FG_CHECK(fg_layout_build(ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
+                           cfg->seed, 0, &g));
   for (int i = 0; i < P; i++) {
     per_rank[i].rows = g.offs[i + 1] - g.offs[i];
     per_rank[i].nnz = g.B.rowptr[g.offs[i + 1]] - g.B.rowptr[g.offs[i]];

@@ -16,10 +16,11 @@ expect 2 "--shards expects RxC" "$FG" info "$DEMO" --shards 0x8
 expect 2 "--shards expects RxC" "$FG" info "$DEMO" --shards 8y8
 expect 0 "usage: fullgraph plan DATA" "$FG" plan --help
 expect 0 "best: --scheme" "$FG" plan "$DEMO" --ranks 4 --mem-per-rank -1
-expect 0 " 3d +2x1x2 " "$FG" plan "$DEMO" --ranks 4 --no-1d --double-perm
+expect 0 " 3d +2x1x2 " "$FG" plan "$DEMO" --ranks 4 --schemes 3d --double-perm
 expect 0 "nothing fits" "$FG" plan "$DEMO" --ranks 2 --mem-per-rank 0.001
 expect 1 "cannot open calibration" "$FG" plan "$DEMO" --ranks 4 --calibration "$T/none.txt"
-expect 2 "leave nothing to rank" "$FG" plan "$DEMO" --ranks 4 --no-1d --no-3d
+expect 1 "unknown scheme 'nope'" "$FG" plan "$DEMO" --ranks 4 --schemes 1d,nope
+expect 1 "no scheme to rank on 4 rank" "$FG" plan "$DEMO" --ranks 4 --schemes 1d --double-perm
 expect 0 "wrote $T/cal.txt" "$FG" bench --calibrate --output "$T/cal.txt"
 expect 0 "^spmm_nnz_f " cat "$T/cal.txt"
 expect 0 "coefficients: $T/cal.txt" "$FG" plan "$DEMO" --ranks 8 --calibration "$T/cal.txt"
@@ -33,11 +34,11 @@ expect 0 "performance model: 3d grid [0-9]x[0-9]x[0-9]" \
   "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --epochs 1 --hidden 4 --no-progress
 expect 1 "--grid 2x2x1 has 4 ranks, but the job has 2" \
   "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 2x2x1 --epochs 1
-expect 1 "--grid needs --scheme 3d" "$FG" train "$DEMO" --grid 1x1x1 --epochs 1
-expect 1 "--agg-blocks needs --scheme 3d" "$FG" train "$DEMO" --agg-blocks 2 --epochs 1
+expect 1 "--scheme serial does not take --grid \(it is an option of: 3d\)" "$FG" train "$DEMO" --grid 1x1x1 --epochs 1
+expect 1 "--scheme serial does not take --agg-blocks \(it is an option of: 3d\)" "$FG" train "$DEMO" --agg-blocks 2 --epochs 1
 expect 1 "checkpoints hold the weights only" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --learn-features --checkpoint "$T/c" --epochs 1
-expect 1 "--order metis is not available|no METIS" \
+expect 1 "--scheme 3d does not take --order metis \(it is an option of: 1d, 1d-sa\)" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --order metis --epochs 1
 
 echo "cli3d: $pass passed, $fail failed"

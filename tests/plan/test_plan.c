@@ -7,7 +7,7 @@
 
 #include "graph/fg_graph.h"
 #include "plan/fg_plan.h"
-#include "schemes/fg_scheme3d.h"
+#include "schemes/fg_grid3d.h"
 #include "testutil.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b) + 1e-300; }
@@ -216,11 +216,20 @@ static void test_plan(void) {
    * shard is at least an eighth of the nonzeros */
   pc.mem_per_rank = -1;
   pc.double_perm = 0;
-  pc.with_1d = 0;
+  pc.schemes = "3d";
   EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
   for (int i = 0; i < n; i++)
     EXPECT(e[i].max_nnz * 8 >= (double)ds->adj.nnz && e[i].max_nnz <= (double)ds->adj.nnz);
   free(e);
+  pc.schemes = "1d,nope";
+  EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("unknown scheme 'nope'"));
+  pc.schemes = "1d-sa";
+  pc.double_perm = 1; /* not an option of 1d-sa: nothing to rank */
+  EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("no scheme to rank"));
+  pc.double_perm = 0;
+  pc.schemes = NULL;
   pc.ranks = 0;
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
   fg_dataset_destroy(&ds);

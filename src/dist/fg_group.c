@@ -1,0 +1,174 @@
+/* fg_group.c -- counted collectives over the whole communicator or a sub-communicator. */
+#include "dist/fg_group.h"
+
+#include <string.h>
+
+fg_group fg_group_whole(fg_dist *d) {
+  fg_group g;
+  g.dist = d;
+  g.comm = d->comm;
+  g.rank = d->rank;
+  g.size = d->size;
+  return g;
+}
+
+fg_status fg_group_split(fg_dist *d, int color, int key, fg_group *out) {
+  fg_status st = FG_OK;
+  out->dist = d;
+  out->comm = MPI_COMM_NULL;
+  out->rank = 0;
+  out->size = 1;
+  FG_CHECK_MPI(MPI_Comm_split(d->comm, color, key, &out->comm));
+  FG_CHECK_MPI(MPI_Comm_set_errhandler(out->comm, MPI_ERRORS_RETURN));
+  FG_CHECK_MPI(MPI_Comm_rank(out->comm, &out->rank));
+  FG_CHECK_MPI(MPI_Comm_size(out->comm, &out->size));
+cleanup:
+  return st;
+}
+
+void fg_group_free(fg_group *g) {
+  if (!g) return;
+  if (g->comm != MPI_COMM_NULL && (!g->dist || g->comm != g->dist->comm)) MPI_Comm_free(&g->comm);
+  g->comm = MPI_COMM_NULL;
+}
+
+/* a ring all-reduce of n elements of esize bytes: 2 (G-1)/G of the buffer each way */
+static void count_ring_allreduce(fg_group *g, int64_t n, int64_t esize) {
+  const int64_t bytes = 2 * n * esize * (g->size - 1) / g->size;
+  fg_dist_count_send(g->dist, bytes);
+  fg_dist_count_recv(g->dist, bytes);
+}
+
+static fg_status allreduce(fg_group *g, void *buf, int64_t n, MPI_Datatype type, MPI_Op op,
+                           int64_t esize) {
+  fg_status st = FG_OK;
+  int count = 0;
+  double t0;
+  if (g->size == 1 || n == 0) return FG_OK;
+  FG_CHECK(fg_mpi_count(n, &count));
+  t0 = fg_now();
+  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, count, type, op, g->comm));
+  g->dist->counters.seconds_comm += fg_now() - t0;
+  count_ring_allreduce(g, n, esize);
+cleanup:
+  return st;
+}
+
+fg_status fg_group_allreduce_f32(fg_group *g, float *buf, int64_t n) {
+  return allreduce(g, buf, n, MPI_FLOAT, MPI_SUM, 4);
+}
+
+fg_status fg_group_allreduce_f64(fg_group *g, double *buf, int64_t n) {
+  return allreduce(g, buf, n, MPI_DOUBLE, MPI_SUM, 8);
+}
+
+fg_status fg_group_allreduce_i64(fg_group *g, int64_t *buf, int64_t n) {
+  return allreduce(g, buf, n, MPI_INT64_T, MPI_SUM, 8);
+}
+
+fg_status fg_group_maxloc(fg_group *g, fg_maxloc *buf, int64_t n) {
+  /* fg_maxloc has MPI_FLOAT_INT's layout: a float then an int */
+  return allreduce(g, buf, n, MPI_FLOAT_INT, MPI_MAXLOC, 8);
+}
+
+fg_status fg_group_counts(const int64_t *len, int size, int *counts, int *displs,
+                          int64_t *total) {
+  fg_status st = FG_OK;
+  int64_t off = 0;
+  for (int r = 0; r < size; r++) {
+    FG_CHECK(fg_mpi_count(len[r], &counts[r]));
+    if (displs) FG_CHECK(fg_mpi_count(off, &displs[r]));
+    off += len[r];
+  }
+  if (total) *total = off;
+cleanup:
+  return st;
+}
+
+static int64_t sum_counts(const int *counts, int size) {
+  int64_t t = 0;
+  for (int r = 0; r < size; r++) t += counts[r];
+  return t;
+}
+
+fg_status fg_group_allgather_f32(fg_group *g, const float *mine, float *all, const int *counts,
+                                 const int *displs) {
+  fg_status st = FG_OK;
+  const int64_t total = sum_counts(counts, g->size);
+  double t0;
+  if (g->size == 1) {
+    if (counts[0] > 0 && all + displs[0] != mine)
+      memmove(all + displs[0], mine, (size_t)counts[0] * sizeof(float));
+    return FG_OK;
+  }
+  if (total == 0) return FG_OK;
+  t0 = fg_now();
+  if (mine == all + displs[g->rank])
+    FG_CHECK_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs,
+                                MPI_FLOAT, g->comm));
+  else
+    FG_CHECK_MPI(MPI_Allgatherv(mine, counts[g->rank], MPI_FLOAT, all, counts, displs, MPI_FLOAT,
+                                g->comm));
+  g->dist->counters.seconds_comm += fg_now() - t0;
+  fg_dist_count_send(g->dist, (total - counts[g->rank]) * 4);
+  fg_dist_count_recv(g->dist, (total - counts[g->rank]) * 4);
+cleanup:
+  return st;
+}
+
+fg_status fg_group_reduce_scatter_f32(fg_group *g, const float *all, float *mine,
+                                      const int *counts) {
+  fg_status st = FG_OK;
+  const int64_t total = sum_counts(counts, g->size);
+  double t0;
+  if (g->size == 1) {
+    if (counts[0] > 0 && mine != all) memmove(mine, all, (size_t)counts[0] * sizeof(float));
+    return FG_OK;
+  }
+  if (total == 0) return FG_OK;
+  t0 = fg_now();
+  FG_CHECK_MPI(MPI_Reduce_scatter(all, mine, counts, MPI_FLOAT, MPI_SUM, g->comm));
+  g->dist->counters.seconds_comm += fg_now() - t0;
+  fg_dist_count_send(g->dist, (total - counts[g->rank]) * 4);
+  fg_dist_count_recv(g->dist, (total - counts[g->rank]) * 4);
+cleanup:
+  return st;
+}
+
+fg_status fg_group_iallreduce_f32(fg_group *g, float *buf, int64_t n, MPI_Request *req) {
+  fg_status st = FG_OK;
+  int count = 0;
+  double t0;
+  *req = MPI_REQUEST_NULL;
+  if (g->size == 1 || n == 0) return FG_OK;
+  FG_CHECK(fg_mpi_count(n, &count));
+  t0 = fg_now();
+  FG_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, count, MPI_FLOAT, MPI_SUM, g->comm, req));
+  g->dist->counters.seconds_comm += fg_now() - t0;
+  count_ring_allreduce(g, n, 4);
+cleanup:
+  return st;
+}
+
+fg_status fg_group_poke(fg_group *g, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  int flag = 0;
+  double t0 = fg_now();
+  if (n <= 0) return FG_OK;
+  FG_CHECK_MPI(MPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE));
+  g->dist->counters.seconds_comm += fg_now() - t0;
+cleanup:
+  return st;
+}
+
+fg_status fg_group_waitall(fg_group *g, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  double t0 = fg_now(), dt;
+  if (n <= 0) return FG_OK;
+  FG_CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+  dt = fg_now() - t0;
+  g->dist->counters.seconds_comm += dt;
+  g->dist->counters.seconds_wait += dt;
+cleanup:
+  return st;
+}

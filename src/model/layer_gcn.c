@@ -1,0 +1,83 @@
+/* layer_gcn.c -- the GCN layer: Z = Â D W (+ b, which the model's fused pass adds), aggregating
+ * before or after the weight product, whichever is cheaper for the widths (fg_agg_first).
+ *
+ * Forward: (Â D) W or Â (D W). Backward: SpMM with Âᵀ and GEMMs; layer 0 never multiplies by Âᵀ
+ * when it aggregates first and the features are not learned (MG-GCN §4.4). On a scheme that
+ * splits columns the two partial sums of the layer -- H W over the input's columns, dQ Wᵀ over
+ * the output's -- are completed by the scheme (reduce_product, reduce_input_grad).
+ */
+#include "model/fg_model.h"
+
+static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  float *out = m->H[l + 1]; /* (n_out, wo) */
+  if (m->agg_first[l]) {
+    /* S = Â D (n_out, wi); out = S W */
+    FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+    m->Sv[l] = m->S[l];
+    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, m->W[l], wo, out, wo);
+    FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
+  } else {
+    /* T = D W (n_in, wo); out = Â T */
+    float *t = fg_model_other_work(m, d);
+    m->Sv[l] = d == m->work_a ? NULL : d; /* layer 0's D_0 in work_a: recomputed in backward */
+    fg_model_gemm(m, 0, 0, sh->n_in, wo, wi, d, wi, m->W[l], wo, t, wo);
+    FG_CHECK(fg_scheme_reduce_product(s, l, t, sh->n_in * wo));
+    FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
+  }
+cleanup:
+  return st;
+}
+
+static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
+                              uint64_t seed, uint64_t epoch, float **dd) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const int learn0 = l == 0 && m->input != NULL;
+  double t0 = fg_now();
+  *dd = NULL;
+  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  if (m->agg_first[l]) {
+    /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
+    float *u, *v;
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
+    if (l == 0 && !learn0) return FG_OK; /* the input features are not learned: no dX */
+    u = fg_model_other_work(m, dz);
+    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+    FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
+    v = fg_model_other_work(m, u);
+    if (learn0) {
+      FG_CHECK(s->ops->input_grad(s, u, v, m->grads + m->feat_off));
+      return FG_OK;
+    }
+    FG_CHECK(s->ops->aggregate_t(s, l, u, v, wi));
+    *dd = v;
+  } else {
+    /* Z = Â T with T = D W:  dT = Âᵀ dZ;  dW = Dᵀ dT;  dD = dT Wᵀ. Layer 0 puts dT in H[1]
+     * (n x w_1, dead once dZ_0 exists), leaving work_a, the one scratch buffer wide enough,
+     * for D_0 */
+    float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
+    const float *d = m->Sv[l];
+    FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
+    if (!d) { /* layer 0 with dropout or a row map: D_0 again (counter-based masks) */
+      t0 = fg_now();
+      fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, sh->n_in, wi, p, seed, epoch, 0,
+                      sh->ids_in, sh->col0_in);
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      d = m->work_a;
+    }
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, m->dW[l], wo);
+    if (l == 0) return FG_OK;
+    *dd = fg_model_other_work(m, t);
+    fg_model_gemm(m, 0, 1, sh->n_in, wi, wo, t, wo, m->W[l], wo, *dd, wi);
+    FG_CHECK(fg_scheme_reduce_input_grad(s, l, *dd, sh->n_in * wi));
+  }
+cleanup:
+  return st;
+}
+
+const fg_layer_kind fg_layer_gcn = {"gcn", gcn_forward, gcn_backward};

@@ -1,0 +1,388 @@
+/* model.c -- the layer stack: buffers, parameter pieces, the forward and backward walks, the
+ * loss and the optimizer step. The layer math itself is the layer kind's (layer_gcn.c). See
+ * fg_model.h. */
+#include <string.h>
+
+#include "model/fg_model.h"
+
+fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
+                          int64_t classes, int64_t *out) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(layers >= 1 && layers <= 64, FG_ERR_INVALID_ARG,
+             "--layers must be in [1, 64], got %d", layers);
+  out[0] = features;
+  for (int l = 1; l < layers; l++) {
+    out[l] = hidden_widths ? hidden_widths[l - 1] : hidden;
+    FG_REQUIRE(out[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
+               (long long)out[l]);
+  }
+  out[layers] = classes;
+cleanup:
+  return st;
+}
+
+/* Activation buffers come from fg_malloc_huge: the SpMM gathers their rows at random. */
+static float *act_alloc(int64_t nfloats) {
+  return fg_malloc_huge((size_t)(nfloats > 0 ? nfloats : 1) * sizeof(float));
+}
+
+#define FG_ALLOC_ACT(ptr, n)                                                           \
+  do {                                                                                 \
+    (ptr) = act_alloc(n);                                                              \
+    if (!(ptr))                                                                        \
+      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats of activations",    \
+              (long long)(n));                                                         \
+  } while (0)
+
+#define FG_ALLOC_F(ptr, n)                                                             \
+  do {                                                                                 \
+    (ptr) = fg_malloc_aligned((size_t)((n) > 0 ? (n) : 1) * sizeof(float));            \
+    if (!(ptr)) FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats", (long long)(n)); \
+  } while (0)
+
+void fg_model_destroy(fg_model **mp) {
+  fg_model *m;
+  if (!mp || !*mp) return;
+  m = *mp;
+  fg_free_aligned(m->params);
+  fg_free_aligned(m->grads);
+  fg_free_aligned(m->adam_m);
+  fg_free_aligned(m->adam_v);
+  fg_free_aligned(m->wblk);
+  fg_free_aligned(m->gblk);
+  free(m->W);
+  free(m->b);
+  free(m->dW);
+  free(m->db);
+  if (m->H) {
+    for (int l = 1; l <= m->layers; l++) free(m->H[l]);
+    free(m->H);
+  }
+  if (m->S) {
+    for (int l = 0; l < m->layers; l++) free(m->S[l]);
+    free(m->S);
+  }
+  free(m->input);
+  free(m->Sv);
+  free(m->work_a);
+  free(m->work_b);
+  free(m->row_max);
+  free(m->row_sum);
+  free(m->widths);
+  free(m->agg_first);
+  free(m->shape);
+  free(m->poff);
+  free(m);
+  *mp = NULL;
+}
+
+/* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
+ * allocates. Scratch buffers take every intermediate a layer makes outside H and S: its
+ * output-sized products, the input-sized gradients of layers that pass one back (l >= 1, or
+ * layer 0 with learned features), D W of a layer that aggregates last; work_a also the
+ * layer-0 input's dropout. */
+static void buffer_sizes(int L, const fg_layer_shape *sh, const int *agg_first, int learn,
+                         int64_t *h_total, int64_t *s_total, int64_t *work_a, int64_t *work_b) {
+  int64_t x = 0;
+  *h_total = *s_total = 0;
+  for (int l = 0; l < L; l++) {
+    *h_total += sh[l].n_out * sh[l].w_out;
+    if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
+    x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
+    if (!agg_first[l]) x = FG_MAX(x, sh[l].n_in * sh[l].w_out);
+    if (l > 0 || learn) {
+      x = FG_MAX(x, sh[l].n_in * sh[l].w_in);
+      x = FG_MAX(x, sh[l].n_out * sh[l].w_in);
+    }
+  }
+  *work_a = FG_MAX(x, sh[0].n_in * sh[0].w_in);
+  *work_b = x;
+}
+
+/* The shapes of a 1D scheme of n rows (fg_model_memory's model of a run). */
+static void rows_shapes(int L, const int64_t *w, int64_t n, fg_layer_shape *sh) {
+  for (int l = 0; l < L; l++) {
+    memset(&sh[l], 0, sizeof sh[l]);
+    sh[l].n_in = sh[l].n_out = n;
+    sh[l].w_in = w[l];
+    sh[l].w_out = w[l + 1];
+  }
+}
+
+void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_bytes,
+                     int64_t *param_bytes, double *buffers) {
+  const int L = cfg->layers;
+  fg_layer_shape sh[64];
+  int agg[64];
+  int64_t h, sz, wa, wb, np = 0, wref = 1;
+  if (L < 1 || L > 64) {
+    if (activation_bytes) *activation_bytes = 0;
+    if (param_bytes) *param_bytes = 0;
+    if (buffers) *buffers = 0.0;
+    return;
+  }
+  rows_shapes(L, cfg->widths, n, sh);
+  for (int l = 0; l < L; l++)
+    agg[l] = fg_agg_first(cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
+  buffer_sizes(L, sh, agg, 0, &h, &sz, &wa, &wb);
+  for (int l = 0; l < L; l++)
+    np += cfg->widths[l] * cfg->widths[l + 1] + cfg->widths[l + 1];
+  for (int l = 1; l <= L; l++)
+    if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
+  if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb);
+  if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
+  if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
+}
+
+fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_model **out) {
+  fg_status st = FG_OK;
+  fg_model *m = NULL;
+  const int L = cfg->layers;
+  const int split = s->ops->gather_weights != NULL;
+  int64_t off = 0, blk = 0;
+  FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "a model needs 1 to 64 layers, got %d", L);
+  for (int l = 0; l <= L; l++)
+    FG_REQUIRE(cfg->widths[l] >= 1, FG_ERR_INVALID_ARG, "layer width %d is %lld; must be >= 1",
+               l, (long long)cfg->widths[l]);
+  FG_REQUIRE(cfg->widths[0] == s->num_features && cfg->widths[L] == s->num_classes,
+             FG_ERR_INTERNAL, "model widths %lld..%lld for %lld features and %lld classes",
+             (long long)cfg->widths[0], (long long)cfg->widths[L], (long long)s->num_features,
+             (long long)s->num_classes);
+  FG_REQUIRE(cfg->agg_order != FG_AGG_LAST || s->ops->agg_last_ok, FG_ERR_INVALID_ARG,
+             "--scheme %s aggregates first in every layer (its layout splits the columns); "
+             "--agg-order last is not available", s->ops->name);
+  FG_CALLOC(m, 1);
+  m->kind = &fg_layer_gcn;
+  m->layers = L;
+  m->n = s->n_local;
+  m->feat_off = -1;
+  FG_ALLOC(m->widths, L + 1);
+  FG_ALLOC(m->agg_first, L);
+  FG_CALLOC(m->shape, L);
+  FG_CALLOC(m->poff, L);
+  FG_CALLOC(m->W, L);
+  FG_CALLOC(m->b, L);
+  FG_CALLOC(m->dW, L);
+  FG_CALLOC(m->db, L);
+  FG_CALLOC(m->H, L + 1);
+  FG_CALLOC(m->S, L);
+  FG_CALLOC(m->Sv, L);
+  for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
+  for (int l = 0; l < L; l++) {
+    fg_layer_shape *sh = &m->shape[l];
+    s->ops->shape(s, l, m->widths, sh);
+    m->agg_first[l] = s->ops->agg_last_ok
+                          ? fg_agg_first(cfg->agg_order, l, m->widths[l], m->widths[l + 1])
+                          : 1;
+    m->poff[l] = m->n_params;
+    m->n_params += sh->wp_len + sh->bp_len;
+    m->n_params_global += m->widths[l] * m->widths[l + 1] + m->widths[l + 1];
+    blk += sh->w_in * sh->w_out + sh->w_out;
+  }
+  FG_REQUIRE(m->shape[L - 1].n_out == s->n_local, FG_ERR_INTERNAL,
+             "the last layer has %lld output rows, the scheme %lld labelled rows",
+             (long long)m->shape[L - 1].n_out, (long long)s->n_local);
+  if (s->learn_features) {
+    FG_REQUIRE(s->ops->gather_input && s->ops->input_grad, FG_ERR_INVALID_ARG,
+               "--learn-features: the %s scheme does not learn features", s->ops->name);
+    m->feat_off = m->n_params;
+    m->n_params += s->feat_rows * m->shape[0].w_in;
+  }
+  FG_ALLOC_F(m->params, m->n_params);
+  FG_ALLOC_F(m->grads, m->n_params);
+  FG_ALLOC_F(m->adam_m, m->n_params);
+  FG_ALLOC_F(m->adam_v, m->n_params);
+  memset(m->grads, 0, (size_t)m->n_params * sizeof(float));
+  memset(m->adam_m, 0, (size_t)m->n_params * sizeof(float));
+  memset(m->adam_v, 0, (size_t)m->n_params * sizeof(float));
+  if (split) {
+    FG_ALLOC_F(m->wblk, blk);
+    FG_ALLOC_F(m->gblk, blk);
+  }
+  for (int l = 0; l < L; l++) {
+    const fg_layer_shape *sh = &m->shape[l];
+    const int64_t wi = m->widths[l], wo = m->widths[l + 1], nw = sh->w_in * sh->w_out;
+    float *piece = m->params + m->poff[l];
+    if (split) {
+      m->W[l] = m->wblk + off;
+      m->dW[l] = m->gblk + off;
+      off += nw + sh->w_out;
+    } else {
+      FG_REQUIRE(sh->wp_len == nw && sh->bp_len == sh->w_out, FG_ERR_INTERNAL,
+                 "layer %d: a weight piece that is not the block needs gather_weights", l);
+      m->W[l] = piece;
+      m->dW[l] = m->grads + m->poff[l];
+    }
+    m->b[l] = m->W[l] + nw;
+    m->db[l] = m->dW[l] + nw;
+    /* element (i, j) of W_l is the one-process model's draw wherever it lives */
+    fg_glorot_init_piece(piece, wi, wo, sh->col0_in, sh->col0_out, sh->w_out, sh->wp0, sh->wp_len,
+                         cfg->seed, (uint64_t)l);
+    memset(piece + sh->wp_len, 0, (size_t)sh->bp_len * sizeof(float));
+    FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
+    if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
+  }
+  if (s->learn_features) {
+    const int64_t w0 = m->shape[0].w_in;
+    FG_ALLOC_ACT(m->input, m->shape[0].n_in * w0);
+    if (s->feat_rows * w0 > 0)
+      memcpy(m->params + m->feat_off, s->features, (size_t)(s->feat_rows * w0) * sizeof(float));
+    m->H[0] = m->input;
+  } else {
+    m->H[0] = s->features;
+  }
+  {
+    int64_t h, sz, wa, wb;
+    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, &h, &sz, &wa, &wb);
+    FG_ALLOC_ACT(m->work_a, wa);
+    FG_ALLOC_ACT(m->work_b, wb);
+  }
+  FG_ALLOC(m->row_max, FG_MAX(m->n, 1));
+  FG_ALLOC(m->row_sum, FG_MAX(m->n, 1));
+  *out = m;
+  m = NULL;
+cleanup:
+  fg_model_destroy(&m);
+  return st;
+}
+
+void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+  double t0 = fg_now();
+  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+}
+
+float *fg_model_other_work(const fg_model *m, const float *x) {
+  return x == m->work_a ? m->work_b : m->work_a;
+}
+
+fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
+                           uint64_t epoch) {
+  fg_status st = FG_OK;
+  const int L = m->layers;
+  const int drop = training && p > 0.0f;
+  const float pp = drop ? p : 0.0f;
+  double t0;
+  for (int l = 0; l < L && m->wblk; l++)
+    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->params + m->poff[l], m->W[l]));
+  if (m->input) FG_CHECK(s->ops->gather_input(s, m->params + m->feat_off, m->input));
+  t0 = fg_now();
+  for (int l = 0; l < L; l++) {
+    const fg_layer_shape *sh = &m->shape[l];
+    const float *d = m->H[l]; /* D_l (n_in, w_in): for l > 0 already dropped out in place */
+    float *out = m->H[l + 1]; /* (n_out, w_out) */
+    if (l == 0 && (drop || s->feature_rows)) {
+      /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
+       * another (--reorder borrows the dataset's features instead of permuting a copy) */
+      fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, sh->n_in, sh->w_in, pp, seed, epoch,
+                      0, sh->ids_in, sh->col0_in);
+      d = m->work_a;
+    }
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    FG_CHECK(m->kind->forward(m, s, l, d));
+    /* out = dropout_{l+1}(relu(out + b)) in one sweep; the last layer only adds the bias */
+    t0 = fg_now();
+    fg_bias_relu_dropout(out, out, m->b[l], sh->n_out, sh->w_out, l + 1 < L,
+                         l + 1 < L ? pp : 0.0f, seed, epoch, (uint64_t)(l + 1), sh->ids_out,
+                         sh->col0_out);
+  }
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+cleanup:
+  return st;
+}
+
+fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
+                            uint64_t epoch) {
+  fg_status st = FG_OK;
+  const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
+  float *cur = dlogits; /* dZ_l (n_out, w_out) */
+  for (int l = m->layers - 1; l >= 0; l--) {
+    const fg_layer_shape *sh = &m->shape[l];
+    float *v = NULL; /* dD_l (n_in, w_in) */
+    double t0;
+    FG_CHECK(m->kind->backward(m, s, l, cur, p, seed, epoch, &v));
+    if (m->wblk)
+      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->dW[l], m->grads + m->poff[l]));
+    if (l == 0) {
+      /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
+      t0 = fg_now();
+      if (m->input && p > 0.0f) {
+        float *g = m->grads + m->feat_off;
+        fg_bias_relu_dropout(g, g, NULL, s->feat_rows, sh->w_in, 0, p, seed, epoch, 0,
+                             sh->ids_in + s->feat_row0, sh->col0_in);
+      }
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      break;
+    }
+    t0 = fg_now();
+    /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times 1/(1-p) */
+    fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, scale);
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    cur = v;
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_model_reduce_grads(fg_model *m, fg_scheme *s) {
+  return fg_scheme_reduce_grads(s, m->grads, m->n_params);
+}
+
+fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[m->layers - 1];
+  const float *z = m->H[m->layers];
+  double t0 = fg_now();
+  fg_xent_block_max(z, sh->n_out, sh->w_out, sh->col0_out, m->row_max);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  FG_CHECK(fg_scheme_row_max(s, m->row_max, sh->n_out));
+  t0 = fg_now();
+  fg_xent_block_expsum(z, sh->n_out, sh->w_out, m->row_max, m->row_sum);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  FG_CHECK(fg_scheme_row_sum(s, m->row_sum, sh->n_out));
+cleanup:
+  return st;
+}
+
+double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
+                     float *dlogits, int64_t *count, int64_t *correct) {
+  const fg_layer_shape *sh = &m->shape[m->layers - 1];
+  return fg_xent_block_finish(m->H[m->layers], sh->n_out, sh->w_out, sh->col0_out, s->labels,
+                              select, m->row_max, m->row_sum, scale, dlogits, sh->out_primary,
+                              count, correct);
+}
+
+void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t) {
+  for (int l = 0; l < m->layers; l++) {
+    const fg_layer_shape *sh = &m->shape[l];
+    const int64_t o = m->poff[l], ob = o + sh->wp_len;
+    fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, sh->wp_len, adam,
+                 wd[l], t);
+    fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob, sh->bp_len, adam,
+                 0.0f, t);
+  }
+  if (m->feat_off >= 0) {
+    const int64_t o = m->feat_off;
+    fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, m->n_params - o, adam,
+                 0.0f, t);
+  }
+}
+
+int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
+  int64_t k = 0, off = 0;
+  for (int l = 0; l < m->layers; l++) {
+    const fg_layer_shape *sh = &m->shape[l];
+    const int64_t dout = m->widths[l + 1], boff = off + m->widths[l] * dout;
+    for (int64_t e = sh->wp0; e < sh->wp0 + sh->wp_len; e++, k++) {
+      if (idx) idx[k] = off + (sh->col0_in + e / sh->w_out) * dout + sh->col0_out + e % sh->w_out;
+      if (own) own[k] = (uint8_t)sh->w_primary;
+    }
+    for (int64_t e = sh->bp0; e < sh->bp0 + sh->bp_len; e++, k++) {
+      if (idx) idx[k] = boff + sh->col0_out + e;
+      if (own) own[k] = (uint8_t)sh->b_primary;
+    }
+    off = boff + dout;
+  }
+  return k;
+}

@@ -1,0 +1,187 @@
+/* registry.c -- the table of schemes. One row a scheme; see fg_registry.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/fg_plan.h"
+#include "plan/fg_registry.h"
+
+static int default_one_rank(int ranks) { return ranks == 1; }
+static int default_many_ranks(int ranks) { return ranks > 1; }
+static int default_never(int ranks) {
+  (void)ranks;
+  return 0;
+}
+
+static const fg_scheme_info registry[] = {
+    {.name = "serial",
+     .summary = "one process holds the whole graph; aggregation is one SpMM",
+     .create = fg_scheme_serial_create,
+     .options = FG_SOPT_REORDER | FG_SOPT_AGG_LAST,
+     .max_ranks = 1,
+     .is_default = default_one_rank,
+     .predict = fg_plan_predict_1d,
+     .volume = FG_VOLUME_NONE,
+     .borrows_features = 1,
+     .plan_min_ranks = 1},
+    {.name = "1d",
+     .summary = "block rows, staged broadcasts of whole blocks (MG-GCN)",
+     .create = fg_scheme_1d_create,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
+     .is_default = default_never,
+     .predict = fg_plan_predict_1d,
+     .volume = FG_VOLUME_BCAST,
+     .plan_min_ranks = 2},
+    {.name = "1d-sa",
+     .summary = "block rows, exchange of only the referenced rows (sparsity-aware)",
+     .create = fg_scheme_1d_sa_create,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
+     .is_default = default_many_ranks,
+     .predict = fg_plan_predict_1d,
+     .volume = FG_VOLUME_HALO,
+     .plan_min_ranks = 2},
+    {.name = "3d",
+     .summary = "an X x Y x Z grid, rows and columns cut in two dimensions (Plexus)",
+     .create = fg_scheme_3d_create,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_GRID | FG_SOPT_DOUBLE_PERM | FG_SOPT_AGG_BLOCKS |
+                FG_SOPT_LEARN_FEATURES,
+     .is_default = default_never,
+     .predict = fg_plan_predict_3d,
+     .grid = 1,
+     .plan_min_ranks = 1},
+};
+
+enum { N_SCHEMES = (int)(sizeof registry / sizeof registry[0]) };
+
+int fg_scheme_registry_size(void) { return N_SCHEMES; }
+
+const fg_scheme_info *fg_scheme_registry_at(int i) {
+  return i >= 0 && i < N_SCHEMES ? &registry[i] : NULL;
+}
+
+const fg_scheme_info *fg_scheme_lookup(const char *name) {
+  for (int i = 0; name && i < N_SCHEMES; i++)
+    if (strcmp(registry[i].name, name) == 0) return &registry[i];
+  return NULL;
+}
+
+const char *fg_scheme_names(void) {
+  static char names[256];
+  if (!names[0]) {
+    size_t k = 0;
+    for (int i = 0; i < N_SCHEMES && k < sizeof names; i++)
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", registry[i].name);
+  }
+  return names;
+}
+
+static const char *const option_flags[FG_SOPT_COUNT] = {
+    "--order random", "--order metis", "--overlap",   "--reorder",       "--agg-order last",
+    "--grid",         "--double-perm", "--agg-blocks", "--learn-features"};
+
+const char *fg_scheme_option_flag(unsigned bit) {
+  for (int k = 0; k < FG_SOPT_COUNT; k++)
+    if (bit == 1u << k) return option_flags[k];
+  return "?";
+}
+
+unsigned fg_scheme_options_of(const fg_train_config *c) {
+  unsigned o = 0;
+  if (c->order && strcmp(c->order, "random") == 0) o |= FG_SOPT_ORDER_RANDOM;
+  if (c->order && strcmp(c->order, "metis") == 0) o |= FG_SOPT_ORDER_METIS;
+  if (c->overlap) o |= FG_SOPT_OVERLAP;
+  if (c->reorder && strcmp(c->reorder, "none") != 0 && strcmp(c->reorder, "auto") != 0)
+    o |= FG_SOPT_REORDER;
+  if (c->agg_order == FG_AGG_LAST) o |= FG_SOPT_AGG_LAST;
+  if (c->grid) o |= FG_SOPT_GRID;
+  if (c->double_perm) o |= FG_SOPT_DOUBLE_PERM;
+  if (c->agg_blocks > 1) o |= FG_SOPT_AGG_BLOCKS;
+  if (c->learn_features) o |= FG_SOPT_LEARN_FEATURES;
+  return o;
+}
+
+/* The schemes that take option bit, for a message. */
+static void takers(unsigned bit, char *buf, size_t len) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < N_SCHEMES && k < len; i++)
+    if (registry[i].options & bit)
+      k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", registry[i].name);
+}
+
+/* The first option of `given` that row e does not take (0: none). */
+static unsigned refused(const fg_scheme_info *e, unsigned given) {
+  const unsigned bad = given & ~e->options;
+  return bad ? bad & (~bad + 1u) : 0u;
+}
+
+fg_status fg_scheme_resolve(const char *name, unsigned options, int ranks,
+                            const fg_scheme_info **out, uint32_t *candidates) {
+  fg_status st = FG_OK;
+  char who[128];
+  *out = NULL;
+  *candidates = 0;
+  if (name && strcmp(name, "auto") == 0) {
+    unsigned all = 0;
+    for (int i = 0; i < N_SCHEMES; i++) {
+      all |= registry[i].options;
+      if (!refused(&registry[i], options) &&
+          (registry[i].max_ranks == 0 || ranks <= registry[i].max_ranks))
+        *candidates |= 1u << i;
+    }
+    FG_REQUIRE(!(options & ~all), FG_ERR_INVALID_ARG, "%s is not an option of any scheme",
+               fg_scheme_option_flag(options & ~all & (~(options & ~all) + 1u)));
+    FG_REQUIRE(*candidates != 0, FG_ERR_INVALID_ARG,
+               "--scheme auto: no scheme takes every option given on %d rank(s); drop one of "
+               "them or name the scheme", ranks);
+    return FG_OK;
+  }
+  if (!name) {
+    for (int i = 0; i < N_SCHEMES && !*out; i++)
+      if (registry[i].is_default(ranks)) *out = &registry[i];
+    FG_REQUIRE(*out != NULL, FG_ERR_INTERNAL, "no default scheme for %d ranks", ranks);
+  } else {
+    *out = fg_scheme_lookup(name);
+    FG_REQUIRE(*out != NULL, FG_ERR_INVALID_ARG, "unknown scheme '%s' (available: %s, auto)",
+               name, fg_scheme_names());
+  }
+  if (refused(*out, options)) {
+    const unsigned bit = refused(*out, options);
+    takers(bit, who, sizeof who);
+    FG_FAIL(FG_ERR_INVALID_ARG, "--scheme %s does not take %s (%s: %s)", (*out)->name,
+            fg_scheme_option_flag(bit), who[0] ? "it is an option of" : "no scheme takes it",
+            who[0] ? who : "-");
+  }
+  FG_REQUIRE((*out)->max_ranks == 0 || ranks <= (*out)->max_ranks, FG_ERR_INVALID_ARG,
+             "--scheme %s runs on %s%d process%s, but %d were started; name another scheme "
+             "(%s)", (*out)->name, (*out)->max_ranks == 1 ? "" : "at most ",
+             (*out)->max_ranks, (*out)->max_ranks == 1 ? "" : "es", ranks, fg_scheme_names());
+cleanup:
+  if (st != FG_OK) *out = NULL;
+  return st;
+}
+
+fg_status fg_scheme_create_from(const fg_scheme_info *e, fg_dist *d, const fg_dataset *ds,
+                                const fg_scheme_config *cfg, fg_scheme **out) {
+  fg_status st = FG_OK;
+  *out = NULL;
+  FG_REQUIRE(e != NULL, FG_ERR_INVALID_ARG, "no scheme");
+  st = e->create(d, ds, cfg, out);
+cleanup:
+  return st;
+}
+
+
+fg_status fg_scheme_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
+                           fg_scheme **out) {
+  fg_status st = FG_OK;
+  const fg_scheme_info *e = NULL;
+  uint32_t any = 0;
+  *out = NULL;
+  st = fg_scheme_resolve(cfg->name, 0, d->size, &e, &any);
+  if (st == FG_OK && !e)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "name the scheme to create");
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(e->create(d, ds, cfg, out));
+cleanup:
+  return st;
+}

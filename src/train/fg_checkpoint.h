@@ -1,0 +1,81 @@
+/* fg_checkpoint.h -- checkpoints: the parameters and optimizer state in the one-process layout,
+ * whatever scheme wrote them, so any scheme resumes any checkpoint.
+ *
+ * Checkpoint file, version 2 (what fg_checkpoint_write writes), little-endian:
+ *   offset  size  field
+ *        0     8  magic "FGCKPT1\n" (names the file family, not the version)
+ *        8     4  u32 version (2)
+ *       12     4  u32 section count S
+ *       16     …  S sections, one after the other, each:
+ *                   +0   16  name: printable ASCII without spaces, NUL-padded (1 to 16 bytes)
+ *                   +16   8  u64 payload length P in bytes
+ *                   +24   P  payload
+ *                     …   …  zero padding to a multiple of 8 bytes (so every section, and so
+ *                            every float array, starts 8-aligned in the file)
+ *        …     4  u32 CRC-32 (zlib) of every byte before it
+ *
+ * Sections: each name at most once, in any order; a reader skips names it does not know (room
+ * for, say, the model's description or the dataset's fingerprint without a new version). The
+ * writer writes these five, in this order, and a reader requires all of them:
+ *   "meta"    56 bytes: u64 seed, i64 epochs completed, i64 Adam step count, i64 best epoch
+ *             (0 = none yet), f64 best validation accuracy, f64 validation loss at the best
+ *             epoch, f64 test accuracy at the best epoch
+ *   "widths"  4 + 8(L+1) bytes: u32 layers L, then i64 widths (input, hidden..., classes)
+ *   "params"  4n bytes: f32 parameters (W_0, b_0, W_1, b_1, …; W row-major fan_in x fan_out),
+ *             n = the sum over layers of (fan_in + 1) * fan_out, from the widths
+ *   "adam_m"  4n bytes: f32 Adam first moments, same layout
+ *   "adam_v"  4n bytes: f32 Adam second moments, same layout
+ *
+ * Checkpoint file, version 1 (read only: older builds wrote it), little-endian:
+ *   offset  size  field
+ *        0     8  magic "FGCKPT1\n"
+ *        8     4  u32 version (1)
+ *       12     4  u32 layers L
+ *       16     8  u64 seed
+ *       24     8  i64 epochs completed
+ *       32     8  i64 Adam step count
+ *       40     8  i64 number of parameters n
+ *       48     8  i64 best epoch (0 = none yet)
+ *       56     8  f64 best validation accuracy
+ *       64     8  f64 validation loss at the best epoch
+ *       72     8  f64 test accuracy at the best epoch
+ *       80  8(L+1) i64 widths (input, hidden..., classes)
+ *        …   4n   f32 parameters (W_0, b_0, W_1, b_1, …; W row-major fan_in x fan_out)
+ *        …   4n   f32 Adam first moments, same layout
+ *        …   4n   f32 Adam second moments, same layout
+ *        …     4  u32 CRC-32 (zlib) of every byte before it
+ */
+#ifndef FG_CHECKPOINT_H
+#define FG_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "core/fg_core.h"
+
+typedef struct fg_ckpt_meta {
+  uint64_t seed;
+  int64_t epoch;
+  int64_t adam_t;
+  int64_t best_epoch;
+  double best_valid_acc, best_valid_loss, best_test_acc;
+} fg_ckpt_meta;
+
+/* The state a checkpoint holds: a model's dimensions and its parameters with both Adam moments
+ * in the one-process layout (W_0, b_0, W_1, b_1, ...; W row-major fan_in x fan_out). */
+typedef struct fg_ckpt_state {
+  int layers;
+  const int64_t *widths; /* (layers + 1) */
+  int64_t n_params;
+  float *params, *adam_m, *adam_v; /* (n_params) each */
+} fg_ckpt_state;
+
+/* Write version 2 atomically (to path.tmp, then rename; path.tmp is removed on failure). The
+ * widths must imply n_params. Not collective: call on one rank. */
+fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *s, const fg_ckpt_meta *meta);
+/* Read a version 1 or 2 file into s (whose dimensions must match the file's; its arrays are
+ * filled) and meta. Damaged files are FG_ERR_FORMAT, other versions FG_ERR_UNSUPPORTED, a
+ * different model FG_ERR_INVALID_ARG. Every length in the file is checked against its size
+ * before use, so arbitrary bytes are refused, never read out of bounds. Not collective. */
+fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *s, fg_ckpt_meta *meta);
+
+#endif /* FG_CHECKPOINT_H */

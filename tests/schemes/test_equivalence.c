@@ -1,0 +1,437 @@
+/* test_equivalence.c -- run under mpiexec with any number of ranks P: every scheme against one
+ * process, in one launch.
+ *
+ * A table of configurations (dataset, scheme, order, overlap, permutation, blocked
+ * aggregation, learned features, depth; a grid scheme runs on every grid of P) trains 20 epochs
+ * with dropout 0.5; every epoch's loss must be the one-process serial run's (rank 0 on
+ * MPI_COMM_SELF) within a relative 1e-6, and the final accuracies equal. Learned features are
+ * compared against the 3d scheme on one rank (the serial scheme does not learn features). Rows
+ * that cannot run on P ranks (serial on more than one) are skipped; a later scheme or model
+ * option is a new row.
+ *
+ * Besides the table, for every scheme that runs on P: a checkpoint at epoch 10 resumed to 20 is
+ * bitwise equal to the uninterrupted run, and a one-process serial run resumes the same
+ * checkpoint within 1e-6; overlap changes no bit; a repeated run is bitwise equal (losses and
+ * saved predictions); a grid scheme's predictions equal serial's; --grid auto and --scheme auto
+ * train like any other configuration; bad grids fail with the same message on every rank. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan/fg_registry.h"
+#include "schemes/fg_grid3d.h"
+#include "test_data.h"
+#include "testutil.h"
+
+#define EPOCHS 20
+#define TOL 1e-6
+
+static int rank, nprocs;
+static char tmpdir[512];
+
+typedef struct row {
+  int data;             /* TEST_DATA_* */
+  const char *scheme;
+  const char *order;    /* NULL natural */
+  int overlap, double_perm, agg_blocks, learn, layers;
+  fg_agg_order agg_order;
+} row;
+
+/* The table. A grid scheme's row runs on every grid of P. */
+static const row table[] = {
+    /* 1D schemes: every order, with and without overlap, on an undirected graph, a directed
+     * one (Âᵀ has its own plan) and a path with an empty block at P = 5 */
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST},
+    /* 3d: depths 2 to 4 (shards cycle after 3), the single and the double permutation, blocked
+     * aggregation, learned features; uneven and empty blocks */
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO},
+};
+
+enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
+
+static fg_train_config base_config(double *history, int layers) {
+  fg_train_config c = fg_train_config_default();
+  c.epochs = EPOCHS;
+  c.layers = layers;
+  c.hidden = 6;
+  c.dropout = 0.5;
+  c.seed = 11;
+  c.verbose = 0;
+  c.loss_history = history;
+  return c;
+}
+
+static fg_train_config row_config(const row *r, double *history) {
+  fg_train_config c = base_config(history, r->layers);
+  c.scheme = r->scheme;
+  c.order = r->order;
+  c.overlap = r->overlap;
+  c.double_perm = r->double_perm;
+  c.agg_blocks = r->agg_blocks;
+  c.learn_features = r->learn;
+  c.agg_order = r->agg_order;
+  return c;
+}
+
+static double worst_rel(const double *a, const double *b, int n) {
+  double w = 0.0;
+  for (int e = 0; e < n; e++) {
+    const double rel = fabs(a[e] - b[e]) / fabs(b[e]);
+    if (!(rel <= w)) w = rel; /* NaN propagates */
+  }
+  return w;
+}
+
+/* The one-process reference of a configuration, on rank 0, broadcast. */
+typedef struct reference {
+  double hist[EPOCHS];
+  fg_train_result res;
+} reference;
+
+static void make_reference(const fg_dataset *ds, const fg_train_config *c, reference *ref) {
+  fg_status st = FG_OK;
+  memset(ref, 0, sizeof *ref);
+  if (rank == 0) {
+    fg_train_config one = *c;
+    one.loss_history = ref->hist;
+    st = fg_train(MPI_COMM_SELF, ds, &one, &ref->res);
+  }
+  MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  EXPECT_MSG(st == FG_OK, "reference run failed: %s", rank == 0 ? fg_last_error() : "");
+  MPI_Bcast(ref, (int)sizeof *ref, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/* Train c on every rank and compare with ref; the losses are returned in hist. */
+static void compare(const fg_dataset *ds, fg_train_config c, const reference *ref,
+                    const char *what, double *hist) {
+  fg_train_result res;
+  fg_status st;
+  double w;
+  memset(hist, 0, EPOCHS * sizeof *hist);
+  c.loss_history = hist;
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT_MSG(st == FG_OK, "%s: %s", what, fg_last_error());
+  if (st != FG_OK) return;
+  w = worst_rel(hist, ref->hist, EPOCHS);
+  EXPECT_MSG(w <= TOL, "%s: loss differs from one process by %.3g", what, w);
+  EXPECT_MSG(res.final_train_acc == ref->res.final_train_acc &&
+                 res.final_valid_acc == ref->res.final_valid_acc &&
+                 res.final_test_acc == ref->res.final_test_acc,
+             "%s: accuracies %.4f/%.4f/%.4f, one process %.4f/%.4f/%.4f", what,
+             res.final_train_acc, res.final_valid_acc, res.final_test_acc,
+             ref->res.final_train_acc, ref->res.final_valid_acc, ref->res.final_test_acc);
+  if (rank == 0)
+    printf("P=%d %-62s max rel loss diff %.2e, final loss %.6f\n", nprocs, what, w,
+           hist[EPOCHS - 1]);
+}
+
+static int runs_here(const char *scheme) {
+  const fg_scheme_info *e = fg_scheme_lookup(scheme);
+  return e && (e->max_ranks == 0 || nprocs <= e->max_ranks);
+}
+
+static void describe(const row *r, const char *grid, char *buf, size_t len) {
+  snprintf(buf, len, "%s %s%s%s %s%s%s%s L%d%s", test_data_name(r->data), r->scheme,
+           grid ? " " : "", grid ? grid : "", r->order ? r->order : "natural",
+           r->overlap ? " overlap" : "", r->double_perm ? " double-perm" : "",
+           r->learn ? " learned" : "", r->layers,
+           r->agg_order == FG_AGG_LAST ? " agg-last" : r->agg_order == FG_AGG_FIRST ? " agg-first"
+                                                                                    : "");
+  if (r->agg_blocks > 1) {
+    const size_t k = strlen(buf);
+    snprintf(buf + k, len - k, " blocks %d", r->agg_blocks);
+  }
+}
+
+/* Every row of the table on dataset `data`. */
+static void check_table(int data, const fg_dataset *ds) {
+  int grids[64][3];
+  const int ng = fg_grid_enumerate(nprocs, grids, 64);
+  for (int i = 0; i < N_ROWS; i++) {
+    const row *r = &table[i];
+    const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
+    fg_train_config c, rc;
+    reference ref;
+    double hist[EPOCHS];
+    char what[160], grid[32];
+    if (r->data != data || !runs_here(r->scheme)) continue;
+    if (r->order && strcmp(r->order, "metis") == 0 && !test_have_metis()) continue;
+    c = row_config(r, NULL);
+    /* the reference: serial, or 3d on one rank for learned features */
+    rc = base_config(NULL, r->layers);
+    rc.agg_order = r->agg_order;
+    rc.scheme = r->learn ? "3d" : "serial";
+    if (r->learn) {
+      rc.grid = "1x1x1";
+      rc.learn_features = 1;
+    }
+    make_reference(ds, &rc, &ref);
+    for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
+      if (e->grid) {
+        snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
+        c.grid = grid;
+      }
+      describe(r, e->grid ? grid : NULL, what, sizeof what);
+      compare(ds, c, &ref, what, hist);
+      if (r->overlap) {
+        /* overlap changes when messages move, not what is summed in which order */
+        double plain[EPOCHS];
+        fg_train_config c0 = c;
+        fg_train_result res;
+        c0.overlap = 0;
+        c0.loss_history = plain;
+        EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c0, &res));
+        EXPECT_MSG(memcmp(plain, hist, sizeof plain) == 0, "%s: overlap changed the losses",
+                   what);
+      }
+    }
+  }
+}
+
+/* Read a whole file (rank 0). */
+static char *slurp(const char *path, long *len) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  *len = -1;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0) *len = ftell(f);
+  rewind(f);
+  if (*len >= 0) buf = malloc((size_t)*len + 1);
+  if (buf && fread(buf, 1, (size_t)*len, f) != (size_t)*len) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  return buf;
+}
+
+/* Read a float32 .npy written by fg_npy_write_f32 (rank 0): the data after the header. */
+static float *read_npy(const char *path, long *count) {
+  long len = 0, off;
+  char *buf = slurp(path, &len);
+  float *out = NULL;
+  *count = 0;
+  if (!buf || len < 10) {
+    free(buf);
+    return NULL;
+  }
+  off = 10 + ((unsigned char)buf[8] | ((unsigned char)buf[9] << 8));
+  *count = (len - off) / 4;
+  out = malloc((size_t)(*count > 0 ? *count : 1) * sizeof *out);
+  if (out && *count > 0) memcpy(out, buf + off, (size_t)*count * 4);
+  free(buf);
+  return out;
+}
+
+/* A grid of P for the single-grid checks: one that cuts two dimensions when P allows. */
+static void some_grid(char *buf, size_t len) {
+  int grids[64][3];
+  const int ng = fg_grid_enumerate(nprocs, grids, 64);
+  snprintf(buf, len, "%dx%dx%d", grids[ng / 2][0], grids[ng / 2][1], grids[ng / 2][2]);
+}
+
+/* Every scheme that runs on P: checkpoint at 10, resume to 20, bit for bit; the one-process
+ * serial run resumes the same file. */
+static void check_resume(const fg_dataset *ds) {
+  char ck[600], grid[32];
+  some_grid(grid, sizeof grid);
+  snprintf(ck, sizeof ck, "%s/run.ckpt", tmpdir);
+  for (int i = 0; i < fg_scheme_registry_size(); i++) {
+    const fg_scheme_info *e = fg_scheme_registry_at(i);
+    double h1[EPOCHS], h2[EPOCHS], h3[EPOCHS];
+    fg_train_result res;
+    fg_train_config c = base_config(h1, 3);
+    if (!runs_here(e->name)) continue;
+    c.scheme = e->name;
+    if (e->grid) {
+      c.grid = grid;
+      c.double_perm = 1;
+    } else if (e->options & FG_SOPT_ORDER_RANDOM) {
+      c.order = "random";
+    }
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    c.loss_history = h2;
+    c.epochs = 10;
+    c.checkpoint_path = ck;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    c.epochs = EPOCHS;
+    c.checkpoint_path = NULL;
+    c.resume_path = ck;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    EXPECT_MSG(memcmp(h1 + 10, h2 + 10, 10 * sizeof(double)) == 0,
+               "%s: resume is not bitwise equal to an uninterrupted run", e->name);
+    c = base_config(h3, 3);
+    c.scheme = "serial";
+    c.resume_path = ck;
+    if (rank == 0) {
+      EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &res));
+      EXPECT_MSG(worst_rel(h3 + 10, h1 + 10, 10) <= TOL,
+                 "serial resume of a %s checkpoint differs by %.3g", e->name,
+                 worst_rel(h3 + 10, h1 + 10, 10));
+      printf("P=%d resume %-6s bit for bit; serial resumes it within %.2e\n", nprocs, e->name,
+             worst_rel(h3 + 10, h1 + 10, 10));
+      unlink(ck);
+    }
+  }
+}
+
+/* Two identical runs are bitwise identical (losses and predictions); a grid scheme's
+ * predictions equal serial's. */
+static void check_outputs(const fg_dataset *ds) {
+  char p0[600], p1[600], p2[600], grid[32];
+  double h1[EPOCHS], h2[EPOCHS];
+  fg_train_result res;
+  fg_train_config c = base_config(h1, 3);
+  some_grid(grid, sizeof grid);
+  snprintf(p0, sizeof p0, "%s/serial.npy", tmpdir);
+  snprintf(p1, sizeof p1, "%s/pred1.npy", tmpdir);
+  snprintf(p2, sizeof p2, "%s/pred2.npy", tmpdir);
+  c.scheme = "serial";
+  c.predictions_path = p0;
+  if (rank == 0) EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &res));
+  c.scheme = "1d-sa";
+  c.order = test_have_metis() ? "metis" : "random";
+  c.overlap = 1;
+  c.predictions_path = p1;
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+  c.loss_history = h2;
+  c.predictions_path = p2;
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+  EXPECT_MSG(memcmp(h1, h2, sizeof h2) == 0, "a repeated run changed the losses");
+  if (rank == 0) {
+    long l1, l2;
+    char *b1 = slurp(p1, &l1), *b2 = slurp(p2, &l2);
+    EXPECT_MSG(b1 && b2 && l1 == l2 && l1 > 0 && memcmp(b1, b2, (size_t)l1) == 0,
+               "a repeated run changed the predictions");
+    free(b1);
+    free(b2);
+  }
+  /* 3d's logits, gathered in the original node order, are serial's */
+  c = base_config(NULL, 3);
+  c.scheme = "3d";
+  c.grid = grid;
+  c.double_perm = 1;
+  c.predictions_path = p2;
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+  if (rank == 0) {
+    long n1 = 0, n2 = 0;
+    float *a = read_npy(p0, &n1), *b = read_npy(p2, &n2);
+    double worst = 0.0;
+    EXPECT_MSG(a && b && n1 == n2 && n1 == fg_dataset_num_nodes(ds) * fg_dataset_num_classes(ds),
+               "predictions: %ld and %ld values", n1, n2);
+    for (long i = 0; a && b && n1 == n2 && i < n1; i++) {
+      const double dlt = fabs((double)a[i] - (double)b[i]) / (1.0 + fabs((double)a[i]));
+      if (!(dlt <= worst)) worst = dlt;
+    }
+    EXPECT_MSG(worst <= 1e-5, "3d predictions (grid %s) differ from serial by %.3g", grid, worst);
+    printf("P=%d 3d %s predictions vs serial: max diff %.2e\n", nprocs, grid, worst);
+    free(a);
+    free(b);
+    unlink(p0);
+    unlink(p1);
+    unlink(p2);
+  }
+}
+
+/* The performance model's choices, and refusals with the same message on every rank. */
+static void check_choices_and_errors(const fg_dataset *ds) {
+  fg_train_result res;
+  fg_status st;
+  char gbuf[32];
+  fg_train_config c = base_config(NULL, 3);
+  if (nprocs == 4) {
+    reference ref;
+    double hist[EPOCHS];
+    fg_train_config rc = base_config(NULL, 3);
+    rc.scheme = "serial";
+    make_reference(ds, &rc, &ref);
+    c.scheme = "3d";
+    c.grid = "auto";
+    compare(ds, c, &ref, "rmat8 --scheme 3d --grid auto", hist);
+    c.scheme = "auto";
+    c.grid = NULL;
+    compare(ds, c, &ref, "rmat8 --scheme auto", hist);
+  }
+  c = base_config(NULL, 2);
+  c.scheme = "3d";
+  snprintf(gbuf, sizeof gbuf, "%dx1x1", nprocs + 1);
+  c.grid = gbuf;
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT(st == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("but the job has"));
+  c.grid = "2by2";
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT(st == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("expected XxYxZ"));
+  c.grid = NULL;
+  c.agg_order = FG_AGG_LAST;
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT(st == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("--scheme 3d does not take --agg-order last"));
+  c = base_config(NULL, 2);
+  c.scheme = "1d";
+  c.double_perm = 1;
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT(st == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("--scheme 1d does not take --double-perm (it is an option of: 3d)"));
+  c.scheme = "auto";
+  c.overlap = 1; /* 1D only, --double-perm 3d only: no scheme takes both */
+  st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+  EXPECT(st == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("no scheme takes every option given"));
+}
+
+int main(int argc, char **argv) {
+  int failures = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  if (rank == 0 && !test_have_metis())
+    printf("note: no METIS in this build; --order metis not tested\n");
+  if (rank == 0) {
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/fg_equiv_XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(tmpdir)) tmpdir[0] = '\0';
+  }
+  MPI_Bcast(tmpdir, (int)sizeof tmpdir, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_MSG(tmpdir[0] != '\0', "cannot make a temporary directory");
+  for (int data = 0; tmpdir[0] && data < TEST_DATA_COUNT; data++) {
+    fg_dataset *ds = NULL;
+    fg_status st = rank == 0 ? test_data_make(data, &ds) : FG_OK;
+    st = fg_agree(MPI_COMM_WORLD, st);
+    EXPECT_OK(st);
+    if (st != FG_OK) continue;
+    check_table(data, ds);
+    if (data == TEST_DATA_RMAT8) {
+      check_resume(ds);
+      check_outputs(ds);
+      check_choices_and_errors(ds);
+    }
+    fg_dataset_destroy(&ds);
+  }
+  if (rank == 0 && tmpdir[0]) rmdir(tmpdir);
+  MPI_Allreduce(&fg_test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  fg_test_failures = failures;
+  MPI_Finalize();
+  if (rank != 0) return failures ? 1 : 0;
+  return fg_test_finish("test_equivalence");
+}
