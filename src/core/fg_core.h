@@ -103,6 +103,20 @@ int64_t fg_peak_rss_bytes(void);
 /* Number of OpenMP threads a parallel region would use (1 without OpenMP). */
 int fg_max_threads(void);
 
+/* The balanced cut of n items into `parts` contiguous blocks, the first n % parts of them one
+ * item longer: where block i starts (i in [0, parts]), its size, and the block of item k. Every
+ * layout, task split and grid of the project cuts this way. */
+static inline int64_t fg_block_start(int64_t n, int64_t parts, int64_t i) {
+  return (n / parts) * i + (i < n % parts ? i : n % parts);
+}
+static inline int64_t fg_block_size(int64_t n, int64_t parts, int64_t i) {
+  return fg_block_start(n, parts, i + 1) - fg_block_start(n, parts, i);
+}
+static inline int fg_block_of(int64_t n, int64_t parts, int64_t k) {
+  const int64_t q = n / parts, r = n % parts;
+  return k < r * (q + 1) ? (int)(k / (q + 1)) : (int)(r + (k - r * (q + 1)) / q);
+}
+
 /* A row maximum and the column it is in: what a row reduction over a column split carries
  * (MPI_FLOAT_INT's layout; dist/ reduces it with MPI_MAXLOC, kernels/ computes it). */
 typedef struct fg_maxloc {

@@ -114,11 +114,6 @@ static void sort_i32(int32_t *a, int64_t n) {
 
 /* ---- building --------------------------------------------------------------------------- */
 
-/* Start of part p when `total` items are cut into `parts` contiguous ranges. */
-static int64_t part_start(int64_t total, int64_t p, int64_t parts) {
-  return (total / parts) * p + FG_MIN(p, total % parts);
-}
-
 static int64_t choose_parts(int64_t work) {
   int64_t p = work / FG_CSR_MIN_WORK_PER_PART;
   p = FG_MIN(p, (int64_t)fg_max_threads());
@@ -164,9 +159,9 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
 #endif
   for (int64_t p = 0; p < parts; p++) {
     int64_t *h = cursor + p * nb;
-    const int64_t e1 = part_start(m, p + 1, parts);
+    const int64_t e1 = fg_block_start(m, parts, p + 1);
     bad[p] = -1;
-    for (int64_t e = part_start(m, p, parts); e < e1; e++) {
+    for (int64_t e = fg_block_start(m, parts, p); e < e1; e++) {
       const int64_t s = src[e], d = dst[e];
       if (s < 0 || s >= n || d < 0 || d >= n) {
         bad[p] = e;
@@ -180,8 +175,8 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
       }
     }
     if (self_loops) {
-      const int64_t v1 = part_start(n, p + 1, parts);
-      for (int64_t v = part_start(n, p, parts); v < v1; v++) h[v >> shift]++;
+      const int64_t v1 = fg_block_start(n, parts, p + 1);
+      for (int64_t v = fg_block_start(n, parts, p); v < v1; v++) h[v >> shift]++;
     }
   }
   for (int64_t p = 0; p < parts; p++) {
@@ -213,8 +208,8 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
 #endif
   for (int64_t p = 0; p < parts; p++) {
     int64_t *w = cursor + p * nb;
-    const int64_t e1 = part_start(m, p + 1, parts);
-    for (int64_t e = part_start(m, p, parts); e < e1; e++) {
+    const int64_t e1 = fg_block_start(m, parts, p + 1);
+    for (int64_t e = fg_block_start(m, parts, p); e < e1; e++) {
       const uint64_t s = (uint64_t)src[e], d = (uint64_t)dst[e];
       if (s == d) {
         if (!self_loops) keys[w[d >> shift]++] = d << 32 | s;
@@ -224,8 +219,8 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
       }
     }
     if (self_loops) {
-      const int64_t v1 = part_start(n, p + 1, parts);
-      for (int64_t v = part_start(n, p, parts); v < v1; v++)
+      const int64_t v1 = fg_block_start(n, parts, p + 1);
+      for (int64_t v = fg_block_start(n, parts, p); v < v1; v++)
         keys[w[v >> shift]++] = (uint64_t)v << 32 | (uint64_t)v;
     }
   }
@@ -238,7 +233,7 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
   {
     int64_t b = 0;
     for (int64_t q = 0; q < parts; q++) {
-      const int64_t target = part_start(total, q, parts);
+      const int64_t target = fg_block_start(total, parts, q);
       while (b < nb && bstart[b] < target) b++;
       bpart[q] = b;
     }

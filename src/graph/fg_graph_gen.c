@@ -7,10 +7,6 @@
 #include "core/fg_rng.h"
 #include "graph/fg_graph.h"
 
-static int64_t gen_part_start(int64_t total, int64_t p, int64_t parts) {
-  return (total / parts) * p + FG_MIN(p, total % parts);
-}
-
 static int64_t gen_parts(int64_t work) {
   int64_t p = FG_MIN(work / 4096, (int64_t)fg_max_threads());
   return FG_MAX(p, 1);
@@ -35,8 +31,8 @@ fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out)
 #pragma omp parallel for schedule(static)
 #endif
   for (int64_t p = 0; p < parts; p++) {
-    const int64_t v1 = gen_part_start(n, p + 1, parts);
-    for (int64_t v = gen_part_start(n, p, parts); v < v1; v++)
+    const int64_t v1 = fg_block_start(n, parts, p + 1);
+    for (int64_t v = fg_block_start(n, parts, p); v < v1; v++)
       for (int64_t j = 0; j < f; j++)
         x[v * f + j] =
             2.0f * fg_rng_uniform(seed, FG_RNG_FEATURES, (uint64_t)v, (uint64_t)j, 0, 0) - 1.0f;
@@ -147,8 +143,8 @@ fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
 #pragma omp parallel for schedule(static)
 #endif
   for (int64_t p = 0; p < parts; p++) {
-    const int64_t v1 = gen_part_start(n, p + 1, parts);
-    for (int64_t v = gen_part_start(n, p, parts); v < v1; v++) {
+    const int64_t v1 = fg_block_start(n, parts, p + 1);
+    for (int64_t v = fg_block_start(n, parts, p); v < v1; v++) {
       if (labels && labels[v] < 0) {
         split[v] = FG_SPLIT_NONE;
         continue;
@@ -209,8 +205,8 @@ fg_status fg_rmat_edges(int scale, int64_t edge_factor, uint64_t seed, int64_t *
 #pragma omp parallel for schedule(static)
 #endif
   for (int64_t p = 0; p < parts; p++) {
-    const int64_t e1 = gen_part_start(edges, p + 1, parts);
-    for (int64_t e = gen_part_start(edges, p, parts); e < e1; e++) {
+    const int64_t e1 = fg_block_start(edges, parts, p + 1);
+    for (int64_t e = fg_block_start(edges, parts, p); e < e1; e++) {
       uint64_t u = 0, v = 0, r = 0;
       for (int level = 0; level < scale; level++) {
         if (level % RMAT_LEVELS_PER_DRAW == 0)

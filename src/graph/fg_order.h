@@ -38,6 +38,11 @@ const char *fg_order_name(fg_order_kind kind);
 fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint64_t seed,
                            int64_t *perm, int64_t *offs);
 
+/* perm (n) = a uniform permutation by Fisher-Yates driven by (seed, FG_RNG_PERMUTE, i, round):
+ * the same for every number of parts. Round 0 is the random order (and 3d's single permutation
+ * and P_r), round 1 the double permutation's P_c. */
+void fg_order_random(int64_t n, uint64_t seed, uint64_t round, int64_t *perm);
+
 /* inv[perm[k]] = k. */
 void fg_order_invert(const int64_t *perm, int64_t n, int64_t *inv);
 

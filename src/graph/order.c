@@ -78,14 +78,14 @@ int64_t fg_block_cut(const fg_csr *B, const int64_t *offs, int parts) {
 
 /* Balanced contiguous blocks: the first n % parts blocks get one row more. */
 static void balanced_offsets(int64_t n, int parts, int64_t *offs) {
-  for (int r = 0; r <= parts; r++) offs[r] = (n / parts) * r + FG_MIN((int64_t)r, n % parts);
+  for (int r = 0; r <= parts; r++) offs[r] = fg_block_start(n, parts, r);
 }
 
-/* Fisher-Yates driven by (seed, FG_RNG_PERMUTE, i): the same permutation for every parts. */
-static void random_permutation(int64_t n, uint64_t seed, int64_t *perm) {
+void fg_order_random(int64_t n, uint64_t seed, uint64_t round, int64_t *perm) {
   for (int64_t k = 0; k < n; k++) perm[k] = k;
   for (int64_t i = n - 1; i > 0; i--) {
-    const uint64_t j = fg_rng_u64(seed, FG_RNG_PERMUTE, (uint64_t)i, 0, 0, 0) % (uint64_t)(i + 1);
+    const uint64_t j = fg_rng_u64(seed, FG_RNG_PERMUTE, (uint64_t)i, round, 0, 0) %
+                       (uint64_t)(i + 1);
     const int64_t t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
@@ -210,7 +210,7 @@ fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint6
     for (int64_t k = 0; k < n; k++) perm[k] = k;
     balanced_offsets(n, parts, offs);
   } else if (kind == FG_ORDER_RANDOM) {
-    random_permutation(n, seed, perm);
+    fg_order_random(n, seed, 0, perm);
     balanced_offsets(n, parts, offs);
   } else {
 #ifdef FG_HAVE_METIS

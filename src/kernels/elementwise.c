@@ -105,50 +105,16 @@ void fg_dropout_forward_ref(float *out, const float *in, int64_t rows, int64_t c
   fg_dropout_cols_ref(out, in, rows, cols, p, seed, epoch, layer, global_ids, 0);
 }
 
-static void dropout_apply(float *out, const float *in, int64_t rows, int64_t cols, float p,
-                          uint64_t seed, uint64_t epoch, uint64_t layer,
-                          const int64_t *global_ids) {
-  assert(p >= 0.0f && p < 1.0f);
-  if (rows <= 0 || cols <= 0) return;
-  if (p == 0.0f) {
-    if (out != in) memcpy(out, in, (size_t)(rows * cols) * sizeof *out);
-    return;
-  }
-  const float scale = 1.0f / (1.0f - p);
-  const uint32_t thr = fg_dropout_threshold(p);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS / 8)
-#endif
-  for (int64_t r = 0; r < rows; r++) {
-    const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
-    const uint64_t key = fg_dropout_row_key(seed, epoch, layer, gid);
-    float *o = out + r * cols;       // (cols)
-    const float *x = in + r * cols; // (cols)
-    int64_t c = 0;
-    /* one draw gives the four 16-bit fields of columns 4q .. 4q+3 */
-    for (; c + 4 <= cols; c += 4) {
-      /* a zero stays zero whatever the mask: sparse inputs (bag-of-words features) skip the draw */
-      if (x[c] == 0.0f && x[c + 1] == 0.0f && x[c + 2] == 0.0f && x[c + 3] == 0.0f) {
-        o[c] = o[c + 1] = o[c + 2] = o[c + 3] = 0.0f;
-        continue;
-      }
-      const uint64_t h = fg_rng_last(key, (uint64_t)c >> 2);
-      for (int k = 0; k < 4; k++)
-        o[c + k] = ((h >> (16 * k)) & 0xffffu) >= thr ? x[c + k] * scale : 0.0f;
-    }
-    for (; c < cols; c++) o[c] = fg_dropout_keep(key, (uint64_t)c, thr) ? x[c] * scale : 0.0f;
-  }
-}
-
 void fg_dropout_forward(float *out, const float *in, int64_t rows, int64_t cols, float p,
                         uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids) {
-  dropout_apply(out, in, rows, cols, p, seed, epoch, layer, global_ids);
+  fg_bias_relu_dropout(out, in, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids, 0);
 }
 
 void fg_dropout_backward(float *din, const float *dout, int64_t rows, int64_t cols, float p,
                          uint64_t seed, uint64_t epoch, uint64_t layer,
                          const int64_t *global_ids) {
-  dropout_apply(din, dout, rows, cols, p, seed, epoch, layer, global_ids);
+  /* the same mask and scale as forward */
+  fg_bias_relu_dropout(din, dout, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids, 0);
 }
 
 /* ---- argmax ----------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/fg_model.h"
+#include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
 #include "schemes/fg_partition.h"
 
@@ -82,8 +83,18 @@ cleanup:
 
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries) {
+  fg_layouts lay;
+  fg_status st;
+  memset(&lay, 0, sizeof lay);
+  st = fg_comm_plan_on(ds, cfg, &lay, per_rank, cut_entries);
+  fg_layouts_free(&lay);
+  return st;
+}
+
+fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, fg_layouts *lay,
+                          fg_comm_rank_plan *per_rank, int64_t *cut_entries) {
   fg_status st = FG_OK;
-  fg_layout g;
+  const fg_layout *gl = NULL;
   fg_order_kind kind;
   int64_t *w = NULL;
   int64_t fwd_sum = 0, bwd_sum = 0;
@@ -91,7 +102,6 @@ fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
   const int P = cfg ? cfg->ranks : 0;
   const fg_scheme_info *scheme = NULL;
   uint32_t any = 0;
-  memset(&g, 0, sizeof g);
   FG_REQUIRE(ds && cfg && per_rank, FG_ERR_INVALID_ARG, "fg_comm_plan: NULL argument");
   FG_REQUIRE(P >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", P);
   FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
@@ -112,15 +122,15 @@ fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
-  FG_CHECK(fg_layout_build(ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
-                           cfg->seed, 0, &g));
+  FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
+                         cfg->seed, &gl));
   for (int i = 0; i < P; i++) {
-    per_rank[i].rows = g.offs[i + 1] - g.offs[i];
-    per_rank[i].nnz = g.B.rowptr[g.offs[i + 1]] - g.B.rowptr[g.offs[i]];
+    per_rank[i].rows = gl->offs[i + 1] - gl->offs[i];
+    per_rank[i].nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
   }
   if (P > 1) {
-    FG_CHECK(operator_volume(&g.B, g.offs, P, sa, per_rank, 0));
-    FG_CHECK(operator_volume(g.symmetric ? &g.B : &g.Bt, g.offs, P, sa, per_rank, 1));
+    FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
+    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
   }
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
@@ -134,9 +144,8 @@ fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
     r->msgs_sent[1] = r->aggt_msgs_sent * bwd_n;
     r->msgs_recv[1] = r->aggt_msgs_recv * bwd_n;
   }
-  if (cut_entries) *cut_entries = g.cut;
+  if (cut_entries) *cut_entries = gl->cut;
 cleanup:
   free(w);
-  fg_layout_free(&g);
   return st;
 }

@@ -61,19 +61,32 @@ typedef struct fg_cost3d_input {
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);
 
+/* fg_plan of the registry rows in mask (bit i = row i) on the run's layouts (built there when
+ * missing, kept for the scheme). */
+fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
+                          const fg_calibration *cal, uint32_t mask, fg_layouts *lay,
+                          fg_plan_entry **out, int *count);
+
 /* Rank 0 of a training job: the configuration the model predicts fastest among those that fit
- * in memory, of the registry rows in candidates (bit i = row i): its scheme and, for a grid
- * scheme, the grid (1x1x1 otherwise). */
+ * in memory, of the registry rows in candidates: its scheme, for a grid scheme the grid (1x1x1
+ * otherwise), and the busiest rank's predicted bytes. */
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
-                       uint32_t candidates, const fg_scheme_info **scheme, int grid[3]);
+                       uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
+                       int grid[3], double *mem_bytes);
 
 /* The registry's predictors: a 1D scheme from its per-rank traffic, every grid of 3d. */
 fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *widths,
-                             const fg_scheme_info *self, fg_plan_entry *out, int *count);
+                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
+                             int *count);
 fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *widths,
-                             const fg_scheme_info *self, fg_plan_entry *out, int *count);
+                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
+                             int *count);
+
+/* fg_comm_plan on the run's 1D layout (built in lay when missing). */
+fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, fg_layouts *lay,
+                          fg_comm_rank_plan *per_rank, int64_t *cut_entries);
 
 /* Least squares with nonnegative coefficients: minimize sum_i w_i (X_i . beta - y_i)^2 over
  * beta >= 0 (k <= 8 unknowns; X is m x k row-major). Coefficients that a plain fit makes

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "schemes/fg_layouts.h"
 #include "schemes/fg_scheme.h"
 
 /* Options a scheme may accept: a bit each. */
@@ -31,11 +32,13 @@ enum {
 typedef struct fg_scheme_info fg_scheme_info;
 
 /* Predict the epoch time and per-rank memory of one configuration (one entry), or of every
- * grid of a grid scheme, appending to out[*count]. widths: (layers + 1). Not collective. */
+ * grid of a grid scheme, appending to out[*count], on the run's layouts (lay: built there when
+ * missing, so the scheme distributes the very layout the model saw). widths: (layers + 1). Not
+ * collective. */
 typedef fg_status (*fg_scheme_predict_fn)(const fg_dataset *ds, const fg_plan_config *cfg,
                                           const fg_calibration *cal, const int64_t *widths,
-                                          const fg_scheme_info *self, fg_plan_entry *out,
-                                          int *count);
+                                          const fg_scheme_info *self, fg_layouts *lay,
+                                          fg_plan_entry *out, int *count);
 
 /* Rank r's aggregation traffic on a 1D layout (comm_plan.c): rows it sends and receives per
  * aggregation, and messages, given the halo counts. NULL: the scheme has no 1D volume model. */

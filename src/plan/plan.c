@@ -13,6 +13,7 @@
 #include "plan/fg_registry.h"
 #include "schemes/fg_partition.h"
 #include "schemes/fg_grid3d.h"
+#include "schemes/fg_layouts.h"
 
 /* ---- coefficients ----------------------------------------------------------------------------- */
 
@@ -436,18 +437,16 @@ cleanup:
 /* Every 3D grid of P (or cfg->only_grid). */
 fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *w,
-                             const fg_scheme_info *self, fg_plan_entry *out, int *count) {
+                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
+                             int *count) {
   fg_status st = FG_OK;
   fg_perm_kind perm = FG_PERM_NONE;
   const int P = cfg->ranks, L = cfg->layers;
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
-  int64_t *pi0 = NULL, *pi1 = NULL, *inv0 = NULL, *inv1 = NULL;
-  fg_csr M[2];
   const fg_csr *mat[2];
   double *shard = NULL;
   nnz_cache *cache = NULL;
-  memset(M, 0, sizeof M);
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
   if (cfg->only_grid) {
     FG_REQUIRE(cfg->only_grid[0] >= 1 && cfg->only_grid[1] >= 1 && cfg->only_grid[2] >= 1 &&
@@ -462,23 +461,10 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   }
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
-  mat[0] = mat[1] = &ds->adj;
-  if (perm != FG_PERM_NONE) {
-    FG_ALLOC(pi0, n > 0 ? n : 1);
-    FG_ALLOC(pi1, n > 0 ? n : 1);
-    FG_ALLOC(inv0, n > 0 ? n : 1);
-    FG_ALLOC(inv1, n > 0 ? n : 1);
-    fg_perm3d_build(n, perm, cfg->seed, pi0, pi1);
-    fg_order_invert(pi0, n, inv0);
-    fg_order_invert(pi1, n, inv1);
-    /* M[q]: rows in pi[1 - q], columns in pi[q] (the pattern is all the model needs) */
-    FG_CHECK(fg_csr_permute(&ds->adj, pi1, inv0, &M[0]));
-    mat[0] = mat[1] = &M[0];
-    if (perm == FG_PERM_DOUBLE) {
-      FG_CHECK(fg_csr_permute(&ds->adj, pi0, inv1, &M[1]));
-      mat[1] = &M[1];
-    }
-  }
+  /* the permuted matrices the scheme will distribute (their patterns are what counts) */
+  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed));
+  mat[0] = &lay->M[0];
+  mat[1] = perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0];
   for (int gi = 0; gi < ng; gi++) {
     fg_cost3d_input in;
     fg_plan_entry *e = &out[*count];
@@ -513,12 +499,6 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
     (*count)++;
   }
 cleanup:
-  fg_csr_free(&M[0]);
-  fg_csr_free(&M[1]);
-  free(pi0);
-  free(pi1);
-  free(inv0);
-  free(inv1);
   free(shard);
   free(cache);
   return st;
@@ -527,7 +507,8 @@ cleanup:
 /* A 1D scheme from its per-rank traffic (fg_comm_plan): the busiest rank's epoch. */
 fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *w,
-                             const fg_scheme_info *self, fg_plan_entry *out, int *count) {
+                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
+                             int *count) {
   fg_status st = FG_OK;
   fg_plan_entry *e = &out[*count];
   fg_comm_plan_config pc = fg_comm_plan_config_default();
@@ -550,7 +531,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   pc.hidden = cfg->hidden;
   pc.widths = cfg->widths;
   pc.agg_order = cfg->agg_order;
-  FG_CHECK(fg_comm_plan(ds, &pc, pr, NULL));
+  FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) n_params += w[l] * w[l + 1] + w[l + 1];
@@ -659,9 +640,9 @@ cleanup:
 
 /* Predict the rows of mask that can run cfg: *out (malloc'd) gets *count entries, those that
  * fit first, fastest first. */
-static fg_status plan_rows(const fg_dataset *ds, const fg_plan_config *cfg,
-                           const fg_calibration *cal, uint32_t mask, fg_plan_entry **out,
-                           int *count) {
+fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
+                           const fg_calibration *cal, uint32_t mask, fg_layouts *lay,
+                           fg_plan_entry **out, int *count) {
   fg_status st = FG_OK;
   fg_plan_entry *e = NULL, *sorted = NULL;
   int64_t *w = NULL;
@@ -697,7 +678,7 @@ static fg_status plan_rows(const fg_dataset *ds, const fg_plan_config *cfg,
   for (int i = 0; i < fg_scheme_registry_size(); i++)
     if (mask & (1u << i)) {
       const fg_scheme_info *r = fg_scheme_registry_at(i);
-      FG_CHECK(r->predict(ds, cfg, cal, w, r, e, &n));
+      FG_CHECK(r->predict(ds, cfg, cal, w, r, lay, e, &n));
     }
   limit = cfg->mem_per_rank;
   if (limit == 0) {
@@ -731,17 +712,21 @@ fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_cali
                   fg_plan_entry **out, int *count) {
   fg_status st = FG_OK;
   uint32_t mask = 0;
+  fg_layouts lay;
+  memset(&lay, 0, sizeof lay);
   *out = NULL;
   *count = 0;
   FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
   FG_CHECK(schemes_mask(cfg->schemes, &mask));
-  FG_CHECK(plan_rows(ds, cfg, cal, mask, out, count));
+  FG_CHECK(fg_plan_layouts(ds, cfg, cal, mask, &lay, out, count));
 cleanup:
+  fg_layouts_free(&lay);
   return st;
 }
 
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
-                       uint32_t candidates, const fg_scheme_info **scheme, int grid[3]) {
+                       uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
+                       int grid[3], double *mem_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   fg_plan_config pc = fg_plan_config_default();
@@ -762,7 +747,7 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   pc.seed = cfg->seed;
   /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
   pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
-  FG_CHECK(plan_rows(ds, &pc, &cal, candidates, &e, &n));
+  FG_CHECK(fg_plan_layouts(ds, &pc, &cal, candidates, lay, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {
     int best = 0;
@@ -779,6 +764,7 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
                                : "the limit is the available memory over the ranks on a node");
   }
   *scheme = fg_scheme_lookup(e[0].scheme);
+  *mem_bytes = e[0].mem_bytes;
   memcpy(grid, e[0].grid, 3 * sizeof(int));
   if (grid[0] == 0) grid[0] = grid[1] = grid[2] = 1;
 cleanup:

@@ -43,18 +43,7 @@ enum { FG_DIM_X = 0, FG_DIM_Y = 1, FG_DIM_Z = 2 };
 
 typedef enum fg_perm_kind { FG_PERM_NONE = 0, FG_PERM_SINGLE = 1, FG_PERM_DOUBLE = 2 } fg_perm_kind;
 
-/* Start of block i when n items are cut into G balanced contiguous blocks (i in [0, G]). */
-static inline int64_t fg_block_start(int64_t n, int parts, int i) {
-  return (n / parts) * i + FG_MIN((int64_t)i, n % parts);
-}
-static inline int64_t fg_block_size(int64_t n, int parts, int i) {
-  return fg_block_start(n, parts, i + 1) - fg_block_start(n, parts, i);
-}
-/* The block that position k falls in. */
-static inline int fg_block_of(int64_t n, int parts, int64_t k) {
-  const int64_t q = n / parts, r = n % parts;
-  return k < r * (q + 1) ? (int)(k / (q + 1)) : (int)(r + (k - r * (q + 1)) / q);
-}
+/* Node and width blocks are fg_block_start's balanced cut (core/fg_core.h). */
 
 /* Roles of layer l (see above). */
 static inline void fg_layer_roles(int l, int *a, int *b, int *c) {

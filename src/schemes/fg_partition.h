@@ -70,10 +70,10 @@ void fg_part_local_free(fg_part_local *p);
  * entries are left empty (rowptr NULL, nnz 0). */
 fg_status fg_part_split_blocks(const fg_csr *A, const int64_t *offs, int parts, fg_csr *blk);
 
-/* Collective, at setup: rank 0 prints (when verbose) the layout -- cut entries and, for every
+/* Collective, at setup: rank 0 writes to log (NULL: nothing) the layout -- cut entries and, for every
  * rank, rows, nonzeros and the feature rows it receives and sends per aggregation. */
 fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p, const char *scheme,
-                         const char *order, int64_t recv_rows, int64_t sent_rows, int verbose);
+                         const char *order, int64_t recv_rows, int64_t sent_rows, FILE *log);
 
 /* Widths of the aggregations of one training epoch as fg_train runs it (a training forward, a
  * backward, an evaluation forward), for a GCN with widths w[0..layers] (the rule of

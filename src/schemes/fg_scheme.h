@@ -13,6 +13,7 @@
 #define FG_SCHEME_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/fg_core.h"
 #include "dist/fg_dist.h"
@@ -27,6 +28,7 @@ typedef struct fg_scheme_config {
   uint64_t seed;       /* for the random order */
   int normalize_features;
   int verbose;
+  FILE *log;           /* where verbose setup reports go (the run's log; NULL: nowhere) */
   const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm", "auto"
                           (reorder.c); other schemes take "auto" as none */
   int64_t reorder_width; /* "auto": the SpMM width its cache simulation assumes (> 0) */
@@ -35,6 +37,8 @@ typedef struct fg_scheme_config {
   int double_perm;     /* 3d: different row and column permutations (Plexus 5.1) */
   int agg_blocks;      /* 3d: row blocks per aggregation, each reduced as soon as it is done */
   int learn_features;  /* 3d: the input features are parameters, cut along Z */
+  struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
+                          shared with the planner and the memory check; NULL: build privately */
 } fg_scheme_config;
 
 /* What layer l of a model looks like on this rank: the rows and columns of its input and

@@ -83,26 +83,15 @@ const char *fg_perm_kind_name(fg_perm_kind k) {
   return k == FG_PERM_NONE ? "no" : k == FG_PERM_SINGLE ? "single" : "double";
 }
 
-static void random_perm(int64_t n, uint64_t seed, uint64_t round, int64_t *perm) {
-  for (int64_t k = 0; k < n; k++) perm[k] = k;
-  for (int64_t i = n - 1; i > 0; i--) {
-    const uint64_t j = fg_rng_u64(seed, FG_RNG_PERMUTE, (uint64_t)i, round, 0, 0) %
-                       (uint64_t)(i + 1);
-    const int64_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-}
-
 void fg_perm3d_build(int64_t n, fg_perm_kind kind, uint64_t seed, int64_t *pi0, int64_t *pi1) {
   if (kind == FG_PERM_NONE) {
     for (int64_t k = 0; k < n; k++) pi0[k] = pi1[k] = k;
   } else if (kind == FG_PERM_SINGLE) {
-    random_perm(n, seed, 0, pi0);
+    fg_order_random(n, seed, 0, pi0);
     memcpy(pi1, pi0, (size_t)n * sizeof *pi1);
   } else {
-    random_perm(n, seed, 0, pi1); /* P_r: rows of layer 0 */
-    random_perm(n, seed, 1, pi0); /* P_c: columns of layer 0, the input order */
+    fg_order_random(n, seed, 0, pi1); /* P_r: rows of layer 0 */
+    fg_order_random(n, seed, 1, pi0); /* P_c: columns of layer 0, the input order */
   }
 }
 

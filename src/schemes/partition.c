@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernels/fg_kernels.h"
+#include "schemes/fg_layouts.h"
 #include "schemes/fg_partition.h"
 
 #define FG_TAG_SCATTER 7101
@@ -183,7 +184,8 @@ static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, float *f
 fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
                              fg_scheme *s, fg_part_local *out) {
   fg_status st = FG_OK;
-  fg_layout g;
+  fg_layouts own;
+  const fg_layout *gl = NULL;
   fg_order_kind kind = FG_ORDER_NATURAL;
   fg_part_local p;
   int64_t hdr[6] = {0, 0, 0, 0, 0, 0}; /* n, F, C, symmetric, cut, max block */
@@ -193,7 +195,7 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   int8_t *pack_s = NULL;
   int64_t *pack_g = NULL;
   const int P = d->size, me = d->rank;
-  memset(&g, 0, sizeof g);
+  memset(&own, 0, sizeof own);
   memset(&p, 0, sizeof p);
   memset(out, 0, sizeof *out);
 
@@ -203,9 +205,10 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
     if (!ds) {
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "scheme: no dataset on rank 0");
     } else {
-      st = fg_layout_build(ds, P, kind, cfg->seed, 1, &g);
+      st = fg_layouts_1d(cfg->layouts ? cfg->layouts : &own, ds, P, kind, cfg->seed, &gl);
     }
     if (st == FG_OK) {
+      const fg_layout g = *gl;
       int64_t mx = 0;
       for (int r = 0; r < P; r++) mx = FG_MAX(mx, g.offs[r + 1] - g.offs[r]);
       hdr[0] = g.n;
@@ -239,6 +242,7 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
                                       "out of memory for the block offsets of %d ranks", P);
   FG_CHECK(fg_dist_agree(d, st));
   if (me == 0) {
+    const fg_layout g = *gl;
     memcpy(p.offs, g.offs, (size_t)(P + 1) * sizeof *p.offs);
     for (int r = 0; r < P; r++) {
       nnz[r] = g.B.rowptr[g.offs[r + 1]] - g.B.rowptr[g.offs[r]];
@@ -274,6 +278,7 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
 
   /* 4. rank 0 sends each rank its rows (in rank order), then keeps its own */
   if (me == 0) {
+    const fg_layout g = *gl;
     for (int r = 1; r < P && st == FG_OK; r++) {
       const int64_t r0 = g.offs[r], r1 = g.offs[r + 1], nr = r1 - r0;
       pack_block(ds, &g, r, pack_f, pack_l, pack_s, pack_g);
@@ -306,7 +311,7 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   *out = p;
   memset(&p, 0, sizeof p);
 cleanup:
-  fg_layout_free(&g);
+  fg_layouts_free(&own);
   fg_part_local_free(&p);
   free(nnz);
   free(pack_f);
@@ -356,11 +361,11 @@ cleanup:
 /* ---- reports and the epoch's aggregations ------------------------------------------------ */
 
 fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p, const char *scheme,
-                         const char *order, int64_t recv_rows, int64_t sent_rows, int verbose) {
+                         const char *order, int64_t recv_rows, int64_t sent_rows, FILE *log) {
   fg_status st = FG_OK;
   int64_t mine[4] = {s->n_local, s->local_nnz, recv_rows, sent_rows};
   int64_t *all = NULL;
-  if (!verbose) return FG_OK;
+  if (!log) return FG_OK; /* the same on every rank: the configuration is */
   if (d->rank == 0) {
     all = fg_malloc_array((size_t)d->size * 4, sizeof *all);
     if (!all) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for a report");
@@ -370,16 +375,16 @@ fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p,
   if (d->rank == 0) {
     int64_t nnz = 0;
     for (int r = 0; r < d->size; r++) nnz += all[4 * r + 1];
-    printf(
+    fprintf(log, 
         "layout: scheme %s, order %s, %d rank(s); %lld of %lld nonzeros in off-diagonal "
         "blocks (%.1f%%)\n",
         scheme, order ? order : "natural", d->size, (long long)p->cut, (long long)nnz,
         nnz > 0 ? 100.0 * (double)p->cut / (double)nnz : 0.0);
-    printf("  rank       rows        nnz  recv rows/agg  sent rows/agg\n");
+    fprintf(log, "  rank       rows        nnz  recv rows/agg  sent rows/agg\n");
     for (int r = 0; r < d->size; r++)
-      printf("  %4d %10lld %10lld %14lld %14lld\n", r, (long long)all[4 * r],
+      fprintf(log, "  %4d %10lld %10lld %14lld %14lld\n", r, (long long)all[4 * r],
              (long long)all[4 * r + 1], (long long)all[4 * r + 2], (long long)all[4 * r + 3]);
-    fflush(stdout);
+    fflush(log);
   }
 cleanup:
   free(all);

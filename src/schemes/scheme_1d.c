@@ -226,7 +226,8 @@ fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_sche
   recv_rows = im->part.n_global - nl;
   sent_rows = (int64_t)(dist->size - 1) * nl;
   FG_CHECK(
-      fg_part_report(dist, s, &im->part, "1d", cfg->order, recv_rows, sent_rows, cfg->verbose));
+      fg_part_report(dist, s, &im->part, "1d", cfg->order, recv_rows, sent_rows,
+                     cfg->verbose ? cfg->log : NULL));
   *out = s;
   s = NULL;
 cleanup:

@@ -323,7 +323,7 @@ fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_s
   st = im->req ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "1d-sa: out of memory");
   FG_CHECK(fg_dist_agree(dist, st));
   FG_CHECK(fg_part_report(dist, s, &im->part, "1d-sa", cfg->order, im->a.n_halo, im->a.n_send,
-                          cfg->verbose));
+                          cfg->verbose ? cfg->log : NULL));
   *out = s;
   s = NULL;
 cleanup:

@@ -28,6 +28,7 @@
 #include "dist/fg_group.h"
 #include "graph/fg_order.h"
 #include "schemes/fg_grid3d.h"
+#include "schemes/fg_layouts.h"
 #include "schemes/fg_scheme.h"
 
 #define FG_TAG_3D 7301
@@ -135,11 +136,11 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
   return nnz;
 }
 
-/* Rank 0's prepared data: the layer matrices and permutations. */
+/* Rank 0's prepared data: the layer matrices and permutations (from the run's layouts, or
+ * built here), and buffers to pack pieces into. */
 typedef struct root_data {
-  int64_t *pi[2];
-  fg_csr N;        /* Â normalized in the original numbering */
-  fg_csr M[2];     /* M[q]: rows in pi[1-q], columns in pi[q] (M[1] unused unless double) */
+  fg_layouts *lay; /* lay->pi, lay->M */
+  fg_layouts own;  /* when the configuration brings none */
   int64_t *nnz;    /* (P x nkeys) */
   fg_csr pack;     /* a shard to send */
   float *featbuf;  /* a feature piece */
@@ -148,11 +149,7 @@ typedef struct root_data {
 } root_data;
 
 static void root_free(root_data *r) {
-  free(r->pi[0]);
-  free(r->pi[1]);
-  fg_csr_free(&r->N);
-  fg_csr_free(&r->M[0]);
-  fg_csr_free(&r->M[1]);
+  fg_layouts_free(&r->own);
   free(r->nnz);
   fg_csr_free(&r->pack);
   free(r->featbuf);
@@ -162,46 +159,18 @@ static void root_free(root_data *r) {
 }
 
 static const fg_csr *root_matrix(const root_data *r, fg_perm_kind perm, int k) {
-  return perm == FG_PERM_DOUBLE ? &r->M[k % 2] : &r->M[0];
+  return perm == FG_PERM_DOUBLE ? &r->lay->M[k % 2] : &r->lay->M[0];
 }
 
 /* Rank 0: everything that can fail, before anything is sent. */
-static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, int P,
+static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts *lay, int P,
                               int nkeys, root_data *r) {
   fg_status st = FG_OK;
-  int64_t *inv0 = NULL, *inv1 = NULL;
   const int64_t n = ds->num_nodes, F = ds->num_features;
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
   int need[3][2];
-  FG_REQUIRE(ds->adj.nrows == n && ds->adj.ncols == n, FG_ERR_INVALID_ARG,
-             "dataset: adjacency is %lld x %lld for %lld nodes", (long long)ds->adj.nrows,
-             (long long)ds->adj.ncols, (long long)n);
-  FG_REQUIRE(n <= INT32_MAX, FG_ERR_UNSUPPORTED, "3d: %lld nodes exceed 32-bit column ids",
-             (long long)n);
-  FG_ALLOC(r->pi[0], n > 0 ? n : 1);
-  FG_ALLOC(r->pi[1], n > 0 ? n : 1);
-  FG_ALLOC(inv0, n > 0 ? n : 1);
-  FG_ALLOC(inv1, n > 0 ? n : 1);
-  fg_perm3d_build(n, cfg->perm, cfg->seed, r->pi[0], r->pi[1]);
-  fg_order_invert(r->pi[0], n, inv0);
-  fg_order_invert(r->pi[1], n, inv1);
-  /* the serial scheme's normalization, on the whole pattern, before any permutation */
-  r->N.nrows = r->N.ncols = n;
-  r->N.nnz = ds->adj.nnz;
-  FG_ALLOC(r->N.rowptr, n + 1);
-  FG_ALLOC(r->N.col, ds->adj.nnz > 0 ? ds->adj.nnz : 1);
-  memcpy(r->N.rowptr, ds->adj.rowptr, (size_t)(n + 1) * sizeof *r->N.rowptr);
-  if (ds->adj.nnz) memcpy(r->N.col, ds->adj.col, (size_t)ds->adj.nnz * sizeof *r->N.col);
-  FG_CHECK(fg_gcn_normalize(&r->N));
-  if (cfg->perm == FG_PERM_NONE) {
-    r->M[0] = r->N;
-    memset(&r->N, 0, sizeof r->N);
-  } else {
-    /* M[0]: rows in pi[1], columns in pi[0] */
-    FG_CHECK(fg_csr_permute(&r->N, r->pi[1], inv0, &r->M[0]));
-    if (cfg->perm == FG_PERM_DOUBLE) FG_CHECK(fg_csr_permute(&r->N, r->pi[0], inv1, &r->M[1]));
-    fg_csr_free(&r->N);
-  }
+  r->lay = lay ? lay : &r->own;
+  FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed));
   /* every rank's shard sizes, and the largest pieces to pack */
   FG_ALLOC(r->nnz, (int64_t)P * nkeys);
   needed_slices(cfg->layers, need);
@@ -230,8 +199,6 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, int P,
   FG_ALLOC(r->labbuf, max_out > 0 ? max_out : 1);
   FG_ALLOC(r->splitbuf, max_out > 0 ? max_out : 1);
 cleanup:
-  free(inv0);
-  free(inv1);
   return st;
 }
 
@@ -243,7 +210,7 @@ static void pack_features(const fg_dataset *ds, const root_data *r, const cfg3d 
   const int64_t F = ds->num_features;
   feature_range(ds->num_nodes, F, cfg->grid, q, cfg->learn_features, &r0, &r1, &f0, &f1);
   for (int64_t k = r0; k < r1; k++) {
-    const float *row = ds->features + r->pi[0][k] * F; // (F)
+    const float *row = ds->features + r->lay->pi[0][k] * F; // (F)
     float *o = r->featbuf + (k - r0) * (f1 - f0);      // (f1 - f0)
     double s = 0.0;
     if (cfg->normalize_features)
@@ -264,7 +231,7 @@ static int64_t pack_labels(const fg_dataset *ds, const root_data *r,
   const int64_t s0 = fg_block_start(ds->num_nodes, cfg->grid[a], q[a]);
   const int64_t len = fg_block_size(ds->num_nodes, cfg->grid[a], q[a]);
   for (int64_t i = 0; i < len; i++) {
-    const int64_t v = r->pi[L % 2][s0 + i];
+    const int64_t v = r->lay->pi[L % 2][s0 + i];
     r->labbuf[i] = ds->labels ? ds->labels[v] : -1;
     r->splitbuf[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
   }
@@ -339,9 +306,9 @@ static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
       r0 = fg_block_start(n, cfg->grid[dd], q[dd]);
       len = fg_block_size(n, cfg->grid[dd], q[dd]);
       if (rk == 0)
-        memcpy(t->gids[dd][p], r->pi[p] + r0, (size_t)len * sizeof(int64_t));
+        memcpy(t->gids[dd][p], r->lay->pi[p] + r0, (size_t)len * sizeof(int64_t));
       else
-        FG_CHECK(fg_dist_send_bytes(d, r->pi[p] + r0, len * 8, rk, FG_TAG_3D));
+        FG_CHECK(fg_dist_send_bytes(d, r->lay->pi[p] + r0, len * 8, rk, FG_TAG_3D));
     }
   }
   pack_features(ds, r, cfg, q, &rows, &cols);
@@ -736,7 +703,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
-      st = root_prepare(ds, &cfg, P, nkeys, &r);
+      st = root_prepare(ds, &cfg, sc->layouts, P, nkeys, &r);
     if (st == FG_OK) {
       hdr[0] = ds->num_nodes;
       hdr[1] = ds->num_features;

@@ -7,6 +7,7 @@
 #include "dist/fg_dist.h"
 #include "graph/fg_graph.h"
 #include "model/fg_model.h"
+#include "plan/fg_plan.h"
 #include "train/fg_membudget.h"
 
 int64_t fg_available_memory(void) {
@@ -142,7 +143,8 @@ cleanup:
 
 /* Rank 0's half of fg_train_memory_check_ranks: on_node ranks share rank 0's node. */
 static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
-                             int on_node, const fg_scheme_info *scheme, const int grid[3]) {
+                             int on_node, const fg_scheme_info *scheme, const int grid[3],
+                             fg_layouts *lay, double known_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   fg_plan_config pc = fg_plan_config_default();
@@ -153,31 +155,36 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
   char need[32], lim[32], dsb[32], share[32], prog[32], what[48], head[400];
   double limit = cfg->mem_limit, rank_bytes, rank0_bytes;
   FG_CHECK(fg_train_memory(ds, cfg, &one));
-  pc.ranks = ranks;
-  pc.layers = cfg->layers;
-  pc.hidden = cfg->hidden;
-  pc.widths = cfg->widths;
-  pc.agg_order = cfg->agg_order;
-  /* the model only needs block sizes and received rows: METIS (minutes on big graphs) is
-   * estimated by a random order, which balances rows as METIS does and receives more */
-  pc.order = cfg->order && strcmp(cfg->order, "metis") == 0 ? "random" : cfg->order;
-  pc.double_perm = cfg->double_perm;
-  pc.learn_features = cfg->learn_features;
-  pc.agg_blocks = cfg->agg_blocks;
-  pc.seed = cfg->seed;
-  pc.mem_per_rank = -1.0;
-  pc.schemes = scheme->name;
-  pc.only_grid = scheme->grid ? grid : NULL;
-  if (!scheme->predict) goto cleanup; /* a scheme the model does not cover: nothing to check */
-  FG_CHECK(fg_plan(ds, &pc, &cal, &e, &n));
-  for (int i = 0; i < n; i++)
-    if (e[i].scheme == scheme->name) hit = &e[i];
-  if (!hit) goto cleanup;
+  if (known_bytes >= 0) {
+    rank_bytes = known_bytes; /* the planner's prediction for this very configuration */
+  } else {
+    uint32_t mask = 0;
+    for (int i = 0; i < fg_scheme_registry_size(); i++)
+      if (fg_scheme_registry_at(i) == scheme) mask = 1u << i;
+    if (!scheme->predict) goto cleanup; /* a scheme the model does not cover: nothing to check */
+    pc.ranks = ranks;
+    pc.layers = cfg->layers;
+    pc.hidden = cfg->hidden;
+    pc.widths = cfg->widths;
+    pc.agg_order = cfg->agg_order;
+    pc.order = cfg->order;
+    pc.double_perm = cfg->double_perm;
+    pc.learn_features = cfg->learn_features;
+    pc.agg_blocks = cfg->agg_blocks;
+    pc.seed = cfg->seed;
+    pc.mem_per_rank = -1.0;
+    pc.only_grid = scheme->grid ? grid : NULL;
+    /* on the run's layouts: the one built here is the one the scheme distributes */
+    FG_CHECK(fg_plan_layouts(ds, &pc, &cal, mask, lay, &e, &n));
+    for (int i = 0; i < n; i++)
+      if (e[i].scheme == scheme->name) hit = &e[i];
+    if (!hit) goto cleanup;
+    rank_bytes = hit->mem_bytes;
+  }
   if (scheme->grid)
     snprintf(what, sizeof what, "%s grid %dx%dx%d", scheme->name, grid[0], grid[1], grid[2]);
   else
     snprintf(what, sizeof what, "%s", scheme->name);
-  rank_bytes = hit->mem_bytes;
   if (limit == 0) {
     const int64_t avail = fg_available_memory();
     if (avail < 0) goto cleanup; /* unknown: nothing to check against */
@@ -215,12 +222,13 @@ cleanup:
 
 fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
                                       const fg_train_config *cfg, const fg_scheme_info *scheme,
-                                      const int grid[3]) {
+                                      const int grid[3], fg_layouts *lay, double known_bytes) {
   fg_status st = FG_OK;
   int on_node = 1;
   if (cfg->mem_limit < 0 || d->size == 1) return FG_OK; /* the same on every rank */
   FG_CHECK(fg_dist_ranks_on_node(d, &on_node));
-  if (d->rank == 0) st = check_ranks(ds, cfg, d->size, on_node, scheme, grid);
+  if (d->rank == 0)
+    st = check_ranks(ds, cfg, d->size, on_node, scheme, grid, lay, known_bytes);
   st = fg_dist_agree(d, st);
 cleanup:
   return st;

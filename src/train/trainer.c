@@ -136,6 +136,8 @@ typedef struct run {
   uint8_t *sel;           /* (n_local) scratch for the evaluation's splits */
   float *dlogits;         /* (n_local x the logits' columns) */
   int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
+  fg_layouts lay;         /* rank 0: the layouts planned, checked and distributed (once) */
+  double mem_bytes;       /* rank 0: the busiest rank's bytes the planner predicted (< 0: none) */
   int64_t n_owned;        /* parameters whose copy on this rank checkpoints keep */
   int64_t *own_idx;       /* (n_owned) their one-process index */
   int64_t *own_pos;       /* (n_owned) their position in the model's buffer */
@@ -144,6 +146,7 @@ typedef struct run {
 } run;
 
 static void run_free(run *r) {
+  fg_layouts_free(&r->lay);
   fg_model_destroy(&r->m);
   fg_scheme_destroy(&r->s);
   free(r->widths);
@@ -174,7 +177,7 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
       if (fg_scheme_registry_at(i) == r->info) cand = 1u << i;
   if (d->rank == 0) {
     const fg_scheme_info *pick = NULL;
-    st = fg_plan_pick(ds, cfg, d->size, cand, &pick, choice + 1);
+    st = fg_plan_pick(ds, cfg, d->size, cand, &r->lay, &pick, choice + 1, &r->mem_bytes);
     for (int i = 0; st == FG_OK && i < fg_scheme_registry_size(); i++)
       if (fg_scheme_registry_at(i) == pick) choice[0] = i;
     if (st == FG_OK && cfg->verbose) {
@@ -203,20 +206,23 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   uint8_t *own = NULL;
   memset(&sc, 0, sizeof sc);
   r->d = d;
+  r->mem_bytes = -1.0;
   FG_CHECK(choose_scheme(d, ds, cfg, log, r));
+  fg_layouts_keep(&r->lay, !r->info->grid, r->info->grid); /* what the chosen scheme needs */
   /* refuse a run that would not fit before allocating for it (membudget.c): one process from
    * the dataset's sizes, several from the performance model's busiest rank */
   if (d->size == 1) {
     st = r->info->grid ? FG_OK : fg_train_memory_check(ds, cfg);
     FG_CHECK(fg_dist_agree(d, st));
   }
-  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid));
+  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid, &r->lay, r->mem_bytes));
   sc.name = r->info->name;
   sc.order = cfg->order;
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
   sc.verbose = cfg->verbose;
+  sc.log = log;
   sc.reorder = cfg->reorder;
   sc.reorder_width = fg_train_hidden_width(cfg, ds ? ds->num_classes : 1);
   sc.layers = L;
@@ -224,7 +230,9 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.double_perm = cfg->double_perm;
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;
+  sc.layouts = d->rank == 0 ? &r->lay : NULL;
   FG_CHECK(fg_scheme_create_from(r->info, d, ds, &sc, &r->s));
+  fg_layouts_free(&r->lay); /* distributed: rank 0 keeps no copy */
   /* the model: widths input, hidden..., classes */
   r->widths = fg_malloc_array((size_t)L + 1, sizeof *r->widths);
   r->wd = fg_malloc_array((size_t)L, sizeof *r->wd);

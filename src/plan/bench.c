@@ -1,4 +1,5 @@
-/* fg_bench.c -- machine measurements used by benchmarks (and later the performance model). */
+/* bench.c -- machine measurements: the STREAM triad that benchmarks and the calibration
+ * compare against (fg_bench_stream_triad in the public header). */
 #include <string.h>
 
 #include "kernels/fg_kernels.h"
