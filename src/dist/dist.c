@@ -1,4 +1,4 @@
-/* fg_dist.c -- MPI context, counted collectives, collective error agreement. */
+/* dist.c -- MPI context, counted collectives, collective error agreement. */
 #include "dist/fg_dist.h"
 #include "dist/fg_group.h"
 

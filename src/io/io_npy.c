@@ -1,4 +1,4 @@
-/* fg_io_npy.c -- NumPy .npy: the parser (format versions 1.0, 2.0, 3.0), conversions, the edge
+/* io_npy.c -- NumPy .npy: the parser (format versions 1.0, 2.0, 3.0), conversions, the edge
  * array reader and the float32 writer. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

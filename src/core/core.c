@@ -1,4 +1,4 @@
-/* fg_core.c -- status messages, allocation, clocks. */
+/* core.c -- status messages, allocation, clocks. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "core/fg_core.h"

@@ -1,4 +1,4 @@
-/* fg_graph_gen.c -- generated features, degree-quantile labels, random splits and Graph500
+/* graph_gen.c -- generated features, degree-quantile labels, random splits and Graph500
  * R-MAT edges. Every draw is a pure function of (seed, purpose, ids) through fg_rng, so the
  * results do not depend on thread counts, call order or how a graph is later distributed. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* fg_group.c -- counted collectives over the whole communicator or a sub-communicator. */
+/* group.c -- counted collectives over the whole communicator or a sub-communicator. */
 #include "dist/fg_group.h"
 
 #include <string.h>

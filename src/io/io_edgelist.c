@@ -1,4 +1,4 @@
-/* fg_io_edgelist.c -- text edge lists: Matrix Market coordinate files and SNAP edge lists
+/* io_edgelist.c -- text edge lists: Matrix Market coordinate files and SNAP edge lists
  * (reader and writer), plain or gzip. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

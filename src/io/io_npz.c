@@ -1,4 +1,4 @@
-/* fg_io_npz.c -- the zip container of .npz files (end-of-central-directory record, central
+/* io_npz.c -- the zip container of .npz files (end-of-central-directory record, central
  * directory, zip64 extras, stored and deflated members, CRC-32) and the two .npz layouts:
  * gnn_benchmark's CSR arrays and the dense arrays of the heterophilous-graphs collection. */
 #define _POSIX_C_SOURCE 200809L

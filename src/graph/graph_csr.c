@@ -1,4 +1,4 @@
-/* fg_graph_csr.c -- CSR patterns from edge lists, the symmetry test, GCN normalization and
+/* graph_csr.c -- CSR patterns from edge lists, the symmetry test, GCN normalization and
  * degree statistics.
  *
  * fg_csr_from_edges is a two-level bucket sort so that it runs in parallel without atomics

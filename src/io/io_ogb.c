@@ -1,4 +1,4 @@
-/* fg_io_ogb.c -- the OGB node-property raw layout:
+/* io_ogb.c -- the OGB node-property raw layout:
  *   dir/raw/{num-node-list,num-edge-list,edge,node-feat,node-label}.csv[.gz]
  *   dir/split/<name>/{train,valid,test}.csv[.gz]
  * and the csv table parsers behind it. */

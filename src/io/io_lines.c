@@ -1,4 +1,4 @@
-/* fg_io_lines.c -- the line reader (plain or gzip, file or memory), whole-file reads, number
+/* io_lines.c -- the line reader (plain or gzip, file or memory), whole-file reads, number
  * parsing and small helpers shared by the readers. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

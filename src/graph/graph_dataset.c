@@ -1,4 +1,4 @@
-/* fg_dataset.c -- the public dataset and generator API: pick a reader by what the path holds,
+/* graph_dataset.c -- the public dataset and generator API: pick a reader by what the path holds,
  * prepare the adjacency, fill in generated features, labels and split where the file has none;
  * write R-MAT graphs. (Kept apart from the graph builders so those link without io/.) */
 #define _POSIX_C_SOURCE 200809L
