@@ -1,4 +1,4 @@
-/* elementwise.c -- ReLU, bias, dropout and row argmax. Every output element depends on a
+/* elementwise.c -- ReLU, bias and dropout. Every output element depends on a
  * fixed set of inputs in a fixed order, so these are repeatable whatever the thread count. */
 #include <string.h>
 
@@ -115,19 +115,4 @@ void fg_dropout_backward(float *din, const float *dout, int64_t rows, int64_t co
                          const int64_t *global_ids) {
   /* the same mask and scale as forward */
   fg_bias_relu_dropout(din, dout, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids, 0);
-}
-
-/* ---- argmax ----------------------------------------------------------------------- */
-
-void fg_argmax_rows(int32_t *out, const float *x, int64_t rows, int64_t cols) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
-  for (int64_t r = 0; r < rows; r++) {
-    const float *row = x + r * cols; // (cols)
-    int64_t best = 0;
-    for (int64_t c = 1; c < cols; c++)
-      if (row[c] > row[best]) best = c; /* strict: ties go to the lowest index */
-    out[r] = (int32_t)best;
-  }
 }

@@ -121,9 +121,6 @@ void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, in
  * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale);
 
-/* Argmax per row, ties to the lowest index. */
-void fg_argmax_rows(int32_t *out, const float *x, int64_t rows, int64_t cols);
-
 /* ---- optimizer ---------------------------------------------------------------- */
 typedef struct fg_adam_params {
   float lr, beta1, beta2, eps;

@@ -3,6 +3,7 @@
  * selects every row) and labels[r] >= 0. */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/fg_kernel_util.h"
@@ -52,66 +53,24 @@ double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
   return loss;
 }
 
-/* Rows [r0, r1): adds their loss, count and correct count to the outputs. */
-static void xent_rows(const float *logits, int64_t classes, const int32_t *labels,
-                      const uint8_t *select, float scale, float *dlogits, int64_t r0, int64_t r1,
-                      double *loss_out, int64_t *count_out, int64_t *correct_out) {
-  double loss = 0.0;
-  int64_t n = 0, ok = 0;
-  for (int64_t r = r0; r < r1; r++) {
-    const float *z = logits + r * classes;              // (classes)
-    float *dz = dlogits ? dlogits + r * classes : NULL; // (classes)
-    if (!xent_selected(labels, select, r)) {
-      if (dz) memset(dz, 0, (size_t)classes * sizeof *dz);
-      continue;
-    }
-    const int32_t y = labels[r];
-    assert(y < classes);
-    int64_t best = 0;
-    for (int64_t c = 1; c < classes; c++)
-      if (z[c] > z[best]) best = c; /* ties to the lowest class */
-    const double mx = (double)z[best];
-    double sum = 0.0;
-    for (int64_t c = 0; c < classes; c++) sum += exp((double)z[c] - mx);
-    loss += mx + log(sum) - (double)z[y];
-    n++;
-    ok += best == y;
-    if (dz) {
-      const double inv = 1.0 / sum;
-      for (int64_t c = 0; c < classes; c++)
-        dz[c] = (float)((double)scale * (exp((double)z[c] - mx) * inv));
-      dz[y] = (float)((double)scale * (exp((double)z[y] - mx) * inv - 1.0));
-    }
-  }
-  *loss_out = loss;
-  *count_out = n;
-  *correct_out = ok;
-}
-
 double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const int32_t *labels,
                        const uint8_t *select, float scale, float *dlogits, int64_t *count,
                        int64_t *correct) {
-  double part_loss[FG_XENT_MAX_TASKS];
-  int64_t part_n[FG_XENT_MAX_TASKS], part_ok[FG_XENT_MAX_TASKS];
-  if (rows < 0) rows = 0;
-  int ntasks = fg_kernel_tasks(rows * (classes > 0 ? classes : 1), FG_XENT_MIN_TASK_WORK);
-  if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
-#endif
-  for (int t = 0; t < ntasks; t++)
-    xent_rows(logits, classes, labels, select, scale, dlogits, fg_task_start(rows, t, ntasks),
-              fg_task_start(rows, t + 1, ntasks), &part_loss[t], &part_n[t], &part_ok[t]);
-  /* combine in task order: bitwise repeatable for a fixed thread count */
-  double loss = 0.0;
-  int64_t n = 0, ok = 0;
-  for (int t = 0; t < ntasks; t++) {
-    loss += part_loss[t];
-    n += part_n[t];
-    ok += part_ok[t];
+  /* the column-block kernels on whole rows: one path for every scheme */
+  fg_maxloc *mx = malloc((size_t)FG_MAX(rows, 1) * sizeof *mx);
+  double *sum = malloc((size_t)FG_MAX(rows, 1) * sizeof *sum), loss;
+  if (!mx || !sum) { /* the reference needs no scratch */
+    free(mx);
+    free(sum);
+    return fg_softmax_xent_ref(logits, rows, classes, labels, select, scale, dlogits, count,
+                               correct);
   }
-  if (count) *count = n;
-  if (correct) *correct = ok;
+  fg_xent_block_max(logits, rows, classes, 0, mx);
+  fg_xent_block_expsum(logits, rows, classes, mx, sum);
+  loss = fg_xent_block_finish(logits, rows, classes, 0, labels, select, mx, sum, scale, dlogits,
+                              1, count, correct);
+  free(mx);
+  free(sum);
   return loss;
 }
 

@@ -1,6 +1,7 @@
 /* test_loss.c -- masked softmax cross-entropy: tuned vs reference, a hand-computed case, the
  * gradient w.r.t. the logits against central differences in double, and bitwise determinism
- * (twice, and with dlogits NULL). */
+ * (twice, and with dlogits NULL); the classes cut into column blocks as a grid scheme holds
+ * them, combined, against the whole row. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,9 +127,81 @@ static void test_gradient(void) {
   free(num);
 }
 
+/* The logits' classes cut into column blocks, as a grid scheme holds them: each block's row
+ * maxima combined as MPI_MAXLOC does (larger value; the lower column on a tie), the exp sums
+ * added, and each block's finish gives its columns of the gradient and the loss of the rows
+ * whose label it holds: together the whole-row reference. */
+static void test_column_blocks(void) {
+  const int64_t rows = 301, classes = 13;
+  const int64_t cuts[][4] = {{0, 5, 9, 13}, {0, 1, 12, 13}, {0, 0, 6, 13}};
+  float *z = kt_alloc_f(rows * classes), *dr = kt_alloc_f(rows * classes);
+  float *dz = kt_alloc_f(rows * classes), *blk = kt_alloc_f(rows * classes);
+  float *dblk = kt_alloc_f(rows * classes);
+  int32_t *labels = malloc((size_t)rows * sizeof *labels);
+  uint8_t *select = malloc((size_t)rows);
+  fg_maxloc *mx = malloc((size_t)rows * sizeof *mx), *part = malloc((size_t)rows * sizeof *part);
+  double *sum = malloc((size_t)rows * sizeof *sum), *psum = malloc((size_t)rows * sizeof *psum);
+  int64_t cr = 0, okr = 0;
+  double lr;
+  if (!labels || !select || !mx || !part || !sum || !psum) exit(2);
+  make_problem(rows, classes, 77, z, labels, select);
+  z[3 * classes + 2] = z[3 * classes + 9] = 50.0f; /* a tie across two blocks: column 2 wins */
+  lr = fg_softmax_xent_ref(z, rows, classes, labels, select, 0.25f, dr, &cr, &okr);
+  for (size_t ci = 0; ci < sizeof cuts / sizeof cuts[0]; ci++) {
+    double loss = 0.0, worst = 0.0;
+    int64_t count = 0, correct = 0;
+    for (int pass = 0; pass < 3; pass++) {
+      for (int b = 0; b < 3; b++) {
+        const int64_t c0 = cuts[ci][b], w = cuts[ci][b + 1] - c0;
+        int64_t n = 0, ok = 0;
+        for (int64_t r = 0; r < rows; r++)
+          memcpy(blk + r * w, z + r * classes + c0, (size_t)w * sizeof *z);
+        if (pass == 0) {
+          fg_xent_block_max(blk, rows, w, c0, part);
+          for (int64_t r = 0; r < rows; r++)
+            if (b == 0 || part[r].val > mx[r].val ||
+                (part[r].val == mx[r].val && part[r].idx < mx[r].idx))
+              mx[r] = part[r];
+        } else if (pass == 1) {
+          fg_xent_block_expsum(blk, rows, w, mx, psum);
+          for (int64_t r = 0; r < rows; r++) sum[r] = (b == 0 ? 0.0 : sum[r]) + psum[r];
+        } else {
+          loss += fg_xent_block_finish(blk, rows, w, c0, labels, select, mx, sum, 0.25f, dblk, 1,
+                                       &n, &ok);
+          count += n;
+          correct += ok;
+          for (int64_t r = 0; r < rows; r++)
+            memcpy(dz + r * classes + c0, dblk + r * w, (size_t)w * sizeof *dz);
+        }
+      }
+    }
+    for (int64_t i = 0; i < rows * classes; i++)
+      worst = fmax(worst, fabs((double)dz[i] - (double)dr[i]));
+    printf("  column blocks %lld|%lld|%lld: loss %.12g (reference %.12g), dlogits max diff "
+           "%.2e\n", (long long)cuts[ci][1], (long long)cuts[ci][2], (long long)cuts[ci][3],
+           loss, lr, worst);
+    EXPECT(count == cr && correct == okr);
+    EXPECT(fabs(loss - lr) <= 1e-12 * fabs(lr));
+    EXPECT(worst <= 1e-7);
+    EXPECT(mx[3].idx == 2);
+  }
+  free(z);
+  free(dr);
+  free(dz);
+  free(blk);
+  free(dblk);
+  free(labels);
+  free(select);
+  free(mx);
+  free(part);
+  free(sum);
+  free(psum);
+}
+
 int main(void) {
   test_hand();
   test_vs_ref_and_determinism();
   test_gradient();
+  test_column_blocks();
   return fg_test_finish("kernels_loss");
 }
