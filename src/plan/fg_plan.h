@@ -67,6 +67,9 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
                           const fg_calibration *cal, uint32_t mask, fg_layouts *lay,
                           fg_plan_entry **out, int *count);
 
+/* The model options of a training configuration on `ranks` ranks, its --mem-limit per rank. */
+fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks);
+
 /* Rank 0 of a training job: the configuration the model predicts fastest among those that fit
  * in memory, of the registry rows in candidates: its scheme, for a grid scheme the grid (1x1x1
  * otherwise), and the busiest rank's predicted bytes. */

@@ -67,6 +67,8 @@ struct fg_scheme_info {
 
 int fg_scheme_registry_size(void);
 const fg_scheme_info *fg_scheme_registry_at(int i);
+/* A row's bit in a mask of rows (1 << its index; 0 for NULL). */
+uint32_t fg_scheme_bit(const fg_scheme_info *e);
 /* The row called name, or NULL. */
 const fg_scheme_info *fg_scheme_lookup(const char *name);
 /* "serial, 1d, 1d-sa, 3d": every name, for messages. */

@@ -630,8 +630,7 @@ static fg_status schemes_mask(const char *list, uint32_t *mask) {
     e = fg_scheme_lookup(name);
     FG_REQUIRE(e != NULL, FG_ERR_INVALID_ARG, "--schemes: unknown scheme '%s' (available: %s)",
                name, fg_scheme_names());
-    for (int i = 0; i < fg_scheme_registry_size(); i++)
-      if (fg_scheme_registry_at(i) == e) *mask |= 1u << i;
+    *mask |= fg_scheme_bit(e);
     list += len + (end ? 1 : 0);
   }
 cleanup:
@@ -724,16 +723,8 @@ cleanup:
   return st;
 }
 
-fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
-                       uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
-                       int grid[3], double *mem_bytes) {
-  fg_status st = FG_OK;
-  fg_calibration cal = fg_calibration_default();
+fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
   fg_plan_config pc = fg_plan_config_default();
-  fg_plan_entry *e = NULL;
-  int n = 0;
-  *scheme = NULL;
-  if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
   pc.ranks = ranks;
   pc.ranks_per_node = cfg->ranks_per_node;
   pc.layers = cfg->layers;
@@ -747,6 +738,20 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   pc.seed = cfg->seed;
   /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
   pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
+  return pc;
+}
+
+fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
+                       uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
+                       int grid[3], double *mem_bytes) {
+  fg_status st = FG_OK;
+  fg_calibration cal = fg_calibration_default();
+  fg_plan_config pc = fg_plan_config_default();
+  fg_plan_entry *e = NULL;
+  int n = 0;
+  *scheme = NULL;
+  if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
+  pc = fg_plan_config_of(cfg, ranks);
   FG_CHECK(fg_plan_layouts(ds, &pc, &cal, candidates, lay, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {

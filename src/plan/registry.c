@@ -58,6 +58,10 @@ const fg_scheme_info *fg_scheme_registry_at(int i) {
   return i >= 0 && i < N_SCHEMES ? &registry[i] : NULL;
 }
 
+uint32_t fg_scheme_bit(const fg_scheme_info *e) {
+  return e && e >= registry && e < registry + N_SCHEMES ? 1u << (e - registry) : 0u;
+}
+
 const fg_scheme_info *fg_scheme_lookup(const char *name) {
   for (int i = 0; name && i < N_SCHEMES; i++)
     if (strcmp(registry[i].name, name) == 0) return &registry[i];

@@ -158,24 +158,12 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
   if (known_bytes >= 0) {
     rank_bytes = known_bytes; /* the planner's prediction for this very configuration */
   } else {
-    uint32_t mask = 0;
-    for (int i = 0; i < fg_scheme_registry_size(); i++)
-      if (fg_scheme_registry_at(i) == scheme) mask = 1u << i;
     if (!scheme->predict) goto cleanup; /* a scheme the model does not cover: nothing to check */
-    pc.ranks = ranks;
-    pc.layers = cfg->layers;
-    pc.hidden = cfg->hidden;
-    pc.widths = cfg->widths;
-    pc.agg_order = cfg->agg_order;
-    pc.order = cfg->order;
-    pc.double_perm = cfg->double_perm;
-    pc.learn_features = cfg->learn_features;
-    pc.agg_blocks = cfg->agg_blocks;
-    pc.seed = cfg->seed;
+    pc = fg_plan_config_of(cfg, ranks);
     pc.mem_per_rank = -1.0;
     pc.only_grid = scheme->grid ? grid : NULL;
     /* on the run's layouts: the one built here is the one the scheme distributes */
-    FG_CHECK(fg_plan_layouts(ds, &pc, &cal, mask, lay, &e, &n));
+    FG_CHECK(fg_plan_layouts(ds, &pc, &cal, fg_scheme_bit(scheme), lay, &e, &n));
     for (int i = 0; i < n; i++)
       if (e[i].scheme == scheme->name) hit = &e[i];
     if (!hit) goto cleanup;

@@ -172,14 +172,12 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
     st = fg_grid_parse(cfg->grid, d->size, r->grid);
   FG_CHECK(fg_dist_agree(d, st));
   if (r->info && (!r->info->grid || (cfg->grid && strcmp(cfg->grid, "auto") != 0))) return FG_OK;
-  if (r->info) /* a grid scheme, grid auto: its grids only */
-    for (int i = 0; i < fg_scheme_registry_size(); i++)
-      if (fg_scheme_registry_at(i) == r->info) cand = 1u << i;
+  if (r->info) cand = fg_scheme_bit(r->info); /* a grid scheme, grid auto: its grids only */
   if (d->rank == 0) {
     const fg_scheme_info *pick = NULL;
     st = fg_plan_pick(ds, cfg, d->size, cand, &r->lay, &pick, choice + 1, &r->mem_bytes);
     for (int i = 0; st == FG_OK && i < fg_scheme_registry_size(); i++)
-      if (fg_scheme_registry_at(i) == pick) choice[0] = i;
+      if (fg_scheme_bit(pick) == 1u << i) choice[0] = i;
     if (st == FG_OK && cfg->verbose) {
       if (pick->grid)
         fprintf(log, "performance model: %s grid %dx%dx%d\n", pick->name, choice[1], choice[2],
