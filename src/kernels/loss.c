@@ -66,7 +66,7 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
                                correct);
   }
   fg_xent_block_max(logits, rows, classes, 0, mx);
-  fg_xent_block_expsum(logits, rows, classes, mx, sum);
+  fg_xent_block_expsum(logits, rows, classes, mx, NULL, sum);
   loss = fg_xent_block_finish(logits, rows, classes, 0, labels, select, mx, sum, scale, dlogits,
                               1, count, correct);
   free(mx);
@@ -93,7 +93,7 @@ void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0,
 }
 
 void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_maxloc *mx,
-                          double *sum) {
+                          const uint8_t *select, double *sum) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
 #endif
@@ -101,6 +101,10 @@ void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_m
     const float *row = z + r * cols; // (cols)
     const double base = (double)mx[r].val;
     double s = 0.0;
+    if (select && !select[r]) { /* no loss wanted: skip the exps (1 keeps the log finite) */
+      sum[r] = 1.0;
+      continue;
+    }
     for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - base);
     sum[r] = s;
   }

@@ -116,8 +116,8 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
 fg_status fg_model_reduce_grads(fg_model *m, fg_scheme *s);
 
 /* Collective. The row statistics of the last forward's logits (max, sum of exp), over the
- * scheme's column split, for fg_model_xent. */
-fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s);
+ * scheme's column split, for fg_model_xent of rows within select (NULL: all). */
+fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *select);
 /* Softmax cross-entropy of the rows with select[r] != 0 (and a label), from the statistics:
  * returns this rank's share of the loss sum, counts and correct counts (each row counted on one
  * rank; sum them over ranks), and writes scale * d(loss)/d(logits) into dlogits (may be NULL)

@@ -329,7 +329,7 @@ fg_status fg_model_reduce_grads(fg_model *m, fg_scheme *s) {
   return fg_scheme_reduce_grads(s, m->grads, m->n_params);
 }
 
-fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s) {
+fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *select) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[m->layers - 1];
   const float *z = m->H[m->layers];
@@ -338,7 +338,7 @@ fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s) {
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   FG_CHECK(fg_scheme_row_max(s, m->row_max, sh->n_out));
   t0 = fg_now();
-  fg_xent_block_expsum(z, sh->n_out, sh->w_out, m->row_max, m->row_sum);
+  fg_xent_block_expsum(z, sh->n_out, sh->w_out, m->row_max, select, m->row_sum);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   FG_CHECK(fg_scheme_row_sum(s, m->row_sum, sh->n_out));
 cleanup:

@@ -266,7 +266,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const double nout = ceil_div(n, g[cc]), wout = ceil_div((double)in->widths[L], g[a]);
     comm += 2 * 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * 8.0);
     other += 3.0 * nout * wout * c->softmax_elem; /* exp passes: loss, dlogits, evaluation */
-    mem += nout * wout * 4.0 + nout * 5.0 + 2 * nout * 12.0; /* dlogits, labels, row stats */
+    mem += nout * wout * 4.0 + nout * 8.0 + nout * 16.0; /* dlogits, labels, masks, row stats */
   }
   /* adjacency shards (and the transposes backward multiplies) */
   for (int key = 0; key < in->nkeys; key++) {
@@ -578,7 +578,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
       fg_model_memory(&mc, r->rows, &act, &par, NULL);
       mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
             rows * (double)w[0] * 4.0 + (double)act + (double)par +
-            rows * ((double)w[L] * 4.0 + 6.0);
+            rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
     }
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
     tot_nnz += nnz;

@@ -79,8 +79,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     if (cfg->normalize_features || !borrows) out->inputs += 4 * n * F;
     out->activations = act;
     out->params = par;
-    /* the loss gradient, two row masks, the logits' row statistics (maximum and column, sum) */
-    out->loss = 4 * n * C + 2 * n + 16 * n;
+    /* the loss gradient, three row masks, the logits' row statistics (maximum and column, sum) */
+    out->loss = 4 * n * C + 3 * n + 16 * n;
     /* normalization's degrees; with --reorder the order and its inverse, and the order's
      * own work arrays (rcm: visited flags, two n-arrays, a key per nonzero). The permuted
      * pattern is the scheme's Â itself (counted in graph). --reorder auto, when X does not fit

@@ -134,6 +134,7 @@ typedef struct run {
   float *wd;              /* (layers) weight decay of each layer's weights */
   uint8_t *train_sel;     /* (n_local) training rows */
   uint8_t *sel;           /* (n_local) scratch for the evaluation's splits */
+  uint8_t *eval_sel;      /* (n_local) rows of any split: those the evaluation measures */
   float *dlogits;         /* (n_local x the logits' columns) */
   int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
   fg_layouts lay;         /* rank 0: the layouts planned, checked and distributed (once) */
@@ -153,6 +154,7 @@ static void run_free(run *r) {
   free(r->wd);
   free(r->train_sel);
   free(r->sel);
+  free(r->eval_sel);
   free(r->dlogits);
   free(r->own_idx);
   free(r->own_pos);
@@ -246,12 +248,13 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     const int64_t nl = r->s->n_local;
     r->train_sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
     r->sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
+    r->eval_sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
     /* the backward pass's first SpMM gathers its rows at random: huge pages, as activations */
     r->dlogits = fg_malloc_huge((size_t)FG_MAX(nl * sh->w_out, 1) * sizeof(float));
     n_idx = fg_model_param_index(r->m, NULL, NULL);
     idx = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *idx);
     own = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *own);
-    if (!r->train_sel || !r->sel || !r->dlogits || !idx || !own)
+    if (!r->train_sel || !r->sel || !r->eval_sel || !r->dlogits || !idx || !own)
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
   }
   FG_CHECK(fg_dist_agree(d, st));
@@ -280,6 +283,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     for (int64_t i = 0; i < r->s->n_local; i++) {
       const int k = r->s->split[i];
       r->train_sel[i] = k == FG_SPLIT_TRAIN;
+      r->eval_sel[i] = k >= 0 && k < 3;
       if (counts_here && k >= 0 && k < 3) r->counts[k]++;
     }
     FG_CHECK(fg_dist_allreduce_i64(d, r->counts, 3));
@@ -304,7 +308,7 @@ static fg_status train_step(run *r, const fg_train_config *cfg, int epoch, int64
   d->phase = FG_PHASE_FORWARD;
   FG_CHECK(fg_model_forward(r->m, r->s, 1, p, cfg->seed, (uint64_t)epoch));
   d->phase = FG_PHASE_METRICS; /* the softmax's row reductions over a column split */
-  FG_CHECK(fg_model_softmax_stats(r->m, r->s));
+  FG_CHECK(fg_model_softmax_stats(r->m, r->s, r->train_sel));
   *loss_sum = fg_model_xent(r->m, r->s, r->train_sel, 1.0f / (float)r->counts[0], r->dlogits,
                             &cnt, &cor);
   d->phase = FG_PHASE_BACKWARD;
@@ -327,7 +331,7 @@ static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double 
   r->d->phase = FG_PHASE_FORWARD;
   FG_CHECK(fg_model_forward(r->m, r->s, 0, 0.0f, cfg->seed, (uint64_t)epoch));
   r->d->phase = FG_PHASE_METRICS;
-  FG_CHECK(fg_model_softmax_stats(r->m, r->s));
+  FG_CHECK(fg_model_softmax_stats(r->m, r->s, r->eval_sel));
   for (int k = 0; k < 3; k++) {
     int64_t count = 0, correct = 0;
     double l;

@@ -163,7 +163,7 @@ static void test_column_blocks(void) {
                 (part[r].val == mx[r].val && part[r].idx < mx[r].idx))
               mx[r] = part[r];
         } else if (pass == 1) {
-          fg_xent_block_expsum(blk, rows, w, mx, psum);
+          fg_xent_block_expsum(blk, rows, w, mx, select, psum);
           for (int64_t r = 0; r < rows; r++) sum[r] = (b == 0 ? 0.0 : sum[r]) + psum[r];
         } else {
           loss += fg_xent_block_finish(blk, rows, w, c0, labels, select, mx, sum, 0.25f, dblk, 1,
