@@ -79,16 +79,19 @@ double fg_softmax_xent_ref(const float *logits, int64_t rows, int64_t classes,
 /* The same loss on a column block [col0, col0 + cols) of logits whose rows are split over
  * ranks by columns, in three steps with a reduction over the split after each of the first
  * two: the row maxima with their global columns (ties to the lowest column), the row sums of
- * exp(z - max) given the reduced maxima (only of rows with select[r] != 0 when select is not
- * NULL: the others get 1 and must not be selected later), then the gradient of every selected row's block
+ * exp(z - max) given the reduced maxima (both only of rows with select[r] != 0 when select is
+ * not NULL: the others get no statistics and must not be selected later), then the gradient of every selected row's block
  * (scale (softmax - onehot)) and, when count_rows, the loss and counts of the selected rows
  * whose label falls in the block (each row counts on exactly one rank when the blocks cut the
  * classes and one replica counts). On a whole row (col0 0, cols the classes) the three equal
  * fg_softmax_xent bit for bit. */
 void fg_xent_block_max(const float *logits, int64_t rows, int64_t cols, int64_t col0,
-                       fg_maxloc *mx);
+                       const uint8_t *select, fg_maxloc *mx);
 void fg_xent_block_expsum(const float *logits, int64_t rows, int64_t cols, const fg_maxloc *mx,
                           const uint8_t *select, double *sum);
+/* Whole rows (no split): both statistics in one sweep, the same values as the two kernels. */
+void fg_xent_row_stats(const float *logits, int64_t rows, int64_t cols, const uint8_t *select,
+                       fg_maxloc *mx, double *sum);
 double fg_xent_block_finish(const float *logits, int64_t rows, int64_t cols, int64_t col0,
                             const int32_t *labels, const uint8_t *select, const fg_maxloc *mx,
                             const double *sum, float scale, float *dlogits, int count_rows,

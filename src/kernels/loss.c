@@ -65,8 +65,7 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
     return fg_softmax_xent_ref(logits, rows, classes, labels, select, scale, dlogits, count,
                                correct);
   }
-  fg_xent_block_max(logits, rows, classes, 0, mx);
-  fg_xent_block_expsum(logits, rows, classes, mx, NULL, sum);
+  fg_xent_row_stats(logits, rows, classes, select, mx, sum);
   loss = fg_xent_block_finish(logits, rows, classes, 0, labels, select, mx, sum, scale, dlogits,
                               1, count, correct);
   free(mx);
@@ -76,19 +75,35 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
 
 /* ---- a column block of the logits -------------------------------------------------------- */
 
-void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0, fg_maxloc *mx) {
+/* Row r's maximum over its block (ties to the lowest column). */
+static inline fg_maxloc row_max(const float *row, int64_t cols, int64_t col0) {
+  fg_maxloc best = {-INFINITY, INT_MAX};
+  for (int64_t c = 0; c < cols; c++)
+    if (c == 0 || row[c] > best.val) { /* strict: ties to the lowest column */
+      best.val = row[c];
+      best.idx = (int)(col0 + c);
+    }
+  return best;
+}
+
+/* The sum of exp(row - base) over the block. */
+static inline double row_expsum(const float *row, int64_t cols, double base) {
+  double s = 0.0;
+  for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - base);
+  return s;
+}
+
+/* Rows not selected get no statistics (-inf at no column, sum 1): no loss is taken of them. */
+static inline int stats_wanted(const uint8_t *select, int64_t r) { return !select || select[r]; }
+
+void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0,
+                       const uint8_t *select, fg_maxloc *mx) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
 #endif
   for (int64_t r = 0; r < rows; r++) {
-    const float *row = z + r * cols; // (cols)
-    fg_maxloc best = {-INFINITY, INT_MAX};
-    for (int64_t c = 0; c < cols; c++)
-      if (c == 0 || row[c] > best.val) { /* strict: ties to the lowest column */
-        best.val = row[c];
-        best.idx = (int)(col0 + c);
-      }
-    mx[r] = best;
+    const fg_maxloc none = {-INFINITY, INT_MAX};
+    mx[r] = stats_wanted(select, r) ? row_max(z + r * cols, cols, col0) : none;
   }
 }
 
@@ -97,16 +112,19 @@ void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_m
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
 #endif
+  for (int64_t r = 0; r < rows; r++)
+    sum[r] = stats_wanted(select, r) ? row_expsum(z + r * cols, cols, (double)mx[r].val) : 1.0;
+}
+
+void fg_xent_row_stats(const float *z, int64_t rows, int64_t cols, const uint8_t *select,
+                       fg_maxloc *mx, double *sum) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
+#endif
   for (int64_t r = 0; r < rows; r++) {
-    const float *row = z + r * cols; // (cols)
-    const double base = (double)mx[r].val;
-    double s = 0.0;
-    if (select && !select[r]) { /* no loss wanted: skip the exps (1 keeps the log finite) */
-      sum[r] = 1.0;
-      continue;
-    }
-    for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - base);
-    sum[r] = s;
+    const fg_maxloc none = {-INFINITY, INT_MAX};
+    mx[r] = stats_wanted(select, r) ? row_max(z + r * cols, cols, 0) : none;
+    sum[r] = stats_wanted(select, r) ? row_expsum(z + r * cols, cols, (double)mx[r].val) : 1.0;
   }
 }
 

@@ -334,7 +334,12 @@ fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *selec
   const fg_layer_shape *sh = &m->shape[m->layers - 1];
   const float *z = m->H[m->layers];
   double t0 = fg_now();
-  fg_xent_block_max(z, sh->n_out, sh->w_out, sh->col0_out, m->row_max);
+  if (!s->ops->row_max) { /* whole rows: one sweep */
+    fg_xent_row_stats(z, sh->n_out, sh->w_out, select, m->row_max, m->row_sum);
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    return FG_OK;
+  }
+  fg_xent_block_max(z, sh->n_out, sh->w_out, sh->col0_out, select, m->row_max);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   FG_CHECK(fg_scheme_row_max(s, m->row_max, sh->n_out));
   t0 = fg_now();
