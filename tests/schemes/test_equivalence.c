@@ -162,15 +162,18 @@ static void describe(const row *r, const char *grid, char *buf, size_t len) {
   }
 }
 
-/* Every row of the table on dataset `data`. */
+/* Every row of the table on dataset `data`. Rows with the same reference (depth, aggregation
+ * order, learned features) share one one-process run. */
 static void check_table(int data, const fg_dataset *ds) {
   int grids[64][3];
   const int ng = fg_grid_enumerate(nprocs, grids, 64);
+  reference ref;
+  int ref_key = -1;
   for (int i = 0; i < N_ROWS; i++) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
     fg_train_config c, rc;
-    reference ref;
+    const int key = (r->layers * 4 + (int)r->agg_order) * 2 + r->learn;
     double hist[EPOCHS];
     char what[160], grid[32];
     if (r->data != data || !runs_here(r->scheme)) continue;
@@ -184,7 +187,8 @@ static void check_table(int data, const fg_dataset *ds) {
       rc.grid = "1x1x1";
       rc.learn_features = 1;
     }
-    make_reference(ds, &rc, &ref);
+    if (key != ref_key) make_reference(ds, &rc, &ref);
+    ref_key = key;
     for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
       if (e->grid) {
         snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
