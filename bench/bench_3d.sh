@@ -48,7 +48,7 @@ for P in $ranks; do
   "$mpiexec" -n "$P" --oversubscribe "$fg" bench --calibrate --output "$cal" < /dev/null \
     > "$out/cal_p$P.log" 2>&1
   no1d=""
-  [ -n "$extra" ] && no1d="--no-1d"
+  [ -n "$extra" ] && no1d="--schemes 3d"
   # shellcheck disable=SC2086
   "$fg" plan "$data" --ranks "$P" --calibration "$cal" --layers "$layers" --hidden "$hidden" \
     --mem-per-rank -1 $no1d $extra > "$out/plan_p$P.txt"

@@ -44,7 +44,7 @@ typedef struct fg_scheme_config {
 /* What layer l of a model looks like on this rank: the rows and columns of its input and
  * output that the rank holds, and its piece of the layer's weights. A 1D scheme holds whole
  * rows: n_in = n_out = its rows, all columns, the whole W and b (replicated on every rank). The
- * 3D scheme cuts rows and columns over the grid and W into pieces (fg_scheme3d.h). */
+ * 3D scheme cuts rows and columns over the grid and W into pieces (scheme_3d.c, fg_grid3d.h). */
 typedef struct fg_layer_shape {
   int64_t n_in, n_out;       /* rows of the input H_l and of the output H_{l+1} */
   int64_t w_in, w_out;       /* their columns: [col0_in, col0_in + w_in) of widths[l], ... */
