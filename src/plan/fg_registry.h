@@ -91,8 +91,5 @@ fg_status fg_scheme_resolve(const char *name, unsigned options, int ranks,
  * d), ds on rank 0. */
 fg_status fg_scheme_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
                            fg_scheme **out);
-/* Collective: lay ds out with the scheme of row e (ds on rank 0). */
-fg_status fg_scheme_create_from(const fg_scheme_info *e, fg_dist *d, const fg_dataset *ds,
-                                const fg_scheme_config *cfg, fg_scheme **out);
 
 #endif /* FG_REGISTRY_H */

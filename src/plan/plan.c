@@ -599,16 +599,17 @@ cleanup:
   return st;
 }
 
-/* The options a plan configuration uses (FG_SOPT_* bits, as fg_scheme_options_of). */
+/* The options a plan configuration uses: the registry's mapping of the training options it
+ * shares with a run (FG_SOPT_* bits). */
 static unsigned plan_options(const fg_plan_config *cfg) {
-  unsigned o = 0;
-  if (cfg->order && strcmp(cfg->order, "random") == 0) o |= FG_SOPT_ORDER_RANDOM;
-  if (cfg->order && strcmp(cfg->order, "metis") == 0) o |= FG_SOPT_ORDER_METIS;
-  if (cfg->agg_order == FG_AGG_LAST) o |= FG_SOPT_AGG_LAST;
-  if (cfg->double_perm) o |= FG_SOPT_DOUBLE_PERM;
-  if (cfg->agg_blocks > 1) o |= FG_SOPT_AGG_BLOCKS;
-  if (cfg->learn_features) o |= FG_SOPT_LEARN_FEATURES;
-  return o;
+  fg_train_config t;
+  memset(&t, 0, sizeof t);
+  t.order = cfg->order;
+  t.agg_order = cfg->agg_order;
+  t.double_perm = cfg->double_perm;
+  t.agg_blocks = cfg->agg_blocks;
+  t.learn_features = cfg->learn_features;
+  return fg_scheme_options_of(&t);
 }
 
 /* The registry rows a comma list names (NULL: all). */

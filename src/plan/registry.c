@@ -164,15 +164,6 @@ cleanup:
   return st;
 }
 
-fg_status fg_scheme_create_from(const fg_scheme_info *e, fg_dist *d, const fg_dataset *ds,
-                                const fg_scheme_config *cfg, fg_scheme **out) {
-  fg_status st = FG_OK;
-  *out = NULL;
-  FG_REQUIRE(e != NULL, FG_ERR_INVALID_ARG, "no scheme");
-  st = e->create(d, ds, cfg, out);
-cleanup:
-  return st;
-}
 
 
 fg_status fg_scheme_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,

@@ -139,11 +139,12 @@ typedef struct run {
   int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
   fg_layouts lay;         /* rank 0: the layouts planned, checked and distributed (once) */
   double mem_bytes;       /* rank 0: the busiest rank's bytes the planner predicted (< 0: none) */
-  int64_t n_owned;        /* parameters whose copy on this rank checkpoints keep */
+  int64_t n_idx;          /* this rank's W and b elements (fg_model_param_index) */
+  int64_t *idx;           /* (n_idx) the one-process index of each */
+  int64_t n_owned;        /* those whose copy on this rank checkpoints keep */
   int64_t *own_idx;       /* (n_owned) their one-process index */
   int64_t *own_pos;       /* (n_owned) their position in the model's buffer */
   float *own_val;         /* (n_owned) scratch */
-  char desc[600];
 } run;
 
 static void run_free(run *r) {
@@ -156,6 +157,7 @@ static void run_free(run *r) {
   free(r->sel);
   free(r->eval_sel);
   free(r->dlogits);
+  free(r->idx);
   free(r->own_idx);
   free(r->own_pos);
   free(r->own_val);
@@ -202,7 +204,6 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   fg_status st = FG_OK;
   fg_scheme_config sc;
   const int L = cfg->layers;
-  int64_t n_idx = 0, *idx = NULL;
   uint8_t *own = NULL;
   memset(&sc, 0, sizeof sc);
   r->d = d;
@@ -231,7 +232,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;
   sc.layouts = d->rank == 0 ? &r->lay : NULL;
-  FG_CHECK(fg_scheme_create_from(r->info, d, ds, &sc, &r->s));
+  FG_CHECK(r->info->create(d, ds, &sc, &r->s));
   fg_layouts_free(&r->lay); /* distributed: rank 0 keeps no copy */
   /* the model: widths input, hidden..., classes */
   r->widths = fg_malloc_array((size_t)L + 1, sizeof *r->widths);
@@ -251,18 +252,18 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     r->eval_sel = fg_malloc_array((size_t)FG_MAX(nl, 1), 1);
     /* the backward pass's first SpMM gathers its rows at random: huge pages, as activations */
     r->dlogits = fg_malloc_huge((size_t)FG_MAX(nl * sh->w_out, 1) * sizeof(float));
-    n_idx = fg_model_param_index(r->m, NULL, NULL);
-    idx = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *idx);
-    own = fg_malloc_array((size_t)FG_MAX(n_idx, 1), sizeof *own);
-    if (!r->train_sel || !r->sel || !r->eval_sel || !r->dlogits || !idx || !own)
+    r->n_idx = fg_model_param_index(r->m, NULL, NULL);
+    r->idx = fg_malloc_array((size_t)FG_MAX(r->n_idx, 1), sizeof *r->idx);
+    own = fg_malloc_array((size_t)FG_MAX(r->n_idx, 1), sizeof *own);
+    if (!r->train_sel || !r->sel || !r->eval_sel || !r->dlogits || !r->idx || !own)
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
   }
   FG_CHECK(fg_dist_agree(d, st));
   for (int l = 0; l < L; l++)
     r->wd[l] = (cfg->weight_decay_layers == FG_WD_ALL || l == 0) ? (float)cfg->weight_decay : 0.0f;
   /* the parameters checkpoints take from this rank: the primary copy of each */
-  fg_model_param_index(r->m, idx, own);
-  for (int64_t k = 0; k < n_idx; k++) r->n_owned += own[k];
+  fg_model_param_index(r->m, r->idx, own);
+  for (int64_t k = 0; k < r->n_idx; k++) r->n_owned += own[k];
   r->own_idx = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_idx);
   r->own_pos = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_pos);
   r->own_val = fg_malloc_array((size_t)FG_MAX(r->n_owned, 1), sizeof *r->own_val);
@@ -270,9 +271,9 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
            ? FG_OK
            : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   FG_CHECK(fg_dist_agree(d, st));
-  for (int64_t k = 0, j = 0; k < n_idx; k++)
+  for (int64_t k = 0, j = 0; k < r->n_idx; k++)
     if (own[k]) {
-      r->own_idx[j] = idx[k];
+      r->own_idx[j] = r->idx[k];
       r->own_pos[j++] = k;
     }
   {
@@ -288,9 +289,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     }
     FG_CHECK(fg_dist_allreduce_i64(d, r->counts, 3));
   }
-  snprintf(r->desc, sizeof r->desc, "%s", r->s->note);
 cleanup:
-  free(idx);
   free(own);
   return st;
 }
@@ -366,20 +365,13 @@ cleanup:
 /* Collective: every rank's pieces from rank 0's state (its arrays are overwritten elsewhere). */
 static fg_status import_state(run *r, fg_ckpt_state *state) {
   fg_status st = FG_OK;
-  const int64_t n = fg_model_param_index(r->m, NULL, NULL), ng = r->m->n_params_global;
-  int64_t *idx = NULL;
   float *const src[3] = {state->params, state->adam_m, state->adam_v};
   float *const dst[3] = {r->m->params, r->m->adam_m, r->m->adam_v};
-  idx = fg_malloc_array((size_t)FG_MAX(n, 1), sizeof *idx);
-  st = idx ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  FG_CHECK(fg_dist_agree(r->d, st));
-  fg_model_param_index(r->m, idx, NULL);
   for (int a = 0; a < 3; a++) {
-    FG_CHECK(fg_dist_bcast(r->d, src[a], ng * 4, 0));
-    for (int64_t k = 0; k < n; k++) dst[a][k] = src[a][idx[k]];
+    FG_CHECK(fg_dist_bcast(r->d, src[a], r->m->n_params_global * 4, 0));
+    for (int64_t k = 0; k < r->n_idx; k++) dst[a][k] = src[a][r->idx[k]];
   }
 cleanup:
-  free(idx);
   return st;
 }
 
@@ -494,7 +486,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     fprintf(log, ", %lld parameters; %d rank(s) x %d thread(s); train/valid/test %lld/%lld/%lld\n",
             (long long)r.m->n_params_global, d->size, fg_max_threads(), (long long)r.counts[0],
             (long long)r.counts[1], (long long)r.counts[2]);
-    fprintf(log, "scheme %s%s%s\n", r.info->name, r.desc[0] ? ": " : "", r.desc);
+    fprintf(log, "scheme %s%s%s\n", r.info->name, r.s->note[0] ? ": " : "", r.s->note);
   }
 
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
