@@ -129,8 +129,12 @@ typedef enum fg_agg_order { FG_AGG_AUTO = 0, FG_AGG_FIRST = 1, FG_AGG_LAST = 2 }
 
 typedef struct fg_train_config {
   int epochs;              /* total epochs (a resumed run continues up to this) */
-  int layers;              /* GCN layers (default 2) */
+  int layers;              /* layers (default 2) */
   int hidden;              /* width of every hidden layer (default 16) */
+  const char *model;       /* layer kind: "gcn" (default, NULL) or "sage" (mean aggregator,
+                              separate self and neighbour weights) */
+  const char *adj_norm;    /* the aggregation's normalization: "sym" (D^-1/2 A D^-1/2), "mean"
+                              (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean) */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   double lr;               /* Adam learning rate (default 0.01) */
   double dropout;          /* dropout on every layer's input (default 0.5) */
@@ -181,7 +185,7 @@ typedef struct fg_train_result {
   double mean_epoch_seconds;
 } fg_train_result;
 
-/* Train a GCN on ds. Collective over comm (MPI_COMM_SELF for one process). */
+/* Train a model (cfg->model) on ds. Collective over comm (MPI_COMM_SELF for one process). */
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result);
 

@@ -48,7 +48,9 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--lr", OPT_DOUBLE, &tc.lr, "X", "Adam learning rate (default 0.01)", NULL},
       {"--hidden", OPT_INT, &tc.hidden, "N", "width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one (layers-1 values)", NULL},
-      {"--layers", OPT_INT, &tc.layers, "N", "GCN layers (default 2)", NULL},
+      {"--layers", OPT_INT, &tc.layers, "N", "layers (default 2)", NULL},
+      {"--model", OPT_STRING, &tc.model, "NAME", "layer kind: gcn (default), sage (mean aggregator, self and neighbour weights)", NULL},
+      {"--adj-norm", OPT_STRING, &tc.adj_norm, "HOW", "aggregation weights: sym (D^-1/2 A D^-1/2), mean (D^-1 A), sum (A); default: the model's (gcn sym, sage mean)", NULL},
       {"--dropout", OPT_DOUBLE, &tc.dropout, "P", "dropout on every layer's input (default 0.5)", NULL},
       {"--weight-decay", OPT_DOUBLE, &tc.weight_decay, "X", "L2 weight decay (default 5e-4)", NULL},
       {"--weight-decay-layers", OPT_CHOICE, &wd_layers, "WHICH", "layers whose weights decay (default first, as Kipf & Welling)", wd_choices},
@@ -79,7 +81,7 @@ int cmd_train(int argc, char **argv, int rank) {
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
   const cli_command cmd = {"train", "train DATA [options]",
-                           "Train a GCN on every node and edge of DATA (an OGB directory, .npz, .npy,\n"
+                           "Train a GCN (or --model) on every node and edge of DATA (an OGB directory, .npz, .npy,\n"
                            ".mtx or SNAP edge list) and report the test accuracy at the epoch of best\n"
                            "validation accuracy. Defaults are Kipf & Welling's Cora configuration.",
                            opts, (int)(sizeof opts / sizeof opts[0]), 1, 1};

@@ -32,13 +32,29 @@ struct fg_dataset {
  * when undirected); self_loops: make sure every node has exactly one self loop. */
 fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, int64_t m,
                             int undirected, int dedup, int self_loops, fg_csr *out);
-/* 1 if the pattern equals its transpose (entries counted with multiplicity; 0 also if the
- * check cannot get memory). One sequential pass. */
+/* 1 if A equals its transpose: the pattern (entries counted with multiplicity) and, when A has
+ * values, the values too (0 also if the check cannot get memory). One sequential pass. */
 int fg_csr_is_symmetric(const fg_csr *A);
 
-/* GCN normalization: val[e] = 1 / sqrt(indeg(row) * outdeg(col)) over the pattern
- * (for a symmetric pattern: D^-1/2 A D^-1/2). Allocates A->val (reuses it if present). */
-fg_status fg_gcn_normalize(fg_csr *A);
+/* How an aggregation operator weighs the entries of row i (its in-degree d_i) and column j
+ * (out-degree d_j): sym 1 / sqrt(d_i d_j) (GCN: D^-1/2 A D^-1/2 on a symmetric pattern), mean
+ * 1 / d_i (D^-1 A: a row sums to 1, MG-GCN and SAGE), sum 1 (GIN). */
+typedef enum fg_adj_norm { FG_ADJ_SYM = 0, FG_ADJ_MEAN = 1, FG_ADJ_SUM = 2 } fg_adj_norm;
+typedef struct fg_adj_spec { /* all zero: GCN's Â */
+  fg_adj_norm norm;
+  int no_self_loops; /* 0: the pattern's self loops as loaded (one per node unless
+                        --no-self-loops: GCN's A + I); 1: none (SAGE's and GIN's neighbours) */
+} fg_adj_spec;
+
+const char *fg_adj_norm_name(fg_adj_norm norm);
+/* 1 and *out set if name is "sym", "mean" or "sum"; else 0. */
+int fg_adj_norm_parse(const char *name, fg_adj_norm *out);
+/* Values by norm on A's pattern; allocates A->val (reuses it if present). An empty row stays
+ * empty (a node without neighbours aggregates to zero). */
+fg_status fg_adj_normalize(fg_csr *A, fg_adj_norm norm);
+/* A new matrix: the pattern (rows = destinations) with its self loops kept or dropped by spec,
+ * valued by spec.norm. Everything a scheme multiplies is this matrix, permuted and cut. */
+fg_status fg_adj_operator(const fg_csr *pattern, fg_adj_spec spec, fg_csr *out);
 
 /* Features of width f uniform in [-1, 1), element (v, j) from (seed, FG_RNG_FEATURES, v, j). */
 fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out);

@@ -344,7 +344,8 @@ int fg_csr_is_symmetric(const fg_csr *A) {
   for (int64_t i = 0; i < n && ok; i++) {
     for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
       const int32_t j = ci[k];
-      if (j < 0 || j >= n || cursor[j] >= rp[j + 1] || ci[cursor[j]] != i) {
+      if (j < 0 || j >= n || cursor[j] >= rp[j + 1] || ci[cursor[j]] != i ||
+          (A->val && A->val[k] != A->val[cursor[j]])) {
         ok = 0;
         break;
       }
@@ -355,16 +356,55 @@ int fg_csr_is_symmetric(const fg_csr *A) {
   return ok;
 }
 
-/* ---- GCN normalization -------------------------------------------------------------------- */
+/* ---- the aggregation operator --------------------------------------------------------- */
 
-fg_status fg_gcn_normalize(fg_csr *A) {
+static const char *const kAdjNames[] = {"sym", "mean", "sum"};
+
+const char *fg_adj_norm_name(fg_adj_norm norm) {
+  return norm >= FG_ADJ_SYM && norm <= FG_ADJ_SUM ? kAdjNames[norm] : "?";
+}
+
+int fg_adj_norm_parse(const char *name, fg_adj_norm *out) {
+  for (int k = FG_ADJ_SYM; k <= FG_ADJ_SUM; k++)
+    if (name && strcmp(name, kAdjNames[k]) == 0) {
+      *out = (fg_adj_norm)k;
+      return 1;
+    }
+  return 0;
+}
+
+fg_status fg_adj_operator(const fg_csr *pattern, fg_adj_spec spec, fg_csr *out) {
+  fg_status st = FG_OK;
+  fg_csr B;
+  const int64_t n = pattern->nrows;
+  memset(&B, 0, sizeof B);
+  memset(out, 0, sizeof *out);
+  B.nrows = n;
+  B.ncols = pattern->ncols;
+  FG_ALLOC(B.rowptr, n + 1);
+  FG_ALLOC(B.col, FG_MAX(pattern->nnz, 1));
+  B.rowptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t k = pattern->rowptr[i]; k < pattern->rowptr[i + 1]; k++)
+      if (!spec.no_self_loops || pattern->col[k] != i) B.col[B.nnz++] = pattern->col[k];
+    B.rowptr[i + 1] = B.nnz;
+  }
+  FG_CHECK(fg_adj_normalize(&B, spec.norm));
+  *out = B;
+  memset(&B, 0, sizeof B);
+cleanup:
+  fg_csr_free(&B);
+  return st;
+}
+
+fg_status fg_adj_normalize(fg_csr *A, fg_adj_norm norm) {
   fg_status st = FG_OK;
   int64_t *colcount = NULL; /* (ncols) entries per column */
   float *val = NULL;
 
-  FG_REQUIRE(A != NULL, FG_ERR_INVALID_ARG, "fg_gcn_normalize: matrix is NULL");
+  FG_REQUIRE(A != NULL, FG_ERR_INVALID_ARG, "fg_adj_normalize: matrix is NULL");
   FG_REQUIRE(A->nrows >= 0 && A->ncols >= 0 && A->nnz >= 0 && A->rowptr != NULL, FG_ERR_INVALID_ARG,
-             "fg_gcn_normalize: matrix is not initialized");
+             "fg_adj_normalize: matrix is not initialized");
   const int64_t nr = A->nrows, nc = A->ncols;
   const int64_t *rp = A->rowptr;
   const int32_t *ci = A->col;
@@ -389,7 +429,9 @@ fg_status fg_gcn_normalize(fg_csr *A) {
   for (int64_t i = 0; i < nr; i++) {
     const double rdeg = (double)(rp[i + 1] - rp[i]);
     for (int64_t k = rp[i]; k < rp[i + 1]; k++)
-      val[k] = (float)(1.0 / sqrt(rdeg * (double)colcount[ci[k]]));
+      val[k] = norm == FG_ADJ_SUM    ? 1.0f
+               : norm == FG_ADJ_MEAN ? (float)(1.0 / rdeg)
+                                     : (float)(1.0 / sqrt(rdeg * (double)colcount[ci[k]]));
   }
   A->val = val;
   val = NULL;

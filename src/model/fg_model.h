@@ -47,15 +47,31 @@ typedef struct fg_model fg_model;
  * m->H[l + 1] (n_out x w_out). backward takes dZ (n_out x w_out) and writes the layer's
  * parameter gradients (the blocks dW[l], db[l]) and, for l > 0, *dd = dD_l (n_in x w_in) in a
  * scratch buffer; at l = 0 with learned features it leaves dD_0's piece in the features'
- * gradient through the scheme's input_grad instead. */
+ * gradient through the scheme's input_grad instead. A kind has `mats` weight matrices of the
+ * layer's (w_l x w_{l+1}) shape (W[l] + k w_in w_out is matrix k's block) and one bias, and
+ * aggregates with the operator `adj` (fg_adj_operator) unless the run names another. */
 typedef struct fg_layer_kind {
   const char *name;
+  int mats;
+  fg_adj_spec adj;         /* the default operator: GCN's sym with self loops, ... */
+  int self_term;           /* uses the scheme's move_rows (a term in the input's own rows) */
+  int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
   fg_status (*forward)(fg_model *m, fg_scheme *s, int l, const float *d);
   fg_status (*backward)(fg_model *m, fg_scheme *s, int l, float *dz, float p, uint64_t seed,
                         uint64_t epoch, float **dd);
 } fg_layer_kind;
 
-extern const fg_layer_kind fg_layer_gcn;
+extern const fg_layer_kind fg_layer_gcn;  /* layer_gcn.c */
+extern const fg_layer_kind fg_layer_sage; /* layer_sage.c */
+
+/* The layer kind named `name` (NULL: gcn), or NULL when there is none. */
+const fg_layer_kind *fg_layer_kind_find(const char *name);
+/* The names, comma-separated, for messages. */
+const char *fg_layer_kind_names(void);
+/* The operator a run of `kind` aggregates with: the kind's, with the normalization `adj_norm`
+ * ("sym", "mean", "sum") in place of its own when not NULL (an unknown name keeps the kind's;
+ * validate first with fg_adj_norm_parse). */
+fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm);
 
 struct fg_model {
   const fg_layer_kind *kind;
@@ -79,6 +95,10 @@ struct fg_model {
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
   const float **Sv;       /* (layers): what backward multiplies into dW: S[l] or D_l (H[l], or
                              for l = 0 the features; NULL: recompute dropout(H_0) in backward) */
+  float **M;              /* (layers): a self term's rows moved to the output layout (n_out x
+                             w_in), when the kind has one and the scheme moves rows; else NULL */
+  const float **Mv;       /* (layers): the self term's input for dW: M[l], D_l, or NULL:
+                             recompute dropout(H_0) */
   float *work_a, *work_b; /* scratch shared by all layers */
   fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
   double *row_sum;        /* (n) and their sums of exp(z - max) */
@@ -90,6 +110,7 @@ typedef struct fg_model_config {
   const int64_t *widths;  /* (layers + 1) */
   int agg_order;          /* fg_agg_order */
   uint64_t seed;
+  const fg_layer_kind *kind; /* NULL: gcn */
 } fg_model_config;
 
 /* out (layers + 1) = features, the hidden widths (hidden_widths[0..layers-2] when given, else
@@ -141,9 +162,16 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own);
 void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_bytes,
                      int64_t *param_bytes, double *buffers);
 
-/* Internal to the layer kinds: a timed GEMM, and the scratch buffer that is not x. */
+/* Internal to the layer kinds: a timed GEMM C = op(A) op(B) (+ C when add), the scratch buffer
+ * that is not x, and dropout(H_0) again into out (layer 0's input, recomputed in backward from
+ * the counter-based masks). */
 void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
+void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc);
 float *fg_model_other_work(const fg_model *m, const float *x);
+void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
+                         float *out);
 
 #endif /* FG_MODEL_H */

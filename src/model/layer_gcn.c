@@ -64,10 +64,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
     const float *d = m->Sv[l];
     FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
     if (!d) { /* layer 0 with dropout or a row map: D_0 again (counter-based masks) */
-      t0 = fg_now();
-      fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, sh->n_in, wi, p, seed, epoch, 0,
-                      sh->ids_in, sh->col0_in);
-      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
       d = m->work_a;
     }
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, m->dW[l], wo);
@@ -80,4 +77,12 @@ cleanup:
   return st;
 }
 
-const fg_layer_kind fg_layer_gcn = {"gcn", gcn_forward, gcn_backward};
+const fg_layer_kind fg_layer_gcn = {
+    .name = "gcn",
+    .mats = 1,
+    .adj = {FG_ADJ_SYM, 0},
+    .self_term = 0,
+    .learn_features_ok = 1,
+    .forward = gcn_forward,
+    .backward = gcn_backward,
+};

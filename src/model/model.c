@@ -1,9 +1,27 @@
 /* model.c -- the layer stack: buffers, parameter pieces, the forward and backward walks, the
- * loss and the optimizer step. The layer math itself is the layer kind's (layer_gcn.c). See
- * fg_model.h. */
+ * loss and the optimizer step. The layer math itself is the layer kind's (layer_*.c, one file a
+ * kind, one row in kKinds). See fg_model.h. */
 #include <string.h>
 
 #include "model/fg_model.h"
+
+static const fg_layer_kind *const kKinds[] = {&fg_layer_gcn, &fg_layer_sage};
+enum { N_KINDS = sizeof kKinds / sizeof kKinds[0] };
+
+const fg_layer_kind *fg_layer_kind_find(const char *name) {
+  if (!name) return &fg_layer_gcn;
+  for (int k = 0; k < N_KINDS; k++)
+    if (strcmp(name, kKinds[k]->name) == 0) return kKinds[k];
+  return NULL;
+}
+
+const char *fg_layer_kind_names(void) { return "gcn, sage"; }
+
+fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm) {
+  fg_adj_spec a = (kind ? kind : &fg_layer_gcn)->adj;
+  if (adj_norm) fg_adj_norm_parse(adj_norm, &a.norm);
+  return a;
+}
 
 fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
                           int64_t classes, int64_t *out) {
@@ -58,10 +76,13 @@ void fg_model_destroy(fg_model **mp) {
     for (int l = 1; l <= m->layers; l++) free(m->H[l]);
     free(m->H);
   }
-  if (m->S) {
-    for (int l = 0; l < m->layers; l++) free(m->S[l]);
-    free(m->S);
+  for (int l = 0; l < m->layers; l++) {
+    if (m->S) free(m->S[l]);
+    if (m->M) free(m->M[l]);
   }
+  free(m->S);
+  free(m->M);
+  free(m->Mv);
   free(m->input);
   free(m->Sv);
   free(m->work_a);
@@ -77,17 +98,19 @@ void fg_model_destroy(fg_model **mp) {
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates. Scratch buffers take every intermediate a layer makes outside H and S: its
+ * allocates (moved: a self term's M[l] in every layer, counted with S). Scratch buffers take every intermediate a layer makes outside H and S: its
  * output-sized products, the input-sized gradients of layers that pass one back (l >= 1, or
  * layer 0 with learned features), D W of a layer that aggregates last; work_a also the
  * layer-0 input's dropout. */
 static void buffer_sizes(int L, const fg_layer_shape *sh, const int *agg_first, int learn,
-                         int64_t *h_total, int64_t *s_total, int64_t *work_a, int64_t *work_b) {
+                         int moved, int64_t *h_total, int64_t *s_total, int64_t *work_a,
+                         int64_t *work_b) {
   int64_t x = 0;
   *h_total = *s_total = 0;
   for (int l = 0; l < L; l++) {
     *h_total += sh[l].n_out * sh[l].w_out;
     if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
+    if (moved) *s_total += sh[l].n_out * sh[l].w_in;
     x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
     if (!agg_first[l]) x = FG_MAX(x, sh[l].n_in * sh[l].w_out);
     if (l > 0 || learn) {
@@ -115,6 +138,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   fg_layer_shape sh[64];
   int agg[64];
   int64_t h, sz, wa, wb, np = 0, wref = 1;
+  const int mats = cfg->kind ? cfg->kind->mats : 1;
   if (L < 1 || L > 64) {
     if (activation_bytes) *activation_bytes = 0;
     if (param_bytes) *param_bytes = 0;
@@ -124,9 +148,9 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   rows_shapes(L, cfg->widths, n, sh);
   for (int l = 0; l < L; l++)
     agg[l] = fg_agg_first(cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
-  buffer_sizes(L, sh, agg, 0, &h, &sz, &wa, &wb);
+  buffer_sizes(L, sh, agg, 0, 0, &h, &sz, &wa, &wb);
   for (int l = 0; l < L; l++)
-    np += cfg->widths[l] * cfg->widths[l + 1] + cfg->widths[l + 1];
+    np += mats * cfg->widths[l] * cfg->widths[l + 1] + cfg->widths[l + 1];
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb);
@@ -139,6 +163,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   fg_model *m = NULL;
   const int L = cfg->layers;
   const int split = s->ops->gather_weights != NULL;
+  const fg_layer_kind *kind = cfg->kind ? cfg->kind : &fg_layer_gcn;
+  const int mats = kind->mats, moved = kind->self_term && s->ops->move_rows != NULL;
   int64_t off = 0, blk = 0;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "a model needs 1 to 64 layers, got %d", L);
   for (int l = 0; l <= L; l++)
@@ -151,8 +177,11 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_REQUIRE(cfg->agg_order != FG_AGG_LAST || s->ops->agg_last_ok, FG_ERR_INVALID_ARG,
              "--scheme %s aggregates first in every layer (its layout splits the columns); "
              "--agg-order last is not available", s->ops->name);
+  FG_REQUIRE(!s->learn_features || kind->learn_features_ok, FG_ERR_INVALID_ARG,
+             "--learn-features: the %s model does not learn its input features (gcn does)",
+             kind->name);
   FG_CALLOC(m, 1);
-  m->kind = &fg_layer_gcn;
+  m->kind = kind;
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
@@ -167,6 +196,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->H, L + 1);
   FG_CALLOC(m->S, L);
   FG_CALLOC(m->Sv, L);
+  FG_CALLOC(m->M, L);
+  FG_CALLOC(m->Mv, L);
   for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
   for (int l = 0; l < L; l++) {
     fg_layer_shape *sh = &m->shape[l];
@@ -175,9 +206,9 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
                           ? fg_agg_first(cfg->agg_order, l, m->widths[l], m->widths[l + 1])
                           : 1;
     m->poff[l] = m->n_params;
-    m->n_params += sh->wp_len + sh->bp_len;
-    m->n_params_global += m->widths[l] * m->widths[l + 1] + m->widths[l + 1];
-    blk += sh->w_in * sh->w_out + sh->w_out;
+    m->n_params += mats * sh->wp_len + sh->bp_len;
+    m->n_params_global += mats * m->widths[l] * m->widths[l + 1] + m->widths[l + 1];
+    blk += mats * sh->w_in * sh->w_out + sh->w_out;
   }
   FG_REQUIRE(m->shape[L - 1].n_out == s->n_local, FG_ERR_INTERNAL,
              "the last layer has %lld output rows, the scheme %lld labelled rows",
@@ -206,21 +237,24 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     if (split) {
       m->W[l] = m->wblk + off;
       m->dW[l] = m->gblk + off;
-      off += nw + sh->w_out;
+      off += mats * nw + sh->w_out;
     } else {
       FG_REQUIRE(sh->wp_len == nw && sh->bp_len == sh->w_out, FG_ERR_INTERNAL,
                  "layer %d: a weight piece that is not the block needs gather_weights", l);
       m->W[l] = piece;
       m->dW[l] = m->grads + m->poff[l];
     }
-    m->b[l] = m->W[l] + nw;
-    m->db[l] = m->dW[l] + nw;
-    /* element (i, j) of W_l is the one-process model's draw wherever it lives */
-    fg_glorot_init_piece(piece, wi, wo, sh->col0_in, sh->col0_out, sh->w_out, sh->wp0, sh->wp_len,
-                         cfg->seed, (uint64_t)l);
-    memset(piece + sh->wp_len, 0, (size_t)sh->bp_len * sizeof(float));
+    m->b[l] = m->W[l] + mats * nw;
+    m->db[l] = m->dW[l] + mats * nw;
+    /* element (i, j) of matrix k of layer l is the one-process model's draw wherever it
+     * lives (matrix 0 draws what a GCN's W_l draws) */
+    for (int k = 0; k < mats; k++)
+      fg_glorot_init_piece(piece + k * sh->wp_len, wi, wo, sh->col0_in, sh->col0_out, sh->w_out,
+                           sh->wp0, sh->wp_len, cfg->seed, (uint64_t)l | (uint64_t)k << 32);
+    memset(piece + mats * sh->wp_len, 0, (size_t)sh->bp_len * sizeof(float));
     FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
+    if (moved) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
   }
   if (s->learn_features) {
     const int64_t w0 = m->shape[0].w_in;
@@ -233,7 +267,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   }
   {
     int64_t h, sz, wa, wb;
-    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, &h, &sz, &wa, &wb);
+    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, moved, &h, &sz, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }
@@ -246,11 +280,32 @@ cleanup:
   return st;
 }
 
+static void timed_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc) {
+  double t0 = fg_now();
+  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+}
+
 void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+  timed_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc) {
+  timed_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, 1.0f, C, ldc);
+}
+
+void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
+                         float *out) {
+  const fg_layer_shape *sh = &m->shape[0];
   double t0 = fg_now();
-  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+  fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch, 0,
+                  sh->ids_in, sh->col0_in);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
 float *fg_model_other_work(const fg_model *m, const float *x) {
@@ -265,21 +320,21 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const float pp = drop ? p : 0.0f;
   double t0;
   for (int l = 0; l < L && m->wblk; l++)
-    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->params + m->poff[l], m->W[l]));
+    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->kind->mats, m->params + m->poff[l],
+                                    m->W[l]));
   if (m->input) FG_CHECK(s->ops->gather_input(s, m->params + m->feat_off, m->input));
   t0 = fg_now();
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const float *d = m->H[l]; /* D_l (n_in, w_in): for l > 0 already dropped out in place */
     float *out = m->H[l + 1]; /* (n_out, w_out) */
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (l == 0 && (drop || s->feature_rows)) {
       /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
        * another (--reorder borrows the dataset's features instead of permuting a copy) */
-      fg_dropout_rows(m->work_a, m->H[0], s->feature_rows, sh->n_in, sh->w_in, pp, seed, epoch,
-                      0, sh->ids_in, sh->col0_in);
+      fg_model_redo_input(m, s, pp, seed, epoch, m->work_a);
       d = m->work_a;
     }
-    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     FG_CHECK(m->kind->forward(m, s, l, d));
     /* out = dropout_{l+1}(relu(out + b)) in one sweep; the last layer only adds the bias */
     t0 = fg_now();
@@ -303,7 +358,8 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     double t0;
     FG_CHECK(m->kind->backward(m, s, l, cur, p, seed, epoch, &v));
     if (m->wblk)
-      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->dW[l], m->grads + m->poff[l]));
+      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kind->mats, m->dW[l],
+                                           m->grads + m->poff[l]));
     if (l == 0) {
       /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
       t0 = fg_now();
@@ -361,9 +417,8 @@ double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *selec
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    const int64_t o = m->poff[l], ob = o + sh->wp_len;
-    fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, sh->wp_len, adam,
-                 wd[l], t);
+    const int64_t nw = m->kind->mats * sh->wp_len, o = m->poff[l], ob = o + nw;
+    fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, nw, adam, wd[l], t);
     fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob, sh->bp_len, adam,
                  0.0f, t);
   }
@@ -378,11 +433,15 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
   int64_t k = 0, off = 0;
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    const int64_t dout = m->widths[l + 1], boff = off + m->widths[l] * dout;
-    for (int64_t e = sh->wp0; e < sh->wp0 + sh->wp_len; e++, k++) {
-      if (idx) idx[k] = off + (sh->col0_in + e / sh->w_out) * dout + sh->col0_out + e % sh->w_out;
-      if (own) own[k] = (uint8_t)sh->w_primary;
-    }
+    const int64_t dout = m->widths[l + 1], nw = m->widths[l] * dout;
+    const int64_t boff = off + m->kind->mats * nw;
+    for (int mat = 0; mat < m->kind->mats; mat++)
+      for (int64_t e = sh->wp0; e < sh->wp0 + sh->wp_len; e++, k++) {
+        if (idx)
+          idx[k] = off + mat * nw + (sh->col0_in + e / sh->w_out) * dout + sh->col0_out +
+                   e % sh->w_out;
+        if (own) own[k] = (uint8_t)sh->w_primary;
+      }
     for (int64_t e = sh->bp0; e < sh->bp0 + sh->bp_len; e++, k++) {
       if (idx) idx[k] = boff + sh->col0_out + e;
       if (own) own[k] = (uint8_t)sh->b_primary;

@@ -573,7 +573,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
     {
-      const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
+      const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, NULL};
       int64_t act = 0, par = 0;
       fg_model_memory(&mc, r->rows, &act, &par, NULL);
       mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +

@@ -27,6 +27,7 @@ typedef struct fg_scheme_config {
   int overlap;         /* 1d, 1d-sa: nonblocking exchanges overlapped with the SpMM */
   uint64_t seed;       /* for the random order */
   int normalize_features;
+  fg_adj_spec adj;     /* the operator Â every layer aggregates with (fg_adj_operator) */
   int verbose;
   FILE *log;           /* where verbose setup reports go (the run's log; NULL: nowhere) */
   const char *reorder; /* serial: locality order "none" (NULL), "degree", "rcm", "auto"
@@ -75,11 +76,14 @@ typedef struct fg_scheme_ops {
   /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern
    * replaced by the identity (a self term, a residual). May be NULL: n_in = n_out, a copy. */
   fg_status (*move_rows)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
-  /* block = layer l's whole (w_in x w_out) W block followed by its w_out bias block, from
-   * every rank's piece (piece: this rank's wp_len W elements then bp_len b elements). May be
-   * NULL: the piece is the block. Collective. */
-  fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, const float *piece,
-                              float *block);
+  /* out (n_in x f) = the output-layout rows in (n_out x f) in the input layout: move_rows'
+   * transpose (the self term's backward). May be NULL with move_rows. */
+  fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its w_out bias
+   * block, from every rank's piece (piece: this rank's wp_len elements of each matrix, then
+   * bp_len b elements). May be NULL: the piece is the block. Collective. */
+  fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
+                              const float *piece, float *block);
   /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
    * NULL: no split. Collective. */
   fg_status (*reduce_product)(fg_scheme *s, int l, float *buf, int64_t n);
@@ -88,7 +92,7 @@ typedef struct fg_scheme_ops {
   fg_status (*reduce_input_grad)(fg_scheme *s, int l, float *buf, int64_t n);
   /* piece = this rank's part of the sum over ranks of block ([dW block | db block], the layout
    * of gather_weights). May be NULL: the block is the piece, summed by reduce_grads. Collective. */
-  fg_status (*reduce_weight_grads)(fg_scheme *s, int l, const fg_layer_shape *sh,
+  fg_status (*reduce_weight_grads)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
                                    const float *block, float *piece);
   /* The whole gradient buffer (n floats) once backward is done. May be NULL. Collective. */
   fg_status (*reduce_grads)(fg_scheme *s, float *grads, int64_t n);
@@ -140,6 +144,8 @@ struct fg_scheme {
 /* The operations with their trivial meaning where a scheme leaves them NULL. */
 fg_status fg_scheme_move_rows(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
                               float *out, int64_t f);
+fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
+                                float *out, int64_t f);
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);

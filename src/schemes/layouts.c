@@ -48,10 +48,10 @@ fg_status fg_layouts_3d(fg_layouts *c, const fg_dataset *ds, fg_perm_kind perm, 
   /* M[0]: rows in pi[1], columns in pi[0] (the pattern is permuted, then normalized: the
    * degrees a permutation moves but does not change give the same values) */
   FG_CHECK(fg_csr_permute(&N, c->pi[1], inv0, &c->M[0]));
-  FG_CHECK(fg_gcn_normalize(&c->M[0]));
+  FG_CHECK(fg_adj_normalize(&c->M[0], FG_ADJ_SYM));
   if (perm == FG_PERM_DOUBLE) {
     FG_CHECK(fg_csr_permute(&N, c->pi[0], inv1, &c->M[1]));
-    FG_CHECK(fg_gcn_normalize(&c->M[1]));
+    FG_CHECK(fg_adj_normalize(&c->M[1], FG_ADJ_SYM));
   }
   c->has_3d = 1;
   c->perm = perm;

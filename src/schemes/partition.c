@@ -64,7 +64,7 @@ fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, 
   if (with_values) {
     /* the serial scheme's normalization, on the whole pattern, before any permutation */
     FG_CHECK(csr_copy(&ds->adj, 0, &N));
-    FG_CHECK(fg_gcn_normalize(&N));
+    FG_CHECK(fg_adj_normalize(&N, FG_ADJ_SYM));
   }
   if (order == FG_ORDER_NATURAL) {
     if (with_values) {

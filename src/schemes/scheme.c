@@ -24,6 +24,13 @@ fg_status fg_scheme_move_rows(fg_scheme *s, int l, const fg_layer_shape *sh, con
   return FG_OK;
 }
 
+fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
+                                float *out, int64_t f) {
+  if (s->ops->move_rows_t) return s->ops->move_rows_t(s, l, in, out, f);
+  if (out != in && sh->n_out * f > 0) memcpy(out, in, (size_t)(sh->n_out * f) * sizeof(float));
+  return FG_OK;
+}
+
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n) {
   return s->ops->reduce_product ? s->ops->reduce_product(s, l, buf, n) : FG_OK;
 }

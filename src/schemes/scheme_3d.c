@@ -10,7 +10,8 @@
  *                  each block's nonblocking all-reduce started as soon as it is computed)
  *   aggregate_t    dD = Â_lᵀ dH on the transposed shard, all-reduced along c (blocked too)
  *   move_rows      the identity's shard in place of Â_l's, all-reduced along a
- *   gather_weights the W and b pieces all-gathered along c into the blocks
+ *   move_rows_t    its transpose's, all-reduced along c
+ *   gather_weights the W pieces (each matrix's) and b pieces all-gathered along c
  *   reduce_product Q = H W all-reduced along b
  *   reduce_input_grad     dH = dQ Wᵀ all-reduced along a
  *   reduce_weight_grads   dW, db blocks reduce-scattered along c into the pieces
@@ -53,7 +54,8 @@ typedef struct impl3d {
   fg_csr *A;                /* (nkeys) the shard of layer k (rows q[c], columns q[a]) */
   fg_csr *At;               /* (nkeys) its transpose; empty when no layer using it runs a
                                backward SpMM */
-  fg_csr *I;                /* (nkeys) the identity's shards (move_rows), built on first use */
+  fg_csr *I, *It;           /* (nkeys) the identity's shards (move_rows) and their transposes
+                               (move_rows_t), built on first use */
   int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
                                slices some layer's input uses (NULL otherwise) */
   int64_t slice_len[3][2];
@@ -496,19 +498,39 @@ cleanup:
   return st;
 }
 
+/* The identity's shards and their transposes, built on first use. */
+static fg_status identity_shards(fg_scheme *s, impl3d *t) {
+  fg_status st = FG_OK;
+  if (!t->I) {
+    t->I = fg_calloc_array((size_t)t->nkeys, sizeof *t->I);
+    t->It = fg_calloc_array((size_t)t->nkeys, sizeof *t->It);
+    st = t->I && t->It ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    for (int j = 0; j < t->nkeys && st == FG_OK; j++) {
+      st = identity_shard(t, s->n_global, j, &t->I[j]);
+      if (st == FG_OK) st = fg_csr_transpose(&t->I[j], &t->It[j]);
+    }
+  }
+  return fg_dist_agree(s->dist, st);
+}
+
 static fg_status move_rows_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
-  const int k = l % t->nkeys;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
-  if (!t->I) {
-    t->I = fg_calloc_array((size_t)t->nkeys, sizeof *t->I);
-    st = t->I ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    for (int j = 0; j < t->nkeys && st == FG_OK; j++) st = identity_shard(t, s->n_global, j, &t->I[j]);
-  }
-  FG_CHECK(fg_dist_agree(s->dist, st));
-  st = spmm_allreduce(s, &t->I[k], in, f, out, a);
+  FG_CHECK(identity_shards(s, t));
+  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, a);
+cleanup:
+  return st;
+}
+
+static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  fg_status st = FG_OK;
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  FG_CHECK(identity_shards(s, t));
+  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, c);
 cleanup:
   return st;
 }
@@ -527,7 +549,7 @@ cleanup:
 
 /* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
  * row-major block's elements, so the block is the pieces in rank order (likewise b). */
-static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
+static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
                                    const float *piece, float *block) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
@@ -537,16 +559,18 @@ static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh
   FG_ALLOC(cnt, t->g[c]);
   FG_ALLOC(dsp, t->g[c]);
   FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece, block, cnt, dsp));
+  for (int k = 0; k < mats; k++)
+    FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + k * sh->wp_len, block + k * nw, cnt, dsp));
   FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + sh->wp_len, block + nw, cnt, dsp));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + mats * sh->wp_len, block + mats * nw, cnt,
+                                  dsp));
 cleanup:
   free(cnt);
   free(dsp);
   return st;
 }
 
-static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
+static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
                                         const float *block, float *piece) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
@@ -555,9 +579,11 @@ static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shap
   fg_layer_roles(l, &a, &b, &c);
   FG_ALLOC(cnt, t->g[c]);
   FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, NULL));
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block, piece, cnt));
+  for (int k = 0; k < mats; k++)
+    FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + k * nw, piece + k * sh->wp_len, cnt));
   FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, NULL));
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + nw, piece + sh->wp_len, cnt));
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + mats * nw, piece + mats * sh->wp_len,
+                                       cnt));
 cleanup:
   free(cnt);
   return st;
@@ -636,6 +662,7 @@ static void destroy_3d(fg_scheme *s) {
     if (t->A) fg_csr_free(&t->A[k]);
     if (t->At) fg_csr_free(&t->At[k]);
     if (t->I) fg_csr_free(&t->I[k]);
+    if (t->It) fg_csr_free(&t->It[k]);
   }
   free(t->A);
   free(t->At);
@@ -652,6 +679,7 @@ static const fg_scheme_ops ops_3d = {
     .aggregate = aggregate_3d,
     .aggregate_t = aggregate_t_3d,
     .move_rows = move_rows_3d,
+    .move_rows_t = move_rows_t_3d,
     .gather_weights = gather_weights_3d,
     .reduce_product = reduce_product_3d,
     .reduce_input_grad = reduce_input_grad_3d,

@@ -5,8 +5,8 @@
 #include "schemes/fg_scheme.h"
 
 typedef struct serial_impl {
-  fg_csr A;   /* Â, GCN-normalized */
-  fg_csr At;  /* Âᵀ when Â is not symmetric */
+  fg_csr A;   /* Â: the run's operator (fg_adj_operator) */
+  fg_csr At;  /* Âᵀ when Â is not symmetric (its values: a row-normalized Â is not) */
   int symmetric;
 } serial_impl;
 
@@ -47,22 +47,6 @@ static const fg_scheme_ops serial_ops = {
     .destroy = serial_destroy,
 };
 
-/* Deep copy of a CSR pattern (values dropped). */
-static fg_status csr_copy_pattern(const fg_csr *A, fg_csr *B) {
-  fg_status st = FG_OK;
-  memset(B, 0, sizeof *B);
-  B->nrows = A->nrows;
-  B->ncols = A->ncols;
-  B->nnz = A->nnz;
-  FG_ALLOC(B->rowptr, A->nrows + 1);
-  FG_ALLOC(B->col, A->nnz);
-  memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int64_t));
-  if (A->nnz) memcpy(B->col, A->col, (size_t)A->nnz * sizeof(int32_t));
-cleanup:
-  if (st != FG_OK) fg_csr_free(B);
-  return st;
-}
-
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
                                   const fg_scheme_config *cfg, fg_scheme **out) {
   fg_status st = FG_OK;
@@ -70,6 +54,8 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   serial_impl *im = NULL;
   int64_t *ids = NULL, *inv = NULL;
   fg_reorder_kind reorder = FG_REORDER_NONE;
+  fg_csr N; /* Â in the dataset's numbering */
+  memset(&N, 0, sizeof N);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "serial scheme: no dataset");
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   FG_CALLOC(s, 1);
@@ -77,7 +63,6 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   s->ops = &serial_ops;
   s->dist = dist;
   s->impl = im;
-  im->symmetric = ds->symmetric;
   FG_ALLOC(ids, ds->num_nodes);
   if (reorder == FG_REORDER_AUTO) {
     /* the order whose gathers hit a simulated cache most; ids holds it */
@@ -90,27 +75,28 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
     FG_CHECK(fg_reorder_compute(&ds->adj, reorder, ids));
   }
   s->reorder_used = fg_reorder_name(reorder);
+  FG_CHECK(fg_adj_operator(&ds->adj, cfg->adj, &N));
   if (reorder == FG_REORDER_NONE) {
     for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
-    FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
+    im->A = N;
+    memset(&N, 0, sizeof N);
   } else {
     /* --reorder: rows and columns in the new order; row k keeps its original id ids[k]
      * (dropout masks, outputs, and the features it reads from the dataset), so nothing
-     * visible changes. The pattern is permuted straight from the dataset's (values dropped:
-     * normalization recomputes them from the degrees, which a permutation does not change) */
-    fg_csr pattern = ds->adj;
-    pattern.val = NULL;
+     * visible changes */
     FG_ALLOC(inv, ds->num_nodes);
     fg_order_invert(ids, ds->num_nodes, inv);
-    FG_CHECK(fg_csr_permute(&pattern, ids, inv, &im->A));
+    FG_CHECK(fg_csr_permute(&N, ids, inv, &im->A));
   }
-  FG_CHECK(fg_gcn_normalize(&im->A));
+  /* the backward reuses Â when its values are symmetric, which needs a symmetric pattern */
+  im->symmetric = ds->symmetric && fg_csr_is_symmetric(&im->A);
   if (!im->symmetric) FG_CHECK(fg_csr_transpose(&im->A, &im->At));
   FG_CHECK(fg_scheme_fill_local(s, ds, ids, ds->num_nodes, cfg->normalize_features));
   s->local_nnz = im->A.nnz;
   *out = s;
   s = NULL;
 cleanup:
+  fg_csr_free(&N);
   free(ids);
   free(inv);
   fg_scheme_destroy(&s);

@@ -54,6 +54,11 @@ static fg_status validate(const fg_train_config *c) {
              c->agg_blocks);
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
              c->ranks_per_node);
+  FG_REQUIRE(fg_layer_kind_find(c->model) != NULL, FG_ERR_INVALID_ARG,
+             "--model: no model '%s' (models: %s)", c->model, fg_layer_kind_names());
+  FG_REQUIRE(!c->adj_norm || fg_adj_norm_parse(c->adj_norm, &(fg_adj_norm){0}),
+             FG_ERR_INVALID_ARG, "--adj-norm: no normalization '%s' (sym, mean, sum)",
+             c->adj_norm);
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
@@ -222,6 +227,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
+  sc.adj = fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm);
   sc.verbose = cfg->verbose;
   sc.log = log;
   sc.reorder = cfg->reorder;
@@ -241,7 +247,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                             r->s->num_classes, r->widths)
                           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK) {
-    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed};
+    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed,
+                                fg_layer_kind_find(cfg->model)};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {

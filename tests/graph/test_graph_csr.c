@@ -229,7 +229,7 @@ static void test_normalize_path(void) {
   fg_csr A;
   EXPECT_OK(fg_csr_from_edges(3, src, dst, 2, 1, 1, 1, &A));
   EXPECT(A.nnz == 7);
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   EXPECT(A.val != NULL);
   const double want[7] = {1.0 / 2,         1.0 / sqrt(6.0), /* row 0: cols 0, 1 */
                           1.0 / sqrt(6.0), 1.0 / 3,
@@ -238,14 +238,14 @@ static void test_normalize_path(void) {
   for (int k = 0; k < 7; k++)
     EXPECT_MSG(fabs(A.val[k] - want[k]) < 1e-7, "entry %d: %g vs %g", k, (double)A.val[k], want[k]);
   /* normalizing again gives the same values (computed from the pattern) */
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   EXPECT(fabs(A.val[3] - 1.0 / 3) < 1e-7);
   fg_csr_free(&A);
 
   /* directed: 0->1, 0->2 (rows 1, 2 hold column 0): row counts 0,1,1; column 0 count 2 */
   const int64_t s2[] = {0, 0}, d2[] = {1, 2};
   EXPECT_OK(fg_csr_from_edges(3, s2, d2, 2, 0, 1, 0, &A));
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   EXPECT(A.nnz == 2);
   EXPECT(fabs(A.val[0] - 1.0 / sqrt(2.0)) < 1e-7 && fabs(A.val[1] - 1.0 / sqrt(2.0)) < 1e-7);
   fg_csr_free(&A);

@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
   int sym = fg_csr_is_symmetric(&A);
   double t3 = fg_now();
   EXPECT(sym);
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   double t4 = fg_now();
   EXPECT_OK(fg_generate_labels(&A, 32, 0, &labels));
   double t5 = fg_now();

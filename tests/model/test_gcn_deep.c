@@ -66,11 +66,11 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, kWidths, agg_order, 9};
+    fg_model_config mc = {L, kWidths, agg_order, 9, NULL};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   if (!m) goto done;
   for (int l = 0; l < L; l++)
     for (int c = 0; c < kWidths[l + 1]; c++) m->b[l][c] = 0.07f * (float)(c + 1) - 0.12f;

@@ -55,12 +55,12 @@ static void run_case(int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5};
+    fg_model_config mc = {L, widths, agg_order, 5, NULL};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* Â exactly as the scheme has it */
   EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
-  EXPECT_OK(fg_gcn_normalize(&A));
+  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   /* perturb biases away from zero so their gradients are exercised */
   for (int l = 0; l < L; l++)
     for (int c = 0; c < widths[l + 1]; c++) m->b[l][c] = 0.1f * (float)(c + 1) - 0.15f;

@@ -10,9 +10,10 @@
  *  - the shapes chain (layer l's output layout is layer l+1's input layout), the primary copies
  *    of inputs, outputs and the W and b pieces cover every element exactly once, and the last
  *    layer's rows are the scheme's labelled rows;
- *  - aggregate, aggregate_t and move_rows of an input keyed by (original node id, global column)
- *    equal Â X, Âᵀ X and X computed on the whole graph in the original numbering;
- *  - gather_weights assembles a known W's and b's blocks from the pieces, and
+ *  - aggregate, aggregate_t, move_rows and move_rows_t of an input keyed by (original node id,
+ *    global column) equal Â X, Âᵀ X, X and X computed on the whole graph in the original
+ *    numbering;
+ *  - gather_weights assembles two known weight matrices' and b's blocks from the pieces, and
  *    reduce_weight_grads, reduce_product and reduce_input_grad sum over exactly the ranks of
  *    grid dimension c, b and a (nothing for the 1D schemes): each rank passes values scaled by
  *    1 + its coordinate there, so a sum over another group of the same size shows;
@@ -59,6 +60,7 @@ static double ref_mul(const fg_csr *M, int64_t v, int64_t j) {
 static float fz(int64_t v, int64_t j) { return (float)((v + j) % 3) - 0.5f * (float)(v % 2); }
 
 /* Element (r, c) of the whole W_l and c of b_l: distinct integers, exact in float. */
+enum { MATS = 2 }; /* weight matrices a layer gathers (SAGE's two) */
 static float gw(int l, int64_t r, int64_t c) { return (float)(1000000 * l + 1000 * r + c + 1); }
 static float gb(int l, int64_t c) { return (float)(-1000 * l - c - 1); }
 
@@ -97,9 +99,9 @@ typedef struct ctx {
   float *piece, *block;
 } ctx;
 
-enum { E_AGG, E_AGG_T, E_MOVE, E_INPUT, E_INPUT_GRAD, E_ROW_SUM, E_COUNT };
-static const char *const err_name[E_COUNT] = {"aggregate", "aggregate_t", "move_rows", "input",
-                                              "input_grad", "row_sum"};
+enum { E_AGG, E_AGG_T, E_MOVE, E_MOVE_T, E_INPUT, E_INPUT_GRAD, E_ROW_SUM, E_COUNT };
+static const char *const err_name[E_COUNT] = {"aggregate", "aggregate_t", "move_rows",
+                                              "move_rows_t", "input", "input_grad", "row_sum"};
 
 /* The group sizes G and this rank's coordinates q in the roles (a, b, c) of layer l; 1 and 0
  * for a 1D scheme, whose reductions sum over nothing. */
@@ -257,6 +259,18 @@ static void check_products(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh
     for (int64_t j = 0; j < f; j++)
       err[E_MOVE] = fmax(err[E_MOVE], rel(c->y[i * f + j],
                                           fx(sh->ids_out[i], sh->col0_in + j)));
+  /* and back: every input row is some rank's output row in the c group exactly once */
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < f; j++) c->x[i * f + j] = fx(sh->ids_out[i], sh->col0_in + j);
+  reset_counters(c, FG_PHASE_BACKWARD);
+  EXPECT_OK(fg_scheme_move_rows_t(s, l, sh, c->x, c->y, f));
+  if (c->e->grid)
+    check_volume(c, l, "move_rows_t", FG_PHASE_BACKWARD,
+                 ring_bytes(sh->n_in, f, G[2], c->su->agg_blocks));
+  for (int64_t i = 0; i < sh->n_in; i++)
+    for (int64_t j = 0; j < f; j++)
+      err[E_MOVE_T] = fmax(err[E_MOVE_T], rel(c->y[i * f + j],
+                                              fx(sh->ids_in[i], sh->col0_in + j)));
 }
 
 /* Weight pieces, the gradient reductions and the partial products' sums of layer l. */
@@ -272,29 +286,38 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
   } else if (!s->ops->gather_weights || !s->ops->reduce_weight_grads) {
     EXPECT_MSG(0, "%s: a grid scheme without weight gathers or reductions", c->what);
   } else {
-    /* piece k is element wp0 + k of the row-major (w_in x w_out) block at (col0_in, col0_out) */
-    for (int64_t k = 0; k < sh->wp_len; k++) {
-      const int64_t e = sh->wp0 + k;
-      c->piece[k] = gw(l, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
-    }
+    /* MATS matrices (a SAGE layer has two): piece element k of matrix m is element wp0 + k of
+     * its row-major (w_in x w_out) block at (col0_in, col0_out); then b's piece */
+    const int64_t np = MATS * sh->wp_len + sh->bp_len, nb = MATS * nw + sh->w_out;
+    for (int m = 0; m < MATS; m++)
+      for (int64_t k = 0; k < sh->wp_len; k++) {
+        const int64_t e = sh->wp0 + k;
+        c->piece[m * sh->wp_len + k] =
+            gw(l + 10 * m, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
+      }
     for (int64_t k = 0; k < sh->bp_len; k++)
-      c->piece[sh->wp_len + k] = gb(l, sh->col0_out + sh->bp0 + k);
-    for (int64_t e = 0; e < nw + sh->w_out; e++) c->block[e] = -0.5f;
-    EXPECT_OK(s->ops->gather_weights(s, l, sh, c->piece, c->block));
-    for (int64_t e = 0; e < nw; e++)
-      ok &= c->block[e] == gw(l, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
-    for (int64_t e = 0; e < sh->w_out; e++) ok &= c->block[nw + e] == gb(l, sh->col0_out + e);
+      c->piece[MATS * sh->wp_len + k] = gb(l, sh->col0_out + sh->bp0 + k);
+    for (int64_t e = 0; e < nb; e++) c->block[e] = -0.5f;
+    EXPECT_OK(s->ops->gather_weights(s, l, sh, MATS, c->piece, c->block));
+    for (int m = 0; m < MATS; m++)
+      for (int64_t e = 0; e < nw; e++)
+        ok &= c->block[m * nw + e] ==
+              gw(l + 10 * m, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
+    for (int64_t e = 0; e < sh->w_out; e++)
+      ok &= c->block[MATS * nw + e] == gb(l, sh->col0_out + e);
     EXPECT_MSG(ok, "%s layer %d: the gathered W, b blocks are not the whole weights' blocks",
                c->what, l);
     /* the c group shares the block: each rank passes it times 1 + its c coordinate */
-    for (int64_t e = 0; e < nw + sh->w_out; e++) c->block[e] = (float)((e + 1) * (1 + q[2]));
-    for (int64_t k = 0; k < sh->wp_len + sh->bp_len; k++) c->piece[k] = -0.5f;
-    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, c->block, c->piece));
+    for (int64_t e = 0; e < nb; e++) c->block[e] = (float)((e + 1) * (1 + q[2]));
+    for (int64_t k = 0; k < np; k++) c->piece[k] = -0.5f;
+    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, MATS, c->block, c->piece));
     ok = 1;
-    for (int64_t k = 0; k < sh->wp_len; k++)
-      ok &= c->piece[k] == (float)((sh->wp0 + k + 1) * tri(G[2]));
+    for (int m = 0; m < MATS; m++)
+      for (int64_t k = 0; k < sh->wp_len; k++)
+        ok &= c->piece[m * sh->wp_len + k] == (float)((m * nw + sh->wp0 + k + 1) * tri(G[2]));
     for (int64_t k = 0; k < sh->bp_len; k++)
-      ok &= c->piece[sh->wp_len + k] == (float)((nw + sh->bp0 + k + 1) * tri(G[2]));
+      ok &= c->piece[MATS * sh->wp_len + k] ==
+            (float)((MATS * nw + sh->bp0 + k + 1) * tri(G[2]));
     EXPECT_MSG(ok, "%s layer %d: the reduced W, b pieces are not the c group's sums", c->what, l);
   }
   /* H W (n_out x w_out) is partial over b, dQ Wᵀ (n_out x w_in) over a */
@@ -511,7 +534,7 @@ int main(int argc, char **argv) {
     if (!A.rowptr || !A.col) exit(2);
     memcpy(A.rowptr, ds->adj.rowptr, (size_t)(A.nrows + 1) * sizeof *A.rowptr);
     memcpy(A.col, ds->adj.col, (size_t)A.nnz * sizeof *A.col);
-    EXPECT_OK(fg_gcn_normalize(&A));
+    EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
     EXPECT_OK(fg_csr_transpose(&A, &At));
     c.d = d;
     c.ds = ds;
@@ -525,8 +548,8 @@ int main(int argc, char **argv) {
     c.x = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.x);
     c.y = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.y);
     c.z = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.z);
-    c.piece = malloc((size_t)(widest * widest + widest) * sizeof *c.piece);
-    c.block = malloc((size_t)(widest * widest + widest) * sizeof *c.block);
+    c.piece = malloc((size_t)(MATS * widest * widest + widest) * sizeof *c.piece);
+    c.block = malloc((size_t)(MATS * widest * widest + widest) * sizeof *c.block);
     if (!c.x || !c.y || !c.z || !c.piece || !c.block) exit(2);
     for (int i = 0; i < nsetups; i++) {
       const fg_scheme_info *e = fg_scheme_lookup(setups[i].scheme);

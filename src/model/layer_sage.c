@@ -1,0 +1,132 @@
+/* layer_sage.c -- GraphSAGE with the mean aggregator (Hamilton et al. 2017; SuperGCN §4):
+ *   Z = D W_self + (Ã D) W_neigh + b
+ * with Ã the run's operator, by default D^-1 A without self loops (the neighbours' mean; a node
+ * without neighbours gets 0). Matrix 0 of the layer's weights is W_neigh, matrix 1 W_self. The
+ * self term reads D's rows in the output's layout: the scheme's move_rows (on a 1D scheme the
+ * same rows, no copy).
+ *
+ * Aggregating first:  S = Ã D;  M = move_rows(D);  Z = S W_n + M W_s
+ *   backward:  dW_n = Sᵀ dZ;  dW_s = Mᵀ dZ;  dD = Ãᵀ (dZ W_nᵀ) + move_rows_t(dZ W_sᵀ)
+ * Aggregating last (1D schemes only):  T = D W_n;  Z = Ã T + D W_s
+ *   backward:  dT = Ãᵀ dZ;  dW_n = Dᵀ dT;  dW_s = Dᵀ dZ;  dD = dT W_nᵀ + dZ W_sᵀ
+ * Two GEMMs where the GCN has one, and the same SpMMs.
+ */
+#include <string.h>
+
+#include "model/fg_model.h"
+
+static void add_into(float *y, const float *x, int64_t n) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const float *Wn = m->W[l], *Ws = m->W[l] + wi * wo;
+  float *out = m->H[l + 1]; /* (n_out, wo) */
+  const float *keep = d == m->work_a ? NULL : d; /* D_0 in work_a: recomputed in backward */
+  if (m->agg_first[l]) {
+    const float *self = d;
+    FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+    m->Sv[l] = m->S[l];
+    if (m->M[l]) {
+      FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+      self = m->M[l];
+    }
+    m->Mv[l] = m->M[l] ? m->M[l] : keep;
+    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, Wn, wo, out, wo);
+    fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
+    FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
+  } else {
+    /* a 1D scheme: D's rows are the output's, and no product is partial */
+    float *t = fg_model_other_work(m, d);
+    m->Sv[l] = m->Mv[l] = keep;
+    fg_model_gemm(m, 0, 0, sh->n_in, wo, wi, d, wi, Wn, wo, t, wo);
+    FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
+    fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, d, wi, Ws, wo, out, wo);
+  }
+cleanup:
+  return st;
+}
+
+static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
+                               uint64_t seed, uint64_t epoch, float **dd) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out, nw = wi * wo;
+  const float *Wn = m->W[l], *Ws = m->W[l] + nw;
+  float *dWn = m->dW[l], *dWs = m->dW[l] + nw, *y;
+  double t0 = fg_now();
+  *dd = NULL;
+  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  if (m->agg_first[l]) {
+    const float *mv = m->Mv[l];
+    float *u;
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, dWn, wo);
+    if (!mv) { /* D_0 again, into S[0]: dead now, and n_in = n_out on a 1D scheme */
+      fg_model_redo_input(m, s, p, seed, epoch, m->S[l]);
+      mv = m->S[l];
+    }
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
+    if (l == 0) return FG_OK; /* the input features are not learned: no dX */
+    /* S[l] takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(S[l]) */
+    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, m->S[l], wi);
+    FG_CHECK(fg_scheme_reduce_input_grad(s, l, m->S[l], sh->n_out * wi));
+    u = fg_model_other_work(m, dz);
+    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Wn, wo, u, wi);
+    FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
+    y = fg_model_other_work(m, u);
+    FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
+    t0 = fg_now();
+    if (s->ops->move_rows_t) {
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(s->ops->move_rows_t(s, l, m->S[l], u, wi));
+      t0 = fg_now();
+      add_into(y, u, sh->n_in * wi);
+    } else {
+      add_into(y, m->S[l], sh->n_in * wi);
+    }
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  } else {
+    /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), as the GCN does */
+    float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
+    const float *d = m->Sv[l];
+    FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
+    if (!d) { /* D_0 again into work_a, moving dZ to work_b first if it is there */
+      if (dz == m->work_a) {
+        memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
+        dz = m->work_b;
+      }
+      fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
+      d = m->work_a;
+    }
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, dWn, wo);
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, d, wi, dz, wo, dWs, wo);
+    if (l == 0) return FG_OK;
+    y = fg_model_other_work(m, t);
+    if (y == dz) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its size */
+      memcpy(m->H[l + 1], dz, (size_t)(sh->n_out * wo) * sizeof(float));
+      dz = m->H[l + 1];
+    }
+    fg_model_gemm(m, 0, 1, sh->n_in, wi, wo, t, wo, Wn, wo, y, wi);
+    fg_model_gemm_add(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, y, wi);
+  }
+  *dd = y;
+cleanup:
+  return st;
+}
+
+const fg_layer_kind fg_layer_sage = {
+    .name = "sage",
+    .mats = 2,
+    .adj = {FG_ADJ_MEAN, 1},
+    .self_term = 1,
+    .learn_features_ok = 0,
+    .forward = sage_forward,
+    .backward = sage_backward,
+};
