@@ -1,5 +1,5 @@
-/* test_gcn_deep.c -- the model's shared activation buffers on deeper networks: a 4-layer GCN
- * whose layers mix both aggregation orders (a hidden layer aggregating first keeps its own
+/* test_model_deep.c -- the model's shared activation buffers on deeper networks: a 4-layer GCN
+ * or GraphSAGE, under each adjacency normalization, whose layers mix both aggregation orders (a hidden layer aggregating first keeps its own
  * Â·D; the others keep D in place of H), with and without dropout, directed and undirected:
  * gradients against double-precision central differences of an independent forward; the
  * evaluation forward's hidden layer and logits against the double forward; and a second
@@ -16,35 +16,39 @@
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "schemes/fg_scheme.h"
-#include "gcn_ref.h"
+#include "model_ref.h"
 #include "testutil.h"
 
 enum { N = 17, L = 4, MAXW = 8 };
 static const int64_t kWidths[L + 1] = {5, 4, 8, 6, 3};
 static const uint64_t SEED = 11, EPOCH = 2;
 
-static void run_case(int directed, int agg_order, float p, const char *reorder) {
+static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
+                     const char *reorder) {
   fg_dataset ds;
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
   fg_model *m = NULL;
-  fg_csr A;
   int64_t src[60], dst[60];
   int ne = 0, ntrain = 0;
   fg_scheme_config sc;
   const int64_t C = kWidths[L];
   memset(&ds, 0, sizeof ds);
-  memset(&A, 0, sizeof A);
+  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
   memset(&sc, 0, sizeof sc);
   sc.reorder = reorder;
-  for (int i = 0; i < N; i++) { /* a ring, chords, and a hub */
-    src[ne] = i;
-    dst[ne++] = (i + 1) % N;
+  sc.adj.norm = mdl.norm;
+  sc.adj.no_self_loops = mdl.no_self_loops;
+  for (int i = 0; i < N; i++) { /* a ring, chords, and a hub; node N - 1 only points out */
+    if ((i + 1) % N != N - 1) {
+      src[ne] = i;
+      dst[ne++] = (i + 1) % N;
+    }
     if (i % 3 == 1) {
       src[ne] = i;
       dst[ne++] = (i * 7 + 4) % N;
     }
-    if (i % 2 == 0 && i != 5) {
+    if (i % 2 == 0 && i != 5 && i != N - 1) {
       src[ne] = 5;
       dst[ne++] = i;
     }
@@ -66,11 +70,9 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, kWidths, agg_order, 9, NULL};
+    fg_model_config mc = {L, kWidths, agg_order, 9, kind};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
-  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
-  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   if (!m) goto done;
   for (int l = 0; l < L; l++)
     for (int c = 0; c < kWidths[l + 1]; c++) m->b[l][c] = 0.07f * (float)(c + 1) - 0.12f;
@@ -89,26 +91,27 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
     EXPECT_OK(fg_model_backward(m, s, dlogits, p, SEED, EPOCH));
     memcpy(g1, m->grads, sizeof(float) * (size_t)m->n_params);
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
-    const double loss_d = fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
+    const double loss_d = fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
                "float loss %.9g vs double %.9g", loss_f, loss_d);
     for (int64_t i = 0; i < m->n_params; i++) {
       const double eps = 1e-6, keep = pd[i];
       double num, diff;
       pd[i] = keep + eps;
-      num = fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
+      num = fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
       pd[i] = keep - eps;
-      num -= fg_test_gcn_ref(&ds, &A, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
+      num -= fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
       pd[i] = keep;
       num /= 2 * eps;
       diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));
       if (diff > worst) worst = diff;
-      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (directed %d, order %d, "
-                 "p %g)", (long long)i, m->grads[i], num, directed, agg_order, (double)p);
+      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (%s, %s, directed %d, "
+                 "order %d, p %g)", (long long)i, m->grads[i], num, kind->name,
+                 fg_adj_norm_name(mdl.norm), directed, agg_order, (double)p);
     }
     /* evaluation forward: the last hidden layer and the logits, without dropout */
     EXPECT_OK(fg_model_forward(m, s, 0, 0.0f, SEED, EPOCH));
-    fg_test_gcn_ref(&ds, &A, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
+    fg_test_model_ref(&ds, mdl, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
     {
       double dh = 0.0, dl = 0.0;
       const int64_t wh = kWidths[L - 1];
@@ -133,15 +136,15 @@ static void run_case(int directed, int agg_order, float p, const char *reorder) 
       for (int k = 0; k < N; k++) moved += s->global_ids[k] != k;
       EXPECT(moved > 0 && s->feature_rows == s->global_ids);
     }
-    printf("directed %d agg_order %d p %.1f reorder %s: agg_first", directed, agg_order,
-           (double)p, reorder ? reorder : "none");
+    printf("%s %s directed %d agg_order %d p %.1f reorder %s: agg_first", kind->name,
+           fg_adj_norm_name(mdl.norm), directed, agg_order, (double)p,
+           reorder ? reorder : "none");
     for (int l = 0; l < L; l++) printf(" %d", m->agg_first[l]);
     printf("; loss %.6f, max relative gradient error %.2e\n", loss_f, worst);
     free(pd);
     free(g1);
   }
 done:
-  fg_csr_free(&A);
   fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
@@ -153,13 +156,17 @@ done:
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int directed = 0; directed < 2; directed++)
-    for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
-      run_case(directed, order, 0.3f, NULL);
-      run_case(directed, order, 0.0f, NULL);
-      run_case(directed, order, 0.3f, "rcm");
-      run_case(directed, order, 0.0f, "degree");
-    }
+  /* GCN and SAGE with their own operators, and each with another normalization */
+  const fg_test_model models[] = {{0, FG_ADJ_SYM, 0}, {0, FG_ADJ_MEAN, 0}, {1, FG_ADJ_MEAN, 1},
+                                  {1, FG_ADJ_SUM, 1}, {1, FG_ADJ_SYM, 1}};
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+    for (int directed = 0; directed < 2; directed++)
+      for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
+        run_case(models[k], directed, order, 0.3f, NULL);
+        run_case(models[k], directed, order, 0.0f, NULL);
+        run_case(models[k], directed, order, 0.3f, "rcm");
+        run_case(models[k], directed, order, 0.0f, "degree");
+      }
   MPI_Finalize();
-  return fg_test_finish("test_gcn_deep");
+  return fg_test_finish("test_model_deep");
 }

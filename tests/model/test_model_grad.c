@@ -1,6 +1,7 @@
-/* test_gcn_grad.c -- the whole GCN's backward against double-precision central differences
- * of an independent double-precision forward (tests/gcn_ref.c), for both aggregation orders, with dropout on,
- * on a directed and on an undirected graph; and the float forward against the double one. */
+/* test_model_grad.c -- the whole model's backward (GCN and GraphSAGE, each with every
+ * adjacency normalization) against double-precision central differences of an independent
+ * double-precision forward (tests/model_ref.c), for both aggregation orders, with dropout on, on
+ * a directed and on an undirected graph; and the float forward against the double one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,25 +11,26 @@
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "schemes/fg_scheme.h"
-#include "gcn_ref.h"
+#include "model_ref.h"
 #include "testutil.h"
 
 enum { N = 14, F = 5, H = 4, C = 3, L = 2 };
 static const float P = 0.3f;
 static const uint64_t SEED = 7, EPOCH = 3;
 
-static void run_case(int directed, int agg_order) {
+static void run_case(fg_test_model mdl, int directed, int agg_order) {
   fg_dataset ds;
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
   fg_model *m = NULL;
-  fg_csr A;
   int64_t src[40], dst[40], widths[L + 1] = {F, H, C};
   int ne = 0, ntrain = 0;
   fg_scheme_config sc;
   memset(&ds, 0, sizeof ds);
-  memset(&A, 0, sizeof A);
+  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
   memset(&sc, 0, sizeof sc);
+  sc.adj.norm = mdl.norm;
+  sc.adj.no_self_loops = mdl.no_self_loops;
   for (int i = 0; i < N; i++) { /* a ring plus chords */
     src[ne] = i;
     dst[ne++] = (i + 1) % N;
@@ -55,12 +57,9 @@ static void run_case(int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5, NULL};
+    fg_model_config mc = {L, widths, agg_order, 5, kind};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
-  /* Â exactly as the scheme has it */
-  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &A));
-  EXPECT_OK(fg_adj_normalize(&A, FG_ADJ_SYM));
   /* perturb biases away from zero so their gradients are exercised */
   for (int l = 0; l < L; l++)
     for (int c = 0; c < widths[l + 1]; c++) m->b[l][c] = 0.1f * (float)(c + 1) - 0.15f;
@@ -77,28 +76,28 @@ static void run_case(int directed, int agg_order) {
              ntrain;
     EXPECT_OK(fg_model_backward(m, s, dlogits, P, SEED, EPOCH));
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
-    loss_d = fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
+    loss_d = fg_test_model_ref(&ds, mdl, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
                "float loss %.9g vs double %.9g", loss_f, loss_d);
     for (int64_t i = 0; i < m->n_params; i++) {
       const double eps = 1e-6, keep = pd[i];
       double num, diff;
       pd[i] = keep + eps;
-      num = fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
+      num = fg_test_model_ref(&ds, mdl, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
       pd[i] = keep - eps;
-      num -= fg_test_gcn_ref(&ds, &A, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
+      num -= fg_test_model_ref(&ds, mdl, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
       pd[i] = keep;
       num /= 2 * eps;
       diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));
       if (diff > worst) worst = diff;
-      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (directed %d, order %d)",
-                 (long long)i, m->grads[i], num, directed, agg_order);
+      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (%s %s, directed %d, "
+                 "order %d)", (long long)i, m->grads[i], num, kind->name,
+                 fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
-    printf("directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n", directed,
-           agg_order, loss_f, worst);
+    printf("%s %s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
+           kind->name, fg_adj_norm_name(mdl.norm), directed, agg_order, loss_f, worst);
     free(pd);
   }
-  fg_csr_free(&A);
   fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
@@ -110,8 +109,13 @@ static void run_case(int directed, int agg_order) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int directed = 0; directed <= 1; directed++)
-    for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) run_case(directed, order);
+  for (int sage = 0; sage <= 1; sage++)
+    for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
+      for (int directed = 0; directed <= 1; directed++)
+        for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
+          const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage};
+          run_case(mdl, directed, order);
+        }
   MPI_Finalize();
-  return fg_test_finish("test_gcn_grad");
+  return fg_test_finish("test_model_grad");
 }

@@ -1,5 +1,5 @@
-/* gcn_ref.c -- see gcn_ref.h. */
-#include "gcn_ref.h"
+/* model_ref.c -- see model_ref.h. */
+#include "model_ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,23 +8,39 @@
 #include "core/fg_rng.h"
 #include "kernels/fg_kernels.h"
 
-double fg_test_gcn_ref(const fg_dataset *ds, const fg_csr *A, int L, const int64_t *w,
-                       const double *params, float p, uint64_t seed, uint64_t epoch,
-                       double *hidden, double *logits) {
+/* Ã's value of entry (i, j), or 0 where it has none. */
+static double adj_value(const fg_dataset *ds, fg_test_model mdl, const int64_t *rowc,
+                        const int64_t *colc, int64_t i, int64_t j) {
+  if (mdl.norm == FG_ADJ_SUM) return 1.0;
+  if (mdl.norm == FG_ADJ_MEAN) return 1.0 / (double)rowc[i];
+  return 1.0 / sqrt((double)rowc[i] * (double)colc[j]);
+}
+
+double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                         const double *params, float p, uint64_t seed, uint64_t epoch,
+                         double *hidden, double *logits) {
   const int64_t n = ds->num_nodes, C = w[L];
+  const fg_csr *A = &ds->adj;
   int64_t wmax = 1, ntrain = 0;
   for (int l = 0; l <= L; l++) wmax = w[l] > wmax ? w[l] : wmax;
   double *h = malloc(sizeof(double) * (size_t)(n * wmax));
   double *d = malloc(sizeof(double) * (size_t)(n * wmax));
   double *t = malloc(sizeof(double) * (size_t)(n * wmax));
+  int64_t *rowc = calloc((size_t)n, sizeof *rowc), *colc = calloc((size_t)n, sizeof *colc);
   double loss = 0.0;
   const double *pp = params;
-  if (!h || !d || !t) abort();
+  if (!h || !d || !t || !rowc || !colc) abort();
+  for (int64_t v = 0; v < n; v++)
+    for (int64_t e = A->rowptr[v]; e < A->rowptr[v + 1]; e++)
+      if (!mdl.no_self_loops || A->col[e] != v) {
+        rowc[v]++;
+        colc[A->col[e]]++;
+      }
   for (int64_t i = 0; i < n * w[0]; i++) h[i] = ds->features[i];
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
-    const double *W = pp, *b = pp + wi * wo;
-    pp += wi * wo + wo;
+    const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
+    pp += (1 + mdl.sage) * wi * wo + wo;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
         const int keep = p == 0.0f ||
@@ -32,17 +48,23 @@ double fg_test_gcn_ref(const fg_dataset *ds, const fg_csr *A, int L, const int64
                                          (uint64_t)c, fg_dropout_threshold(p));
         d[v * wi + c] = keep ? h[v * wi + c] / (1.0 - p) : 0.0;
       }
-    for (int64_t v = 0; v < n; v++) /* t = Â d */
+    for (int64_t v = 0; v < n; v++) /* t = Ã d */
       for (int64_t c = 0; c < wi; c++) {
         double acc = 0.0;
-        for (int64_t e = A->rowptr[v]; e < A->rowptr[v + 1]; e++)
-          acc += (double)A->val[e] * d[(int64_t)A->col[e] * wi + c];
+        for (int64_t e = A->rowptr[v]; e < A->rowptr[v + 1]; e++) {
+          const int64_t j = A->col[e];
+          if (!mdl.no_self_loops || j != v)
+            acc += adj_value(ds, mdl, rowc, colc, v, j) * d[j * wi + c];
+        }
         t[v * wi + c] = acc;
       }
-    for (int64_t v = 0; v < n; v++) /* h = act(t W + b) */
+    for (int64_t v = 0; v < n; v++) /* h = act(t W_n (+ d W_s) + b) */
       for (int64_t c = 0; c < wo; c++) {
         double acc = b[c];
-        for (int64_t k = 0; k < wi; k++) acc += t[v * wi + k] * W[k * wo + c];
+        for (int64_t k = 0; k < wi; k++) {
+          acc += t[v * wi + k] * Wn[k * wo + c];
+          if (mdl.sage) acc += d[v * wi + k] * Ws[k * wo + c];
+        }
         h[v * wo + c] = (l + 1 < L && acc < 0) ? 0.0 : acc;
       }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
@@ -59,5 +81,7 @@ double fg_test_gcn_ref(const fg_dataset *ds, const fg_csr *A, int L, const int64
   free(h);
   free(d);
   free(t);
+  free(rowc);
+  free(colc);
   return loss / (double)ntrain;
 }

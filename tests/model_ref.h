@@ -1,0 +1,27 @@
+/* model_ref.h -- an independent double-precision forward of the models for the gradient
+ * checks: written from the math, not from src/model, in the dataset's own node numbering. */
+#ifndef FG_TEST_MODEL_REF_H
+#define FG_TEST_MODEL_REF_H
+
+#include <stdint.h>
+
+#include "graph/fg_graph.h"
+
+typedef struct fg_test_model {
+  int sage;            /* 0: GCN layers, Z = (Ã D) W + b; 1: SAGE, Z = D W_s + (Ã D) W_n + b */
+  fg_adj_norm norm;    /* Ã's weights: sym 1/sqrt(d_i d_j), mean 1/d_i, sum 1 (d: the row and
+                          column counts of Ã's pattern) */
+  int no_self_loops;   /* Ã's pattern: ds->adj without its diagonal (else ds->adj) */
+} fg_test_model;
+
+/* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]
+ * (w[0] = ds->num_features, w[L] = ds->num_classes): per layer D = dropout_l(H) with the
+ * masks of fg_dropout_forward (keyed by node id v, layer l; p = 0: none), Z as the model says,
+ * ReLU except on the last layer. params holds per layer W_l (w_l x w_{l+1}, row-major; for SAGE
+ * W_n then W_s) then b_l, as fg_model lays them out. When not NULL, hidden gets the last hidden
+ * layer's output (n x w[L-1]) and logits the output (n x w[L]), rows in ds's order. */
+double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                         const double *params, float p, uint64_t seed, uint64_t epoch,
+                         double *hidden, double *logits);
+
+#endif
