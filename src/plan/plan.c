@@ -18,39 +18,21 @@
 /* ---- coefficients ----------------------------------------------------------------------------- */
 
 fg_calibration fg_calibration_default(void) {
-  fg_calibration c;
-  memset(&c, 0, sizeof c);
   /* one core of a current x86 server: an SpMM costs ~0.4 ns per multiply-add of a row
    * element, 2 ns per nonzero; GEMM 20 Gflop/s; 10 GB/s elementwise; a collective step 3 us
    * inside a node (5 GB/s per rank), 20 us across nodes (10 GB/s links) */
-  c.spmm[0] = 1e-10;
-  c.spmm[1] = 3e-9;
-  c.spmm[2] = 5e-9;
-  c.spmm[3] = 2.5e-9;
-  c.spmm[4] = 3e-10;
-  c.spmm[5] = 1e-11;
-  c.cache_bytes = 2e6;
-  c.llc_bytes = 8e6;
-  c.gemm_flops = 2e10;
-  c.stream_bytes = 1e10;
-  c.dropout_elem = 1.5e-9;
-  c.softmax_elem = 8e-9;
-  c.alpha_intra = 3e-6;
-  c.beta_intra = 2e-10;
-  c.alpha_inter = 2e-5;
-  c.beta_inter = 1e-10;
+  static const fg_calibration c = {.spmm = {1e-10, 3e-9, 5e-9, 2.5e-9, 3e-10, 1e-11},
+                                   .cache_bytes = 2e6, .llc_bytes = 8e6,
+                                   .gemm_flops = 2e10, .stream_bytes = 1e10,
+                                   .dropout_elem = 1.5e-9, .softmax_elem = 8e-9,
+                                   .alpha_intra = 3e-6, .beta_intra = 2e-10,
+                                   .alpha_inter = 2e-5, .beta_inter = 1e-10};
   return c;
 }
 
 fg_plan_config fg_plan_config_default(void) {
-  fg_plan_config c;
-  memset(&c, 0, sizeof c);
-  c.ranks = 1;
-  c.layers = 2;
-  c.hidden = 16;
-  c.agg_order = FG_AGG_AUTO;
-  c.agg_blocks = 1;
-  return c;
+  return (fg_plan_config){
+      .ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO, .agg_blocks = 1};
 }
 
 static const struct {
@@ -340,16 +322,13 @@ double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int
     active[j] = s > 0;
     beta[j] = 0.0;
   }
+  /* beta is all zeros at the top of every iteration */
   for (int iter = 0; iter < k; iter++) {
-    double M[64], r[8];
+    double M[64] = {0}, r[8] = {0};
     int idx[8], na = 0, neg = 0;
     for (int j = 0; j < k; j++)
       if (active[j]) idx[na++] = j;
     if (na == 0) break;
-    for (int p = 0; p < na; p++) {
-      r[p] = 0.0;
-      for (int q = 0; q < na; q++) M[p * na + q] = 0.0;
-    }
     for (int i = 0; i < m; i++) {
       for (int p = 0; p < na; p++) {
         const double xp = X[i * k + idx[p]] * scale[idx[p]];
@@ -359,47 +338,43 @@ double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int
     }
     for (int p = 0; p < na; p++) M[p * na + p] *= 1.0 + 1e-12; /* a touch of ridge */
     if (!solve(M, r, na)) break;
-    for (int j = 0; j < k; j++) beta[j] = 0.0;
     for (int p = 0; p < na; p++) {
       beta[idx[p]] = r[p] * scale[idx[p]];
       if (beta[idx[p]] < 0) neg = 1;
     }
     if (!neg) break;
     /* drop the most negative coefficient and refit */
-    {
-      int worst = -1;
-      for (int p = 0; p < na; p++)
-        if (beta[idx[p]] < 0 && (worst < 0 || r[p] < r[worst])) worst = p;
-      active[idx[worst]] = 0;
-      for (int j = 0; j < k; j++) beta[j] = 0.0;
-    }
+    int worst = -1;
+    for (int p = 0; p < na; p++)
+      if (beta[idx[p]] < 0 && (worst < 0 || r[p] < r[worst])) worst = p;
+    active[idx[worst]] = 0;
+    for (int j = 0; j < k; j++) beta[j] = 0.0;
   }
-  {
-    double ss_res = 0.0, ss_tot = 0.0, mean = 0.0, wsum = 0.0;
-    for (int i = 0; i < m; i++) {
-      mean += w[i] * y[i];
-      wsum += w[i];
-    }
-    mean = wsum > 0 ? mean / wsum : 0.0;
-    for (int i = 0; i < m; i++) {
-      double pred = 0.0;
-      for (int j = 0; j < k; j++) pred += X[i * k + j] * beta[j];
-      ss_res += w[i] * (pred - y[i]) * (pred - y[i]);
-      ss_tot += w[i] * (y[i] - mean) * (y[i] - mean);
-    }
-    return ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  double ss_res = 0.0, ss_tot = 0.0, mean = 0.0, wsum = 0.0;
+  for (int i = 0; i < m; i++) {
+    mean += w[i] * y[i];
+    wsum += w[i];
   }
+  mean = wsum > 0 ? mean / wsum : 0.0;
+  for (int i = 0; i < m; i++) {
+    double pred = 0.0;
+    for (int j = 0; j < k; j++) pred += X[i * k + j] * beta[j];
+    ss_res += w[i] * (pred - y[i]) * (pred - y[i]);
+    ss_tot += w[i] * (y[i] - mean) * (y[i] - mean);
+  }
+  return ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
 }
 
 /* ---- the plan -------------------------------------------------------------------------------- */
 
 /* Largest and total nonzeros of the gr x gc blocks of M, cached by (matrix, gr, gc). */
+typedef struct nnz_entry {
+  int which, gr, gc;
+  int64_t max, total;
+} nnz_entry;
 typedef struct nnz_cache {
   int n;
-  struct {
-    int which, gr, gc;
-    int64_t max, total;
-  } e[128];
+  nnz_entry e[128];
 } nnz_cache;
 
 static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr, int gc,
@@ -407,9 +382,10 @@ static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr,
   fg_status st = FG_OK;
   int64_t *cnt = NULL;
   for (int i = 0; i < cache->n; i++) {
-    if (cache->e[i].which == which && cache->e[i].gr == gr && cache->e[i].gc == gc) {
-      *max = cache->e[i].max;
-      *total = cache->e[i].total;
+    const nnz_entry *e = &cache->e[i];
+    if (e->which == which && e->gr == gr && e->gc == gc) {
+      *max = e->max;
+      *total = e->total;
       return FG_OK;
     }
   }
@@ -421,14 +397,7 @@ static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr,
     *max = FG_MAX(*max, cnt[i]);
     *total += cnt[i];
   }
-  if (cache->n < 128) {
-    cache->e[cache->n].which = which;
-    cache->e[cache->n].gr = gr;
-    cache->e[cache->n].gc = gc;
-    cache->e[cache->n].max = *max;
-    cache->e[cache->n].total = *total;
-    cache->n++;
-  }
+  if (cache->n < 128) cache->e[cache->n++] = (nnz_entry){which, gr, gc, *max, *total};
 cleanup:
   free(cnt);
   return st;
@@ -466,10 +435,8 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   mat[0] = &lay->M[0];
   mat[1] = perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0];
   for (int gi = 0; gi < ng; gi++) {
-    fg_cost3d_input in;
     fg_plan_entry *e = &out[*count];
     double mean = 0.0, mx_all = -1.0;
-    memset(&in, 0, sizeof in);
     memset(e, 0, sizeof *e);
     for (int l = 0; l < L; l++) {
       int a, b, c;
@@ -483,16 +450,16 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
         mean = (double)tot / ((double)grids[gi][c] * grids[gi][a]);
       }
     }
-    in.n = n;
-    in.layers = L;
-    in.widths = w;
-    memcpy(in.g, grids[gi], sizeof in.g);
-    in.shard_nnz = shard;
-    in.mean_nnz = mean;
-    in.nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3);
-    in.learn_features = cfg->learn_features;
-    in.agg_blocks = cfg->agg_blocks;
-    in.ranks_per_node = cfg->ranks_per_node;
+    const fg_cost3d_input in = {.n = n,
+                                .layers = L,
+                                .widths = w,
+                                .g = {grids[gi][0], grids[gi][1], grids[gi][2]},
+                                .shard_nnz = shard,
+                                .mean_nnz = mean,
+                                .nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3),
+                                .learn_features = cfg->learn_features,
+                                .agg_blocks = cfg->agg_blocks,
+                                .ranks_per_node = cfg->ranks_per_node};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
@@ -511,9 +478,16 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                              int *count) {
   fg_status st = FG_OK;
   fg_plan_entry *e = &out[*count];
-  fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks, L = cfg->layers;
+  const fg_comm_plan_config pc = {.ranks = P,
+                                  .scheme = self->name,
+                                  .order = cfg->order,
+                                  .seed = cfg->seed,
+                                  .layers = L,
+                                  .hidden = cfg->hidden,
+                                  .widths = cfg->widths,
+                                  .agg_order = cfg->agg_order};
   const int sa = self->volume == FG_VOLUME_HALO, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
@@ -523,14 +497,6 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
   FG_ALLOC(pr, P);
-  pc.ranks = P;
-  pc.scheme = self->name;
-  pc.order = cfg->order;
-  pc.seed = cfg->seed;
-  pc.layers = L;
-  pc.hidden = cfg->hidden;
-  pc.widths = cfg->widths;
-  pc.agg_order = cfg->agg_order;
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
@@ -602,13 +568,11 @@ cleanup:
 /* The options a plan configuration uses: the registry's mapping of the training options it
  * shares with a run (FG_SOPT_* bits). */
 static unsigned plan_options(const fg_plan_config *cfg) {
-  fg_train_config t;
-  memset(&t, 0, sizeof t);
-  t.order = cfg->order;
-  t.agg_order = cfg->agg_order;
-  t.double_perm = cfg->double_perm;
-  t.agg_blocks = cfg->agg_blocks;
-  t.learn_features = cfg->learn_features;
+  const fg_train_config t = {.order = cfg->order,
+                             .agg_order = cfg->agg_order,
+                             .double_perm = cfg->double_perm,
+                             .agg_blocks = cfg->agg_blocks,
+                             .learn_features = cfg->learn_features};
   return fg_scheme_options_of(&t);
 }
 
@@ -725,21 +689,21 @@ cleanup:
 }
 
 fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
-  fg_plan_config pc = fg_plan_config_default();
-  pc.ranks = ranks;
-  pc.ranks_per_node = cfg->ranks_per_node;
-  pc.layers = cfg->layers;
-  pc.hidden = cfg->hidden;
-  pc.widths = cfg->widths;
-  pc.agg_order = cfg->agg_order;
-  pc.order = cfg->order;
-  pc.double_perm = cfg->double_perm;
-  pc.learn_features = cfg->learn_features;
-  pc.agg_blocks = cfg->agg_blocks;
-  pc.seed = cfg->seed;
-  /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
-  pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
-  return pc;
+  return (fg_plan_config){
+      .ranks = ranks,
+      .ranks_per_node = cfg->ranks_per_node,
+      .layers = cfg->layers,
+      .hidden = cfg->hidden,
+      .widths = cfg->widths,
+      .agg_order = cfg->agg_order,
+      .order = cfg->order,
+      .double_perm = cfg->double_perm,
+      .learn_features = cfg->learn_features,
+      .agg_blocks = cfg->agg_blocks,
+      .seed = cfg->seed,
+      /* --mem-limit is per process; its default (0) is the node's available memory over its
+       * ranks */
+      .mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0};
 }
 
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
@@ -747,12 +711,11 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
                        int grid[3], double *mem_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
-  fg_plan_config pc = fg_plan_config_default();
+  const fg_plan_config pc = fg_plan_config_of(cfg, ranks);
   fg_plan_entry *e = NULL;
   int n = 0;
   *scheme = NULL;
   if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
-  pc = fg_plan_config_of(cfg, ranks);
   FG_CHECK(fg_plan_layouts(ds, &pc, &cal, candidates, lay, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {
