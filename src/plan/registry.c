@@ -7,10 +7,6 @@
 
 static int default_one_rank(int ranks) { return ranks == 1; }
 static int default_many_ranks(int ranks) { return ranks > 1; }
-static int default_never(int ranks) {
-  (void)ranks;
-  return 0;
-}
 
 static const fg_scheme_info registry[] = {
     {.name = "serial",
@@ -27,7 +23,6 @@ static const fg_scheme_info registry[] = {
      .summary = "block rows, staged broadcasts of whole blocks (MG-GCN)",
      .create = fg_scheme_1d_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
-     .is_default = default_never,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_BCAST,
      .plan_min_ranks = 2},
@@ -44,7 +39,6 @@ static const fg_scheme_info registry[] = {
      .create = fg_scheme_3d_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_GRID | FG_SOPT_DOUBLE_PERM | FG_SOPT_AGG_BLOCKS |
                 FG_SOPT_LEARN_FEATURES,
-     .is_default = default_never,
      .predict = fg_plan_predict_3d,
      .grid = 1,
      .plan_min_ranks = 1},
@@ -141,7 +135,7 @@ fg_status fg_scheme_resolve(const char *name, unsigned options, int ranks,
   }
   if (!name) {
     for (int i = 0; i < N_SCHEMES && !*out; i++)
-      if (registry[i].is_default(ranks)) *out = &registry[i];
+      if (registry[i].is_default && registry[i].is_default(ranks)) *out = &registry[i];
     FG_REQUIRE(*out != NULL, FG_ERR_INTERNAL, "no default scheme for %d ranks", ranks);
   } else {
     *out = fg_scheme_lookup(name);
@@ -163,8 +157,6 @@ cleanup:
   if (st != FG_OK) *out = NULL;
   return st;
 }
-
-
 
 fg_status fg_scheme_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
                            fg_scheme **out) {
