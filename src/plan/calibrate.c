@@ -76,24 +76,17 @@ static float *dense(int64_t n) {
   return x;
 }
 
-/* Seconds of one call: a warm-up, then the mean of a few back-to-back runs. Every rank runs at
- * once, so a job with more ranks than cores sees its contention (the caller takes the slowest
- * rank's). */
-typedef struct spmm_job {
-  const fg_csr *A;
-  const float *X;
-  float *Y;
-  int64_t f;
-} spmm_job;
-
-static double time_spmm(const spmm_job *j) {
+/* Seconds of Y = A X (f columns): a warm-up, then the mean of a few back-to-back runs. Every
+ * rank runs at once, so a job with more ranks than cores sees its contention (the caller takes
+ * the slowest rank's). */
+static double time_spmm(const fg_csr *A, const float *X, float *Y, int64_t f) {
   double once, t0 = fg_now();
   int reps;
-  fg_spmm(j->A, j->X, j->f, j->Y, j->f, j->f);
+  fg_spmm(A, X, f, Y, f, f);
   once = fg_now() - t0;
   reps = once > 0.05 ? 2 : once > 0.01 ? 3 : once > 0.001 ? 6 : 12;
   t0 = fg_now();
-  for (int r = 0; r < reps; r++) fg_spmm(j->A, j->X, j->f, j->Y, j->f, j->f);
+  for (int r = 0; r < reps; r++) fg_spmm(A, X, f, Y, f, f);
   return (fg_now() - t0) / reps;
 }
 
@@ -118,19 +111,14 @@ static fg_status calibrate_spmm(MPI_Comm comm, int me, fg_calibration *out, FILE
         FG_CHECK(fg_agree(comm, st));
         for (size_t fi = 0; fi < sizeof f_list / sizeof f_list[0]; fi++) {
           const int64_t f = f_list[fi];
-          spmm_job job;
           double t;
           if ((cols + rows) * f * 4 > CAL_MAX_DENSE_BYTES || m >= CAL_MAX_SAMPLES) continue;
           xd = dense(cols * f);
           yd = dense(rows * f);
           st = xd && yd ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
           FG_CHECK(fg_agree(comm, st));
-          job.A = &A;
-          job.X = xd;
-          job.Y = yd;
-          job.f = f;
           FG_CHECK_MPI(MPI_Barrier(comm));
-          t = time_spmm(&job);
+          t = time_spmm(&A, xd, yd, f);
           FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm));
           X[m * 6 + 0] = (double)A.nnz * (double)f;
           X[m * 6 + 1] = (double)A.nnz *
