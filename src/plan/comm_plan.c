@@ -93,16 +93,12 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   /* the serial scheme holds everything in natural order: no layout to compute */
   FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
                          cfg->seed, &gl));
-  for (int i = 0; i < P; i++) {
-    per_rank[i].rows = gl->offs[i + 1] - gl->offs[i];
-    per_rank[i].nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
-  }
-  if (P > 1) {
-    FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
-    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
-  }
+  FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
+  FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
+    r->rows = gl->offs[i + 1] - gl->offs[i];
+    r->nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
     /* forward phase: the training forward and the evaluation forward */
     r->bytes_sent[0] = 2 * r->agg_rows_sent * fwd_sum * 4;
     r->bytes_recv[0] = 2 * r->agg_rows_recv * fwd_sum * 4;
