@@ -176,7 +176,7 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     const int ta = (int)shapes[i][3];
-    double best;
+    double t0, mean;
     a = dense(M * K);
     b = dense(K * N);
     c = dense(M * N);
@@ -184,14 +184,12 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Barrier(comm));
     fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
-    {
-      double t0 = fg_now();
-      for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
-      best = (fg_now() - t0) / 3;
-    }
-    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm));
+    t0 = fg_now();
+    for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
+    mean = (fg_now() - t0) / 3;
+    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm));
     flops += 2.0 * (double)M * (double)N * (double)K;
-    secs += best;
+    secs += mean;
     fg_free_aligned(a);
     fg_free_aligned(b);
     fg_free_aligned(c);

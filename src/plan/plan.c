@@ -100,14 +100,14 @@ fg_status fg_calibration_read(const char *path, fg_calibration *c) {
   while (fgets(line, sizeof line, f)) {
     char key[64], rest[64];
     double v;
-    int k = -1, n;
+    int k = -1;
     lineno++;
     FG_REQUIRE(strchr(line, '\n') || feof(f), FG_ERR_FORMAT, "%s: line %d: too long", path,
                lineno);
     if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
-    n = sscanf(line, "%63s %lf %63s", key, &v, rest);
-    FG_REQUIRE(n == 2, FG_ERR_FORMAT, "%s: line %d: expected 'key value', got '%.*s'", path,
-               lineno, (int)strcspn(line, "\r\n"), line);
+    FG_REQUIRE(sscanf(line, "%63s %lf %63s", key, &v, rest) == 2, FG_ERR_FORMAT,
+               "%s: line %d: expected 'key value', got '%.*s'", path, lineno,
+               (int)strcspn(line, "\r\n"), line);
     FG_REQUIRE(isfinite(v) && v >= 0, FG_ERR_FORMAT,
                "%s: line %d: %s must be a finite nonnegative number", path, lineno, key);
     if (strcmp(key, "version") == 0) {
@@ -258,14 +258,12 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     mem += (12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[cc]) + 1)) +
            (transposed ? 12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[a]) + 1) : 0.0);
   }
-  {
-    /* input features, node ids, scratch */
-    const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
-    mem += block * 4.0;
-    if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
-    for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
-    mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
-  }
+  /* input features, node ids, scratch */
+  const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
+  mem += block * 4.0;
+  if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
+  for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
+  mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
   o->spmm_seconds = spmm;
   o->gemm_seconds = gemm;
   o->comm_seconds = comm;
@@ -278,6 +276,12 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
 
 /* ---- least squares -------------------------------------------------------------------------- */
 
+static void swap(double *a, double *b) {
+  const double t = *a;
+  *a = *b;
+  *b = t;
+}
+
 /* Solve the k x k system M x = r in place (Gaussian elimination, partial pivoting); 0 if
  * singular. */
 static int solve(double *M, double *r, int k) {
@@ -286,16 +290,9 @@ static int solve(double *M, double *r, int k) {
     for (int j = i + 1; j < k; j++)
       if (fabs(M[j * k + i]) > fabs(M[p * k + i])) p = j;
     if (fabs(M[p * k + i]) < 1e-300) return 0;
-    if (p != i) {
-      for (int j = 0; j < k; j++) {
-        const double t = M[i * k + j];
-        M[i * k + j] = M[p * k + j];
-        M[p * k + j] = t;
-      }
-      const double t = r[i];
-      r[i] = r[p];
-      r[p] = t;
-    }
+    /* the pivot row to row i (p == i swaps nothing) */
+    for (int j = 0; j < k; j++) swap(&M[i * k + j], &M[p * k + j]);
+    swap(&r[i], &r[p]);
     for (int j = i + 1; j < k; j++) {
       const double f = M[j * k + i] / M[i * k + i];
       for (int m = i; m < k; m++) M[j * k + m] -= f * M[i * k + m];
@@ -580,12 +577,8 @@ static unsigned plan_options(const fg_plan_config *cfg) {
 static fg_status schemes_mask(const char *list, uint32_t *mask) {
   fg_status st = FG_OK;
   char name[64];
-  *mask = 0;
-  if (!list) {
-    *mask = (1u << fg_scheme_registry_size()) - 1u;
-    return FG_OK;
-  }
-  while (*list) {
+  *mask = list ? 0u : (1u << fg_scheme_registry_size()) - 1u;
+  while (list && *list) {
     const char *end = strchr(list, ',');
     const size_t len = end ? (size_t)(end - list) : strlen(list);
     const fg_scheme_info *e;
@@ -608,7 +601,7 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
                            const fg_calibration *cal, uint32_t mask, fg_layouts *lay,
                            fg_plan_entry **out, int *count) {
   fg_status st = FG_OK;
-  fg_plan_entry *e = NULL, *sorted = NULL;
+  fg_plan_entry *e = NULL;
   int64_t *w = NULL;
   int cap = 0, n = 0, grids[1][3];
   const int P = cfg ? cfg->ranks : 0;
@@ -652,22 +645,21 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
   }
   for (int i = 0; i < n; i++) e[i].fits = limit < 0 || e[i].mem_bytes <= limit;
   /* those that fit first, fastest first (a stable insertion sort: ties keep grid order) */
-  FG_CALLOC(sorted, n > 0 ? n : 1);
-  for (int i = 0; i < n; i++) {
+  for (int i = 1; i < n; i++) {
+    const fg_plan_entry x = e[i];
     int j = i;
-    while (j > 0 && (sorted[j - 1].fits < e[i].fits ||
-                     (sorted[j - 1].fits == e[i].fits && sorted[j - 1].seconds > e[i].seconds))) {
-      sorted[j] = sorted[j - 1];
+    while (j > 0 && (e[j - 1].fits < x.fits ||
+                     (e[j - 1].fits == x.fits && e[j - 1].seconds > x.seconds))) {
+      e[j] = e[j - 1];
       j--;
     }
-    sorted[j] = e[i];
+    e[j] = x;
   }
-  *out = sorted;
+  *out = e;
   *count = n;
-  sorted = NULL;
+  e = NULL;
 cleanup:
   free(e);
-  free(sorted);
   free(w);
   return st;
 }
