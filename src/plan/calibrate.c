@@ -171,12 +171,16 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
   static const int64_t shapes[][4] = {{32768, 16, 128, 0}, {32768, 128, 16, 0},
                                       {65536, 32, 32, 0},  {8192, 128, 128, 0},
                                       {128, 16, 32768, 1}, {64, 64, 65536, 1}};
-  double flops = 0.0, secs = 0.0, bw;
+  /* the elementwise passes' rows x cols */
+  const int64_t rows = 65536, cols = 32;
+  double flops = 0.0, secs = 0.0, bw, t0, t[2];
+  int64_t cnt, cor;
   float *a = NULL, *b = NULL, *c = NULL;
+  int32_t *labels = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     const int ta = (int)shapes[i][3];
-    double t0, mean;
+    double mean;
     a = dense(M * K);
     b = dense(K * N);
     c = dense(M * N);
@@ -196,37 +200,26 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     a = b = c = NULL;
   }
   out->gemm_flops = secs > 0 ? flops / secs : 1e10;
-  {
-    /* elementwise passes the model counts per element: dropout (a hash per four) and the
-     * softmax cross-entropy (an exp each) */
-    const int64_t rows = 65536, cols = 32;
-    int32_t *labels = fg_malloc_array((size_t)rows, sizeof *labels);
-    double t[2];
-    a = dense(rows * cols);
-    b = dense(rows * cols);
-    st = a && b && labels ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    if (st == FG_OK)
-      for (int64_t i = 0; i < rows; i++) labels[i] = (int32_t)(i % cols);
-    st = fg_agree(comm, st);
-    if (st == FG_OK) {
-      int64_t cnt, cor;
-      double t0;
-      FG_CHECK_MPI(MPI_Barrier(comm));
-      fg_dropout_forward(b, a, rows, cols, 0.5f, 1, 1, 0, NULL);
-      t0 = fg_now();
-      for (int r = 0; r < 3; r++) fg_dropout_forward(b, a, rows, cols, 0.5f, 1, (uint64_t)r, 0, NULL);
-      t[0] = (fg_now() - t0) / 3 / (double)(rows * cols);
-      t0 = fg_now();
-      /* one loss pass writes dlogits too: two exps per element */
-      for (int r = 0; r < 3; r++) fg_softmax_xent(a, rows, cols, labels, NULL, 1.0f, b, &cnt, &cor);
-      t[1] = (fg_now() - t0) / 3 / (double)(rows * cols) / 2;
-      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm));
-      out->dropout_elem = t[0];
-      out->softmax_elem = t[1];
-    }
-    free(labels);
-    FG_CHECK(st);
-  }
+  /* elementwise passes the model counts per element: dropout (a hash per four) and the
+   * softmax cross-entropy (an exp each) */
+  labels = fg_malloc_array((size_t)rows, sizeof *labels);
+  a = dense(rows * cols);
+  b = dense(rows * cols);
+  st = a && b && labels ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_agree(comm, st));
+  for (int64_t i = 0; i < rows; i++) labels[i] = (int32_t)(i % cols);
+  FG_CHECK_MPI(MPI_Barrier(comm));
+  fg_dropout_forward(b, a, rows, cols, 0.5f, 1, 1, 0, NULL);
+  t0 = fg_now();
+  for (int r = 0; r < 3; r++) fg_dropout_forward(b, a, rows, cols, 0.5f, 1, (uint64_t)r, 0, NULL);
+  t[0] = (fg_now() - t0) / 3 / (double)(rows * cols);
+  t0 = fg_now();
+  /* one loss pass writes dlogits too: two exps per element */
+  for (int r = 0; r < 3; r++) fg_softmax_xent(a, rows, cols, labels, NULL, 1.0f, b, &cnt, &cor);
+  t[1] = (fg_now() - t0) / 3 / (double)(rows * cols) / 2;
+  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm));
+  out->dropout_elem = t[0];
+  out->softmax_elem = t[1];
   FG_CHECK_MPI(MPI_Barrier(comm));
   bw = fg_bench_stream_triad((int64_t)4 << 20, 4);
   FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &bw, 1, MPI_DOUBLE, MPI_MIN, comm));
@@ -241,6 +234,7 @@ cleanup:
   fg_free_aligned(a);
   fg_free_aligned(b);
   fg_free_aligned(c);
+  free(labels);
   return st;
 }
 
@@ -352,11 +346,9 @@ fg_status fg_calibrate(MPI_Comm comm, int ranks_per_node, fg_calibration *out, F
   if (me == 0 && log)
     fprintf(log, "calibrating on %d rank(s) x %d thread(s)\n", P, fg_max_threads());
   c.cache_bytes = cache_level_bytes(2, 1048576.0) * fg_max_threads();
-  {
-    /* the last-level cache is shared by the ranks of a node */
-    const int on_node = ranks_per_node > 0 ? FG_MIN(ranks_per_node, P) : P;
-    c.llc_bytes = FG_MAX(c.cache_bytes, cache_level_bytes(3, 8.0 * 1048576.0) / on_node);
-  }
+  /* the last-level cache is shared by the ranks of a node */
+  const int on_node = ranks_per_node > 0 ? FG_MIN(ranks_per_node, P) : P;
+  c.llc_bytes = FG_MAX(c.cache_bytes, cache_level_bytes(3, 8.0 * 1048576.0) / on_node);
   FG_CHECK(calibrate_spmm(comm, me, &c, log));
   FG_CHECK(calibrate_dense(comm, me, &c, log));
   FG_CHECK(calibrate_comm(comm, me, P, ranks_per_node, &c, log));
