@@ -179,10 +179,9 @@ typedef struct ckpt_view {
 
 static fg_status read_whole(const char *path, unsigned char **out, size_t *out_size) {
   fg_status st = FG_OK;
-  FILE *f = NULL;
+  FILE *f = fopen(path, "rb");
   unsigned char *buf = NULL;
   long size = -1;
-  f = fopen(path, "rb");
   FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open checkpoint: %s", path, strerror(errno));
   FG_REQUIRE(fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0, FG_ERR_IO,
              "%s: cannot determine size", path);
@@ -377,6 +376,7 @@ cleanup:
 static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *m,
                            fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
+  float *const dst[3] = {m->params, m->adam_m, m->adam_v};
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {
@@ -389,9 +389,7 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              "%s: checkpoint has %lld parameters, the model %lld", path, (long long)v->n_params,
              (long long)m->n_params);
   *meta = v->meta;
-  memcpy(m->params, v->arrays[0], (size_t)v->n_params * 4);
-  memcpy(m->adam_m, v->arrays[1], (size_t)v->n_params * 4);
-  memcpy(m->adam_v, v->arrays[2], (size_t)v->n_params * 4);
+  for (int a = 0; a < 3; a++) memcpy(dst[a], v->arrays[a], (size_t)v->n_params * 4);
 cleanup:
   return st;
 }
