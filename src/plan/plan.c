@@ -410,7 +410,6 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   const int P = cfg->ranks, L = cfg->layers;
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
-  const fg_csr *mat[2];
   double *shard = NULL;
   nnz_cache *cache = NULL;
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
@@ -429,8 +428,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_ALLOC(shard, L);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
   FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed));
-  mat[0] = &lay->M[0];
-  mat[1] = perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0];
+  const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];
     double mean = 0.0, mx_all = -1.0;
@@ -535,14 +533,12 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    {
-      const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
-      int64_t act = 0, par = 0;
-      fg_model_memory(&mc, r->rows, &act, &par, NULL);
-      mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
-            rows * (double)w[0] * 4.0 + (double)act + (double)par +
-            rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
-    }
+    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed};
+    int64_t act = 0, par = 0;
+    fg_model_memory(&mc, r->rows, &act, &par, NULL);
+    mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
+          rows * (double)w[0] * 4.0 + (double)act + (double)par +
+          rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
     tot_nnz += nnz;
     if (spmm + comm + gemm + other > e->seconds) {
