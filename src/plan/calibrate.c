@@ -76,24 +76,17 @@ static float *dense(int64_t n) {
   return x;
 }
 
-/* Seconds of one call: a warm-up, then the mean of a few back-to-back runs. Every rank runs at
- * once, so a job with more ranks than cores sees its contention (the caller takes the slowest
- * rank's). */
-typedef struct spmm_job {
-  const fg_csr *A;
-  const float *X;
-  float *Y;
-  int64_t f;
-} spmm_job;
-
-static double time_spmm(const spmm_job *j) {
+/* Seconds of Y = A X (f columns): a warm-up, then the mean of a few back-to-back runs. Every
+ * rank runs at once, so a job with more ranks than cores sees its contention (the caller takes
+ * the slowest rank's). */
+static double time_spmm(const fg_csr *A, const float *X, float *Y, int64_t f) {
   double once, t0 = fg_now();
   int reps;
-  fg_spmm(j->A, j->X, j->f, j->Y, j->f, j->f);
+  fg_spmm(A, X, f, Y, f, f);
   once = fg_now() - t0;
   reps = once > 0.05 ? 2 : once > 0.01 ? 3 : once > 0.001 ? 6 : 12;
   t0 = fg_now();
-  for (int r = 0; r < reps; r++) fg_spmm(j->A, j->X, j->f, j->Y, j->f, j->f);
+  for (int r = 0; r < reps; r++) fg_spmm(A, X, f, Y, f, f);
   return (fg_now() - t0) / reps;
 }
 
@@ -118,19 +111,14 @@ static fg_status calibrate_spmm(MPI_Comm comm, int me, fg_calibration *out, FILE
         FG_CHECK(fg_agree(comm, st));
         for (size_t fi = 0; fi < sizeof f_list / sizeof f_list[0]; fi++) {
           const int64_t f = f_list[fi];
-          spmm_job job;
           double t;
           if ((cols + rows) * f * 4 > CAL_MAX_DENSE_BYTES || m >= CAL_MAX_SAMPLES) continue;
           xd = dense(cols * f);
           yd = dense(rows * f);
           st = xd && yd ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
           FG_CHECK(fg_agree(comm, st));
-          job.A = &A;
-          job.X = xd;
-          job.Y = yd;
-          job.f = f;
           FG_CHECK_MPI(MPI_Barrier(comm));
-          t = time_spmm(&job);
+          t = time_spmm(&A, xd, yd, f);
           FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm));
           X[m * 6 + 0] = (double)A.nnz * (double)f;
           X[m * 6 + 1] = (double)A.nnz *
@@ -183,12 +171,16 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
   static const int64_t shapes[][4] = {{32768, 16, 128, 0}, {32768, 128, 16, 0},
                                       {65536, 32, 32, 0},  {8192, 128, 128, 0},
                                       {128, 16, 32768, 1}, {64, 64, 65536, 1}};
-  double flops = 0.0, secs = 0.0, bw;
+  /* the elementwise passes' rows x cols */
+  const int64_t rows = 65536, cols = 32;
+  double flops = 0.0, secs = 0.0, bw, t0, t[2];
+  int64_t cnt, cor;
   float *a = NULL, *b = NULL, *c = NULL;
+  int32_t *labels = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     const int ta = (int)shapes[i][3];
-    double best;
+    double mean;
     a = dense(M * K);
     b = dense(K * N);
     c = dense(M * N);
@@ -196,51 +188,38 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Barrier(comm));
     fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
-    {
-      double t0 = fg_now();
-      for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
-      best = (fg_now() - t0) / 3;
-    }
-    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm));
+    t0 = fg_now();
+    for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
+    mean = (fg_now() - t0) / 3;
+    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm));
     flops += 2.0 * (double)M * (double)N * (double)K;
-    secs += best;
+    secs += mean;
     fg_free_aligned(a);
     fg_free_aligned(b);
     fg_free_aligned(c);
     a = b = c = NULL;
   }
   out->gemm_flops = secs > 0 ? flops / secs : 1e10;
-  {
-    /* elementwise passes the model counts per element: dropout (a hash per four) and the
-     * softmax cross-entropy (an exp each) */
-    const int64_t rows = 65536, cols = 32;
-    int32_t *labels = fg_malloc_array((size_t)rows, sizeof *labels);
-    double t[2];
-    a = dense(rows * cols);
-    b = dense(rows * cols);
-    st = a && b && labels ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    if (st == FG_OK)
-      for (int64_t i = 0; i < rows; i++) labels[i] = (int32_t)(i % cols);
-    st = fg_agree(comm, st);
-    if (st == FG_OK) {
-      int64_t cnt, cor;
-      double t0;
-      FG_CHECK_MPI(MPI_Barrier(comm));
-      fg_dropout_forward(b, a, rows, cols, 0.5f, 1, 1, 0, NULL);
-      t0 = fg_now();
-      for (int r = 0; r < 3; r++) fg_dropout_forward(b, a, rows, cols, 0.5f, 1, (uint64_t)r, 0, NULL);
-      t[0] = (fg_now() - t0) / 3 / (double)(rows * cols);
-      t0 = fg_now();
-      /* one loss pass writes dlogits too: two exps per element */
-      for (int r = 0; r < 3; r++) fg_softmax_xent(a, rows, cols, labels, NULL, 1.0f, b, &cnt, &cor);
-      t[1] = (fg_now() - t0) / 3 / (double)(rows * cols) / 2;
-      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm));
-      out->dropout_elem = t[0];
-      out->softmax_elem = t[1];
-    }
-    free(labels);
-    FG_CHECK(st);
-  }
+  /* elementwise passes the model counts per element: dropout (a hash per four) and the
+   * softmax cross-entropy (an exp each) */
+  labels = fg_malloc_array((size_t)rows, sizeof *labels);
+  a = dense(rows * cols);
+  b = dense(rows * cols);
+  st = a && b && labels ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_agree(comm, st));
+  for (int64_t i = 0; i < rows; i++) labels[i] = (int32_t)(i % cols);
+  FG_CHECK_MPI(MPI_Barrier(comm));
+  fg_dropout_forward(b, a, rows, cols, 0.5f, 1, 1, 0, NULL);
+  t0 = fg_now();
+  for (int r = 0; r < 3; r++) fg_dropout_forward(b, a, rows, cols, 0.5f, 1, (uint64_t)r, 0, NULL);
+  t[0] = (fg_now() - t0) / 3 / (double)(rows * cols);
+  t0 = fg_now();
+  /* one loss pass writes dlogits too: two exps per element */
+  for (int r = 0; r < 3; r++) fg_softmax_xent(a, rows, cols, labels, NULL, 1.0f, b, &cnt, &cor);
+  t[1] = (fg_now() - t0) / 3 / (double)(rows * cols) / 2;
+  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm));
+  out->dropout_elem = t[0];
+  out->softmax_elem = t[1];
   FG_CHECK_MPI(MPI_Barrier(comm));
   bw = fg_bench_stream_triad((int64_t)4 << 20, 4);
   FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &bw, 1, MPI_DOUBLE, MPI_MIN, comm));
@@ -255,6 +234,7 @@ cleanup:
   fg_free_aligned(a);
   fg_free_aligned(b);
   fg_free_aligned(c);
+  free(labels);
   return st;
 }
 
@@ -366,11 +346,9 @@ fg_status fg_calibrate(MPI_Comm comm, int ranks_per_node, fg_calibration *out, F
   if (me == 0 && log)
     fprintf(log, "calibrating on %d rank(s) x %d thread(s)\n", P, fg_max_threads());
   c.cache_bytes = cache_level_bytes(2, 1048576.0) * fg_max_threads();
-  {
-    /* the last-level cache is shared by the ranks of a node */
-    const int on_node = ranks_per_node > 0 ? FG_MIN(ranks_per_node, P) : P;
-    c.llc_bytes = FG_MAX(c.cache_bytes, cache_level_bytes(3, 8.0 * 1048576.0) / on_node);
-  }
+  /* the last-level cache is shared by the ranks of a node */
+  const int on_node = ranks_per_node > 0 ? FG_MIN(ranks_per_node, P) : P;
+  c.llc_bytes = FG_MAX(c.cache_bytes, cache_level_bytes(3, 8.0 * 1048576.0) / on_node);
   FG_CHECK(calibrate_spmm(comm, me, &c, log));
   FG_CHECK(calibrate_dense(comm, me, &c, log));
   FG_CHECK(calibrate_comm(comm, me, P, ranks_per_node, &c, log));

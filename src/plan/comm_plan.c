@@ -9,13 +9,7 @@
 #include "schemes/fg_partition.h"
 
 fg_comm_plan_config fg_comm_plan_config_default(void) {
-  fg_comm_plan_config c;
-  memset(&c, 0, sizeof c);
-  c.ranks = 1;
-  c.layers = 2;
-  c.hidden = 16;
-  c.agg_order = FG_AGG_AUTO;
-  return c;
+  return (fg_comm_plan_config){.ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO};
 }
 
 /* Per-aggregation traffic of one operator (Â or Âᵀ, pattern B) for every rank. */
@@ -23,21 +17,21 @@ static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int P, in
                                  fg_comm_rank_plan *pr, int transposed) {
   fg_status st = FG_OK;
   int64_t *cnt = NULL; /* (P x P) |NnzCols(i, j)| */
+  if (sa && P > 1) {
+    FG_ALLOC(cnt, (int64_t)P * P);
+    FG_CHECK(fg_layout_halo_counts(B, offs, P, cnt));
+  }
   for (int i = 0; i < P; i++) {
     int64_t rs = 0, rr = 0, ms = 0, mr = 0;
-    const int64_t ni = offs[i + 1] - offs[i];
-    if (!sa) {
-      /* broadcast of every nonempty block: its owner to the P-1 others */
-      if (ni > 0) {
-        rs = (int64_t)(P - 1) * ni;
-        ms = P - 1;
-      }
-      for (int j = 0; j < P; j++) {
-        const int64_t nj = offs[j + 1] - offs[j];
-        if (j == i || nj == 0) continue;
-        rr += nj;
-        mr++;
-      }
+    for (int j = 0; j < P; j++) {
+      /* rows rank i receives from j and sends to j: sparsity-aware (cnt), the referenced ones
+       * (none on one rank); else a broadcast of every nonempty block to the P-1 others */
+      const int64_t in = cnt ? cnt[(int64_t)i * P + j] : j == i ? 0 : offs[j + 1] - offs[j];
+      const int64_t outv = cnt ? cnt[(int64_t)j * P + i] : j == i ? 0 : offs[i + 1] - offs[i];
+      rr += in;
+      mr += in > 0;
+      rs += outv;
+      ms += outv > 0;
     }
     if (transposed) {
       pr[i].aggt_rows_sent = rs;
@@ -49,31 +43,6 @@ static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int P, in
       pr[i].agg_rows_recv = rr;
       pr[i].agg_msgs_sent = ms;
       pr[i].agg_msgs_recv = mr;
-    }
-  }
-  if (sa && P > 1) {
-    FG_ALLOC(cnt, (int64_t)P * P);
-    FG_CHECK(fg_layout_halo_counts(B, offs, P, cnt));
-    for (int i = 0; i < P; i++) {
-      int64_t rs = 0, rr = 0, ms = 0, mr = 0;
-      for (int j = 0; j < P; j++) {
-        const int64_t in = cnt[(int64_t)i * P + j], outv = cnt[(int64_t)j * P + i];
-        rr += in;
-        mr += in > 0;
-        rs += outv;
-        ms += outv > 0;
-      }
-      if (transposed) {
-        pr[i].aggt_rows_sent = rs;
-        pr[i].aggt_rows_recv = rr;
-        pr[i].aggt_msgs_sent = ms;
-        pr[i].aggt_msgs_recv = mr;
-      } else {
-        pr[i].agg_rows_sent = rs;
-        pr[i].agg_rows_recv = rr;
-        pr[i].agg_msgs_sent = ms;
-        pr[i].agg_msgs_recv = mr;
-      }
     }
   }
 cleanup:
@@ -124,16 +93,12 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   /* the serial scheme holds everything in natural order: no layout to compute */
   FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
                          cfg->seed, &gl));
-  for (int i = 0; i < P; i++) {
-    per_rank[i].rows = gl->offs[i + 1] - gl->offs[i];
-    per_rank[i].nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
-  }
-  if (P > 1) {
-    FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
-    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
-  }
+  FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
+  FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
+    r->rows = gl->offs[i + 1] - gl->offs[i];
+    r->nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
     /* forward phase: the training forward and the evaluation forward */
     r->bytes_sent[0] = 2 * r->agg_rows_sent * fwd_sum * 4;
     r->bytes_recv[0] = 2 * r->agg_rows_recv * fwd_sum * 4;

@@ -55,7 +55,7 @@ struct fg_scheme_info {
                       fg_scheme **out);
   unsigned options;         /* FG_SOPT_* it accepts */
   int max_ranks;            /* 0: any number */
-  int (*is_default)(int ranks); /* the scheme a run with no --scheme takes */
+  int (*is_default)(int ranks); /* the scheme a run with no --scheme takes (NULL: never) */
   fg_scheme_predict_fn predict; /* NULL: not modelled */
   int grid;                 /* its layout is a 3D grid (fg_plan_entry.grid) */
   fg_volume_kind volume;    /* 1D layouts: how fg_comm_plan counts it */

@@ -18,39 +18,21 @@
 /* ---- coefficients ----------------------------------------------------------------------------- */
 
 fg_calibration fg_calibration_default(void) {
-  fg_calibration c;
-  memset(&c, 0, sizeof c);
   /* one core of a current x86 server: an SpMM costs ~0.4 ns per multiply-add of a row
    * element, 2 ns per nonzero; GEMM 20 Gflop/s; 10 GB/s elementwise; a collective step 3 us
    * inside a node (5 GB/s per rank), 20 us across nodes (10 GB/s links) */
-  c.spmm[0] = 1e-10;
-  c.spmm[1] = 3e-9;
-  c.spmm[2] = 5e-9;
-  c.spmm[3] = 2.5e-9;
-  c.spmm[4] = 3e-10;
-  c.spmm[5] = 1e-11;
-  c.cache_bytes = 2e6;
-  c.llc_bytes = 8e6;
-  c.gemm_flops = 2e10;
-  c.stream_bytes = 1e10;
-  c.dropout_elem = 1.5e-9;
-  c.softmax_elem = 8e-9;
-  c.alpha_intra = 3e-6;
-  c.beta_intra = 2e-10;
-  c.alpha_inter = 2e-5;
-  c.beta_inter = 1e-10;
+  static const fg_calibration c = {.spmm = {1e-10, 3e-9, 5e-9, 2.5e-9, 3e-10, 1e-11},
+                                   .cache_bytes = 2e6, .llc_bytes = 8e6,
+                                   .gemm_flops = 2e10, .stream_bytes = 1e10,
+                                   .dropout_elem = 1.5e-9, .softmax_elem = 8e-9,
+                                   .alpha_intra = 3e-6, .beta_intra = 2e-10,
+                                   .alpha_inter = 2e-5, .beta_inter = 1e-10};
   return c;
 }
 
 fg_plan_config fg_plan_config_default(void) {
-  fg_plan_config c;
-  memset(&c, 0, sizeof c);
-  c.ranks = 1;
-  c.layers = 2;
-  c.hidden = 16;
-  c.agg_order = FG_AGG_AUTO;
-  c.agg_blocks = 1;
-  return c;
+  return (fg_plan_config){
+      .ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO, .agg_blocks = 1};
 }
 
 static const struct {
@@ -118,14 +100,14 @@ fg_status fg_calibration_read(const char *path, fg_calibration *c) {
   while (fgets(line, sizeof line, f)) {
     char key[64], rest[64];
     double v;
-    int k = -1, n;
+    int k = -1;
     lineno++;
     FG_REQUIRE(strchr(line, '\n') || feof(f), FG_ERR_FORMAT, "%s: line %d: too long", path,
                lineno);
     if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
-    n = sscanf(line, "%63s %lf %63s", key, &v, rest);
-    FG_REQUIRE(n == 2, FG_ERR_FORMAT, "%s: line %d: expected 'key value', got '%.*s'", path,
-               lineno, (int)strcspn(line, "\r\n"), line);
+    FG_REQUIRE(sscanf(line, "%63s %lf %63s", key, &v, rest) == 2, FG_ERR_FORMAT,
+               "%s: line %d: expected 'key value', got '%.*s'", path, lineno,
+               (int)strcspn(line, "\r\n"), line);
     FG_REQUIRE(isfinite(v) && v >= 0, FG_ERR_FORMAT,
                "%s: line %d: %s must be a finite nonnegative number", path, lineno, key);
     if (strcmp(key, "version") == 0) {
@@ -276,14 +258,12 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     mem += (12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[cc]) + 1)) +
            (transposed ? 12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[a]) + 1) : 0.0);
   }
-  {
-    /* input features, node ids, scratch */
-    const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
-    mem += block * 4.0;
-    if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
-    for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
-    mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
-  }
+  /* input features, node ids, scratch */
+  const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
+  mem += block * 4.0;
+  if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
+  for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
+  mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
   o->spmm_seconds = spmm;
   o->gemm_seconds = gemm;
   o->comm_seconds = comm;
@@ -296,6 +276,12 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
 
 /* ---- least squares -------------------------------------------------------------------------- */
 
+static void swap(double *a, double *b) {
+  const double t = *a;
+  *a = *b;
+  *b = t;
+}
+
 /* Solve the k x k system M x = r in place (Gaussian elimination, partial pivoting); 0 if
  * singular. */
 static int solve(double *M, double *r, int k) {
@@ -304,16 +290,9 @@ static int solve(double *M, double *r, int k) {
     for (int j = i + 1; j < k; j++)
       if (fabs(M[j * k + i]) > fabs(M[p * k + i])) p = j;
     if (fabs(M[p * k + i]) < 1e-300) return 0;
-    if (p != i) {
-      for (int j = 0; j < k; j++) {
-        const double t = M[i * k + j];
-        M[i * k + j] = M[p * k + j];
-        M[p * k + j] = t;
-      }
-      const double t = r[i];
-      r[i] = r[p];
-      r[p] = t;
-    }
+    /* the pivot row to row i (p == i swaps nothing) */
+    for (int j = 0; j < k; j++) swap(&M[i * k + j], &M[p * k + j]);
+    swap(&r[i], &r[p]);
     for (int j = i + 1; j < k; j++) {
       const double f = M[j * k + i] / M[i * k + i];
       for (int m = i; m < k; m++) M[j * k + m] -= f * M[i * k + m];
@@ -340,16 +319,13 @@ double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int
     active[j] = s > 0;
     beta[j] = 0.0;
   }
+  /* beta is all zeros at the top of every iteration */
   for (int iter = 0; iter < k; iter++) {
-    double M[64], r[8];
+    double M[64] = {0}, r[8] = {0};
     int idx[8], na = 0, neg = 0;
     for (int j = 0; j < k; j++)
       if (active[j]) idx[na++] = j;
     if (na == 0) break;
-    for (int p = 0; p < na; p++) {
-      r[p] = 0.0;
-      for (int q = 0; q < na; q++) M[p * na + q] = 0.0;
-    }
     for (int i = 0; i < m; i++) {
       for (int p = 0; p < na; p++) {
         const double xp = X[i * k + idx[p]] * scale[idx[p]];
@@ -359,47 +335,43 @@ double fg_nnls_fit(const double *X, const double *y, const double *w, int m, int
     }
     for (int p = 0; p < na; p++) M[p * na + p] *= 1.0 + 1e-12; /* a touch of ridge */
     if (!solve(M, r, na)) break;
-    for (int j = 0; j < k; j++) beta[j] = 0.0;
     for (int p = 0; p < na; p++) {
       beta[idx[p]] = r[p] * scale[idx[p]];
       if (beta[idx[p]] < 0) neg = 1;
     }
     if (!neg) break;
     /* drop the most negative coefficient and refit */
-    {
-      int worst = -1;
-      for (int p = 0; p < na; p++)
-        if (beta[idx[p]] < 0 && (worst < 0 || r[p] < r[worst])) worst = p;
-      active[idx[worst]] = 0;
-      for (int j = 0; j < k; j++) beta[j] = 0.0;
-    }
+    int worst = -1;
+    for (int p = 0; p < na; p++)
+      if (beta[idx[p]] < 0 && (worst < 0 || r[p] < r[worst])) worst = p;
+    active[idx[worst]] = 0;
+    for (int j = 0; j < k; j++) beta[j] = 0.0;
   }
-  {
-    double ss_res = 0.0, ss_tot = 0.0, mean = 0.0, wsum = 0.0;
-    for (int i = 0; i < m; i++) {
-      mean += w[i] * y[i];
-      wsum += w[i];
-    }
-    mean = wsum > 0 ? mean / wsum : 0.0;
-    for (int i = 0; i < m; i++) {
-      double pred = 0.0;
-      for (int j = 0; j < k; j++) pred += X[i * k + j] * beta[j];
-      ss_res += w[i] * (pred - y[i]) * (pred - y[i]);
-      ss_tot += w[i] * (y[i] - mean) * (y[i] - mean);
-    }
-    return ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  double ss_res = 0.0, ss_tot = 0.0, mean = 0.0, wsum = 0.0;
+  for (int i = 0; i < m; i++) {
+    mean += w[i] * y[i];
+    wsum += w[i];
   }
+  mean = wsum > 0 ? mean / wsum : 0.0;
+  for (int i = 0; i < m; i++) {
+    double pred = 0.0;
+    for (int j = 0; j < k; j++) pred += X[i * k + j] * beta[j];
+    ss_res += w[i] * (pred - y[i]) * (pred - y[i]);
+    ss_tot += w[i] * (y[i] - mean) * (y[i] - mean);
+  }
+  return ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
 }
 
 /* ---- the plan -------------------------------------------------------------------------------- */
 
 /* Largest and total nonzeros of the gr x gc blocks of M, cached by (matrix, gr, gc). */
+typedef struct nnz_entry {
+  int which, gr, gc;
+  int64_t max, total;
+} nnz_entry;
 typedef struct nnz_cache {
   int n;
-  struct {
-    int which, gr, gc;
-    int64_t max, total;
-  } e[128];
+  nnz_entry e[128];
 } nnz_cache;
 
 static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr, int gc,
@@ -407,9 +379,10 @@ static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr,
   fg_status st = FG_OK;
   int64_t *cnt = NULL;
   for (int i = 0; i < cache->n; i++) {
-    if (cache->e[i].which == which && cache->e[i].gr == gr && cache->e[i].gc == gc) {
-      *max = cache->e[i].max;
-      *total = cache->e[i].total;
+    const nnz_entry *e = &cache->e[i];
+    if (e->which == which && e->gr == gr && e->gc == gc) {
+      *max = e->max;
+      *total = e->total;
       return FG_OK;
     }
   }
@@ -421,14 +394,7 @@ static fg_status block_max(nnz_cache *cache, const fg_csr *M, int which, int gr,
     *max = FG_MAX(*max, cnt[i]);
     *total += cnt[i];
   }
-  if (cache->n < 128) {
-    cache->e[cache->n].which = which;
-    cache->e[cache->n].gr = gr;
-    cache->e[cache->n].gc = gc;
-    cache->e[cache->n].max = *max;
-    cache->e[cache->n].total = *total;
-    cache->n++;
-  }
+  if (cache->n < 128) cache->e[cache->n++] = (nnz_entry){which, gr, gc, *max, *total};
 cleanup:
   free(cnt);
   return st;
@@ -444,7 +410,6 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   const int P = cfg->ranks, L = cfg->layers;
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
-  const fg_csr *mat[2];
   double *shard = NULL;
   nnz_cache *cache = NULL;
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
@@ -463,13 +428,10 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_ALLOC(shard, L);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
   FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed));
-  mat[0] = &lay->M[0];
-  mat[1] = perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0];
+  const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
-    fg_cost3d_input in;
     fg_plan_entry *e = &out[*count];
     double mean = 0.0, mx_all = -1.0;
-    memset(&in, 0, sizeof in);
     memset(e, 0, sizeof *e);
     for (int l = 0; l < L; l++) {
       int a, b, c;
@@ -483,16 +445,16 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
         mean = (double)tot / ((double)grids[gi][c] * grids[gi][a]);
       }
     }
-    in.n = n;
-    in.layers = L;
-    in.widths = w;
-    memcpy(in.g, grids[gi], sizeof in.g);
-    in.shard_nnz = shard;
-    in.mean_nnz = mean;
-    in.nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3);
-    in.learn_features = cfg->learn_features;
-    in.agg_blocks = cfg->agg_blocks;
-    in.ranks_per_node = cfg->ranks_per_node;
+    const fg_cost3d_input in = {.n = n,
+                                .layers = L,
+                                .widths = w,
+                                .g = {grids[gi][0], grids[gi][1], grids[gi][2]},
+                                .shard_nnz = shard,
+                                .mean_nnz = mean,
+                                .nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3),
+                                .learn_features = cfg->learn_features,
+                                .agg_blocks = cfg->agg_blocks,
+                                .ranks_per_node = cfg->ranks_per_node};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
@@ -511,9 +473,16 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                              int *count) {
   fg_status st = FG_OK;
   fg_plan_entry *e = &out[*count];
-  fg_comm_plan_config pc = fg_comm_plan_config_default();
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks, L = cfg->layers;
+  const fg_comm_plan_config pc = {.ranks = P,
+                                  .scheme = self->name,
+                                  .order = cfg->order,
+                                  .seed = cfg->seed,
+                                  .layers = L,
+                                  .hidden = cfg->hidden,
+                                  .widths = cfg->widths,
+                                  .agg_order = cfg->agg_order};
   const int sa = self->volume == FG_VOLUME_HALO, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
@@ -523,14 +492,6 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
   FG_ALLOC(pr, P);
-  pc.ranks = P;
-  pc.scheme = self->name;
-  pc.order = cfg->order;
-  pc.seed = cfg->seed;
-  pc.layers = L;
-  pc.hidden = cfg->hidden;
-  pc.widths = cfg->widths;
-  pc.agg_order = cfg->agg_order;
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
@@ -572,14 +533,12 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    {
-      const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, NULL};
-      int64_t act = 0, par = 0;
-      fg_model_memory(&mc, r->rows, &act, &par, NULL);
-      mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
-            rows * (double)w[0] * 4.0 + (double)act + (double)par +
-            rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
-    }
+    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, NULL};
+    int64_t act = 0, par = 0;
+    fg_model_memory(&mc, r->rows, &act, &par, NULL);
+    mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
+          rows * (double)w[0] * 4.0 + (double)act + (double)par +
+          rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
     tot_nnz += nnz;
     if (spmm + comm + gemm + other > e->seconds) {
@@ -602,13 +561,11 @@ cleanup:
 /* The options a plan configuration uses: the registry's mapping of the training options it
  * shares with a run (FG_SOPT_* bits). */
 static unsigned plan_options(const fg_plan_config *cfg) {
-  fg_train_config t;
-  memset(&t, 0, sizeof t);
-  t.order = cfg->order;
-  t.agg_order = cfg->agg_order;
-  t.double_perm = cfg->double_perm;
-  t.agg_blocks = cfg->agg_blocks;
-  t.learn_features = cfg->learn_features;
+  const fg_train_config t = {.order = cfg->order,
+                             .agg_order = cfg->agg_order,
+                             .double_perm = cfg->double_perm,
+                             .agg_blocks = cfg->agg_blocks,
+                             .learn_features = cfg->learn_features};
   return fg_scheme_options_of(&t);
 }
 
@@ -616,12 +573,8 @@ static unsigned plan_options(const fg_plan_config *cfg) {
 static fg_status schemes_mask(const char *list, uint32_t *mask) {
   fg_status st = FG_OK;
   char name[64];
-  *mask = 0;
-  if (!list) {
-    *mask = (1u << fg_scheme_registry_size()) - 1u;
-    return FG_OK;
-  }
-  while (*list) {
+  *mask = list ? 0u : (1u << fg_scheme_registry_size()) - 1u;
+  while (list && *list) {
     const char *end = strchr(list, ',');
     const size_t len = end ? (size_t)(end - list) : strlen(list);
     const fg_scheme_info *e;
@@ -644,7 +597,7 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
                            const fg_calibration *cal, uint32_t mask, fg_layouts *lay,
                            fg_plan_entry **out, int *count) {
   fg_status st = FG_OK;
-  fg_plan_entry *e = NULL, *sorted = NULL;
+  fg_plan_entry *e = NULL;
   int64_t *w = NULL;
   int cap = 0, n = 0, grids[1][3];
   const int P = cfg ? cfg->ranks : 0;
@@ -688,22 +641,21 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
   }
   for (int i = 0; i < n; i++) e[i].fits = limit < 0 || e[i].mem_bytes <= limit;
   /* those that fit first, fastest first (a stable insertion sort: ties keep grid order) */
-  FG_CALLOC(sorted, n > 0 ? n : 1);
-  for (int i = 0; i < n; i++) {
+  for (int i = 1; i < n; i++) {
+    const fg_plan_entry x = e[i];
     int j = i;
-    while (j > 0 && (sorted[j - 1].fits < e[i].fits ||
-                     (sorted[j - 1].fits == e[i].fits && sorted[j - 1].seconds > e[i].seconds))) {
-      sorted[j] = sorted[j - 1];
+    while (j > 0 && (e[j - 1].fits < x.fits ||
+                     (e[j - 1].fits == x.fits && e[j - 1].seconds > x.seconds))) {
+      e[j] = e[j - 1];
       j--;
     }
-    sorted[j] = e[i];
+    e[j] = x;
   }
-  *out = sorted;
+  *out = e;
   *count = n;
-  sorted = NULL;
+  e = NULL;
 cleanup:
   free(e);
-  free(sorted);
   free(w);
   return st;
 }
@@ -725,21 +677,21 @@ cleanup:
 }
 
 fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
-  fg_plan_config pc = fg_plan_config_default();
-  pc.ranks = ranks;
-  pc.ranks_per_node = cfg->ranks_per_node;
-  pc.layers = cfg->layers;
-  pc.hidden = cfg->hidden;
-  pc.widths = cfg->widths;
-  pc.agg_order = cfg->agg_order;
-  pc.order = cfg->order;
-  pc.double_perm = cfg->double_perm;
-  pc.learn_features = cfg->learn_features;
-  pc.agg_blocks = cfg->agg_blocks;
-  pc.seed = cfg->seed;
-  /* --mem-limit is per process; its default (0) is the node's available memory over its ranks */
-  pc.mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0;
-  return pc;
+  return (fg_plan_config){
+      .ranks = ranks,
+      .ranks_per_node = cfg->ranks_per_node,
+      .layers = cfg->layers,
+      .hidden = cfg->hidden,
+      .widths = cfg->widths,
+      .agg_order = cfg->agg_order,
+      .order = cfg->order,
+      .double_perm = cfg->double_perm,
+      .learn_features = cfg->learn_features,
+      .agg_blocks = cfg->agg_blocks,
+      .seed = cfg->seed,
+      /* --mem-limit is per process; its default (0) is the node's available memory over its
+       * ranks */
+      .mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0};
 }
 
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
@@ -747,12 +699,11 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
                        int grid[3], double *mem_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
-  fg_plan_config pc = fg_plan_config_default();
+  const fg_plan_config pc = fg_plan_config_of(cfg, ranks);
   fg_plan_entry *e = NULL;
   int n = 0;
   *scheme = NULL;
   if (cfg->calibration_path) FG_CHECK(fg_calibration_read(cfg->calibration_path, &cal));
-  pc = fg_plan_config_of(cfg, ranks);
   FG_CHECK(fg_plan_layouts(ds, &pc, &cal, candidates, lay, &e, &n));
   FG_REQUIRE(n > 0, FG_ERR_INTERNAL, "plan: no configuration");
   if (!e[0].fits) {

@@ -7,10 +7,6 @@
 
 static int default_one_rank(int ranks) { return ranks == 1; }
 static int default_many_ranks(int ranks) { return ranks > 1; }
-static int default_never(int ranks) {
-  (void)ranks;
-  return 0;
-}
 
 static const fg_scheme_info registry[] = {
     {.name = "serial",
@@ -27,7 +23,6 @@ static const fg_scheme_info registry[] = {
      .summary = "block rows, staged broadcasts of whole blocks (MG-GCN)",
      .create = fg_scheme_1d_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
-     .is_default = default_never,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_BCAST,
      .plan_min_ranks = 2},
@@ -44,7 +39,6 @@ static const fg_scheme_info registry[] = {
      .create = fg_scheme_3d_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_GRID | FG_SOPT_DOUBLE_PERM | FG_SOPT_AGG_BLOCKS |
                 FG_SOPT_LEARN_FEATURES,
-     .is_default = default_never,
      .predict = fg_plan_predict_3d,
      .grid = 1,
      .plan_min_ranks = 1},
@@ -68,13 +62,18 @@ const fg_scheme_info *fg_scheme_lookup(const char *name) {
   return NULL;
 }
 
+/* The names of the rows that take option bit (0: of every row), comma-separated. */
+static void join_names(unsigned bit, char *buf, size_t len) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < N_SCHEMES && k < len; i++)
+    if (!bit || (registry[i].options & bit))
+      k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", registry[i].name);
+}
+
 const char *fg_scheme_names(void) {
   static char names[256];
-  if (!names[0]) {
-    size_t k = 0;
-    for (int i = 0; i < N_SCHEMES && k < sizeof names; i++)
-      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", registry[i].name);
-  }
+  if (!names[0]) join_names(0, names, sizeof names);
   return names;
 }
 
@@ -101,15 +100,6 @@ unsigned fg_scheme_options_of(const fg_train_config *c) {
   if (c->agg_blocks > 1) o |= FG_SOPT_AGG_BLOCKS;
   if (c->learn_features) o |= FG_SOPT_LEARN_FEATURES;
   return o;
-}
-
-/* The schemes that take option bit, for a message. */
-static void takers(unsigned bit, char *buf, size_t len) {
-  size_t k = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < N_SCHEMES && k < len; i++)
-    if (registry[i].options & bit)
-      k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", registry[i].name);
 }
 
 /* The first option of `given` that row e does not take (0: none). */
@@ -141,7 +131,7 @@ fg_status fg_scheme_resolve(const char *name, unsigned options, int ranks,
   }
   if (!name) {
     for (int i = 0; i < N_SCHEMES && !*out; i++)
-      if (registry[i].is_default(ranks)) *out = &registry[i];
+      if (registry[i].is_default && registry[i].is_default(ranks)) *out = &registry[i];
     FG_REQUIRE(*out != NULL, FG_ERR_INTERNAL, "no default scheme for %d ranks", ranks);
   } else {
     *out = fg_scheme_lookup(name);
@@ -150,7 +140,7 @@ fg_status fg_scheme_resolve(const char *name, unsigned options, int ranks,
   }
   if (refused(*out, options)) {
     const unsigned bit = refused(*out, options);
-    takers(bit, who, sizeof who);
+    join_names(bit, who, sizeof who);
     FG_FAIL(FG_ERR_INVALID_ARG, "--scheme %s does not take %s (%s: %s)", (*out)->name,
             fg_scheme_option_flag(bit), who[0] ? "it is an option of" : "no scheme takes it",
             who[0] ? who : "-");
@@ -163,8 +153,6 @@ cleanup:
   if (st != FG_OK) *out = NULL;
   return st;
 }
-
-
 
 fg_status fg_scheme_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
                            fg_scheme **out) {

@@ -21,6 +21,9 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_NAME 16          /* a section's name field */
 #define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
 #define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
+/* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
+ * them, so the payload is copied to and from the struct whole */
+_Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the meta payload");
 #define CKPT_V1_FIXED 80      /* version 1's header before the widths */
 /* zlib's crc32 takes uInt lengths: it is fed pieces no longer than this */
 #define CRC_PIECE ((size_t)1 << 30)
@@ -72,13 +75,12 @@ static void put(sink *s, const void *p, size_t n) {
 
 /* (the host is little-endian, checked before writing: values go out as they lie in memory) */
 static void put_u32(sink *s, uint32_t v) { put(s, &v, 4); }
-static void put_u64(sink *s, uint64_t v) { put(s, &v, 8); }
 
 static void put_section_head(sink *s, const char *name, uint64_t len) {
   char field[CKPT_NAME] = {0};
   memcpy(field, name, FG_MIN(strlen(name), (size_t)CKPT_NAME));
   put(s, field, CKPT_NAME);
-  put_u64(s, len);
+  put(s, &len, 8);
 }
 
 static void put_padding(sink *s, uint64_t len) {
@@ -94,7 +96,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   int64_t implied = 0;
   uint64_t widths_bytes, array_bytes;
   uint32_t crc;
-  const float *arrays[3];
+  const float *const arrays[3] = {m->params, m->adam_m, m->adam_v};
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
   FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
@@ -123,20 +125,11 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   put_u32(&s, SEC_REQUIRED);
   /* (56 bytes: a multiple of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
-  put_u64(&s, meta->seed);
-  put(&s, &meta->epoch, 8);
-  put(&s, &meta->adam_t, 8);
-  put(&s, &meta->best_epoch, 8);
-  put(&s, &meta->best_valid_acc, 8);
-  put(&s, &meta->best_valid_loss, 8);
-  put(&s, &meta->best_test_acc, 8);
+  put(&s, meta, CKPT_META_BYTES);
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
   put(&s, m->widths, 8 * ((size_t)m->layers + 1));
   put_padding(&s, widths_bytes);
-  arrays[0] = m->params;
-  arrays[1] = m->adam_m;
-  arrays[2] = m->adam_v;
   for (int a = 0; a < 3; a++) {
     put_section_head(&s, sec_names[SEC_PARAMS + a], array_bytes);
     put(&s, arrays[a], (size_t)array_bytes);
@@ -168,18 +161,8 @@ static uint32_t get_u32(const unsigned char *p) {
   memcpy(&v, p, 4);
   return v;
 }
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
 static int64_t get_i64(const unsigned char *p) {
   int64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-static double get_f64(const unsigned char *p) {
-  double v;
   memcpy(&v, p, 8);
   return v;
 }
@@ -196,10 +179,9 @@ typedef struct ckpt_view {
 
 static fg_status read_whole(const char *path, unsigned char **out, size_t *out_size) {
   fg_status st = FG_OK;
-  FILE *f = NULL;
+  FILE *f = fopen(path, "rb");
   unsigned char *buf = NULL;
   long size = -1;
-  f = fopen(path, "rb");
   FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open checkpoint: %s", path, strerror(errno));
   FG_REQUIRE(fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0, FG_ERR_IO,
              "%s: cannot determine size", path);
@@ -232,13 +214,12 @@ cleanup:
   return st;
 }
 
+/* (the caller has checked that size covers the version's fixed part and the checksum) */
 static fg_status parse_v1(const char *path, const unsigned char *buf, size_t size,
                           ckpt_view *v) {
   fg_status st = FG_OK;
   size_t expect;
   const unsigned char *p;
-  FG_REQUIRE(size >= CKPT_V1_FIXED + 4, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
   v->layers = get_u32(buf + 12);
   v->n_params = get_i64(buf + 40);
   FG_REQUIRE(v->layers >= 1 && v->layers < CKPT_MAX_LAYERS && v->n_params > 0, FG_ERR_FORMAT,
@@ -252,13 +233,9 @@ static fg_status parse_v1(const char *path, const unsigned char *buf, size_t siz
   FG_REQUIRE(size == expect, FG_ERR_FORMAT,
              "%s: size %zu bytes, header implies %zu (truncated or corrupt)", path, size, expect);
   FG_CHECK(check_crc(path, buf, size));
-  v->meta.seed = get_u64(buf + 16);
-  v->meta.epoch = get_i64(buf + 24);
-  v->meta.adam_t = get_i64(buf + 32);
-  v->meta.best_epoch = get_i64(buf + 48);
-  v->meta.best_valid_acc = get_f64(buf + 56);
-  v->meta.best_valid_loss = get_f64(buf + 64);
-  v->meta.best_test_acc = get_f64(buf + 72);
+  /* the meta fields: seed, epoch and adam_t, then (after the parameter count) the other four */
+  memcpy(&v->meta, buf + 16, 24);
+  memcpy((unsigned char *)&v->meta + 24, buf + 48, 32);
   v->widths = buf + CKPT_V1_FIXED;
   p = v->widths + 8 * ((size_t)v->layers + 1);
   for (int a = 0; a < 3; a++) v->arrays[a] = p + (size_t)a * 4 * (size_t)v->n_params;
@@ -304,8 +281,6 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   uint32_t count;
   size_t end, off = CKPT_HEAD;
   int64_t n = 0;
-  FG_REQUIRE(size >= CKPT_HEAD + 4, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
   end = size - 4; /* where the sections must end: the checksum follows */
   count = get_u32(buf + 12);
   /* every section takes at least its header: a count the file has no room for is damage, and
@@ -327,7 +302,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
                path, i, off);
     FG_REQUIRE(section_name(buf + off, sec->name), FG_ERR_FORMAT,
                "%s: section %u at byte %zu has a malformed name (corrupt)", path, i, off);
-    len = get_u64(buf + off + CKPT_NAME);
+    memcpy(&len, buf + off + CKPT_NAME, 8);
     room = end - off - CKPT_SECTION_HEAD;
     /* len first: once len <= room (< 2^63), len + 7 cannot overflow */
     FG_REQUIRE(len <= room && len + pad8(len) <= room, FG_ERR_FORMAT,
@@ -360,14 +335,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   FG_REQUIRE(req[SEC_META]->len == CKPT_META_BYTES, FG_ERR_FORMAT,
              "%s: section \"meta\" at byte %zu has %zu bytes, expected %d", path,
              req[SEC_META]->at, req[SEC_META]->len, CKPT_META_BYTES);
-  p = buf + req[SEC_META]->at + CKPT_SECTION_HEAD;
-  v->meta.seed = get_u64(p);
-  v->meta.epoch = get_i64(p + 8);
-  v->meta.adam_t = get_i64(p + 16);
-  v->meta.best_epoch = get_i64(p + 24);
-  v->meta.best_valid_acc = get_f64(p + 32);
-  v->meta.best_valid_loss = get_f64(p + 40);
-  v->meta.best_test_acc = get_f64(p + 48);
+  memcpy(&v->meta, buf + req[SEC_META]->at + CKPT_SECTION_HEAD, CKPT_META_BYTES);
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
              "%s: section \"widths\" at byte %zu has %zu bytes, too few for its layer count",
@@ -408,6 +376,7 @@ cleanup:
 static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *m,
                            fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
+  float *const dst[3] = {m->params, m->adam_m, m->adam_v};
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {
@@ -420,9 +389,7 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              "%s: checkpoint has %lld parameters, the model %lld", path, (long long)v->n_params,
              (long long)m->n_params);
   *meta = v->meta;
-  memcpy(m->params, v->arrays[0], (size_t)v->n_params * 4);
-  memcpy(m->adam_m, v->arrays[1], (size_t)v->n_params * 4);
-  memcpy(m->adam_v, v->arrays[2], (size_t)v->n_params * 4);
+  for (int a = 0; a < 3; a++) memcpy(dst[a], v->arrays[a], (size_t)v->n_params * 4);
 cleanup:
   return st;
 }
@@ -440,13 +407,13 @@ fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *m, fg_ckpt_meta *m
   FG_REQUIRE(memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
              "%s: not a fullgraph checkpoint (bad magic at byte 0)", path);
   version = get_u32(buf + 8);
-  if (version == 1)
-    FG_CHECK(parse_v1(path, buf, size, &v));
-  else if (version == CKPT_VERSION)
-    FG_CHECK(parse_v2(path, buf, size, &v));
-  else
-    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: checkpoint version %u, this build reads versions 1 and %u",
-            path, version, CKPT_VERSION);
+  FG_REQUIRE(version == 1 || version == CKPT_VERSION, FG_ERR_UNSUPPORTED,
+             "%s: checkpoint version %u, this build reads versions 1 and %u", path, version,
+             CKPT_VERSION);
+  /* the fixed part before the checksum: version 1's header, version 2's section count */
+  FG_REQUIRE(size >= (version == 1 ? CKPT_V1_FIXED : CKPT_HEAD) + 4, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
+  FG_CHECK(version == 1 ? parse_v1(path, buf, size, &v) : parse_v2(path, buf, size, &v));
   FG_CHECK(take_view(path, &v, m, meta));
 cleanup:
   free(buf);

@@ -52,6 +52,7 @@
 
 #include "core/fg_core.h"
 
+/* The "meta" section's fields in its order (checkpoint.c copies the section whole). */
 typedef struct fg_ckpt_meta {
   uint64_t seed;
   int64_t epoch;
