@@ -21,6 +21,7 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_NAME 16          /* a section's name field */
 #define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
 #define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
+#define CKPT_MODEL_BYTES 32   /* the "model" payload: a name field and 4 u32 */
 /* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
  * them, so the payload is copied to and from the struct whole */
 _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the meta payload");
@@ -28,10 +29,11 @@ _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the met
 /* zlib's crc32 takes uInt lengths: it is fed pieces no longer than this */
 #define CRC_PIECE ((size_t)1 << 30)
 
-/* The sections a reader requires, in the order the writer writes them. */
-enum { SEC_META, SEC_WIDTHS, SEC_PARAMS, SEC_ADAM_M, SEC_ADAM_V, SEC_REQUIRED };
-static const char *const sec_names[SEC_REQUIRED] = {"meta", "widths", "params", "adam_m",
-                                                    "adam_v"};
+/* The sections, in the order the writer writes them; a reader requires all but the model. */
+enum { SEC_META, SEC_MODEL, SEC_WIDTHS, SEC_PARAMS, SEC_ADAM_M, SEC_ADAM_V, SEC_COUNT };
+static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "widths",
+                                                 "params", "adam_m", "adam_v"};
+static const char *const adj_names[3] = {"sym", "mean", "sum"};
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -41,13 +43,15 @@ static int host_is_little_endian(void) {
 /* Zero padding after a payload of len bytes, up to the next multiple of 8. */
 static uint64_t pad8(uint64_t len) { return (8 - len % 8) % 8; }
 
-/* Add a layer's (fan_in + 1) * fan_out parameters (W and b) to *n. 0 when a width is not
- * positive or the count would overflow: the widths may come from a damaged file. */
-static int add_layer_params(int64_t *n, int64_t fan_in, int64_t fan_out) {
+/* Add a layer's (mats fan_in + 1) * fan_out parameters (its matrices and b) to *n. 0 when a
+ * width is not positive or the count would overflow: the widths may come from a damaged file.
+ * (mats is 1 to 16.) */
+static int add_layer_params(int64_t *n, int mats, int64_t fan_in, int64_t fan_out) {
   int64_t per;
-  if (fan_in < 1 || fan_out < 1 || fan_in == INT64_MAX || fan_in + 1 > INT64_MAX / fan_out)
+  if (fan_in < 1 || fan_out < 1 || fan_in > (INT64_MAX - 1) / mats ||
+      mats * fan_in + 1 > INT64_MAX / fan_out)
     return 0;
-  per = (fan_in + 1) * fan_out;
+  per = (mats * fan_in + 1) * fan_out;
   if (per > INT64_MAX - *n) return 0;
   *n += per;
   return 1;
@@ -97,15 +101,22 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   uint64_t widths_bytes, array_bytes;
   uint32_t crc;
   const float *const arrays[3] = {m->params, m->adam_m, m->adam_v};
+  const int mats = m->model.mats > 0 ? m->model.mats : 1;
+  const char *kind = m->model.kind ? m->model.kind : "gcn";
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
   FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
              "checkpoint state: %d layers, expected 1 to %u", m->layers, CKPT_MAX_LAYERS - 1);
   FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
              "checkpoint state: widths or arrays missing");
+  FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
+                 m->model.adj_norm <= 2,
+             FG_ERR_INVALID_ARG, "checkpoint state: model %s with %d matrices a layer", kind,
+             mats);
   /* the reader derives the parameter count from the widths: refuse what it would refuse */
   for (int l = 0; l < m->layers; l++)
-    FG_REQUIRE(add_layer_params(&implied, m->widths[l], m->widths[l + 1]), FG_ERR_INVALID_ARG,
+    FG_REQUIRE(add_layer_params(&implied, mats, m->widths[l], m->widths[l + 1]),
+               FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
   FG_REQUIRE(implied == m->n_params, FG_ERR_INVALID_ARG,
@@ -122,10 +133,20 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   s.crc = crc32(0L, Z_NULL, 0);
   put(&s, ckpt_magic, 8);
   put_u32(&s, CKPT_VERSION);
-  put_u32(&s, SEC_REQUIRED);
-  /* (56 bytes: a multiple of 8, no padding) */
+  put_u32(&s, SEC_COUNT);
+  /* (56 and 32 bytes: multiples of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
   put(&s, meta, CKPT_META_BYTES);
+  put_section_head(&s, sec_names[SEC_MODEL], CKPT_MODEL_BYTES);
+  {
+    char field[CKPT_NAME] = {0};
+    memcpy(field, kind, strlen(kind));
+    put(&s, field, CKPT_NAME);
+    put_u32(&s, (uint32_t)mats);
+    put_u32(&s, (uint32_t)m->model.adj_norm);
+    put_u32(&s, (uint32_t)(m->model.no_self_loops != 0));
+    put_u32(&s, 0);
+  }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
   put(&s, m->widths, 8 * ((size_t)m->layers + 1));
@@ -171,6 +192,8 @@ static int64_t get_i64(const unsigned char *p) {
  * Pointers into the file's bytes, copied out with memcpy (nothing there need be aligned). */
 typedef struct ckpt_view {
   fg_ckpt_meta meta;
+  char kind[CKPT_NAME + 1];    /* the model: "gcn" when the file does not say */
+  uint32_t mats, adj_norm, no_self_loops;
   uint32_t layers;
   const unsigned char *widths; /* (layers + 1) i64 */
   int64_t n_params;
@@ -276,7 +299,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
                           ckpt_view *v) {
   fg_status st = FG_OK;
   ckpt_section *secs = NULL;
-  const ckpt_section *req[SEC_REQUIRED] = {NULL};
+  const ckpt_section *req[SEC_COUNT] = {NULL};
   const unsigned char *p;
   uint32_t count;
   size_t end, off = CKPT_HEAD;
@@ -325,17 +348,31 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
                "%s: duplicate section \"%s\" (at bytes %zu and %zu)", path, secs[i].name,
                secs[i].at, secs[i + 1].at);
   /* unknown names are skipped: a later version may add sections this one does not need */
-  for (int r = 0; r < SEC_REQUIRED; r++) {
+  for (int r = 0; r < SEC_COUNT; r++) {
     for (uint32_t i = 0; i < count && !req[r]; i++)
       if (strcmp(secs[i].name, sec_names[r]) == 0) req[r] = &secs[i];
-    FG_REQUIRE(req[r], FG_ERR_FORMAT, "%s: checkpoint has no \"%s\" section", path,
-               sec_names[r]);
+    FG_REQUIRE(req[r] || r == SEC_MODEL, FG_ERR_FORMAT, "%s: checkpoint has no \"%s\" section",
+               path, sec_names[r]);
   }
 
   FG_REQUIRE(req[SEC_META]->len == CKPT_META_BYTES, FG_ERR_FORMAT,
              "%s: section \"meta\" at byte %zu has %zu bytes, expected %d", path,
              req[SEC_META]->at, req[SEC_META]->len, CKPT_META_BYTES);
   memcpy(&v->meta, buf + req[SEC_META]->at + CKPT_SECTION_HEAD, CKPT_META_BYTES);
+  if (req[SEC_MODEL]) {
+    p = buf + req[SEC_MODEL]->at + CKPT_SECTION_HEAD;
+    FG_REQUIRE(req[SEC_MODEL]->len == CKPT_MODEL_BYTES && section_name(p, v->kind),
+               FG_ERR_FORMAT, "%s: section \"model\" at byte %zu is malformed (corrupt)", path,
+               req[SEC_MODEL]->at);
+    v->mats = get_u32(p + CKPT_NAME);
+    v->adj_norm = get_u32(p + CKPT_NAME + 4);
+    v->no_self_loops = get_u32(p + CKPT_NAME + 8);
+    FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1,
+               FG_ERR_FORMAT,
+               "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
+               "%u (corrupt)",
+               path, v->mats, v->adj_norm, v->no_self_loops);
+  }
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
              "%s: section \"widths\" at byte %zu has %zu bytes, too few for its layer count",
@@ -353,7 +390,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   for (uint32_t l = 0; l < v->layers; l++) {
     const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
     const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
-    FG_REQUIRE(add_layer_params(&n, fan_in, fan_out), FG_ERR_FORMAT,
+    FG_REQUIRE(add_layer_params(&n, (int)v->mats, fan_in, fan_out), FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
   }
@@ -377,6 +414,17 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
                            fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
   float *const dst[3] = {m->params, m->adam_m, m->adam_v};
+  const fg_ckpt_model *mm = &m->model;
+  const char *kind = mm->kind ? mm->kind : "gcn";
+  const unsigned adj = (unsigned)mm->adj_norm;
+  FG_REQUIRE(strcmp(v->kind, kind) == 0 && v->mats == (uint32_t)(mm->mats > 0 ? mm->mats : 1),
+             FG_ERR_INVALID_ARG, "%s: the checkpoint is of a %s model, this run trains %s", path,
+             v->kind, kind);
+  FG_REQUIRE(v->adj_norm == adj && v->no_self_loops == (uint32_t)(mm->no_self_loops != 0),
+             FG_ERR_INVALID_ARG,
+             "%s: the checkpoint's %s model aggregates with --adj-norm %s%s, this run with %s%s",
+             path, kind, adj_names[v->adj_norm], v->no_self_loops ? " without self loops" : "",
+             adj <= 2 ? adj_names[adj] : "?", mm->no_self_loops ? " without self loops" : "");
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {
@@ -401,6 +449,8 @@ fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *m, fg_ckpt_meta *m
   uint32_t version;
   ckpt_view v;
   memset(&v, 0, sizeof v);
+  strcpy(v.kind, "gcn"); /* what a file without a "model" section holds */
+  v.mats = 1;
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
   FG_CHECK(read_whole(path, &buf, &size));

@@ -15,14 +15,19 @@
  *        …     4  u32 CRC-32 (zlib) of every byte before it
  *
  * Sections: each name at most once, in any order; a reader skips names it does not know (room
- * for, say, the model's description or the dataset's fingerprint without a new version). The
- * writer writes these five, in this order, and a reader requires all of them:
+ * for, say, the dataset's fingerprint without a new version). The writer writes these six, in
+ * this order; a reader requires all but "model" (a file without one, as older builds wrote,
+ * holds a GCN with the symmetric Â):
  *   "meta"    56 bytes: u64 seed, i64 epochs completed, i64 Adam step count, i64 best epoch
  *             (0 = none yet), f64 best validation accuracy, f64 validation loss at the best
  *             epoch, f64 test accuracy at the best epoch
+ *   "model"   32 bytes: the layer kind's name (16 bytes, NUL-padded: "gcn", "sage"), u32
+ *             weight matrices per layer k, u32 adjacency normalization (0 sym, 1 mean, 2 sum),
+ *             u32 1 when Â has no self loops, u32 0
  *   "widths"  4 + 8(L+1) bytes: u32 layers L, then i64 widths (input, hidden..., classes)
- *   "params"  4n bytes: f32 parameters (W_0, b_0, W_1, b_1, …; W row-major fan_in x fan_out),
- *             n = the sum over layers of (fan_in + 1) * fan_out, from the widths
+ *   "params"  4n bytes: f32 parameters (per layer its k matrices W, then b: W_0, b_0, W_1, b_1,
+ *             … for a GCN; W row-major fan_in x fan_out), n = the sum over layers of
+ *             (k fan_in + 1) * fan_out, from the widths
  *   "adam_m"  4n bytes: f32 Adam first moments, same layout
  *   "adam_v"  4n bytes: f32 Adam second moments, same layout
  *
@@ -61,9 +66,20 @@ typedef struct fg_ckpt_meta {
   double best_valid_acc, best_valid_loss, best_test_acc;
 } fg_ckpt_meta;
 
-/* The state a checkpoint holds: a model's dimensions and its parameters with both Adam moments
- * in the one-process layout (W_0, b_0, W_1, b_1, ...; W row-major fan_in x fan_out). */
+/* The model a checkpoint is of. All zero: a GCN with the symmetric Â (what a file without a
+ * "model" section holds). */
+typedef struct fg_ckpt_model {
+  const char *kind;   /* NULL: "gcn" */
+  int mats;           /* weight matrices per layer (0: 1) */
+  int adj_norm;       /* fg_adj_norm */
+  int no_self_loops;
+} fg_ckpt_model;
+
+/* The state a checkpoint holds: a model's description and dimensions and its parameters with
+ * both Adam moments in the one-process layout (per layer its matrices, then b; W row-major
+ * fan_in x fan_out). */
 typedef struct fg_ckpt_state {
+  fg_ckpt_model model;
   int layers;
   const int64_t *widths; /* (layers + 1) */
   int64_t n_params;
@@ -73,9 +89,9 @@ typedef struct fg_ckpt_state {
 /* Write version 2 atomically (to path.tmp, then rename; path.tmp is removed on failure). The
  * widths must imply n_params. Not collective: call on one rank. */
 fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *s, const fg_ckpt_meta *meta);
-/* Read a version 1 or 2 file into s (whose dimensions must match the file's; its arrays are
- * filled) and meta. Damaged files are FG_ERR_FORMAT, other versions FG_ERR_UNSUPPORTED, a
- * different model FG_ERR_INVALID_ARG. Every length in the file is checked against its size
+/* Read a version 1 or 2 file into s (whose model and dimensions must match the file's; its
+ * arrays are filled) and meta. Damaged files are FG_ERR_FORMAT, other versions
+ * FG_ERR_UNSUPPORTED, a different model FG_ERR_INVALID_ARG, with a message naming both. Every length in the file is checked against its size
  * before use, so arbitrary bytes are refused, never read out of bounds. Not collective. */
 fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *s, fg_ckpt_meta *meta);
 

@@ -444,6 +444,11 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,
    * on every rank while resuming */
+  {
+    const fg_adj_spec adj = fg_model_adj(r.m->kind, cfg->adj_norm);
+    state.model = (fg_ckpt_model){r.m->kind->name, r.m->kind->mats, (int)adj.norm,
+                                  adj.no_self_loops};
+  }
   state.layers = cfg->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "testutil.h"
+#include "graph/fg_graph.h"
 #include "train/fg_checkpoint.h"
 
 static char tmpdir[256];
@@ -44,8 +45,8 @@ static void setup_model(void) {
   src_p[0] = -0.0f;
   memcpy(&src_p[1], &nan_bits, 4);
   memcpy(&src_v[NP - 1], &subnormal_bits, 4);
-  src = (fg_ckpt_state){LAYERS, widths, NP, src_p, src_m, src_v};
-  dst = (fg_ckpt_state){LAYERS, widths, NP, dst_p, dst_m, dst_v};
+  src = (fg_ckpt_state){{NULL, 0, 0, 0}, LAYERS, widths, NP, src_p, src_m, src_v};
+  dst = (fg_ckpt_state){{NULL, 0, 0, 0}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
   src_meta = (fg_ckpt_meta){.seed = 0xfedcba9876543210ull,
                             .epoch = 17,
                             .adam_t = 51,
@@ -222,13 +223,16 @@ static void expect_refused(const char *what, const bytes *b, const char *name, f
 
 /* ---- the tests ---- */
 
-/* The file a v2 writer produced, split into its five sections. */
+/* The file a v2 writer produced, split into its six sections. */
+enum { NSEC = 6 };
 static bytes written;
-static section secs[5];
+static section secs[NSEC];
 
 static void test_round_trip(void) {
-  static const char *const names[5] = {"meta", "widths", "params", "adam_m", "adam_v"};
-  static const uint64_t lens[5] = {56, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
+  static const char *const names[NSEC] = {"meta", "model", "widths", "params", "adam_m",
+                                          "adam_v"};
+  static const uint64_t lens[NSEC] = {56, 32, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
+  static const unsigned char gcn_model[32] = {'g', 'c', 'n', [16] = 1};
   uint32_t layers;
   EXPECT_OK(fg_checkpoint_write(path_in("a.ckpt"), &src, &src_meta));
   EXPECT(!fg_test_exists(path_in("a.ckpt.tmp")));
@@ -237,8 +241,9 @@ static void test_round_trip(void) {
 
   /* the documented layout, section by section */
   written = slurp(path_in("a.ckpt"));
-  EXPECT_MSG(split_v2(&written, secs, 5) == 5, "the written file breaks the version-2 layout");
-  for (int i = 0; i < 5; i++) {
+  EXPECT_MSG(split_v2(&written, secs, NSEC) == NSEC,
+             "the written file breaks the version-2 layout");
+  for (int i = 0; i < NSEC; i++) {
     EXPECT_MSG(strcmp(secs[i].name, names[i]) == 0 && secs[i].len == lens[i],
                "section %d: \"%s\", %llu bytes", i, secs[i].name,
                (unsigned long long)secs[i].len);
@@ -246,11 +251,12 @@ static void test_round_trip(void) {
   }
   EXPECT(memcmp(secs[0].payload, &src_meta.seed, 8) == 0);
   EXPECT(memcmp(secs[0].payload + 48, &src_meta.best_test_acc, 8) == 0);
-  memcpy(&layers, secs[1].payload, 4);
-  EXPECT(layers == LAYERS && memcmp(secs[1].payload + 4, widths, sizeof widths) == 0);
-  EXPECT(memcmp(secs[2].payload, src_p, sizeof src_p) == 0);
-  EXPECT(memcmp(secs[3].payload, src_m, sizeof src_m) == 0);
-  EXPECT(memcmp(secs[4].payload, src_v, sizeof src_v) == 0);
+  EXPECT(memcmp(secs[1].payload, gcn_model, 32) == 0);
+  memcpy(&layers, secs[2].payload, 4);
+  EXPECT(layers == LAYERS && memcmp(secs[2].payload + 4, widths, sizeof widths) == 0);
+  EXPECT(memcmp(secs[3].payload, src_p, sizeof src_p) == 0);
+  EXPECT(memcmp(secs[4].payload, src_m, sizeof src_m) == 0);
+  EXPECT(memcmp(secs[5].payload, src_v, sizeof src_v) == 0);
 }
 
 static void test_version1(void) {
@@ -277,13 +283,13 @@ static void test_version1(void) {
 
 static void test_unknown_sections(void) {
   static const unsigned char later[13] = "from the fut";
-  section more[7];
+  section more[NSEC + 2];
   bytes b;
   /* one before the known sections, one (odd length: padded) just before the CRC */
   more[0] = (section){"zz.later", later, 0, 0};
   memcpy(more + 1, secs, sizeof secs);
-  more[6] = (section){"future", later, sizeof later, 0};
-  b = emit_v2(2, more, 7);
+  more[NSEC + 1] = (section){"future", later, sizeof later, 0};
+  b = emit_v2(2, more, NSEC + 2);
   put_file(path_in("future.ckpt"), b.p, b.n);
   EXPECT_OK(read_fresh(path_in("future.ckpt")));
   EXPECT_MSG(same_state(), "a file with unknown sections does not load bit for bit");
@@ -292,17 +298,26 @@ static void test_unknown_sections(void) {
   more[0] = secs[4];
   more[1] = secs[2];
   more[2] = secs[0];
-  more[3] = secs[3];
+  more[3] = secs[5];
   more[4] = secs[1];
-  b = emit_v2(2, more, 5);
+  more[5] = secs[3];
+  b = emit_v2(2, more, NSEC);
   put_file(path_in("order.ckpt"), b.p, b.n);
   EXPECT_OK(read_fresh(path_in("order.ckpt")));
+  EXPECT(same_state());
+  free(b.p);
+  /* without a "model" section (as builds before it wrote): a GCN with the symmetric Â */
+  more[0] = secs[0];
+  memcpy(more + 1, secs + 2, (NSEC - 2) * sizeof *secs);
+  b = emit_v2(2, more, NSEC - 1);
+  put_file(path_in("nomodel.ckpt"), b.p, b.n);
+  EXPECT_OK(read_fresh(path_in("nomodel.ckpt")));
   EXPECT(same_state());
   free(b.p);
 }
 
 static void test_refusals(void) {
-  section edit[6];
+  section edit[NSEC + 1];
   bytes b;
   const uint64_t huge = UINT64_MAX - 3;
   const uint32_t many = 0xffffffffu;
@@ -325,7 +340,7 @@ static void test_refusals(void) {
   /* a flipped byte in a payload: only the CRC can tell */
   b = (bytes){malloc(written.n), written.n, written.n};
   memcpy(b.p, written.p, written.n);
-  b.p[secs[3].at + 24 + 5] ^= 0x40;
+  b.p[secs[4].at + 24 + 5] ^= 0x40;
   expect_refused("flipped byte", &b, "flip.ckpt", FG_ERR_FORMAT, "checksum mismatch");
   memcpy(b.p, written.p, written.n);
 
@@ -334,20 +349,20 @@ static void test_refusals(void) {
   expect_refused("bad magic", &b, "magic.ckpt", FG_ERR_FORMAT, "bad magic");
   b.p[0] = 'F';
   free(b.p);
-  b = emit_v2(9, secs, 5);
+  b = emit_v2(9, secs, NSEC);
   expect_refused("version 9", &b, "v9.ckpt", FG_ERR_UNSUPPORTED, "version 9");
   EXPECT(fg_test_error_contains("reads versions 1 and 2"));
   free(b.p);
 
   /* a required section missing, a section twice */
   memcpy(edit, secs, sizeof secs);
-  edit[2] = secs[4];
-  b = emit_v2(2, edit, 4);
+  edit[3] = secs[5];
+  b = emit_v2(2, edit, NSEC - 1);
   expect_refused("no params", &b, "noparams.ckpt", FG_ERR_FORMAT, "no \"params\" section");
   free(b.p);
   memcpy(edit, secs, sizeof secs);
-  edit[5] = secs[0];
-  b = emit_v2(2, edit, 6);
+  edit[NSEC] = secs[0];
+  b = emit_v2(2, edit, NSEC + 1);
   expect_refused("meta twice", &b, "dup.ckpt", FG_ERR_FORMAT, "duplicate section \"meta\"");
   free(b.p);
 
@@ -356,14 +371,14 @@ static void test_refusals(void) {
   b = (bytes){malloc(written.n), written.n, written.n};
   memcpy(b.p, written.p, written.n);
   {
-    const uint64_t longer = secs[4].len + 64;
-    memcpy(b.p + secs[4].at + 16, &longer, 8);
+    const uint64_t longer = secs[5].len + 64;
+    memcpy(b.p + secs[5].at + 16, &longer, 8);
   }
   fix_crc(&b);
   expect_refused("length past the end", &b, "past.ckpt", FG_ERR_FORMAT, "runs past the end");
   EXPECT(fg_test_error_contains("\"adam_v\""));
   memcpy(b.p, written.p, written.n);
-  memcpy(b.p + secs[1].at + 16, &huge, 8);
+  memcpy(b.p + secs[2].at + 16, &huge, 8);
   fix_crc(&b);
   expect_refused("huge length", &b, "huge.ckpt", FG_ERR_FORMAT, "runs past the end");
   memcpy(b.p, written.p, written.n);
@@ -371,22 +386,34 @@ static void test_refusals(void) {
   fix_crc(&b);
   expect_refused("section count", &b, "count.ckpt", FG_ERR_FORMAT, "sections declared");
   memcpy(b.p, written.p, written.n);
-  b.p[secs[2].at + 3] = ' ';
+  b.p[secs[3].at + 3] = ' ';
   fix_crc(&b);
   expect_refused("bad name", &b, "name.ckpt", FG_ERR_FORMAT, "malformed name");
   free(b.p);
 
   /* payload lengths that contradict the layout: params one float short, meta short */
   memcpy(edit, secs, sizeof secs);
-  edit[2].len -= 4;
-  b = emit_v2(2, edit, 5);
+  edit[3].len -= 4;
+  b = emit_v2(2, edit, NSEC);
   expect_refused("params length", &b, "plen.ckpt", FG_ERR_FORMAT, "imply 70 float32");
   EXPECT(fg_test_error_contains("\"params\""));
   free(b.p);
   memcpy(edit, secs, sizeof secs);
   edit[0].len = 48;
-  b = emit_v2(2, edit, 5);
+  b = emit_v2(2, edit, NSEC);
   expect_refused("meta length", &b, "mlen.ckpt", FG_ERR_FORMAT, "expected 56");
+  free(b.p);
+  /* a model section of another length, or with a count out of range */
+  memcpy(edit, secs, sizeof secs);
+  edit[1].len = 24;
+  b = emit_v2(2, edit, NSEC);
+  expect_refused("model length", &b, "modlen.ckpt", FG_ERR_FORMAT, "\"model\"");
+  free(b.p);
+  b = (bytes){malloc(written.n), written.n, written.n};
+  memcpy(b.p, written.p, written.n);
+  b.p[secs[1].at + 24 + 16] = 0; /* 0 matrices a layer */
+  fix_crc(&b);
+  expect_refused("model matrices", &b, "modmats.ckpt", FG_ERR_FORMAT, "0 matrices a layer");
   free(b.p);
 
   /* a file sound in itself that belongs to another model */
@@ -453,6 +480,36 @@ static void test_write_failures(void) {
   rmdir(path_in("dir"));
 }
 
+/* The model section: a SAGE model (two matrices a layer, its own normalization) round-trips,
+ * and a checkpoint is refused by a run of another model or another operator, naming both. */
+static void test_models(void) {
+  enum { NPS = (2 * 7 + 1) * 5 + (2 * 5 + 1) * 3 + (2 * 3 + 1) * 3 };
+  static float sp[NPS], sm[NPS], sv[NPS], dp[NPS], dm[NPS], dv[NPS];
+  const fg_ckpt_model sage = {"sage", 2, FG_ADJ_MEAN, 1};
+  fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv};
+  fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv};
+  fg_ckpt_meta m2;
+  fg_test_fill(sp, NPS, 4, -1.0f, 1.0f);
+  fg_test_fill(sm, NPS, 5, -1.0f, 1.0f);
+  fg_test_fill(sv, NPS, 6, 0.0f, 1.0f);
+  a.n_params = NPS - 1;
+  EXPECT(fg_checkpoint_write(path_in("sage.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.n_params = NPS;
+  EXPECT_OK(fg_checkpoint_write(path_in("sage.ckpt"), &a, &src_meta));
+  EXPECT_OK(fg_checkpoint_read(path_in("sage.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0 && m2.adam_t == src_meta.adam_t);
+  /* a GCN run reading the SAGE file, and the other way round */
+  EXPECT(read_fresh(path_in("sage.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("the checkpoint is of a sage model, this run trains gcn"));
+  EXPECT(fg_checkpoint_read(path_in("a.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("the checkpoint is of a gcn model, this run trains sage"));
+  /* the same kind with another operator */
+  b.model.adj_norm = FG_ADJ_SUM;
+  EXPECT(fg_checkpoint_read(path_in("sage.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("--adj-norm mean without self loops, this run with sum"));
+}
+
 static void remove_tmpdir(void) {
   DIR *d = opendir(tmpdir);
   struct dirent *e;
@@ -473,13 +530,14 @@ int main(void) {
   }
   setup_model();
   test_round_trip();
-  if (split_v2(&written, secs, 5) == 5) {
+  if (split_v2(&written, secs, NSEC) == NSEC) {
     test_version1();
     test_unknown_sections();
     test_refusals();
     test_mutations();
   }
   test_write_failures();
+  test_models();
   free(written.p);
   remove_tmpdir();
   return fg_test_finish("test_checkpoint");
