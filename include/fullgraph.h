@@ -294,6 +294,7 @@ typedef struct fg_plan_config {
   int ranks_per_node;      /* 0 = every rank on one node */
   int layers, hidden;      /* as fg_train_config (2, 16) */
   const int *widths;
+  const char *model;       /* as fg_train_config ("gcn", "sage"; NULL gcn) */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */

@@ -84,20 +84,22 @@ static fg_status print_shards(const fg_dataset *ds, const int shards[2], uint64_
 
 /* The bytes a one-process training run with these widths needs (fg_train_memory), rank 0. */
 static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *pc,
-                              const char *reorder, int normalize_features) {
+                              const char *model, const char *reorder, int normalize_features) {
   fg_train_config tc = fg_train_config_default();
   fg_memory_estimate e;
   fg_status st;
   tc.layers = pc->layers;
   tc.hidden = pc->hidden;
   tc.widths = pc->widths;
+  tc.model = model;
   tc.agg_order = pc->agg_order;
   tc.reorder = reorder;
   tc.normalize_features = normalize_features;
   st = fg_train_memory(ds, &tc, &e);
   if (st != FG_OK) return st;
-  printf("  memory       %lld bytes (%.1f MB) to train on one process, GCN %lld",
-         (long long)e.total, (double)e.total / 1e6, (long long)fg_dataset_num_features(ds));
+  printf("  memory       %lld bytes (%.1f MB) to train on one process, %s %lld",
+         (long long)e.total, (double)e.total / 1e6, model ? model : "GCN",
+         (long long)fg_dataset_num_features(ds));
   for (int l = 1; l < tc.layers; l++) printf(" -> %d", tc.widths ? tc.widths[l - 1] : tc.hidden);
   printf(" -> %lld:\n               dataset %.1f MB, graph %.1f MB, features and labels %.1f MB,"
          "\n               activations %.1f MB (%.2f x %lld nodes x %lld floats), parameters and"
@@ -122,7 +124,7 @@ int cmd_info(int argc, char **argv, int rank) {
   int normalize_features = 0;
   const char *widths_arg = NULL, *shards_arg = NULL;
   int widths[64], shards[2] = {0, 0};
-  const char *pos[1];
+  const char *pos[1], *model = NULL;
   const cli_opt opts[] = {
       {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split and the random order", NULL},
       {"--ranks", OPT_INT, &ranks, "P", "also print the layout and communication volumes on P ranks", NULL},
@@ -130,7 +132,8 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default), random, metis", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
-      {"--layers", OPT_INT, &pc.layers, "N", "with --ranks: GCN layers (default 2)", NULL},
+      {"--layers", OPT_INT, &pc.layers, "N", "layers (default 2)", NULL},
+      {"--model", OPT_STRING, &model, "NAME", "for the memory line: gcn (default), sage", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
       {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default auto)", cli_reorder_choices},
       {"--normalize-features", OPT_FLAG, &normalize_features, NULL, "for the memory line: as train (the features are then copied)", NULL},
@@ -171,7 +174,7 @@ int cmd_info(int argc, char **argv, int rank) {
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
-  if (st == FG_OK && rank == 0) st = print_memory(ds, &pc, cli_reorder_choices[reorder], normalize_features);
+  if (st == FG_OK && rank == 0) st = print_memory(ds, &pc, model, cli_reorder_choices[reorder], normalize_features);
   if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
   if (st == FG_OK && rank == 0 && shards[0] > 0) st = print_shards(ds, shards, lc.seed);
   st = fg_agree(MPI_COMM_WORLD, st);

@@ -26,7 +26,7 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
                         const fg_plan_entry *e, int n, const fg_dataset *ds) {
   printf("performance model: %s on %d rank(s)", data, pc->ranks);
   if (pc->ranks_per_node > 0) printf(", %d per node", pc->ranks_per_node);
-  printf("; GCN %lld", (long long)fg_dataset_num_features(ds));
+  printf("; %s %lld", pc->model ? pc->model : "GCN", (long long)fg_dataset_num_features(ds));
   for (int l = 1; l < pc->layers; l++) printf(" -> %d", pc->widths ? pc->widths[l - 1] : pc->hidden);
   printf(" -> %lld; 3d: %s%s%s\n", (long long)fg_dataset_num_classes(ds),
          pc->double_perm ? "double permutation"
@@ -75,7 +75,8 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--ranks", OPT_INT, &pc.ranks, "P", "processes of the job (default 1)", NULL},
       {"--ranks-per-node", OPT_INT, &pc.ranks_per_node, "R", "processes per node, for intra/inter-node bandwidths (default: all on one)", NULL},
       {"--calibration", OPT_STRING, &cal_path, "FILE", "coefficients from 'fullgraph bench --calibrate' (default: built-in)", NULL},
-      {"--layers", OPT_INT, &pc.layers, "N", "GCN layers (default 2)", NULL},
+      {"--layers", OPT_INT, &pc.layers, "N", "layers (default 2)", NULL},
+      {"--model", OPT_STRING, &pc.model, "NAME", "gcn (default), sage", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "1D schemes: as train (default auto)", plan_agg_choices},

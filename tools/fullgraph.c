@@ -10,7 +10,7 @@ static void usage(FILE *out) {
           "       mpirun -n P fullgraph <command> [options]\n\n"
           "Full-graph GNN training: every node, every edge, every epoch.\n\n"
           "commands:\n"
-          "  train DATA      train a GCN on a dataset and report accuracy\n"
+          "  train DATA      train a GCN or GraphSAGE on a dataset, report accuracy\n"
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
           "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
           "  plan DATA       predict and rank every 3D grid and 1D scheme on P ranks\n"

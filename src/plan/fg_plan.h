@@ -57,6 +57,8 @@ typedef struct fg_cost3d_input {
   int learn_features;
   int agg_blocks;
   int ranks_per_node;
+  int mats;                /* weight matrices a layer (0: 1) */
+  int self_term;           /* the layer moves its input rows (move_rows, move_rows_t) */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);

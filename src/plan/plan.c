@@ -190,7 +190,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   const int L = in->layers;
   const int *g = in->g;
   const double n = (double)in->n, rate = c->gemm_flops, bw = c->stream_bytes;
-  const int k = FG_MAX(1, in->agg_blocks);
+  const int k = FG_MAX(1, in->agg_blocks), mats = FG_MAX(1, in->mats);
   double alpha[3], beta[3];
   double spmm = 0, gemm = 0, comm = 0, other = 0, mem = 0;
   double max_in = 0, max_w = 0, max_dh = 0, max_g = 0, max_nnz = 0;
@@ -202,7 +202,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const double win = ceil_div((double)in->widths[l], g[b]);
     const double wout = ceil_div((double)in->widths[l + 1], g[a]);
     const double nnz = in->shard_nnz[l];
-    const double wblock = (win * wout + wout) * 4.0;
+    const double wblock = (mats * win * wout + wout) * 4.0;
     const int bwd_spmm = l > 0 || in->learn_features;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
@@ -215,10 +215,14 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     comm += 2 * fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0);
     if (l == 0 && in->learn_features)
       comm += 2 * fg_cost_allgather(alpha[FG_DIM_Z], beta[FG_DIM_Z], g[FG_DIM_Z], nin * win * 4.0);
-    gemm += 2 * 2.0 * nout * win * wout / rate;
+    gemm += mats * 2 * 2.0 * nout * win * wout / rate;
+    if (in->self_term) /* the input's rows moved to the output's, summed along a */
+      comm += 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
     other += nin * win * c->dropout_elem + 2 * 3.0 * nout * wout * 4.0 / bw; /* dropout; bias, ReLU */
     /* backward */
-    gemm += 2.0 * nout * win * wout * (bwd_spmm ? 2 : 1) / rate;
+    gemm += mats * 2.0 * nout * win * wout * (bwd_spmm ? 2 : 1) / rate;
+    if (in->self_term && l > 0) /* and back, summed along c */
+      comm += fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
     comm += fg_cost_allgather(alpha[cc], beta[cc], g[cc], wblock); /* reduce-scatter of dW, db */
     other += nout * wout * 4.0 / bw;                                /* bias gradient */
     if (bwd_spmm) {
@@ -235,9 +239,10 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
       }
     }
     /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
-    mem += (nout * win + nout * wout) * 4.0 + wblock + 4.0 * wblock / g[cc];
+    mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout) * 4.0 + wblock +
+           4.0 * wblock / g[cc];
     max_in = FG_MAX(max_in, nin * win);
-    max_w = FG_MAX(max_w, win * wout + wout);
+    max_w = FG_MAX(max_w, mats * win * wout + wout);
     max_dh = FG_MAX(max_dh, nout * win);
     max_g = FG_MAX(max_g, FG_MAX(nin * win, nout * wout));
   }
@@ -401,6 +406,12 @@ cleanup:
 }
 
 /* Every 3D grid of P (or cfg->only_grid). */
+/* The configuration's layer kind (an unknown name, refused by train and plan, as gcn). */
+static const fg_layer_kind *model_kind(const fg_plan_config *cfg) {
+  const fg_layer_kind *k = fg_layer_kind_find(cfg->model);
+  return k ? k : &fg_layer_gcn;
+}
+
 fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *w,
                              const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
@@ -408,6 +419,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   fg_perm_kind perm = FG_PERM_NONE;
   const int P = cfg->ranks, L = cfg->layers;
+  const fg_layer_kind *kind = model_kind(cfg);
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
   double *shard = NULL;
@@ -454,7 +466,9 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3),
                                 .learn_features = cfg->learn_features,
                                 .agg_blocks = cfg->agg_blocks,
-                                .ranks_per_node = cfg->ranks_per_node};
+                                .ranks_per_node = cfg->ranks_per_node,
+                                .mats = kind->mats,
+                                .self_term = kind->self_term};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
@@ -475,6 +489,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_plan_entry *e = &out[*count];
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks, L = cfg->layers;
+  const fg_layer_kind *kind = model_kind(cfg);
   const fg_comm_plan_config pc = {.ranks = P,
                                   .scheme = self->name,
                                   .order = cfg->order,
@@ -525,7 +540,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     }
     for (int l = 0; l < L; l++) {
       const double wi = (double)w[l], wo = (double)w[l + 1];
-      gemm += (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
+      gemm += kind->mats * (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
       other += (2 * 3.0 * rows * wo + 3.0 * rows * wi) * 4.0 / bw +
                rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
     }
@@ -533,7 +548,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, NULL};
+    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, kind};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -669,6 +684,8 @@ fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_cali
   *out = NULL;
   *count = 0;
   FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
+  FG_REQUIRE(fg_layer_kind_find(cfg->model), FG_ERR_INVALID_ARG,
+             "--model: no model '%s' (models: %s)", cfg->model, fg_layer_kind_names());
   FG_CHECK(schemes_mask(cfg->schemes, &mask));
   FG_CHECK(fg_plan_layouts(ds, cfg, cal, mask, &lay, out, count));
 cleanup:
@@ -683,6 +700,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .layers = cfg->layers,
       .hidden = cfg->hidden,
       .widths = cfg->widths,
+      .model = cfg->model,
       .agg_order = cfg->agg_order,
       .order = cfg->order,
       .double_perm = cfg->double_perm,

@@ -57,6 +57,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   if (!scheme) FG_CHECK(fg_scheme_resolve(NULL, 0, 1, &scheme, &any));
   borrows = scheme->borrows_features;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
+  FG_REQUIRE(fg_layer_kind_find(cfg->model), FG_ERR_INVALID_ARG,
+             "--model: no model '%s' (models: %s)", cfg->model, fg_layer_kind_names());
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   {
     const int64_t n = ds->num_nodes, nnz = ds->adj.nnz, F = ds->num_features;
@@ -65,14 +67,17 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     FG_ALLOC(widths, L + 1);
     FG_CHECK(fg_model_widths(L, cfg->hidden, cfg->widths, F, C, widths));
     {
-      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed, NULL};
+      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed,
+                                  fg_layer_kind_find(cfg->model)};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);
     /* the dataset: pattern (values only if a reader gave some), features, labels, split */
     out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
-    /* the scheme: Â with values, Âᵀ too for a directed graph */
-    out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric ? 1 : 2);
+    /* the scheme: Â with values, Âᵀ too unless its values are symmetric (a symmetric pattern
+     * normalized sym or sum); at most nnz entries (without self loops, fewer) */
+    const fg_adj_spec adj = fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm);
+    out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric && adj.norm != FG_ADJ_MEAN ? 1 : 2);
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
      * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
     out->inputs = 4 * n + n + 8 * n;

@@ -492,12 +492,15 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   FG_CHECK(fg_dist_agree(d, st));
   if (d->rank == 0 && cfg->verbose) {
-    fprintf(log, "GCN");
+    const fg_adj_spec adj = fg_model_adj(r.m->kind, cfg->adj_norm);
+    fprintf(log, "%s", r.m->kind->name);
     for (int l = 0; l <= cfg->layers; l++)
       fprintf(log, "%s%lld", l ? " -> " : " ", (long long)r.widths[l]);
-    fprintf(log, ", %lld parameters; %d rank(s) x %d thread(s); train/valid/test %lld/%lld/%lld\n",
-            (long long)r.m->n_params_global, d->size, fg_max_threads(), (long long)r.counts[0],
-            (long long)r.counts[1], (long long)r.counts[2]);
+    fprintf(log, ", %lld parameters, adjacency %s%s; %d rank(s) x %d thread(s); "
+            "train/valid/test %lld/%lld/%lld\n",
+            (long long)r.m->n_params_global, fg_adj_norm_name(adj.norm),
+            adj.no_self_loops ? " without self loops" : "", d->size, fg_max_threads(),
+            (long long)r.counts[0], (long long)r.counts[1], (long long)r.counts[2]);
     fprintf(log, "scheme %s%s%s\n", r.info->name, r.s->note[0] ? ": " : "", r.s->note);
   }
 
