@@ -221,6 +221,7 @@ typedef struct fg_comm_plan_config {
   int hidden;              /* (default 16) */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   fg_agg_order agg_order;  /* (default FG_AGG_AUTO) */
+  const char *model, *adj_norm; /* as fg_train_config: the operator laid out (NULL: GCN's) */
 } fg_comm_plan_config;
 
 fg_comm_plan_config fg_comm_plan_config_default(void);
@@ -295,6 +296,7 @@ typedef struct fg_plan_config {
   int layers, hidden;      /* as fg_train_config (2, 16) */
   const int *widths;
   const char *model;       /* as fg_train_config ("gcn", "sage"; NULL gcn) */
+  const char *adj_norm;    /* as fg_train_config (NULL: the model's) */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */

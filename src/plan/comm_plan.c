@@ -92,7 +92,8 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
   FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
-                         cfg->seed, &gl));
+                         cfg->seed, fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm),
+                         &gl));
   FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
   FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
   for (int i = 0; i < P; i++) {

@@ -439,7 +439,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
-  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed));
+  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed, fg_model_adj(kind, cfg->adj_norm)));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];
@@ -497,7 +497,9 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                   .layers = L,
                                   .hidden = cfg->hidden,
                                   .widths = cfg->widths,
-                                  .agg_order = cfg->agg_order};
+                                  .agg_order = cfg->agg_order,
+                                  .model = cfg->model,
+                                  .adj_norm = cfg->adj_norm};
   const int sa = self->volume == FG_VOLUME_HALO, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
@@ -701,6 +703,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .hidden = cfg->hidden,
       .widths = cfg->widths,
       .model = cfg->model,
+      .adj_norm = cfg->adj_norm,
       .agg_order = cfg->agg_order,
       .order = cfg->order,
       .double_perm = cfg->double_perm,

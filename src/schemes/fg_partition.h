@@ -6,8 +6,9 @@
  * graph), features, labels, split and the original ids of its nodes. Column ids of the local
  * rows are global positions in that order.
  *
- * Â is normalized once on rank 0, on the whole pattern in the original numbering, exactly as
- * the serial scheme does, and then permuted: every rank multiplies the very same values.
+ * Â (the run's operator, fg_adj_operator) is built once on rank 0, on the whole pattern in the
+ * original numbering, exactly as the serial scheme builds it, and then permuted: every rank
+ * multiplies the very same values.
  *
  * Memory of the distribution (rank 0 reads and scatters): besides the dataset itself
  * (4 n F bytes of features, 12 nnz + 8 n of pattern), rank 0 holds a normalized copy of Â
@@ -28,17 +29,17 @@
 typedef struct fg_layout {
   int parts;
   int64_t n;
-  int symmetric; /* Â == Âᵀ: the backward pass reuses the forward structures */
+  int symmetric; /* Â == Âᵀ, values included: the backward pass reuses the forward structures */
   int64_t *perm; /* (n) original id of each position */
   int64_t *offs; /* (parts + 1) block starts */
-  fg_csr B;      /* (n x n) P Â Pᵀ; values only when built with_values */
+  fg_csr B;      /* (n x n) P Â Pᵀ */
   fg_csr Bt;     /* (n x n) its transpose when !symmetric */
   int64_t cut;   /* entries of B in off-diagonal blocks */
 } fg_layout;
 
-/* Build the layout of ds over parts blocks (pattern only unless with_values). Not collective. */
+/* Build the layout of ds over parts blocks for the operator adj. Not collective. */
 fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, uint64_t seed,
-                          int with_values, fg_layout *out);
+                          fg_adj_spec adj, fg_layout *out);
 void fg_layout_free(fg_layout *g);
 
 /* cnt (parts x parts): cnt[i * parts + j] = |NnzCols(i, j)|, the distinct columns of block j

@@ -3,18 +3,23 @@
 
 #include "schemes/fg_layouts.h"
 
+static int same_adj(fg_adj_spec a, fg_adj_spec b) {
+  return a.norm == b.norm && !a.no_self_loops == !b.no_self_loops;
+}
+
 fg_status fg_layouts_1d(fg_layouts *c, const fg_dataset *ds, int parts, fg_order_kind order,
-                        uint64_t seed, const fg_layout **out) {
+                        uint64_t seed, fg_adj_spec adj, const fg_layout **out) {
   fg_status st = FG_OK;
   *out = NULL;
-  if (!c->has_1d || c->parts != parts || c->order != order ||
+  if (!c->has_1d || c->parts != parts || c->order != order || !same_adj(c->adj_1d, adj) ||
       (order != FG_ORDER_NATURAL && c->seed_1d != seed)) {
     fg_layouts_keep(c, 0, 1);
-    FG_CHECK(fg_layout_build(ds, parts, order, seed, 1, &c->l1d));
+    FG_CHECK(fg_layout_build(ds, parts, order, seed, adj, &c->l1d));
     c->has_1d = 1;
     c->parts = parts;
     c->order = order;
     c->seed_1d = seed;
+    c->adj_1d = adj;
     c->builds_1d++;
   }
   *out = &c->l1d;
@@ -22,13 +27,16 @@ cleanup:
   return st;
 }
 
-fg_status fg_layouts_3d(fg_layouts *c, const fg_dataset *ds, fg_perm_kind perm, uint64_t seed) {
+fg_status fg_layouts_3d(fg_layouts *c, const fg_dataset *ds, fg_perm_kind perm, uint64_t seed,
+                        fg_adj_spec adj) {
   fg_status st = FG_OK;
   int64_t *inv0 = NULL, *inv1 = NULL;
   fg_csr N;
   const int64_t n = ds->num_nodes;
   memset(&N, 0, sizeof N);
-  if (c->has_3d && c->perm == perm && (perm == FG_PERM_NONE || c->seed_3d == seed)) return FG_OK;
+  if (c->has_3d && c->perm == perm && same_adj(c->adj_3d, adj) &&
+      (perm == FG_PERM_NONE || c->seed_3d == seed))
+    return FG_OK;
   fg_layouts_keep(c, 1, 0);
   FG_REQUIRE(ds->adj.nrows == n && ds->adj.ncols == n, FG_ERR_INVALID_ARG,
              "dataset: adjacency is %lld x %lld for %lld nodes", (long long)ds->adj.nrows,
@@ -42,23 +50,19 @@ fg_status fg_layouts_3d(fg_layouts *c, const fg_dataset *ds, fg_perm_kind perm, 
   fg_perm3d_build(n, perm, seed, c->pi[0], c->pi[1]);
   fg_order_invert(c->pi[0], n, inv0);
   fg_order_invert(c->pi[1], n, inv1);
-  /* the serial scheme's normalization, on the whole pattern, before any permutation */
-  N = ds->adj;
-  N.val = NULL;
-  /* M[0]: rows in pi[1], columns in pi[0] (the pattern is permuted, then normalized: the
-   * degrees a permutation moves but does not change give the same values) */
+  /* the serial scheme's operator, on the whole pattern, before any permutation; M[0]: rows in
+   * pi[1], columns in pi[0] */
+  FG_CHECK(fg_adj_operator(&ds->adj, adj, &N));
   FG_CHECK(fg_csr_permute(&N, c->pi[1], inv0, &c->M[0]));
-  FG_CHECK(fg_adj_normalize(&c->M[0], FG_ADJ_SYM));
-  if (perm == FG_PERM_DOUBLE) {
-    FG_CHECK(fg_csr_permute(&N, c->pi[0], inv1, &c->M[1]));
-    FG_CHECK(fg_adj_normalize(&c->M[1], FG_ADJ_SYM));
-  }
+  if (perm == FG_PERM_DOUBLE) FG_CHECK(fg_csr_permute(&N, c->pi[0], inv1, &c->M[1]));
   c->has_3d = 1;
   c->perm = perm;
   c->seed_3d = seed;
+  c->adj_3d = adj;
   c->builds_3d++;
 cleanup:
   if (st != FG_OK) fg_layouts_keep(c, 1, 0);
+  fg_csr_free(&N);
   free(inv0);
   free(inv1);
   return st;

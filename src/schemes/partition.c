@@ -20,30 +20,11 @@ void fg_layout_free(fg_layout *g) {
   memset(g, 0, sizeof *g);
 }
 
-static fg_status csr_copy(const fg_csr *A, int with_values, fg_csr *B) {
-  fg_status st = FG_OK;
-  memset(B, 0, sizeof *B);
-  B->nrows = A->nrows;
-  B->ncols = A->ncols;
-  B->nnz = A->nnz;
-  FG_ALLOC(B->rowptr, A->nrows + 1);
-  FG_ALLOC(B->col, A->nnz > 0 ? A->nnz : 1);
-  memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof *B->rowptr);
-  if (A->nnz) memcpy(B->col, A->col, (size_t)A->nnz * sizeof *B->col);
-  if (with_values && A->val) {
-    FG_ALLOC(B->val, A->nnz > 0 ? A->nnz : 1);
-    if (A->nnz) memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
-  }
-cleanup:
-  if (st != FG_OK) fg_csr_free(B);
-  return st;
-}
-
 fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, uint64_t seed,
-                          int with_values, fg_layout *out) {
+                          fg_adj_spec adj, fg_layout *out) {
   fg_status st = FG_OK;
   fg_layout g;
-  fg_csr N; /* Â normalized in the original numbering (with_values) */
+  fg_csr N; /* Â in the original numbering */
   int64_t *inv = NULL;
   const int64_t n = ds->num_nodes;
   memset(&g, 0, sizeof g);
@@ -55,28 +36,22 @@ fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, 
              (long long)ds->adj.ncols, (long long)n);
   g.parts = parts;
   g.n = n;
-  g.symmetric = ds->symmetric;
   FG_ALLOC(g.perm, n > 0 ? n : 1);
   FG_ALLOC(g.offs, parts + 1);
   FG_ALLOC(inv, n > 0 ? n : 1);
   FG_CHECK(fg_order_compute(&ds->adj, parts, order, seed, g.perm, g.offs));
   fg_order_invert(g.perm, n, inv);
-  if (with_values) {
-    /* the serial scheme's normalization, on the whole pattern, before any permutation */
-    FG_CHECK(csr_copy(&ds->adj, 0, &N));
-    FG_CHECK(fg_adj_normalize(&N, FG_ADJ_SYM));
-  }
+  /* the serial scheme's operator, on the whole pattern, before any permutation */
+  FG_CHECK(fg_adj_operator(&ds->adj, adj, &N));
   if (order == FG_ORDER_NATURAL) {
-    if (with_values) {
-      g.B = N;
-      memset(&N, 0, sizeof N);
-    } else {
-      FG_CHECK(csr_copy(&ds->adj, 0, &g.B));
-    }
+    g.B = N;
+    memset(&N, 0, sizeof N);
   } else {
-    FG_CHECK(fg_csr_permute(with_values ? &N : &ds->adj, g.perm, inv, &g.B));
+    FG_CHECK(fg_csr_permute(&N, g.perm, inv, &g.B));
   }
   fg_csr_free(&N);
+  /* a symmetric permutation keeps a symmetric matrix symmetric */
+  g.symmetric = ds->symmetric && fg_csr_is_symmetric(&g.B);
   if (!g.symmetric) FG_CHECK(fg_csr_transpose(&g.B, &g.Bt));
   g.cut = fg_block_cut(&g.B, g.offs, parts);
   *out = g;
@@ -205,7 +180,8 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
     if (!ds) {
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "scheme: no dataset on rank 0");
     } else {
-      st = fg_layouts_1d(cfg->layouts ? cfg->layouts : &own, ds, P, kind, cfg->seed, &gl);
+      st = fg_layouts_1d(cfg->layouts ? cfg->layouts : &own, ds, P, kind, cfg->seed, cfg->adj,
+                         &gl);
     }
     if (st == FG_OK) {
       const fg_layout g = *gl;

@@ -42,6 +42,7 @@ typedef struct cfg3d {
   uint64_t seed;
   int normalize_features;
   int learn_features;
+  fg_adj_spec adj;
 } cfg3d;
 
 typedef struct impl3d {
@@ -172,7 +173,7 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
   int need[3][2];
   r->lay = lay ? lay : &r->own;
-  FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed));
+  FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed, cfg->adj));
   /* every rank's shard sizes, and the largest pieces to pack */
   FG_ALLOC(r->nnz, (int64_t)P * nkeys);
   needed_slices(cfg->layers, need);
@@ -715,6 +716,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   cfg.seed = sc->seed;
   cfg.normalize_features = sc->normalize_features;
   cfg.learn_features = sc->learn_features;
+  cfg.adj = sc->adj;
   st = fg_perm_kind_from(sc->order, sc->double_perm, &cfg.perm);
   if (st == FG_OK && ((int64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2] != P || cfg.grid[0] < 1 ||
                       cfg.grid[1] < 1 || cfg.grid[2] < 1))

@@ -38,32 +38,49 @@ typedef struct row {
   const char *order;    /* NULL natural */
   int overlap, double_perm, agg_blocks, learn, layers;
   fg_agg_order agg_order;
+  const char *model;    /* NULL gcn */
+  const char *adj;      /* --adj-norm; NULL the model's */
 } row;
 
 /* The table. A grid scheme's row runs on every grid of P. */
 static const row table[] = {
     /* 1D schemes: every order, with and without overlap, on an undirected graph, a directed
      * one (Âᵀ has its own plan) and a path with an empty block at P = 5 */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL},
     /* 3d: depths 2 to 4 (shards cycle after 3), the single and the double permutation, blocked
      * aggregation, learned features; uneven and empty blocks */
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL},
+    /* GraphSAGE (two weight products, the self term through move_rows, a row-normalized Â
+     * without self loops: its transpose is its own), and the other normalizations */
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum"},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean"},
+    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym"},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum"},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean"},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -89,6 +106,8 @@ static fg_train_config row_config(const row *r, double *history) {
   c.agg_blocks = r->agg_blocks;
   c.learn_features = r->learn;
   c.agg_order = r->agg_order;
+  c.model = r->model;
+  c.adj_norm = r->adj;
   return c;
 }
 
@@ -150,7 +169,9 @@ static int runs_here(const char *scheme) {
 }
 
 static void describe(const row *r, const char *grid, char *buf, size_t len) {
-  snprintf(buf, len, "%s %s%s%s %s%s%s%s L%d%s", test_data_name(r->data), r->scheme,
+  snprintf(buf, len, "%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
+           r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "", test_data_name(r->data),
+           r->scheme,
            grid ? " " : "", grid ? grid : "", r->order ? r->order : "natural",
            r->overlap ? " overlap" : "", r->double_perm ? " double-perm" : "",
            r->learn ? " learned" : "", r->layers,
@@ -173,7 +194,12 @@ static void check_table(int data, const fg_dataset *ds) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
     fg_train_config c, rc;
-    const int key = (r->layers * 4 + (int)r->agg_order) * 2 + r->learn;
+    const int adj = !r->adj                       ? 0
+                    : strcmp(r->adj, "sym") == 0  ? 1
+                    : strcmp(r->adj, "mean") == 0 ? 2
+                                                  : 3;
+    const int key = (((r->layers * 4 + (int)r->agg_order) * 2 + r->learn) * 2 +
+                     (r->model != NULL)) * 4 + adj;
     double hist[EPOCHS];
     char what[160], grid[32];
     if (r->data != data || !runs_here(r->scheme)) continue;
@@ -182,6 +208,8 @@ static void check_table(int data, const fg_dataset *ds) {
     /* the reference: serial, or 3d on one rank for learned features */
     rc = base_config(NULL, r->layers);
     rc.agg_order = r->agg_order;
+    rc.model = r->model;
+    rc.adj_norm = r->adj;
     rc.scheme = r->learn ? "3d" : "serial";
     if (r->learn) {
       rc.grid = "1x1x1";
@@ -253,9 +281,9 @@ static void some_grid(char *buf, size_t len) {
   snprintf(buf, len, "%dx%dx%d", grids[ng / 2][0], grids[ng / 2][1], grids[ng / 2][2]);
 }
 
-/* Every scheme that runs on P: checkpoint at 10, resume to 20, bit for bit; the one-process
- * serial run resumes the same file. */
-static void check_resume(const fg_dataset *ds) {
+/* Every scheme that runs on P, for a model: checkpoint at 10, resume to 20, bit for bit; the
+ * one-process serial run resumes the same file. */
+static void check_resume(const fg_dataset *ds, const char *model) {
   char ck[600], grid[32];
   some_grid(grid, sizeof grid);
   snprintf(ck, sizeof ck, "%s/run.ckpt", tmpdir);
@@ -266,6 +294,7 @@ static void check_resume(const fg_dataset *ds) {
     fg_train_config c = base_config(h1, 3);
     if (!runs_here(e->name)) continue;
     c.scheme = e->name;
+    c.model = model;
     if (e->grid) {
       c.grid = grid;
       c.double_perm = 1;
@@ -285,14 +314,15 @@ static void check_resume(const fg_dataset *ds) {
                "%s: resume is not bitwise equal to an uninterrupted run", e->name);
     c = base_config(h3, 3);
     c.scheme = "serial";
+    c.model = model;
     c.resume_path = ck;
     if (rank == 0) {
       EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &res));
       EXPECT_MSG(worst_rel(h3 + 10, h1 + 10, 10) <= TOL,
                  "serial resume of a %s checkpoint differs by %.3g", e->name,
                  worst_rel(h3 + 10, h1 + 10, 10));
-      printf("P=%d resume %-6s bit for bit; serial resumes it within %.2e\n", nprocs, e->name,
-             worst_rel(h3 + 10, h1 + 10, 10));
+      printf("P=%d resume %-4s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
+             model ? model : "gcn", e->name, worst_rel(h3 + 10, h1 + 10, 10));
       unlink(ck);
     }
   }
@@ -426,7 +456,8 @@ int main(int argc, char **argv) {
     if (st != FG_OK) continue;
     check_table(data, ds);
     if (data == TEST_DATA_RMAT8) {
-      check_resume(ds);
+      check_resume(ds, NULL);
+      check_resume(ds, "sage");
       check_outputs(ds);
       check_choices_and_errors(ds);
     }
