@@ -58,9 +58,9 @@ int fg_parse_i64(const char *p, const char **end, int64_t *v);
 /* Real number at p (as strtod, with an exact fast path for short decimals). Returns 0 on
  * success, 1 if it is not a number. NaN and Inf are returned as such. */
 int fg_parse_f64(const char *p, const char **end, double *v);
-/* Copy the token starting at p (up to a ',', blank or the end, at most cap - 1 bytes, with an
- * ellipsis if longer) into out for messages. */
-const char *fg_token_text(const char *p, char *out, size_t cap);
+/* Copy the token starting at p (up to a byte of stops or the end, at most cap - 1 bytes, with an
+ * ellipsis if longer, unprintable bytes as '?') into out for messages. */
+const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap);
 
 /* Growable edge list. */
 typedef struct fg_edgebuf {

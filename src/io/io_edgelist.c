@@ -12,19 +12,15 @@
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
-static char *skip_blanks(char *p) {
-  while (is_blank(*p)) p++;
-  return p;
-}
-
-static const char *skipc(const char *p) {
+static const char *skip_blanks(const char *p) {
   while (is_blank(*p)) p++;
   return p;
 }
 
 /* Next whitespace-separated word of s (modified in place), or NULL. */
 static char *next_word(char **s) {
-  char *p = skip_blanks(*s);
+  char *p = *s;
+  while (is_blank(*p)) p++;
   if (!*p) return NULL;
   char *w = p;
   while (*p && !is_blank(*p)) p++;
@@ -35,14 +31,7 @@ static char *next_word(char **s) {
 
 /* A whitespace-delimited word for messages (at most cap - 1 bytes, printable). */
 static const char *word_text(const char *p, char *out, size_t cap) {
-  size_t n = 0;
-  while (p[n] && !is_blank(p[n]) && n + 1 < cap) n++;
-  memcpy(out, p, n);
-  out[n] = '\0';
-  if (p[n] && !is_blank(p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
-  return out;
+  return fg_token_text(p, " \t\v\f", out, cap);
 }
 
 /* An integer that must be followed by a blank or the end of the line. */
@@ -103,11 +92,11 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
     FG_CHECK(fg_lines_next(L, &s, &n));
     FG_REQUIRE(s, FG_ERR_FORMAT, "%s: line %lld: end of file before the size line", L->name,
                (long long)L->lineno + 1);
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '%' || *p == '\0') continue;
     const char *e = p;
     for (int k = 0; k < 3; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &sz[k]);
       FG_REQUIRE(r != 2, FG_ERR_FORMAT, "%s: line %lld: size '%s' too large", L->name,
                  (long long)L->lineno, word_text(at, tok, sizeof tok));
@@ -129,7 +118,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   for (;;) {
     FG_CHECK(fg_lines_next(L, &s, &n));
     if (!s) break;
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '%' || *p == '\0') continue;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(eb.n < nnz, FG_ERR_FORMAT,
@@ -138,7 +127,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
     int64_t ij[2];
     const char *e = p;
     for (int k = 0; k < 2; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &ij[k]);
       FG_REQUIRE(r == 0, FG_ERR_FORMAT, "%s: line %lld: expected '%s' but found '%s'", L->name,
                  ln, has_value ? "row column value" : "row column",
@@ -148,7 +137,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
                  k ? "column" : "row", (long long)ij[k], (long long)nn);
     }
     if (has_value) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int64_t iv;
       double dv;
       int r = is_int ? word_i64(at, &e, &iv) : fg_parse_f64(at, &e, &dv);
@@ -220,7 +209,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
   for (;;) {
     FG_CHECK(fg_lines_next(L, &s, &n));
     if (!s) break;
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '#' || *p == '%') {
       declared = FG_MAX(declared, nodes_comment(p));
       continue;
@@ -230,7 +219,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
     int64_t uv[2];
     const char *e = p;
     for (int k = 0; k < 2; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &uv[k]);
       FG_REQUIRE(r != 2 && !(r == 0 && uv[k] >= FG_IO_MAX_NODES), FG_ERR_FORMAT,
                  "%s: line %lld: node id %s too large (ids must be < %lld)", L->name, ln,

@@ -324,12 +324,12 @@ int fg_parse_f64(const char *p, const char **end, double *v) {
   return 0;
 }
 
-const char *fg_token_text(const char *p, char *out, size_t cap) {
+const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap) {
   size_t n = 0;
-  while (p[n] && p[n] != ',' && !is_blank(p[n]) && n + 1 < cap) n++;
+  while (p[n] && !strchr(stops, p[n]) && n + 1 < cap) n++;
   memcpy(out, p, n);
   out[n] = '\0';
-  if (p[n] && p[n] != ',' && !is_blank(p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
+  if (p[n] && !strchr(stops, p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
   return out;

@@ -28,7 +28,7 @@ static const char *skip_blanks(const char *p) {
 static const char *show_token(const char *p, char *out, size_t cap) {
   p = skip_blanks(p);
   if (*p == ',' || *p == '\0') return "(empty)";
-  return fg_token_text(p, out, cap);
+  return fg_token_text(p, ", \t", out, cap);
 }
 
 /* Grow a row-major table to hold at least need rows (capped by expect_rows when >= 0). */
@@ -216,14 +216,13 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
       double v = 0.0;
       FG_REQUIRE(fg_parse_f64(p, &e, &v) == 0 && *e == '\0', FG_ERR_FORMAT,
                  "%s: line %lld: label '%s' is not a number", L->name, ln,
-                 fg_token_text(p, tok, sizeof tok));
+                 show_token(p, tok, sizeof tok));
       FG_REQUIRE(isfinite(v) && v == floor(v), FG_ERR_FORMAT,
                  "%s: line %lld: label '%s' is not an integer", L->name, ln,
-                 fg_token_text(p, tok, sizeof tok));
+                 show_token(p, tok, sizeof tok));
       FG_REQUIRE(v >= -1.0 && v < (double)FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
                  "%s: line %lld: label %s out of range (0 <= label < %lld, or -1 for none)",
-                 L->name, ln, fg_token_text(p, tok, sizeof tok),
-                 (long long)FG_IO_MAX_CLASSES);
+                 L->name, ln, show_token(p, tok, sizeof tok), (long long)FG_IO_MAX_CLASSES);
       label = (int64_t)v;
     }
     lab[rows++] = (int32_t)label;
