@@ -161,29 +161,33 @@ cleanup:
   return st;
 }
 
-fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
+/* Run a reader over the lines of buf[0, len) (from_mem) or of the file name; who names the
+ * public function for a NULL path. */
+static fg_status read_lines(fg_status (*read)(fg_lines *, fg_raw *), const char *who,
+                            const char *name, int from_mem, const void *buf, size_t len,
+                            fg_raw *out) {
   fg_status st = FG_OK;
   fg_lines L;
   memset(&L, 0, sizeof L);
   memset(out, 0, sizeof *out);
-  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
-  FG_CHECK(mtx_read(&L, out));
+  if (from_mem) {
+    FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
+  } else {
+    FG_REQUIRE(name, FG_ERR_INVALID_ARG, "%s: path is NULL", who);
+    FG_CHECK(fg_lines_open(&L, name));
+  }
+  FG_CHECK(read(&L, out));
 cleanup:
   fg_lines_close(&L);
   return st;
 }
 
+fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
+  return read_lines(mtx_read, NULL, name, 1, buf, len, out);
+}
+
 fg_status fg_read_mtx(const char *path, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_mtx: path is NULL");
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(mtx_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(mtx_read, __func__, path, 0, NULL, 0, out);
 }
 
 /* ---- SNAP ---------------------------------------------------------------------------------- */
@@ -248,28 +252,11 @@ cleanup:
 }
 
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
-  FG_CHECK(snap_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(snap_read, NULL, name, 1, buf, len, out);
 }
 
 fg_status fg_read_snap(const char *path, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_snap: path is NULL");
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(snap_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(snap_read, __func__, path, 0, NULL, 0, out);
 }
 
 fg_status fg_raw_renumber(fg_raw *r) {
