@@ -47,6 +47,11 @@ void fg_lines_close(fg_lines *L);
 /* Read a whole regular file into memory (*buf is malloc'ed, free it). */
 fg_status fg_file_slurp(const char *path, unsigned char **buf, size_t *len);
 
+/* Append name, item i of a comma-separated list, to the string in out[cap] (cut at cap). */
+void fg_list_append(char *out, size_t cap, int64_t i, const char *name);
+/* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
+void fg_remove_partial(const char *path);
+
 /* Cap set by fg_io_set_alloc_limit (0 = none). */
 int64_t fg_io_alloc_limit(void);
 

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
@@ -415,9 +413,6 @@ cleanup:
     if (o->f) fclose(o->f);
     free(o);
   }
-  if (st != FG_OK && opened) {
-    struct stat sb; /* remove a partial output, but never a device such as /dev/full */
-    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
-  }
+  if (st != FG_OK && opened) fg_remove_partial(path);
   return st;
 }

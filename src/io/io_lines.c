@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
@@ -252,6 +253,16 @@ cleanup:
   if (f) fclose(f);
   free(b);
   return st;
+}
+
+void fg_list_append(char *out, size_t cap, int64_t i, const char *name) {
+  size_t used = strlen(out);
+  if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name);
+}
+
+void fg_remove_partial(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
 }
 
 /* ---- numbers ---------------------------------------------------------------------------- */

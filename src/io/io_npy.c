@@ -5,8 +5,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
@@ -380,12 +378,6 @@ cleanup:
 
 /* ---- writer ------------------------------------------------------------------------------- */
 
-/* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
-static void remove_partial(const char *path) {
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
-}
-
 /* One little-endian .npy v1.0 file of rows x cols elements of esize bytes (cols < 0: a 1-D
  * array of rows), dtype descr ("<f4", "<i8"). */
 static fg_status npy_write(const char *path, const void *data, size_t esize, const char *descr,
@@ -456,7 +448,7 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
   FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
 cleanup:
   if (f) fclose(f);
-  if (st != FG_OK && opened) remove_partial(path);
+  if (st != FG_OK && opened) fg_remove_partial(path);
   free(chunk);
   return st;
 }

@@ -642,15 +642,9 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
   } else if (npz_has(c, "edges")) {
     FG_CHECK(npz_read_dense_layout(c, split_index, &r));
   } else {
-    char list[1024];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int64_t i = 0; i < c->zip.num_members && used + 1 < sizeof list; i++) {
-      int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                       c->zip.members[i].name);
-      if (w < 0) break;
-      used += (size_t)w;
-    }
+    char list[1024] = "";
+    for (int64_t i = 0; i < c->zip.num_members; i++)
+      fg_list_append(list, sizeof list, i, c->zip.members[i].name);
     FG_FAIL(FG_ERR_FORMAT, "%s: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape "
             "or edges/node_features/node_labels); members: %s", c->path,
             c->zip.num_members ? list : "none");

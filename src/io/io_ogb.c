@@ -361,16 +361,6 @@ cleanup:
   return st;
 }
 
-static void join_names(char *const *names, int n, char *out, size_t cap) {
-  size_t used = 0;
-  out[0] = '\0';
-  for (int i = 0; i < n && used + 1 < cap; i++) {
-    int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", names[i]);
-    if (w < 0) break;
-    used += (size_t)w;
-  }
-}
-
 /* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
 static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
                             int8_t **out) {
@@ -489,8 +479,8 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   splitdir = path_join(dir, "split", NULL);
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
-  char list[1024];
-  join_names(names, nnames, list, sizeof list);
+  char list[1024] = "";
+  for (int i = 0; i < nnames; i++) fg_list_append(list, sizeof list, i, names[i]);
   const char *use = NULL;
   if (split_name) {
     for (int i = 0; i < nnames; i++)
