@@ -99,6 +99,9 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
 /* Convert to float32 in C order (any numeric dtype); NaN/Inf (also after narrowing) rejected. */
 fg_status fg_npy_to_f32(const fg_npy *a, const char *name, float *dst);
+/* The m edges (ev[2e], ev[2e + 1]) of an (E x 2) array into r->src and r->dst (allocated here),
+ * every id in [0, n); sets r->num_edges = m and r->num_nodes = the largest id + 1. */
+fg_status fg_raw_edge_pairs(const int64_t *ev, int64_t m, int64_t n, const char *name, fg_raw *r);
 
 /* ---- zip (.npz) --------------------------------------------------------------------------- */
 

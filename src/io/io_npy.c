@@ -322,6 +322,26 @@ cleanup:
 
 /* ---- edge arrays --------------------------------------------------------------------------- */
 
+fg_status fg_raw_edge_pairs(const int64_t *ev, int64_t m, int64_t n, const char *name, fg_raw *r) {
+  fg_status st = FG_OK;
+  int64_t mx = -1;
+  FG_ALLOC(r->src, m);
+  FG_ALLOC(r->dst, m);
+  for (int64_t e = 0; e < m; e++) {
+    int64_t u = ev[2 * e], v = ev[2 * e + 1];
+    FG_REQUIRE(u >= 0 && u < n && v >= 0 && v < n, FG_ERR_FORMAT,
+               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
+               (long long)(u >= 0 && u < n ? v : u), (long long)n);
+    r->src[e] = u;
+    r->dst[e] = v;
+    mx = FG_MAX(mx, FG_MAX(u, v));
+  }
+  r->num_nodes = mx + 1;
+  r->num_edges = m;
+cleanup:
+  return st;
+}
+
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_npy a;
@@ -339,21 +359,7 @@ fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, f
   FG_REQUIRE(m > 0, FG_ERR_FORMAT, "%s: the edge array is empty", name);
   FG_ALLOC(flat, 2 * m);
   FG_CHECK(fg_npy_to_i64(&a, name, flat));
-  FG_ALLOC(r.src, m);
-  FG_ALLOC(r.dst, m);
-  int64_t mx = -1;
-  for (int64_t e = 0; e < m; e++) {
-    int64_t u = flat[2 * e], v = flat[2 * e + 1];
-    FG_REQUIRE(u >= 0 && v >= 0 && u < FG_IO_MAX_NODES && v < FG_IO_MAX_NODES, FG_ERR_FORMAT,
-               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
-               (long long)(u < 0 || u >= FG_IO_MAX_NODES ? u : v), (long long)FG_IO_MAX_NODES);
-    r.src[e] = u;
-    r.dst[e] = v;
-    if (u > mx) mx = u;
-    if (v > mx) mx = v;
-  }
-  r.num_nodes = mx + 1;
-  r.num_edges = m;
+  FG_CHECK(fg_raw_edge_pairs(flat, m, FG_IO_MAX_NODES, name, &r));
   r.directed = 1;
   *out = r;
   memset(&r, 0, sizeof r);

@@ -575,18 +575,8 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_REQUIRE(n > 0 && n <= FG_IO_MAX_NODES, FG_ERR_FORMAT,
              "%s: number of nodes %lld out of range [1, %lld]", c->path, (long long)n,
              (long long)FG_IO_MAX_NODES);
-  FG_ALLOC(r->src, m);
-  FG_ALLOC(r->dst, m);
-  for (int64_t e = 0; e < m; e++) {
-    int64_t u = ev[2 * e], v = ev[2 * e + 1];
-    FG_REQUIRE(u >= 0 && u < n && v >= 0 && v < n, FG_ERR_FORMAT,
-               "%s: edge %lld: node id %lld out of range [0, %lld)", le, (long long)e,
-               (long long)(u >= 0 && u < n ? v : u), (long long)n);
-    r->src[e] = u;
-    r->dst[e] = v;
-  }
+  FG_CHECK(fg_raw_edge_pairs(ev, m, n, le, r));
   r->num_nodes = n;
-  r->num_edges = m;
   r->directed = 0;
   if (has_feat) {
     FG_CHECK(check_dense_size(lf, n, feat.shape[1]));
