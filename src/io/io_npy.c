@@ -10,6 +10,12 @@
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
+static uint64_t load_le(const unsigned char *p, int n) {
+  uint64_t x = 0;
+  for (int k = n - 1; k >= 0; k--) x = x << 8 | p[k];
+  return x;
+}
+
 /* ---- header: a Python dict literal ----------------------------------------------------------- */
 
 typedef struct hdr_cursor {
@@ -46,7 +52,9 @@ cleanup:
   return st;
 }
 
+/* Skip blanks; if w follows, step over it and return 1. */
 static int hdr_word(hdr_cursor *c, const char *w) {
+  hdr_ws(c);
   size_t n = strlen(w);
   if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
     c->p += n;
@@ -70,11 +78,7 @@ static fg_status hdr_shape(hdr_cursor *c, fg_npy *a) {
   FG_CHECK(hdr_expect(c, '(', "to open the shape"));
   a->ndim = 0;
   for (;;) {
-    hdr_ws(c);
-    if (c->p < c->end && *c->p == ')') {
-      c->p++;
-      break;
-    }
+    if (hdr_word(c, ")")) break;
     FG_REQUIRE(c->p < c->end && *c->p >= '0' && *c->p <= '9', FG_ERR_FORMAT,
                "%s: byte %zu: bad .npy header: expected a dimension in the shape", c->name,
                hdr_off(c));
@@ -88,11 +92,7 @@ static fg_status hdr_shape(hdr_cursor *c, fg_npy *a) {
     FG_REQUIRE(a->ndim < FG_NPY_MAX_DIMS, FG_ERR_UNSUPPORTED,
                "%s: .npy array with more than %d dimensions", c->name, FG_NPY_MAX_DIMS);
     a->shape[a->ndim++] = (int64_t)d;
-    hdr_ws(c);
-    if (c->p < c->end && *c->p == ',') {
-      c->p++;
-      continue;
-    }
+    if (hdr_word(c, ",")) continue;
     FG_CHECK(hdr_expect(c, ')', "to close the shape"));
     break;
   }
@@ -144,19 +144,13 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(memcmp(b, npy_magic, 6) == 0, FG_ERR_FORMAT,
              "%s: byte 0: bad magic (not a .npy file)", name);
   int major = b[6], minor = b[7];
-  size_t hstart, hlen;
-  if (major == 1) {
-    hstart = 10;
-    hlen = (size_t)b[8] | (size_t)b[9] << 8;
-  } else if (major == 2 || major == 3) {
-    FG_REQUIRE(len >= 12, FG_ERR_FORMAT, "%s: truncated .npy: %zu bytes, shorter than the preamble",
-               name, len);
-    hstart = 12;
-    hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
-  } else {
-    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: byte 6: .npy format version %d.%d is not supported", name,
-            major, minor);
-  }
+  FG_REQUIRE(major >= 1 && major <= 3, FG_ERR_UNSUPPORTED,
+             "%s: byte 6: .npy format version %d.%d is not supported", name, major, minor);
+  /* Version 1.0 has a 2-byte header length, 2.0 and 3.0 a 4-byte one. */
+  size_t hstart = major == 1 ? 10 : 12;
+  FG_REQUIRE(len >= hstart, FG_ERR_FORMAT,
+             "%s: truncated .npy: %zu bytes, shorter than the preamble", name, len);
+  size_t hlen = (size_t)load_le(b + 8, (int)hstart - 8);
   FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
              name, hlen, hstart, len);
@@ -164,11 +158,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
                   (const char *)b + hstart, name, hstart};
   FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
   for (;;) {
-    hdr_ws(&c);
-    if (c.p < c.end && *c.p == '}') {
-      c.p++;
-      break;
-    }
+    if (hdr_word(&c, "}")) break;
     size_t at = hdr_off(&c);
     FG_CHECK(hdr_string(&c, key, sizeof key));
     FG_CHECK(hdr_expect(&c, ':', "after a key"));
@@ -195,11 +185,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
     } else {
       FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unknown key '%s'", name, at, key);
     }
-    hdr_ws(&c);
-    if (c.p < c.end && *c.p == ',') {
-      c.p++;
-      continue;
-    }
+    if (hdr_word(&c, ",")) continue;
     FG_CHECK(hdr_expect(&c, '}', "to close the header dict"));
     break;
   }
@@ -243,12 +229,6 @@ static int64_t npy_storage_index(const fg_npy *a, int64_t i) {
   return (i % cols) * rows + i / cols;
 }
 
-static uint64_t load_le(const unsigned char *p, int n) {
-  uint64_t x = 0;
-  for (int k = n - 1; k >= 0; k--) x = x << 8 | p[k];
-  return x;
-}
-
 /* Integer element (kind i/u/b); *ok = 0 for a uint64 beyond int64. */
 static int64_t npy_int_at(const fg_npy *a, int64_t s, int *ok) {
   const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
@@ -282,8 +262,7 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   }
   int ok;
   int64_t v = npy_int_at(a, s, &ok);
-  if (!ok) return (double)(uint64_t)v;
-  return (double)v;
+  return ok ? (double)v : (double)(uint64_t)v;
 }
 
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {
