@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "io/fg_io_internal.h"
@@ -178,9 +179,7 @@ cleanup:
 }
 
 static int is_nan_word(const char *s) {
-  if (*s == '-' || *s == '+') s++;
-  return (s[0] == 'n' || s[0] == 'N') && (s[1] == 'a' || s[1] == 'A') &&
-         (s[2] == 'n' || s[2] == 'N') && s[3] == '\0';
+  return strcasecmp(s + (*s == '-' || *s == '+'), "nan") == 0;
 }
 
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
@@ -274,47 +273,41 @@ static int is_file(const char *p) {
   return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
 }
 
-/* dir/sub/base.csv.gz or dir/sub/base.csv; *path = NULL if neither exists and !required. */
-static fg_status find_csv(const char *dir, const char *sub, const char *base, int required,
-                          char **path) {
+/* Close L and free *path (both from an earlier call, or zeroed), then open dir/sub/base.csv.gz
+ * or dir/sub/base.csv in L, its path in *path (L->name); *path = NULL if neither exists and
+ * !required. */
+static fg_status open_csv(const char *dir, const char *sub, const char *base, int required,
+                          fg_lines *L, char **path) {
   fg_status st = FG_OK;
-  char *p = NULL;
   size_t n = strlen(dir) + strlen(sub) + strlen(base) + 16;
-  *path = NULL;
-  p = malloc(n);
-  FG_REQUIRE(p, FG_ERR_NOMEM, "out of memory");
-  snprintf(p, n, "%s/%s/%s.csv.gz", dir, sub, base);
-  if (!is_file(p)) {
-    snprintf(p, n, "%s/%s/%s.csv", dir, sub, base);
-    if (!is_file(p)) {
-      FG_REQUIRE(!required, FG_ERR_IO, "%s: missing %s/%s.csv[.gz]", dir, sub, base);
-      free(p);
-      p = NULL;
-    }
+  fg_lines_close(L);
+  free(*path);
+  FG_ALLOC(*path, n);
+  snprintf(*path, n, "%s/%s/%s.csv.gz", dir, sub, base);
+  if (!is_file(*path)) snprintf(*path, n, "%s/%s/%s.csv", dir, sub, base);
+  if (is_file(*path)) {
+    FG_CHECK(fg_lines_open(L, *path));
+  } else {
+    FG_REQUIRE(!required, FG_ERR_IO, "%s: missing %s/%s.csv[.gz]", dir, sub, base);
+    free(*path);
+    *path = NULL;
   }
-  *path = p;
-  p = NULL;
 cleanup:
-  free(p);
   return st;
 }
 
 /* A file holding one count per line (one graph: one line). */
-static fg_status read_count(const char *path, int64_t hi, const char *what, int64_t *value) {
+static fg_status read_count(fg_lines *L, int64_t hi, const char *what, int64_t *value) {
   fg_status st = FG_OK;
-  fg_lines L;
   int64_t *col[1] = {NULL}, rows = 0;
-  memset(&L, 0, sizeof L);
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(csv_int_table(&L, 1, -1, 0, hi, what, col, &rows));
-  FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", path, what);
+  FG_CHECK(csv_int_table(L, 1, -1, 0, hi, what, col, &rows));
+  FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", L->name, what);
   FG_REQUIRE(rows == 1, FG_ERR_UNSUPPORTED,
              "%s: %lld lines (a dataset of several graphs): only single-graph node-property "
-             "datasets are supported", path, (long long)rows);
+             "datasets are supported", L->name, (long long)rows);
   *value = col[0][0];
 cleanup:
   free(col[0]);
-  fg_lines_close(&L);
   return st;
 }
 
@@ -380,8 +373,7 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   }
   for (int k = 0; k < 3; k++) {
     int64_t rows = 0;
-    FG_CHECK(find_csv(dir, sub, split_files[k], 1, &path));
-    FG_CHECK(fg_lines_open(&L, path));
+    FG_CHECK(open_csv(dir, sub, split_files[k], 1, &L, &path));
     FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", ids, &rows));
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
@@ -398,9 +390,6 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
     }
     free(ids[0]);
     ids[0] = NULL;
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
   }
   *out = split;
   split = NULL;
@@ -432,49 +421,31 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   free(path);
   path = NULL;
 
-  FG_CHECK(find_csv(dir, "raw", "num-node-list", 1, &path));
-  FG_CHECK(read_count(path, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
+  FG_CHECK(open_csv(dir, "raw", "num-node-list", 1, &L, &path));
+  FG_CHECK(read_count(&L, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
   FG_REQUIRE(r.num_nodes > 0, FG_ERR_FORMAT, "%s: the graph has no nodes", path);
-  free(path);
-  path = NULL;
-  FG_CHECK(find_csv(dir, "raw", "num-edge-list", 1, &path));
-  FG_CHECK(read_count(path, INT64_MAX / 32, "number of edges", &r.num_edges));
-  free(path);
-  path = NULL;
+  FG_CHECK(open_csv(dir, "raw", "num-edge-list", 1, &L, &path));
+  FG_CHECK(read_count(&L, INT64_MAX / 32, "number of edges", &r.num_edges));
 
   /* Rows are counted against the declared sizes as they are read, and arrays grow with the
    * rows present, so a small file declaring a huge graph fails before allocating it. */
-  FG_CHECK(find_csv(dir, "raw", "edge", 1, &path));
-  FG_CHECK(fg_lines_open(&L, path));
+  FG_CHECK(open_csv(dir, "raw", "edge", 1, &L, &path));
   int64_t rows = 0;
   FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", cols, &rows));
   r.src = cols[0];
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
-  fg_lines_close(&L);
-  free(path);
-  path = NULL;
   r.directed = 0;
 
-  FG_CHECK(find_csv(dir, "raw", "node-feat", 0, &path));
+  FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
     void *f = NULL;
-    FG_CHECK(fg_lines_open(&L, path));
     FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, &f, &rows, &r.num_features));
     r.features = f;
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
   }
 
-  FG_CHECK(find_csv(dir, "raw", "node-label", 0, &path));
-  if (path) {
-    FG_CHECK(fg_lines_open(&L, path));
-    FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
-  }
+  FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
+  if (path) FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
 
   splitdir = path_join(dir, "split", NULL);
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
