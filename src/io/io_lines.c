@@ -32,14 +32,6 @@ void fg_raw_free(fg_raw *r) {
 
 /* ---- line reader ---------------------------------------------------------------------- */
 
-static fg_status lines_alloc(fg_lines *L) {
-  fg_status st = FG_OK;
-  L->cap = FG_LINES_INITIAL;
-  FG_ALLOC(L->buf, L->cap);
-cleanup:
-  return st;
-}
-
 fg_status fg_lines_open(fg_lines *L, const char *path) {
   fg_status st = FG_OK;
   struct stat sb;
@@ -52,7 +44,8 @@ fg_status fg_lines_open(fg_lines *L, const char *path) {
   FG_REQUIRE(L->gz, FG_ERR_IO, "%s: cannot open: %s", path,
              errno ? strerror(errno) : "out of memory");
   gzbuffer(L->gz, 1u << 17);
-  FG_CHECK(lines_alloc(L));
+  L->cap = FG_LINES_INITIAL;
+  FG_ALLOC(L->buf, L->cap);
 cleanup:
   if (st != FG_OK) fg_lines_close(L);
   return st;
@@ -73,7 +66,8 @@ fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char
     L->zs.next_in = (unsigned char *)(uintptr_t)b; /* zlib does not write through next_in */
     L->zs.avail_in = 0;
   }
-  FG_CHECK(lines_alloc(L));
+  L->cap = FG_LINES_INITIAL;
+  FG_ALLOC(L->buf, L->cap);
 cleanup:
   if (st != FG_OK) fg_lines_close(L);
   return st;
@@ -305,20 +299,15 @@ int fg_parse_f64(const char *p, const char **end, double *v) {
   int neg = 0;
   if (*s == '-' || *s == '+') neg = *s++ == '-';
   uint64_t m = 0;
-  int nd = 0, frac = 0;
-  while (is_digit(*s)) {
+  int nd = 0, frac = 0, dot = 0; /* digits, those after the point, whether a point was seen */
+  for (; is_digit(*s) || (*s == '.' && !dot); s++) {
+    if (*s == '.') {
+      dot = 1;
+      continue;
+    }
     if (nd < 18) m = m * 10 + (uint64_t)(*s - '0');
     nd++;
-    s++;
-  }
-  if (*s == '.') {
-    s++;
-    while (is_digit(*s)) {
-      if (nd < 18) m = m * 10 + (uint64_t)(*s - '0');
-      nd++;
-      frac++;
-      s++;
-    }
+    frac += dot;
   }
   if (nd > 0 && nd <= 15 && frac <= 22 && *s != 'e' && *s != 'E' && *s != 'x' && *s != 'X') {
     double d = (double)m / pow10[frac];
