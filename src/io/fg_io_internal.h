@@ -40,7 +40,7 @@ typedef struct fg_lines {
 fg_status fg_lines_open(fg_lines *L, const char *path);
 /* Read lines from buf[0, len); gzip data is inflated. */
 fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char *name);
-/* Next line in *line (length *len), or *line = NULL at the end. */
+/* Next line in *line (length *len unless len is NULL), or *line = NULL at the end. */
 fg_status fg_lines_next(fg_lines *L, char **line, size_t *len);
 void fg_lines_close(fg_lines *L);
 

@@ -45,10 +45,9 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
   fg_edgebuf eb = {0};
   char *s = NULL, tok[48];
-  size_t n = 0;
   memset(out, 0, sizeof *out);
 
-  FG_CHECK(fg_lines_next(L, &s, &n));
+  FG_CHECK(fg_lines_next(L, &s, NULL));
   FG_REQUIRE(s, FG_ERR_FORMAT, "%s: empty file (expected a %%%%MatrixMarket banner)", L->name);
   char *rest = s;
   char *w0 = next_word(&rest), *obj = next_word(&rest), *fmt = next_word(&rest);
@@ -87,7 +86,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   /* Comments, then the size line. */
   int64_t sz[3] = {0, 0, 0};
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     FG_REQUIRE(s, FG_ERR_FORMAT, "%s: line %lld: end of file before the size line", L->name,
                (long long)L->lineno + 1);
     const char *p = skip_blanks(s);
@@ -114,7 +113,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   int64_t nn = sz[0], nnz = sz[2];
 
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     const char *p = skip_blanks(s);
     if (*p == '%' || *p == '\0') continue;
@@ -205,11 +204,10 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
   fg_edgebuf eb = {0};
   char *s = NULL, tok[48];
-  size_t n = 0;
   int64_t mx = -1, declared = 0;
   memset(out, 0, sizeof *out);
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     const char *p = skip_blanks(s);
     if (*p == '#' || *p == '%') {

@@ -172,7 +172,7 @@ static fg_status lines_emit(fg_lines *L, size_t n, char **line, size_t *len) {
              "%s: line %lld: contains a NUL byte (binary data in a text file?)", L->name,
              (long long)L->lineno);
   *line = s;
-  *len = n;
+  if (len) *len = n;
 cleanup:
   return st;
 }
@@ -180,7 +180,7 @@ cleanup:
 fg_status fg_lines_next(fg_lines *L, char **line, size_t *len) {
   fg_status st = FG_OK;
   *line = NULL;
-  *len = 0;
+  if (len) *len = 0;
   for (;;) {
     if (L->scan < L->pos) L->scan = L->pos;
     char *nl = NULL;

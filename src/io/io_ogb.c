@@ -67,8 +67,7 @@ static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows,
   *rows_out = 0;
   for (;;) {
     char *s;
-    size_t n;
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     if (width < 0) width = count_fields(s);
@@ -127,8 +126,7 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
   assert(ncols == 1 || ncols == 2);
   for (;;) {
     char *s;
-    size_t n;
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
@@ -191,8 +189,7 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
   char tok[48];
   for (;;) {
     char *s;
-    size_t len;
-    FG_CHECK(fg_lines_next(L, &s, &len));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
