@@ -67,15 +67,6 @@ int fg_parse_f64(const char *p, const char **end, double *v);
  * ellipsis if longer, unprintable bytes as '?') into out for messages. */
 const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap);
 
-/* Growable edge list. */
-typedef struct fg_edgebuf {
-  int64_t *src, *dst;
-  int64_t n, cap;
-} fg_edgebuf;
-/* Append (u, v), growing geometrically. */
-fg_status fg_edgebuf_push(fg_edgebuf *e, int64_t u, int64_t v);
-void fg_edgebuf_free(fg_edgebuf *e);
-
 /* ---- .npy --------------------------------------------------------------------------------- */
 
 #define FG_NPY_MAX_DIMS 8

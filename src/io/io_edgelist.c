@@ -39,11 +39,38 @@ static int word_i64(const char *p, const char **end, int64_t *v) {
   return r;
 }
 
+/* Growable edge list. */
+typedef struct edgebuf {
+  int64_t *src, *dst;
+  int64_t n, cap;
+} edgebuf;
+
+/* Append (u, v), growing geometrically. */
+static fg_status edgebuf_push(edgebuf *e, int64_t u, int64_t v) {
+  fg_status st = FG_OK;
+  if (e->n == e->cap) {
+    int64_t nc = e->cap ? e->cap * 2 : 1024;
+    FG_REQUIRE(nc <= INT64_MAX / 16, FG_ERR_NOMEM, "edge list too long");
+    int64_t *ns = realloc(e->src, (size_t)nc * sizeof *ns);
+    if (ns) e->src = ns;
+    int64_t *nd = ns ? realloc(e->dst, (size_t)nc * sizeof *nd) : NULL;
+    if (nd) e->dst = nd;
+    FG_REQUIRE(ns && nd, FG_ERR_NOMEM, "out of memory growing an edge list to %lld edges",
+               (long long)nc);
+    e->cap = nc;
+  }
+  e->src[e->n] = u;
+  e->dst[e->n] = v;
+  e->n++;
+cleanup:
+  return st;
+}
+
 /* ---- Matrix Market ------------------------------------------------------------------------- */
 
 static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_edgebuf eb = {0};
+  edgebuf eb = {0};
   char *s = NULL, tok[48];
   memset(out, 0, sizeof *out);
 
@@ -143,7 +170,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
                  L->name, ln, is_int ? "n integer" : " real",
                  *at ? word_text(at, tok, sizeof tok) : "(end of line)");
     }
-    FG_CHECK(fg_edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
+    FG_CHECK(edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
   }
   FG_REQUIRE(eb.n == nnz, FG_ERR_FORMAT, "%s: %lld entries, but line %lld declares %lld", L->name,
              (long long)eb.n, sline, (long long)nnz);
@@ -154,7 +181,8 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   out->directed = !symmetric;
   memset(&eb, 0, sizeof eb);
 cleanup:
-  fg_edgebuf_free(&eb);
+  free(eb.src);
+  free(eb.dst);
   return st;
 }
 
@@ -202,7 +230,7 @@ static int64_t nodes_comment(const char *p) {
 
 static fg_status snap_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_edgebuf eb = {0};
+  edgebuf eb = {0};
   char *s = NULL, tok[48];
   int64_t mx = -1, declared = 0;
   memset(out, 0, sizeof *out);
@@ -231,7 +259,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
                  (long long)uv[k]);
       if (uv[k] > mx) mx = uv[k];
     }
-    FG_CHECK(fg_edgebuf_push(&eb, uv[0], uv[1]));
+    FG_CHECK(edgebuf_push(&eb, uv[0], uv[1]));
   }
   FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
   out->id_span = mx + 1;
@@ -243,7 +271,8 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
   out->directed = 1;
   memset(&eb, 0, sizeof eb);
 cleanup:
-  fg_edgebuf_free(&eb);
+  free(eb.src);
+  free(eb.dst);
   return st;
 }
 

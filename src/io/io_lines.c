@@ -334,31 +334,3 @@ const char *fg_token_text(const char *p, const char *stops, char *out, size_t ca
     if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
   return out;
 }
-
-/* ---- edges ------------------------------------------------------------------------------- */
-
-fg_status fg_edgebuf_push(fg_edgebuf *e, int64_t u, int64_t v) {
-  fg_status st = FG_OK;
-  if (e->n == e->cap) {
-    int64_t nc = e->cap ? e->cap * 2 : 1024;
-    FG_REQUIRE(nc <= INT64_MAX / 16, FG_ERR_NOMEM, "edge list too long");
-    int64_t *ns = realloc(e->src, (size_t)nc * sizeof *ns);
-    if (ns) e->src = ns;
-    int64_t *nd = ns ? realloc(e->dst, (size_t)nc * sizeof *nd) : NULL;
-    if (nd) e->dst = nd;
-    FG_REQUIRE(ns && nd, FG_ERR_NOMEM, "out of memory growing an edge list to %lld edges",
-               (long long)nc);
-    e->cap = nc;
-  }
-  e->src[e->n] = u;
-  e->dst[e->n] = v;
-  e->n++;
-cleanup:
-  return st;
-}
-
-void fg_edgebuf_free(fg_edgebuf *e) {
-  free(e->src);
-  free(e->dst);
-  memset(e, 0, sizeof *e);
-}
