@@ -375,11 +375,6 @@ static char *fmt_u64(uint64_t v, char *end) {
   return end;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
                         const char *comment) {
   fg_status st = FG_OK;
@@ -394,7 +389,8 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
   FG_CALLOC(o, 1);
   o->path = path;
   errno = 0;
-  if (ends_with(path, ".gz")) {
+  size_t plen = strlen(path);
+  if (plen >= 3 && strcmp(path + plen - 3, ".gz") == 0) {
     o->gz = gzopen(path, "wb6");
     FG_REQUIRE(o->gz, FG_ERR_IO, "%s: cannot create: %s", path,
                errno ? strerror(errno) : "out of memory");
@@ -403,16 +399,12 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
     FG_REQUIRE(o->f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
   }
   opened = 1;
-  if (comment) {
-    const char *c = comment;
-    while (*c) {
-      const char *nl = strchr(c, '\n');
-      size_t k = nl ? (size_t)(nl - c) : strlen(c);
-      FG_CHECK(out_bytes(o, "# ", 2));
-      FG_CHECK(out_bytes(o, c, k));
-      FG_CHECK(out_bytes(o, "\n", 1));
-      c += k + (nl ? 1 : 0);
-    }
+  for (const char *c = comment; c && *c;) { /* each line of the comment as "# line" */
+    size_t k = strcspn(c, "\n");
+    FG_CHECK(out_bytes(o, "# ", 2));
+    FG_CHECK(out_bytes(o, c, k));
+    FG_CHECK(out_bytes(o, "\n", 1));
+    c += k + (c[k] == '\n');
   }
   for (int64_t e = 0; e < m; e++) {
     char line[48], *end = line + sizeof line;
