@@ -19,9 +19,9 @@ static uint64_t load_le(const unsigned char *p, int n) {
 /* ---- header: a Python dict literal ----------------------------------------------------------- */
 
 typedef struct hdr_cursor {
-  const char *p, *end, *start;
+  const char *p, *end;
+  const char *file; /* where the .npy starts: messages give byte offsets from it */
   const char *name;
-  size_t base; /* file offset of start */
 } hdr_cursor;
 
 static void hdr_ws(hdr_cursor *c) {
@@ -29,7 +29,7 @@ static void hdr_ws(hdr_cursor *c) {
     c->p++;
 }
 
-static size_t hdr_off(const hdr_cursor *c) { return c->base + (size_t)(c->p - c->start); }
+static size_t hdr_off(const hdr_cursor *c) { return (size_t)(c->p - c->file); }
 
 /* A quoted Python string into out (NUL-terminated; too long fails). */
 static fg_status hdr_string(hdr_cursor *c, char *out, size_t cap) {
@@ -65,10 +65,9 @@ static int hdr_word(hdr_cursor *c, const char *w) {
 
 static fg_status hdr_expect(hdr_cursor *c, char ch, const char *what) {
   fg_status st = FG_OK;
-  hdr_ws(c);
-  FG_REQUIRE(c->p < c->end && *c->p == ch, FG_ERR_FORMAT,
-             "%s: byte %zu: bad .npy header: expected '%c' %s", c->name, hdr_off(c), ch, what);
-  c->p++;
+  const char w[2] = {ch, '\0'};
+  FG_REQUIRE(hdr_word(c, w), FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: expected '%c' %s",
+             c->name, hdr_off(c), ch, what);
 cleanup:
   return st;
 }
@@ -154,8 +153,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
              name, hlen, hstart, len);
-  hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen,
-                  (const char *)b + hstart, name, hstart};
+  hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen, (const char *)b, name};
   FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
   for (;;) {
     if (hdr_word(&c, "}")) break;
@@ -383,23 +381,18 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
 
   /* Header: magic, version 1.0, length, dict padded with spaces to a multiple of 64 bytes
    * overall and ended by '\n' (as numpy writes it). */
-  char dict[128];
-  int dl = cols < 0 ? snprintf(dict, sizeof dict,
-                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld,), }",
-                               descr, (long long)rows)
-                    : snprintf(dict, sizeof dict,
-                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld), }",
-                               descr, (long long)rows, (long long)cols);
+  char shape[48];
+  if (cols < 0) snprintf(shape, sizeof shape, "(%lld,)", (long long)rows);
+  else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)rows, (long long)cols);
+  unsigned char head[256] = {[6] = 1}; /* version 1.0 */
+  memcpy(head, npy_magic, 6);
+  int dl = snprintf((char *)head + 10, sizeof head - 10,
+                    "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
   size_t total = 10 + (size_t)dl + 1;
   size_t padded = (total + 63) / 64 * 64;
   size_t hlen = padded - 10;
-  unsigned char head[256];
-  memcpy(head, npy_magic, 6);
-  head[6] = 1;
-  head[7] = 0;
   head[8] = (unsigned char)(hlen & 0xff);
   head[9] = (unsigned char)(hlen >> 8);
-  memcpy(head + 10, dict, (size_t)dl);
   memset(head + 10 + dl, ' ', hlen - (size_t)dl - 1);
   head[padded - 1] = '\n';
 
