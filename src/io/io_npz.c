@@ -183,8 +183,6 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data,
     FG_REQUIRE(m->csize == m->usize, FG_ERR_FORMAT,
                "%s: member '%s' is stored but its sizes differ (%llu vs %llu)", z->name,
                m->name, (unsigned long long)m->csize, (unsigned long long)m->usize);
-    *data = src;
-    *len = (size_t)m->usize;
   } else {
     /* Deflate cannot expand by more than about 1032:1, so a larger claim is corrupt; checked
      * before allocating the output. */
@@ -233,22 +231,19 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data,
                "%s: member '%s' inflates to %s%llu bytes, but the directory says %llu", z->name,
                m->name, zr == Z_STREAM_END ? "" : "more than ", (unsigned long long)out_done,
                (unsigned long long)m->usize);
-    *data = out;
-    *len = (size_t)m->usize;
   }
-  uint32_t crc = crc_of(*data, *len);
+  const unsigned char *bytes = m->method == 0 ? src : out;
+  uint32_t crc = crc_of(bytes, (size_t)m->usize);
   FG_REQUIRE(crc == m->crc, FG_ERR_FORMAT,
              "%s: member '%s': CRC-32 mismatch (computed %08x, stored %08x): corrupt archive",
              z->name, m->name, (unsigned)crc, (unsigned)m->crc);
+  *data = bytes;
+  *len = (size_t)m->usize;
   *owned = out;
   out = NULL;
 cleanup:
   if (zs_init) inflateEnd(&zs);
   free(out);
-  if (st != FG_OK) {
-    *data = NULL;
-    *len = 0;
-  }
   return st;
 }
 
@@ -505,14 +500,11 @@ static fg_status npz_mask(npz_ctx *c, const char *base, int64_t n, int k, int64_
   FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.kind == 'b' || a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
              "%s: expected a boolean mask, got dtype '%s'", label, a.descr);
-  int64_t nk, stride_node, stride_split;
+  int64_t nk, stride_node = 1, stride_split = 0;
   if (a.ndim == 1 && a.shape[0] == n) {
     nk = 1;
-    stride_node = 1;
-    stride_split = 0;
   } else if (a.ndim == 2 && a.shape[1] == n) {
     nk = a.shape[0];
-    stride_node = 1;
     stride_split = n;
   } else if (a.ndim == 2 && a.shape[0] == n) {
     nk = a.shape[1];
