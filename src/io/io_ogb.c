@@ -121,7 +121,7 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
                                int64_t hi, const char *what, int64_t **cols, int64_t *rows_out) {
   fg_status st = FG_OK;
   int64_t *col[2] = {NULL, NULL};
-  int64_t rows = 0, cap = 0;
+  int64_t rows = 0, cap[2] = {0, 0};
   char tok[48];
   assert(ncols == 1 || ncols == 2);
   for (;;) {
@@ -132,14 +132,10 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
     FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
-    if (rows == cap) {
-      int64_t c0 = cap;
-      for (int k = 0; k < ncols; k++) {
-        cap = c0;
-        void *d = col[k];
-        FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof(int64_t), expect_rows));
-        col[k] = d;
-      }
+    for (int k = 0; k < ncols; k++) {
+      void *d = col[k];
+      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t), expect_rows));
+      col[k] = d;
     }
     const char *p = s;
     for (int c = 0; c < ncols; c++) {
@@ -194,11 +190,9 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
-    if (rows == cap) {
-      void *d = lab;
-      FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
-      lab = d;
-    }
+    void *d = lab;
+    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
+    lab = d;
     FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
                "%s: line %lld: several label columns (multi-task labels are not supported)",
                L->name, ln);
@@ -254,10 +248,10 @@ cleanup:
 
 /* ---- the directory layout ------------------------------------------------------------------ */
 
-static char *path_join(const char *a, const char *b, const char *c) {
-  size_t n = strlen(a) + strlen(b) + (c ? strlen(c) : 0) + 3;
+static char *path_join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
   char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
+  if (p) snprintf(p, n, "%s/%s", a, b);
   return p;
 }
 
@@ -324,7 +318,7 @@ static fg_status list_splits(const char *splitdir, char ***names, int *count) {
   if (!d) goto cleanup; /* no split folder: no split */
   for (struct dirent *de; (de = readdir(d)) != NULL;) {
     if (de->d_name[0] == '.') continue;
-    char *full = path_join(splitdir, de->d_name, NULL);
+    char *full = path_join(splitdir, de->d_name);
     FG_REQUIRE(full, FG_ERR_NOMEM, "out of memory");
     int dir = is_dir(full);
     free(full);
@@ -360,7 +354,7 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   int8_t *split = NULL;
   fg_lines L;
   memset(&L, 0, sizeof L);
-  sub = path_join("split", name, NULL);
+  sub = path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
    * so nothing of size n is allocated on the word of num-node-list alone. */
@@ -411,7 +405,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
-  path = path_join(dir, "raw", NULL);
+  path = path_join(dir, "raw");
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
              dir);
@@ -444,7 +438,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
   if (path) FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
 
-  splitdir = path_join(dir, "split", NULL);
+  splitdir = path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
   char list[1024] = "";
