@@ -192,8 +192,7 @@ static fg_status read_lines(fg_status (*read)(fg_lines *, fg_raw *), const char 
                             const char *name, int from_mem, const void *buf, size_t len,
                             fg_raw *out) {
   fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
+  fg_lines L = {0};
   memset(out, 0, sizeof *out);
   if (from_mem) {
     FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));

@@ -323,8 +323,7 @@ fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, f
   fg_status st = FG_OK;
   fg_npy a;
   int64_t *flat = NULL;
-  fg_raw r;
-  memset(&r, 0, sizeof r);
+  fg_raw r = {0};
   memset(out, 0, sizeof *out);
   FG_CHECK(fg_npy_parse(buf, len, name, &a));
   FG_REQUIRE(a.kind != 'f' && a.kind != 'b', FG_ERR_FORMAT,

@@ -610,8 +610,7 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
                           fg_raw *out) {
   fg_status st = FG_OK;
   npz_ctx *c = NULL;
-  fg_raw r;
-  memset(&r, 0, sizeof r);
+  fg_raw r = {0};
   memset(out, 0, sizeof *out);
   FG_CALLOC(c, 1);
   c->path = name ? name : "(buffer)";

@@ -231,9 +231,8 @@ cleanup:
 fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
                           int64_t expect_rows, double **values, int64_t *rows) {
   fg_status st = FG_OK;
-  fg_lines L;
+  fg_lines L = {0};
   void *v = NULL;
-  memset(&L, 0, sizeof L);
   *values = NULL;
   *rows = 0;
   FG_REQUIRE(width == -1 || width > 0, FG_ERR_INVALID_ARG, "csv width must be > 0 or -1, got %lld",
@@ -352,8 +351,7 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
   int8_t *split = NULL;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
+  fg_lines L = {0};
   sub = path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
@@ -395,13 +393,11 @@ cleanup:
 
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_raw r;
-  fg_lines L;
+  fg_raw r = {0};
+  fg_lines L = {0};
   char *path = NULL, *splitdir = NULL, **names = NULL;
   int nnames = 0;
   int64_t *cols[2] = {NULL, NULL};
-  memset(&r, 0, sizeof r);
-  memset(&L, 0, sizeof L);
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
