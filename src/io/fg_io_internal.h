@@ -40,12 +40,17 @@ typedef struct fg_lines {
 fg_status fg_lines_open(fg_lines *L, const char *path);
 /* Read lines from buf[0, len); gzip data is inflated. */
 fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char *name);
-/* Next line in *line (length *len), or *line = NULL at the end. */
+/* Next line in *line (length *len unless len is NULL), or *line = NULL at the end. */
 fg_status fg_lines_next(fg_lines *L, char **line, size_t *len);
 void fg_lines_close(fg_lines *L);
 
 /* Read a whole regular file into memory (*buf is malloc'ed, free it). */
 fg_status fg_file_slurp(const char *path, unsigned char **buf, size_t *len);
+
+/* Append name, item i of a comma-separated list, to the string in out[cap] (cut at cap). */
+void fg_list_append(char *out, size_t cap, int64_t i, const char *name);
+/* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
+void fg_remove_partial(const char *path);
 
 /* Cap set by fg_io_set_alloc_limit (0 = none). */
 int64_t fg_io_alloc_limit(void);
@@ -58,18 +63,9 @@ int fg_parse_i64(const char *p, const char **end, int64_t *v);
 /* Real number at p (as strtod, with an exact fast path for short decimals). Returns 0 on
  * success, 1 if it is not a number. NaN and Inf are returned as such. */
 int fg_parse_f64(const char *p, const char **end, double *v);
-/* Copy the token starting at p (up to a ',', blank or the end, at most cap - 1 bytes, with an
- * ellipsis if longer) into out for messages. */
-const char *fg_token_text(const char *p, char *out, size_t cap);
-
-/* Growable edge list. */
-typedef struct fg_edgebuf {
-  int64_t *src, *dst;
-  int64_t n, cap;
-} fg_edgebuf;
-/* Append (u, v), growing geometrically. */
-fg_status fg_edgebuf_push(fg_edgebuf *e, int64_t u, int64_t v);
-void fg_edgebuf_free(fg_edgebuf *e);
+/* Copy the token starting at p (up to a byte of stops or the end, at most cap - 1 bytes, with an
+ * ellipsis if longer, unprintable bytes as '?') into out for messages. */
+const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap);
 
 /* ---- .npy --------------------------------------------------------------------------------- */
 
@@ -94,6 +90,9 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
 /* Convert to float32 in C order (any numeric dtype); NaN/Inf (also after narrowing) rejected. */
 fg_status fg_npy_to_f32(const fg_npy *a, const char *name, float *dst);
+/* The m edges (ev[2e], ev[2e + 1]) of an (E x 2) array into r->src and r->dst (allocated here),
+ * every id in [0, n); sets r->num_edges = m and r->num_nodes = the largest id + 1. */
+fg_status fg_raw_edge_pairs(const int64_t *ev, int64_t m, int64_t n, const char *name, fg_raw *r);
 
 /* ---- zip (.npz) --------------------------------------------------------------------------- */
 

@@ -5,26 +5,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
-static char *skip_blanks(char *p) {
-  while (is_blank(*p)) p++;
-  return p;
-}
-
-static const char *skipc(const char *p) {
+static const char *skip_blanks(const char *p) {
   while (is_blank(*p)) p++;
   return p;
 }
 
 /* Next whitespace-separated word of s (modified in place), or NULL. */
 static char *next_word(char **s) {
-  char *p = skip_blanks(*s);
+  char *p = *s;
+  while (is_blank(*p)) p++;
   if (!*p) return NULL;
   char *w = p;
   while (*p && !is_blank(*p)) p++;
@@ -35,14 +29,7 @@ static char *next_word(char **s) {
 
 /* A whitespace-delimited word for messages (at most cap - 1 bytes, printable). */
 static const char *word_text(const char *p, char *out, size_t cap) {
-  size_t n = 0;
-  while (p[n] && !is_blank(p[n]) && n + 1 < cap) n++;
-  memcpy(out, p, n);
-  out[n] = '\0';
-  if (p[n] && !is_blank(p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
-  return out;
+  return fg_token_text(p, " \t\v\f", out, cap);
 }
 
 /* An integer that must be followed by a blank or the end of the line. */
@@ -52,16 +39,42 @@ static int word_i64(const char *p, const char **end, int64_t *v) {
   return r;
 }
 
+/* Growable edge list. */
+typedef struct edgebuf {
+  int64_t *src, *dst;
+  int64_t n, cap;
+} edgebuf;
+
+/* Append (u, v), growing geometrically. */
+static fg_status edgebuf_push(edgebuf *e, int64_t u, int64_t v) {
+  fg_status st = FG_OK;
+  if (e->n == e->cap) {
+    int64_t nc = e->cap ? e->cap * 2 : 1024;
+    FG_REQUIRE(nc <= INT64_MAX / 16, FG_ERR_NOMEM, "edge list too long");
+    int64_t *ns = realloc(e->src, (size_t)nc * sizeof *ns);
+    if (ns) e->src = ns;
+    int64_t *nd = ns ? realloc(e->dst, (size_t)nc * sizeof *nd) : NULL;
+    if (nd) e->dst = nd;
+    FG_REQUIRE(ns && nd, FG_ERR_NOMEM, "out of memory growing an edge list to %lld edges",
+               (long long)nc);
+    e->cap = nc;
+  }
+  e->src[e->n] = u;
+  e->dst[e->n] = v;
+  e->n++;
+cleanup:
+  return st;
+}
+
 /* ---- Matrix Market ------------------------------------------------------------------------- */
 
 static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_edgebuf eb = {0};
+  edgebuf eb = {0};
   char *s = NULL, tok[48];
-  size_t n = 0;
   memset(out, 0, sizeof *out);
 
-  FG_CHECK(fg_lines_next(L, &s, &n));
+  FG_CHECK(fg_lines_next(L, &s, NULL));
   FG_REQUIRE(s, FG_ERR_FORMAT, "%s: empty file (expected a %%%%MatrixMarket banner)", L->name);
   char *rest = s;
   char *w0 = next_word(&rest), *obj = next_word(&rest), *fmt = next_word(&rest);
@@ -100,14 +113,14 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   /* Comments, then the size line. */
   int64_t sz[3] = {0, 0, 0};
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     FG_REQUIRE(s, FG_ERR_FORMAT, "%s: line %lld: end of file before the size line", L->name,
                (long long)L->lineno + 1);
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '%' || *p == '\0') continue;
     const char *e = p;
     for (int k = 0; k < 3; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &sz[k]);
       FG_REQUIRE(r != 2, FG_ERR_FORMAT, "%s: line %lld: size '%s' too large", L->name,
                  (long long)L->lineno, word_text(at, tok, sizeof tok));
@@ -127,9 +140,9 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   int64_t nn = sz[0], nnz = sz[2];
 
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '%' || *p == '\0') continue;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(eb.n < nnz, FG_ERR_FORMAT,
@@ -138,7 +151,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
     int64_t ij[2];
     const char *e = p;
     for (int k = 0; k < 2; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &ij[k]);
       FG_REQUIRE(r == 0, FG_ERR_FORMAT, "%s: line %lld: expected '%s' but found '%s'", L->name,
                  ln, has_value ? "row column value" : "row column",
@@ -148,7 +161,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
                  k ? "column" : "row", (long long)ij[k], (long long)nn);
     }
     if (has_value) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int64_t iv;
       double dv;
       int r = is_int ? word_i64(at, &e, &iv) : fg_parse_f64(at, &e, &dv);
@@ -157,7 +170,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
                  L->name, ln, is_int ? "n integer" : " real",
                  *at ? word_text(at, tok, sizeof tok) : "(end of line)");
     }
-    FG_CHECK(fg_edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
+    FG_CHECK(edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
   }
   FG_REQUIRE(eb.n == nnz, FG_ERR_FORMAT, "%s: %lld entries, but line %lld declares %lld", L->name,
              (long long)eb.n, sline, (long long)nnz);
@@ -168,33 +181,37 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   out->directed = !symmetric;
   memset(&eb, 0, sizeof eb);
 cleanup:
-  fg_edgebuf_free(&eb);
+  free(eb.src);
+  free(eb.dst);
+  return st;
+}
+
+/* Run a reader over the lines of buf[0, len) (from_mem) or of the file name; who names the
+ * public function for a NULL path. */
+static fg_status read_lines(fg_status (*read)(fg_lines *, fg_raw *), const char *who,
+                            const char *name, int from_mem, const void *buf, size_t len,
+                            fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  memset(out, 0, sizeof *out);
+  if (from_mem) {
+    FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
+  } else {
+    FG_REQUIRE(name, FG_ERR_INVALID_ARG, "%s: path is NULL", who);
+    FG_CHECK(fg_lines_open(&L, name));
+  }
+  FG_CHECK(read(&L, out));
+cleanup:
+  fg_lines_close(&L);
   return st;
 }
 
 fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
-  FG_CHECK(mtx_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(mtx_read, NULL, name, 1, buf, len, out);
 }
 
 fg_status fg_read_mtx(const char *path, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_mtx: path is NULL");
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(mtx_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(mtx_read, __func__, path, 0, NULL, 0, out);
 }
 
 /* ---- SNAP ---------------------------------------------------------------------------------- */
@@ -212,15 +229,14 @@ static int64_t nodes_comment(const char *p) {
 
 static fg_status snap_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_edgebuf eb = {0};
+  edgebuf eb = {0};
   char *s = NULL, tok[48];
-  size_t n = 0;
   int64_t mx = -1, declared = 0;
   memset(out, 0, sizeof *out);
   for (;;) {
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
-    char *p = skip_blanks(s);
+    const char *p = skip_blanks(s);
     if (*p == '#' || *p == '%') {
       declared = FG_MAX(declared, nodes_comment(p));
       continue;
@@ -230,7 +246,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
     int64_t uv[2];
     const char *e = p;
     for (int k = 0; k < 2; k++) {
-      const char *at = skipc(e);
+      const char *at = skip_blanks(e);
       int r = word_i64(at, &e, &uv[k]);
       FG_REQUIRE(r != 2 && !(r == 0 && uv[k] >= FG_IO_MAX_NODES), FG_ERR_FORMAT,
                  "%s: line %lld: node id %s too large (ids must be < %lld)", L->name, ln,
@@ -242,7 +258,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
                  (long long)uv[k]);
       if (uv[k] > mx) mx = uv[k];
     }
-    FG_CHECK(fg_edgebuf_push(&eb, uv[0], uv[1]));
+    FG_CHECK(edgebuf_push(&eb, uv[0], uv[1]));
   }
   FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
   out->id_span = mx + 1;
@@ -254,33 +270,17 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
   out->directed = 1;
   memset(&eb, 0, sizeof eb);
 cleanup:
-  fg_edgebuf_free(&eb);
+  free(eb.src);
+  free(eb.dst);
   return st;
 }
 
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_CHECK(fg_lines_open_mem(&L, buf, len, name ? name : "(buffer)"));
-  FG_CHECK(snap_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(snap_read, NULL, name, 1, buf, len, out);
 }
 
 fg_status fg_read_snap(const char *path, fg_raw *out) {
-  fg_status st = FG_OK;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  memset(out, 0, sizeof *out);
-  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_read_snap: path is NULL");
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(snap_read(&L, out));
-cleanup:
-  fg_lines_close(&L);
-  return st;
+  return read_lines(snap_read, __func__, path, 0, NULL, 0, out);
 }
 
 fg_status fg_raw_renumber(fg_raw *r) {
@@ -374,11 +374,6 @@ static char *fmt_u64(uint64_t v, char *end) {
   return end;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
                         const char *comment) {
   fg_status st = FG_OK;
@@ -393,7 +388,8 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
   FG_CALLOC(o, 1);
   o->path = path;
   errno = 0;
-  if (ends_with(path, ".gz")) {
+  size_t plen = strlen(path);
+  if (plen >= 3 && strcmp(path + plen - 3, ".gz") == 0) {
     o->gz = gzopen(path, "wb6");
     FG_REQUIRE(o->gz, FG_ERR_IO, "%s: cannot create: %s", path,
                errno ? strerror(errno) : "out of memory");
@@ -402,16 +398,12 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
     FG_REQUIRE(o->f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
   }
   opened = 1;
-  if (comment) {
-    const char *c = comment;
-    while (*c) {
-      const char *nl = strchr(c, '\n');
-      size_t k = nl ? (size_t)(nl - c) : strlen(c);
-      FG_CHECK(out_bytes(o, "# ", 2));
-      FG_CHECK(out_bytes(o, c, k));
-      FG_CHECK(out_bytes(o, "\n", 1));
-      c += k + (nl ? 1 : 0);
-    }
+  for (const char *c = comment; c && *c;) { /* each line of the comment as "# line" */
+    size_t k = strcspn(c, "\n");
+    FG_CHECK(out_bytes(o, "# ", 2));
+    FG_CHECK(out_bytes(o, c, k));
+    FG_CHECK(out_bytes(o, "\n", 1));
+    c += k + (c[k] == '\n');
   }
   for (int64_t e = 0; e < m; e++) {
     char line[48], *end = line + sizeof line;
@@ -439,9 +431,6 @@ cleanup:
     if (o->f) fclose(o->f);
     free(o);
   }
-  if (st != FG_OK && opened) {
-    struct stat sb; /* remove a partial output, but never a device such as /dev/full */
-    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
-  }
+  if (st != FG_OK && opened) fg_remove_partial(path);
   return st;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
@@ -31,14 +32,6 @@ void fg_raw_free(fg_raw *r) {
 
 /* ---- line reader ---------------------------------------------------------------------- */
 
-static fg_status lines_alloc(fg_lines *L) {
-  fg_status st = FG_OK;
-  L->cap = FG_LINES_INITIAL;
-  FG_ALLOC(L->buf, L->cap);
-cleanup:
-  return st;
-}
-
 fg_status fg_lines_open(fg_lines *L, const char *path) {
   fg_status st = FG_OK;
   struct stat sb;
@@ -51,7 +44,8 @@ fg_status fg_lines_open(fg_lines *L, const char *path) {
   FG_REQUIRE(L->gz, FG_ERR_IO, "%s: cannot open: %s", path,
              errno ? strerror(errno) : "out of memory");
   gzbuffer(L->gz, 1u << 17);
-  FG_CHECK(lines_alloc(L));
+  L->cap = FG_LINES_INITIAL;
+  FG_ALLOC(L->buf, L->cap);
 cleanup:
   if (st != FG_OK) fg_lines_close(L);
   return st;
@@ -72,7 +66,8 @@ fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char
     L->zs.next_in = (unsigned char *)(uintptr_t)b; /* zlib does not write through next_in */
     L->zs.avail_in = 0;
   }
-  FG_CHECK(lines_alloc(L));
+  L->cap = FG_LINES_INITIAL;
+  FG_ALLOC(L->buf, L->cap);
 cleanup:
   if (st != FG_OK) fg_lines_close(L);
   return st;
@@ -177,7 +172,7 @@ static fg_status lines_emit(fg_lines *L, size_t n, char **line, size_t *len) {
              "%s: line %lld: contains a NUL byte (binary data in a text file?)", L->name,
              (long long)L->lineno);
   *line = s;
-  *len = n;
+  if (len) *len = n;
 cleanup:
   return st;
 }
@@ -185,7 +180,7 @@ cleanup:
 fg_status fg_lines_next(fg_lines *L, char **line, size_t *len) {
   fg_status st = FG_OK;
   *line = NULL;
-  *len = 0;
+  if (len) *len = 0;
   for (;;) {
     if (L->scan < L->pos) L->scan = L->pos;
     char *nl = NULL;
@@ -254,6 +249,16 @@ cleanup:
   return st;
 }
 
+void fg_list_append(char *out, size_t cap, int64_t i, const char *name) {
+  size_t used = strlen(out);
+  if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name);
+}
+
+void fg_remove_partial(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
+}
+
 /* ---- numbers ---------------------------------------------------------------------------- */
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -294,20 +299,15 @@ int fg_parse_f64(const char *p, const char **end, double *v) {
   int neg = 0;
   if (*s == '-' || *s == '+') neg = *s++ == '-';
   uint64_t m = 0;
-  int nd = 0, frac = 0;
-  while (is_digit(*s)) {
+  int nd = 0, frac = 0, dot = 0; /* digits, those after the point, whether a point was seen */
+  for (; is_digit(*s) || (*s == '.' && !dot); s++) {
+    if (*s == '.') {
+      dot = 1;
+      continue;
+    }
     if (nd < 18) m = m * 10 + (uint64_t)(*s - '0');
     nd++;
-    s++;
-  }
-  if (*s == '.') {
-    s++;
-    while (is_digit(*s)) {
-      if (nd < 18) m = m * 10 + (uint64_t)(*s - '0');
-      nd++;
-      frac++;
-      s++;
-    }
+    frac += dot;
   }
   if (nd > 0 && nd <= 15 && frac <= 22 && *s != 'e' && *s != 'E' && *s != 'x' && *s != 'X') {
     double d = (double)m / pow10[frac];
@@ -324,41 +324,13 @@ int fg_parse_f64(const char *p, const char **end, double *v) {
   return 0;
 }
 
-const char *fg_token_text(const char *p, char *out, size_t cap) {
+const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap) {
   size_t n = 0;
-  while (p[n] && p[n] != ',' && !is_blank(p[n]) && n + 1 < cap) n++;
+  while (p[n] && !strchr(stops, p[n]) && n + 1 < cap) n++;
   memcpy(out, p, n);
   out[n] = '\0';
-  if (p[n] && p[n] != ',' && !is_blank(p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
+  if (p[n] && !strchr(stops, p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
   return out;
-}
-
-/* ---- edges ------------------------------------------------------------------------------- */
-
-fg_status fg_edgebuf_push(fg_edgebuf *e, int64_t u, int64_t v) {
-  fg_status st = FG_OK;
-  if (e->n == e->cap) {
-    int64_t nc = e->cap ? e->cap * 2 : 1024;
-    FG_REQUIRE(nc <= INT64_MAX / 16, FG_ERR_NOMEM, "edge list too long");
-    int64_t *ns = realloc(e->src, (size_t)nc * sizeof *ns);
-    if (ns) e->src = ns;
-    int64_t *nd = ns ? realloc(e->dst, (size_t)nc * sizeof *nd) : NULL;
-    if (nd) e->dst = nd;
-    FG_REQUIRE(ns && nd, FG_ERR_NOMEM, "out of memory growing an edge list to %lld edges",
-               (long long)nc);
-    e->cap = nc;
-  }
-  e->src[e->n] = u;
-  e->dst[e->n] = v;
-  e->n++;
-cleanup:
-  return st;
-}
-
-void fg_edgebuf_free(fg_edgebuf *e) {
-  free(e->src);
-  free(e->dst);
-  memset(e, 0, sizeof *e);
 }

@@ -5,19 +5,23 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
+static uint64_t load_le(const unsigned char *p, int n) {
+  uint64_t x = 0;
+  for (int k = n - 1; k >= 0; k--) x = x << 8 | p[k];
+  return x;
+}
+
 /* ---- header: a Python dict literal ----------------------------------------------------------- */
 
 typedef struct hdr_cursor {
-  const char *p, *end, *start;
+  const char *p, *end;
+  const char *file; /* where the .npy starts: messages give byte offsets from it */
   const char *name;
-  size_t base; /* file offset of start */
 } hdr_cursor;
 
 static void hdr_ws(hdr_cursor *c) {
@@ -25,7 +29,7 @@ static void hdr_ws(hdr_cursor *c) {
     c->p++;
 }
 
-static size_t hdr_off(const hdr_cursor *c) { return c->base + (size_t)(c->p - c->start); }
+static size_t hdr_off(const hdr_cursor *c) { return (size_t)(c->p - c->file); }
 
 /* A quoted Python string into out (NUL-terminated; too long fails). */
 static fg_status hdr_string(hdr_cursor *c, char *out, size_t cap) {
@@ -48,7 +52,9 @@ cleanup:
   return st;
 }
 
+/* Skip blanks; if w follows, step over it and return 1. */
 static int hdr_word(hdr_cursor *c, const char *w) {
+  hdr_ws(c);
   size_t n = strlen(w);
   if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
     c->p += n;
@@ -59,10 +65,9 @@ static int hdr_word(hdr_cursor *c, const char *w) {
 
 static fg_status hdr_expect(hdr_cursor *c, char ch, const char *what) {
   fg_status st = FG_OK;
-  hdr_ws(c);
-  FG_REQUIRE(c->p < c->end && *c->p == ch, FG_ERR_FORMAT,
-             "%s: byte %zu: bad .npy header: expected '%c' %s", c->name, hdr_off(c), ch, what);
-  c->p++;
+  const char w[2] = {ch, '\0'};
+  FG_REQUIRE(hdr_word(c, w), FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: expected '%c' %s",
+             c->name, hdr_off(c), ch, what);
 cleanup:
   return st;
 }
@@ -72,11 +77,7 @@ static fg_status hdr_shape(hdr_cursor *c, fg_npy *a) {
   FG_CHECK(hdr_expect(c, '(', "to open the shape"));
   a->ndim = 0;
   for (;;) {
-    hdr_ws(c);
-    if (c->p < c->end && *c->p == ')') {
-      c->p++;
-      break;
-    }
+    if (hdr_word(c, ")")) break;
     FG_REQUIRE(c->p < c->end && *c->p >= '0' && *c->p <= '9', FG_ERR_FORMAT,
                "%s: byte %zu: bad .npy header: expected a dimension in the shape", c->name,
                hdr_off(c));
@@ -90,11 +91,7 @@ static fg_status hdr_shape(hdr_cursor *c, fg_npy *a) {
     FG_REQUIRE(a->ndim < FG_NPY_MAX_DIMS, FG_ERR_UNSUPPORTED,
                "%s: .npy array with more than %d dimensions", c->name, FG_NPY_MAX_DIMS);
     a->shape[a->ndim++] = (int64_t)d;
-    hdr_ws(c);
-    if (c->p < c->end && *c->p == ',') {
-      c->p++;
-      continue;
-    }
+    if (hdr_word(c, ",")) continue;
     FG_CHECK(hdr_expect(c, ')', "to close the shape"));
     break;
   }
@@ -146,31 +143,20 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(memcmp(b, npy_magic, 6) == 0, FG_ERR_FORMAT,
              "%s: byte 0: bad magic (not a .npy file)", name);
   int major = b[6], minor = b[7];
-  size_t hstart, hlen;
-  if (major == 1) {
-    hstart = 10;
-    hlen = (size_t)b[8] | (size_t)b[9] << 8;
-  } else if (major == 2 || major == 3) {
-    FG_REQUIRE(len >= 12, FG_ERR_FORMAT, "%s: truncated .npy: %zu bytes, shorter than the preamble",
-               name, len);
-    hstart = 12;
-    hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
-  } else {
-    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: byte 6: .npy format version %d.%d is not supported", name,
-            major, minor);
-  }
+  FG_REQUIRE(major >= 1 && major <= 3, FG_ERR_UNSUPPORTED,
+             "%s: byte 6: .npy format version %d.%d is not supported", name, major, minor);
+  /* Version 1.0 has a 2-byte header length, 2.0 and 3.0 a 4-byte one. */
+  size_t hstart = major == 1 ? 10 : 12;
+  FG_REQUIRE(len >= hstart, FG_ERR_FORMAT,
+             "%s: truncated .npy: %zu bytes, shorter than the preamble", name, len);
+  size_t hlen = (size_t)load_le(b + 8, (int)hstart - 8);
   FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
              name, hlen, hstart, len);
-  hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen,
-                  (const char *)b + hstart, name, hstart};
+  hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen, (const char *)b, name};
   FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
   for (;;) {
-    hdr_ws(&c);
-    if (c.p < c.end && *c.p == '}') {
-      c.p++;
-      break;
-    }
+    if (hdr_word(&c, "}")) break;
     size_t at = hdr_off(&c);
     FG_CHECK(hdr_string(&c, key, sizeof key));
     FG_CHECK(hdr_expect(&c, ':', "after a key"));
@@ -197,11 +183,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
     } else {
       FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unknown key '%s'", name, at, key);
     }
-    hdr_ws(&c);
-    if (c.p < c.end && *c.p == ',') {
-      c.p++;
-      continue;
-    }
+    if (hdr_word(&c, ",")) continue;
     FG_CHECK(hdr_expect(&c, '}', "to close the header dict"));
     break;
   }
@@ -245,12 +227,6 @@ static int64_t npy_storage_index(const fg_npy *a, int64_t i) {
   return (i % cols) * rows + i / cols;
 }
 
-static uint64_t load_le(const unsigned char *p, int n) {
-  uint64_t x = 0;
-  for (int k = n - 1; k >= 0; k--) x = x << 8 | p[k];
-  return x;
-}
-
 /* Integer element (kind i/u/b); *ok = 0 for a uint64 beyond int64. */
 static int64_t npy_int_at(const fg_npy *a, int64_t s, int *ok) {
   const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
@@ -284,8 +260,7 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   }
   int ok;
   int64_t v = npy_int_at(a, s, &ok);
-  if (!ok) return (double)(uint64_t)v;
-  return (double)v;
+  return ok ? (double)v : (double)(uint64_t)v;
 }
 
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {
@@ -324,12 +299,31 @@ cleanup:
 
 /* ---- edge arrays --------------------------------------------------------------------------- */
 
+fg_status fg_raw_edge_pairs(const int64_t *ev, int64_t m, int64_t n, const char *name, fg_raw *r) {
+  fg_status st = FG_OK;
+  int64_t mx = -1;
+  FG_ALLOC(r->src, m);
+  FG_ALLOC(r->dst, m);
+  for (int64_t e = 0; e < m; e++) {
+    int64_t u = ev[2 * e], v = ev[2 * e + 1];
+    FG_REQUIRE(u >= 0 && u < n && v >= 0 && v < n, FG_ERR_FORMAT,
+               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
+               (long long)(u >= 0 && u < n ? v : u), (long long)n);
+    r->src[e] = u;
+    r->dst[e] = v;
+    mx = FG_MAX(mx, FG_MAX(u, v));
+  }
+  r->num_nodes = mx + 1;
+  r->num_edges = m;
+cleanup:
+  return st;
+}
+
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_npy a;
   int64_t *flat = NULL;
-  fg_raw r;
-  memset(&r, 0, sizeof r);
+  fg_raw r = {0};
   memset(out, 0, sizeof *out);
   FG_CHECK(fg_npy_parse(buf, len, name, &a));
   FG_REQUIRE(a.kind != 'f' && a.kind != 'b', FG_ERR_FORMAT,
@@ -341,21 +335,7 @@ fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, f
   FG_REQUIRE(m > 0, FG_ERR_FORMAT, "%s: the edge array is empty", name);
   FG_ALLOC(flat, 2 * m);
   FG_CHECK(fg_npy_to_i64(&a, name, flat));
-  FG_ALLOC(r.src, m);
-  FG_ALLOC(r.dst, m);
-  int64_t mx = -1;
-  for (int64_t e = 0; e < m; e++) {
-    int64_t u = flat[2 * e], v = flat[2 * e + 1];
-    FG_REQUIRE(u >= 0 && v >= 0 && u < FG_IO_MAX_NODES && v < FG_IO_MAX_NODES, FG_ERR_FORMAT,
-               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
-               (long long)(u < 0 || u >= FG_IO_MAX_NODES ? u : v), (long long)FG_IO_MAX_NODES);
-    r.src[e] = u;
-    r.dst[e] = v;
-    if (u > mx) mx = u;
-    if (v > mx) mx = v;
-  }
-  r.num_nodes = mx + 1;
-  r.num_edges = m;
+  FG_CHECK(fg_raw_edge_pairs(flat, m, FG_IO_MAX_NODES, name, &r));
   r.directed = 1;
   *out = r;
   memset(&r, 0, sizeof r);
@@ -380,12 +360,6 @@ cleanup:
 
 /* ---- writer ------------------------------------------------------------------------------- */
 
-/* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
-static void remove_partial(const char *path) {
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(path);
-}
-
 /* One little-endian .npy v1.0 file of rows x cols elements of esize bytes (cols < 0: a 1-D
  * array of rows), dtype descr ("<f4", "<i8"). */
 static fg_status npy_write(const char *path, const void *data, size_t esize, const char *descr,
@@ -406,23 +380,18 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
 
   /* Header: magic, version 1.0, length, dict padded with spaces to a multiple of 64 bytes
    * overall and ended by '\n' (as numpy writes it). */
-  char dict[128];
-  int dl = cols < 0 ? snprintf(dict, sizeof dict,
-                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld,), }",
-                               descr, (long long)rows)
-                    : snprintf(dict, sizeof dict,
-                               "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld), }",
-                               descr, (long long)rows, (long long)cols);
+  char shape[48];
+  if (cols < 0) snprintf(shape, sizeof shape, "(%lld,)", (long long)rows);
+  else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)rows, (long long)cols);
+  unsigned char head[256] = {[6] = 1}; /* version 1.0 */
+  memcpy(head, npy_magic, 6);
+  int dl = snprintf((char *)head + 10, sizeof head - 10,
+                    "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
   size_t total = 10 + (size_t)dl + 1;
   size_t padded = (total + 63) / 64 * 64;
   size_t hlen = padded - 10;
-  unsigned char head[256];
-  memcpy(head, npy_magic, 6);
-  head[6] = 1;
-  head[7] = 0;
   head[8] = (unsigned char)(hlen & 0xff);
   head[9] = (unsigned char)(hlen >> 8);
-  memcpy(head + 10, dict, (size_t)dl);
   memset(head + 10 + dl, ' ', hlen - (size_t)dl - 1);
   head[padded - 1] = '\n';
 
@@ -456,7 +425,7 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
   FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
 cleanup:
   if (f) fclose(f);
-  if (st != FG_OK && opened) remove_partial(path);
+  if (st != FG_OK && opened) fg_remove_partial(path);
   free(chunk);
   return st;
 }

@@ -183,8 +183,6 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data,
     FG_REQUIRE(m->csize == m->usize, FG_ERR_FORMAT,
                "%s: member '%s' is stored but its sizes differ (%llu vs %llu)", z->name,
                m->name, (unsigned long long)m->csize, (unsigned long long)m->usize);
-    *data = src;
-    *len = (size_t)m->usize;
   } else {
     /* Deflate cannot expand by more than about 1032:1, so a larger claim is corrupt; checked
      * before allocating the output. */
@@ -233,22 +231,19 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data,
                "%s: member '%s' inflates to %s%llu bytes, but the directory says %llu", z->name,
                m->name, zr == Z_STREAM_END ? "" : "more than ", (unsigned long long)out_done,
                (unsigned long long)m->usize);
-    *data = out;
-    *len = (size_t)m->usize;
   }
-  uint32_t crc = crc_of(*data, *len);
+  const unsigned char *bytes = m->method == 0 ? src : out;
+  uint32_t crc = crc_of(bytes, (size_t)m->usize);
   FG_REQUIRE(crc == m->crc, FG_ERR_FORMAT,
              "%s: member '%s': CRC-32 mismatch (computed %08x, stored %08x): corrupt archive",
              z->name, m->name, (unsigned)crc, (unsigned)m->crc);
+  *data = bytes;
+  *len = (size_t)m->usize;
   *owned = out;
   out = NULL;
 cleanup:
   if (zs_init) inflateEnd(&zs);
   free(out);
-  if (st != FG_OK) {
-    *data = NULL;
-    *len = 0;
-  }
   return st;
 }
 
@@ -262,27 +257,30 @@ typedef struct npz_ctx {
   char label[16][256]; /* "path[member]" for messages */
 } npz_ctx;
 
-static int npz_has(const npz_ctx *c, const char *base) {
+/* Index of member base.npy, else of member base, else -1. */
+static int64_t npz_find(const npz_ctx *c, const char *base) {
   char full[128];
   snprintf(full, sizeof full, "%s.npy", base);
-  return fg_zip_find(&c->zip, full) >= 0 || fg_zip_find(&c->zip, base) >= 0;
+  int64_t i = fg_zip_find(&c->zip, full);
+  return i >= 0 ? i : fg_zip_find(&c->zip, base);
 }
 
-/* Parse member base(.npy); *found = 0 if absent (then a is untouched). Returns the message
- * label through *label. */
-static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a, int *found,
+static int npz_has(const npz_ctx *c, const char *base) {
+  return npz_find(c, base) >= 0;
+}
+
+/* Parse member base(.npy). *label: "path[member]" for messages, or NULL if the member is
+ * absent (then a is untouched). */
+static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
                          const char **label) {
   fg_status st = FG_OK;
-  char full[128];
   const unsigned char *data = NULL;
   size_t len = 0;
   unsigned char *own = NULL;
-  *found = 0;
-  snprintf(full, sizeof full, "%s.npy", base);
-  int64_t i = fg_zip_find(&c->zip, full);
-  if (i < 0) i = fg_zip_find(&c->zip, base);
+  *label = NULL;
+  int64_t i = npz_find(c, base);
   if (i < 0) {
-    FG_REQUIRE(!required, FG_ERR_FORMAT, "%s: member %s is missing", c->path, full);
+    FG_REQUIRE(!required, FG_ERR_FORMAT, "%s: member %s.npy is missing", c->path, base);
     goto cleanup;
   }
   FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
@@ -291,9 +289,8 @@ static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a, 
   c->owned[k] = own;
   own = NULL;
   snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].name);
-  *label = c->label[k];
   FG_CHECK(fg_npy_parse(data, len, c->label[k], a));
-  *found = 1;
+  *label = c->label[k];
 cleanup:
   free(own);
   return st;
@@ -354,10 +351,9 @@ cleanup:
 static fg_status npz_shape2(npz_ctx *c, const char *base, int64_t sh[2]) {
   fg_status st = FG_OK;
   fg_npy a;
-  int found;
-  const char *label = base;
+  const char *label = NULL;
   int64_t *v = NULL;
-  FG_CHECK(npz_get(c, base, 1, &a, &found, &label));
+  FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.ndim == 1 && a.count == 2, FG_ERR_FORMAT, "%s: expected 2 elements, got %lld",
              label, (long long)a.count);
   FG_CHECK(npz_ints(&a, label, &v));
@@ -373,18 +369,17 @@ static fg_status npz_csr(npz_ctx *c, const char *pfx, int64_t n, int64_t cols, i
                          int64_t **indices, int64_t *nnz, const char *what) {
   fg_status st = FG_OK;
   fg_npy a;
-  int found;
-  const char *label = pfx, *lptr = pfx;
+  const char *label = NULL, *lptr = NULL;
   char base[64];
   int64_t *ip = NULL, *ix = NULL;
   snprintf(base, sizeof base, "%s_indptr", pfx);
-  FG_CHECK(npz_get(c, base, 1, &a, &found, &lptr));
+  FG_CHECK(npz_get(c, base, 1, &a, &lptr));
   FG_REQUIRE(a.ndim == 1 && a.count == n + 1, FG_ERR_FORMAT,
              "%s: expected %lld elements (rows + 1), got %lld", lptr, (long long)n + 1,
              (long long)a.count);
   FG_CHECK(npz_ints(&a, lptr, &ip));
   snprintf(base, sizeof base, "%s_indices", pfx);
-  FG_CHECK(npz_get(c, base, 1, &a, &found, &label));
+  FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.ndim == 1, FG_ERR_FORMAT, "%s: expected a 1-D array", label);
   FG_CHECK(npz_ints(&a, label, &ix));
   FG_CHECK(check_indptr(ip, n, a.count, lptr));
@@ -422,8 +417,7 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
   int64_t sh[2], *ip = NULL, *ix = NULL, nnz = 0;
   float *vals = NULL;
   fg_npy a;
-  int found;
-  const char *label = c->path;
+  const char *label = NULL;
 
   FG_CHECK(npz_shape2(c, "adj_shape", sh));
   FG_REQUIRE(sh[0] == sh[1], FG_ERR_FORMAT, "%s[adj_shape.npy]: adjacency is %lld x %lld, not "
@@ -433,8 +427,8 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
              (long long)sh[0], (long long)FG_IO_MAX_NODES);
   int64_t n = sh[0];
   FG_CHECK(npz_csr(c, "adj", n, n, &ip, &ix, &nnz, "node id"));
-  FG_CHECK(npz_get(c, "adj_data", 0, &a, &found, &label));
-  FG_REQUIRE(!found || (a.ndim == 1 && a.count == nnz), FG_ERR_FORMAT,
+  FG_CHECK(npz_get(c, "adj_data", 0, &a, &label));
+  FG_REQUIRE(!label || (a.ndim == 1 && a.count == nnz), FG_ERR_FORMAT,
              "%s: expected %lld elements (one per index), got %lld", label, (long long)nnz,
              (long long)a.count);
   r->num_nodes = n;
@@ -461,7 +455,7 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
     snprintf(lshape, sizeof lshape, "%s[attr_shape.npy]", c->path);
     FG_CHECK(check_dense_size(lshape, n, f));
     FG_CHECK(npz_csr(c, "attr", n, f, &ip, &ix, &nnz, "column"));
-    FG_CHECK(npz_get(c, "attr_data", 1, &a, &found, &label));
+    FG_CHECK(npz_get(c, "attr_data", 1, &a, &label));
     FG_REQUIRE(a.ndim == 1 && a.count == nnz, FG_ERR_FORMAT,
                "%s: expected %lld elements (one per index), got %lld", label, (long long)nnz,
                (long long)a.count);
@@ -477,8 +471,8 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
                    label, (long long)i, (long long)ix[k]);
     r->num_features = f;
   } else {
-    FG_CHECK(npz_get(c, "attr_matrix", 0, &a, &found, &label));
-    if (found) {
+    FG_CHECK(npz_get(c, "attr_matrix", 0, &a, &label));
+    if (label) {
       FG_REQUIRE(a.ndim == 2 && a.shape[0] == n, FG_ERR_FORMAT,
                  "%s: expected shape (%lld, F), got %d dimension(s)", label, (long long)n,
                  a.ndim);
@@ -487,8 +481,8 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
       r->num_features = a.shape[1];
     }
   }
-  FG_CHECK(npz_get(c, "labels", 0, &a, &found, &label));
-  if (found) FG_CHECK(npz_labels(&a, label, n, r));
+  FG_CHECK(npz_get(c, "labels", 0, &a, &label));
+  if (label) FG_CHECK(npz_labels(&a, label, n, r));
 cleanup:
   free(ip);
   free(ix);
@@ -501,20 +495,16 @@ static fg_status npz_mask(npz_ctx *c, const char *base, int64_t n, int k, int64_
                           int8_t *mask) {
   fg_status st = FG_OK;
   fg_npy a;
-  int found;
-  const char *label = base;
+  const char *label = NULL;
   int64_t *v = NULL;
-  FG_CHECK(npz_get(c, base, 1, &a, &found, &label));
+  FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.kind == 'b' || a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
              "%s: expected a boolean mask, got dtype '%s'", label, a.descr);
-  int64_t nk, stride_node, stride_split;
+  int64_t nk, stride_node = 1, stride_split = 0;
   if (a.ndim == 1 && a.shape[0] == n) {
     nk = 1;
-    stride_node = 1;
-    stride_split = 0;
   } else if (a.ndim == 2 && a.shape[1] == n) {
     nk = a.shape[0];
-    stride_node = 1;
     stride_split = n;
   } else if (a.ndim == 2 && a.shape[0] == n) {
     nk = a.shape[1];
@@ -548,23 +538,22 @@ cleanup:
 static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   fg_status st = FG_OK;
   fg_npy feat, lab, edges;
-  int has_feat, has_lab, found;
-  const char *lf = c->path, *ll = c->path, *le = c->path;
+  const char *lf = NULL, *ll = NULL, *le = NULL; /* NULL: no such member */
   int64_t *ev = NULL;
   int8_t *mask = NULL;
   static const char *const mask_names[3] = {"train_masks", "val_masks", "test_masks"};
 
-  FG_CHECK(npz_get(c, "node_features", 0, &feat, &has_feat, &lf));
-  FG_CHECK(npz_get(c, "node_labels", 0, &lab, &has_lab, &ll));
-  FG_CHECK(npz_get(c, "edges", 1, &edges, &found, &le));
-  FG_REQUIRE(!has_feat || feat.ndim == 2, FG_ERR_FORMAT,
-             "%s: expected shape (N, F), got %d dimension(s)", lf, feat.ndim);
-  FG_REQUIRE(!has_lab || lab.ndim == 1, FG_ERR_FORMAT,
-             "%s: expected shape (N,), got %d dimension(s)", ll, lab.ndim);
+  FG_CHECK(npz_get(c, "node_features", 0, &feat, &lf));
+  FG_CHECK(npz_get(c, "node_labels", 0, &lab, &ll));
+  FG_CHECK(npz_get(c, "edges", 1, &edges, &le));
+  FG_REQUIRE(!lf || feat.ndim == 2, FG_ERR_FORMAT, "%s: expected shape (N, F), got %d dimension(s)",
+             lf, feat.ndim);
+  FG_REQUIRE(!ll || lab.ndim == 1, FG_ERR_FORMAT, "%s: expected shape (N,), got %d dimension(s)",
+             ll, lab.ndim);
   FG_REQUIRE(edges.ndim == 2 && edges.shape[1] == 2, FG_ERR_FORMAT,
              "%s: expected shape (E, 2), got %d dimension(s)", le, edges.ndim);
-  int64_t n = has_feat ? feat.shape[0] : has_lab ? lab.shape[0] : -1;
-  FG_REQUIRE(!has_feat || !has_lab || lab.shape[0] == n, FG_ERR_FORMAT,
+  int64_t n = lf ? feat.shape[0] : ll ? lab.shape[0] : -1;
+  FG_REQUIRE(!lf || !ll || lab.shape[0] == n, FG_ERR_FORMAT,
              "%s: %lld labels for %lld feature rows", ll, (long long)lab.shape[0], (long long)n);
   int64_t m = edges.shape[0];
   FG_CHECK(npz_ints(&edges, le, &ev));
@@ -575,26 +564,16 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_REQUIRE(n > 0 && n <= FG_IO_MAX_NODES, FG_ERR_FORMAT,
              "%s: number of nodes %lld out of range [1, %lld]", c->path, (long long)n,
              (long long)FG_IO_MAX_NODES);
-  FG_ALLOC(r->src, m);
-  FG_ALLOC(r->dst, m);
-  for (int64_t e = 0; e < m; e++) {
-    int64_t u = ev[2 * e], v = ev[2 * e + 1];
-    FG_REQUIRE(u >= 0 && u < n && v >= 0 && v < n, FG_ERR_FORMAT,
-               "%s: edge %lld: node id %lld out of range [0, %lld)", le, (long long)e,
-               (long long)(u >= 0 && u < n ? v : u), (long long)n);
-    r->src[e] = u;
-    r->dst[e] = v;
-  }
+  FG_CHECK(fg_raw_edge_pairs(ev, m, n, le, r));
   r->num_nodes = n;
-  r->num_edges = m;
   r->directed = 0;
-  if (has_feat) {
+  if (lf) {
     FG_CHECK(check_dense_size(lf, n, feat.shape[1]));
     FG_ALLOC(r->features, feat.count);
     FG_CHECK(fg_npy_to_f32(&feat, lf, r->features));
     r->num_features = feat.shape[1];
   }
-  if (has_lab) FG_CHECK(npz_labels(&lab, ll, n, r));
+  if (ll) FG_CHECK(npz_labels(&lab, ll, n, r));
 
   int nmasks = 0;
   for (int k = 0; k < 3; k++) nmasks += npz_has(c, mask_names[k]);
@@ -603,7 +582,7 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
     FG_REQUIRE(nmasks == 3, FG_ERR_FORMAT, "%s: member %s.npy is missing (the other masks are "
                "present)", c->path, !npz_has(c, "train_masks") ? "train_masks" :
                !npz_has(c, "val_masks") ? "val_masks" : "test_masks");
-    FG_REQUIRE(has_lab, FG_ERR_FORMAT, "%s: split masks but no node_labels.npy", c->path);
+    FG_REQUIRE(ll, FG_ERR_FORMAT, "%s: split masks but no node_labels.npy", c->path);
     FG_ALLOC(r->split, n);
     memset(r->split, FG_SPLIT_NONE, (size_t)n);
     FG_ALLOC(mask, n);
@@ -631,8 +610,7 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
                           fg_raw *out) {
   fg_status st = FG_OK;
   npz_ctx *c = NULL;
-  fg_raw r;
-  memset(&r, 0, sizeof r);
+  fg_raw r = {0};
   memset(out, 0, sizeof *out);
   FG_CALLOC(c, 1);
   c->path = name ? name : "(buffer)";
@@ -642,15 +620,9 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
   } else if (npz_has(c, "edges")) {
     FG_CHECK(npz_read_dense_layout(c, split_index, &r));
   } else {
-    char list[1024];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int64_t i = 0; i < c->zip.num_members && used + 1 < sizeof list; i++) {
-      int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                       c->zip.members[i].name);
-      if (w < 0) break;
-      used += (size_t)w;
-    }
+    char list[1024] = "";
+    for (int64_t i = 0; i < c->zip.num_members; i++)
+      fg_list_append(list, sizeof list, i, c->zip.members[i].name);
     FG_FAIL(FG_ERR_FORMAT, "%s: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape "
             "or edges/node_features/node_labels); members: %s", c->path,
             c->zip.num_members ? list : "none");

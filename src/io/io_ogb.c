@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "io/fg_io_internal.h"
@@ -28,7 +29,7 @@ static const char *skip_blanks(const char *p) {
 static const char *show_token(const char *p, char *out, size_t cap) {
   p = skip_blanks(p);
   if (*p == ',' || *p == '\0') return "(empty)";
-  return fg_token_text(p, out, cap);
+  return fg_token_text(p, ", \t", out, cap);
 }
 
 /* Grow a row-major table to hold at least need rows (capped by expect_rows when >= 0). */
@@ -66,8 +67,7 @@ static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows,
   *rows_out = 0;
   for (;;) {
     char *s;
-    size_t n;
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     if (width < 0) width = count_fields(s);
@@ -121,26 +121,21 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
                                int64_t hi, const char *what, int64_t **cols, int64_t *rows_out) {
   fg_status st = FG_OK;
   int64_t *col[2] = {NULL, NULL};
-  int64_t rows = 0, cap = 0;
+  int64_t rows = 0, cap[2] = {0, 0};
   char tok[48];
   assert(ncols == 1 || ncols == 2);
   for (;;) {
     char *s;
-    size_t n;
-    FG_CHECK(fg_lines_next(L, &s, &n));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
-    if (rows == cap) {
-      int64_t c0 = cap;
-      for (int k = 0; k < ncols; k++) {
-        cap = c0;
-        void *d = col[k];
-        FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof(int64_t), expect_rows));
-        col[k] = d;
-      }
+    for (int k = 0; k < ncols; k++) {
+      void *d = col[k];
+      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t), expect_rows));
+      col[k] = d;
     }
     const char *p = s;
     for (int c = 0; c < ncols; c++) {
@@ -178,9 +173,7 @@ cleanup:
 }
 
 static int is_nan_word(const char *s) {
-  if (*s == '-' || *s == '+') s++;
-  return (s[0] == 'n' || s[0] == 'N') && (s[1] == 'a' || s[1] == 'A') &&
-         (s[2] == 'n' || s[2] == 'N') && s[3] == '\0';
+  return strcasecmp(s + (*s == '-' || *s == '+'), "nan") == 0;
 }
 
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
@@ -192,17 +185,14 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
   char tok[48];
   for (;;) {
     char *s;
-    size_t len;
-    FG_CHECK(fg_lines_next(L, &s, &len));
+    FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
-    if (rows == cap) {
-      void *d = lab;
-      FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
-      lab = d;
-    }
+    void *d = lab;
+    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
+    lab = d;
     FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
                "%s: line %lld: several label columns (multi-task labels are not supported)",
                L->name, ln);
@@ -216,14 +206,13 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
       double v = 0.0;
       FG_REQUIRE(fg_parse_f64(p, &e, &v) == 0 && *e == '\0', FG_ERR_FORMAT,
                  "%s: line %lld: label '%s' is not a number", L->name, ln,
-                 fg_token_text(p, tok, sizeof tok));
+                 show_token(p, tok, sizeof tok));
       FG_REQUIRE(isfinite(v) && v == floor(v), FG_ERR_FORMAT,
                  "%s: line %lld: label '%s' is not an integer", L->name, ln,
-                 fg_token_text(p, tok, sizeof tok));
+                 show_token(p, tok, sizeof tok));
       FG_REQUIRE(v >= -1.0 && v < (double)FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
                  "%s: line %lld: label %s out of range (0 <= label < %lld, or -1 for none)",
-                 L->name, ln, fg_token_text(p, tok, sizeof tok),
-                 (long long)FG_IO_MAX_CLASSES);
+                 L->name, ln, show_token(p, tok, sizeof tok), (long long)FG_IO_MAX_CLASSES);
       label = (int64_t)v;
     }
     lab[rows++] = (int32_t)label;
@@ -242,9 +231,8 @@ cleanup:
 fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
                           int64_t expect_rows, double **values, int64_t *rows) {
   fg_status st = FG_OK;
-  fg_lines L;
+  fg_lines L = {0};
   void *v = NULL;
-  memset(&L, 0, sizeof L);
   *values = NULL;
   *rows = 0;
   FG_REQUIRE(width == -1 || width > 0, FG_ERR_INVALID_ARG, "csv width must be > 0 or -1, got %lld",
@@ -259,10 +247,10 @@ cleanup:
 
 /* ---- the directory layout ------------------------------------------------------------------ */
 
-static char *path_join(const char *a, const char *b, const char *c) {
-  size_t n = strlen(a) + strlen(b) + (c ? strlen(c) : 0) + 3;
+static char *path_join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
   char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
+  if (p) snprintf(p, n, "%s/%s", a, b);
   return p;
 }
 
@@ -275,47 +263,41 @@ static int is_file(const char *p) {
   return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
 }
 
-/* dir/sub/base.csv.gz or dir/sub/base.csv; *path = NULL if neither exists and !required. */
-static fg_status find_csv(const char *dir, const char *sub, const char *base, int required,
-                          char **path) {
+/* Close L and free *path (both from an earlier call, or zeroed), then open dir/sub/base.csv.gz
+ * or dir/sub/base.csv in L, its path in *path (L->name); *path = NULL if neither exists and
+ * !required. */
+static fg_status open_csv(const char *dir, const char *sub, const char *base, int required,
+                          fg_lines *L, char **path) {
   fg_status st = FG_OK;
-  char *p = NULL;
   size_t n = strlen(dir) + strlen(sub) + strlen(base) + 16;
-  *path = NULL;
-  p = malloc(n);
-  FG_REQUIRE(p, FG_ERR_NOMEM, "out of memory");
-  snprintf(p, n, "%s/%s/%s.csv.gz", dir, sub, base);
-  if (!is_file(p)) {
-    snprintf(p, n, "%s/%s/%s.csv", dir, sub, base);
-    if (!is_file(p)) {
-      FG_REQUIRE(!required, FG_ERR_IO, "%s: missing %s/%s.csv[.gz]", dir, sub, base);
-      free(p);
-      p = NULL;
-    }
+  fg_lines_close(L);
+  free(*path);
+  FG_ALLOC(*path, n);
+  snprintf(*path, n, "%s/%s/%s.csv.gz", dir, sub, base);
+  if (!is_file(*path)) snprintf(*path, n, "%s/%s/%s.csv", dir, sub, base);
+  if (is_file(*path)) {
+    FG_CHECK(fg_lines_open(L, *path));
+  } else {
+    FG_REQUIRE(!required, FG_ERR_IO, "%s: missing %s/%s.csv[.gz]", dir, sub, base);
+    free(*path);
+    *path = NULL;
   }
-  *path = p;
-  p = NULL;
 cleanup:
-  free(p);
   return st;
 }
 
 /* A file holding one count per line (one graph: one line). */
-static fg_status read_count(const char *path, int64_t hi, const char *what, int64_t *value) {
+static fg_status read_count(fg_lines *L, int64_t hi, const char *what, int64_t *value) {
   fg_status st = FG_OK;
-  fg_lines L;
   int64_t *col[1] = {NULL}, rows = 0;
-  memset(&L, 0, sizeof L);
-  FG_CHECK(fg_lines_open(&L, path));
-  FG_CHECK(csv_int_table(&L, 1, -1, 0, hi, what, col, &rows));
-  FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", path, what);
+  FG_CHECK(csv_int_table(L, 1, -1, 0, hi, what, col, &rows));
+  FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", L->name, what);
   FG_REQUIRE(rows == 1, FG_ERR_UNSUPPORTED,
              "%s: %lld lines (a dataset of several graphs): only single-graph node-property "
-             "datasets are supported", path, (long long)rows);
+             "datasets are supported", L->name, (long long)rows);
   *value = col[0][0];
 cleanup:
   free(col[0]);
-  fg_lines_close(&L);
   return st;
 }
 
@@ -335,7 +317,7 @@ static fg_status list_splits(const char *splitdir, char ***names, int *count) {
   if (!d) goto cleanup; /* no split folder: no split */
   for (struct dirent *de; (de = readdir(d)) != NULL;) {
     if (de->d_name[0] == '.') continue;
-    char *full = path_join(splitdir, de->d_name, NULL);
+    char *full = path_join(splitdir, de->d_name);
     FG_REQUIRE(full, FG_ERR_NOMEM, "out of memory");
     int dir = is_dir(full);
     free(full);
@@ -362,16 +344,6 @@ cleanup:
   return st;
 }
 
-static void join_names(char *const *names, int n, char *out, size_t cap) {
-  size_t used = 0;
-  out[0] = '\0';
-  for (int i = 0; i < n && used + 1 < cap; i++) {
-    int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", names[i]);
-    if (w < 0) break;
-    used += (size_t)w;
-  }
-}
-
 /* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
 static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
                             int8_t **out) {
@@ -379,9 +351,8 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
   int8_t *split = NULL;
-  fg_lines L;
-  memset(&L, 0, sizeof L);
-  sub = path_join("split", name, NULL);
+  fg_lines L = {0};
+  sub = path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
    * so nothing of size n is allocated on the word of num-node-list alone. */
@@ -391,8 +362,7 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   }
   for (int k = 0; k < 3; k++) {
     int64_t rows = 0;
-    FG_CHECK(find_csv(dir, sub, split_files[k], 1, &path));
-    FG_CHECK(fg_lines_open(&L, path));
+    FG_CHECK(open_csv(dir, sub, split_files[k], 1, &L, &path));
     FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", ids, &rows));
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
@@ -409,9 +379,6 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
     }
     free(ids[0]);
     ids[0] = NULL;
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
   }
   *out = split;
   split = NULL;
@@ -426,72 +393,52 @@ cleanup:
 
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   fg_status st = FG_OK;
-  fg_raw r;
-  fg_lines L;
+  fg_raw r = {0};
+  fg_lines L = {0};
   char *path = NULL, *splitdir = NULL, **names = NULL;
   int nnames = 0;
   int64_t *cols[2] = {NULL, NULL};
-  memset(&r, 0, sizeof r);
-  memset(&L, 0, sizeof L);
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
-  path = path_join(dir, "raw", NULL);
+  path = path_join(dir, "raw");
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
              dir);
   free(path);
   path = NULL;
 
-  FG_CHECK(find_csv(dir, "raw", "num-node-list", 1, &path));
-  FG_CHECK(read_count(path, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
+  FG_CHECK(open_csv(dir, "raw", "num-node-list", 1, &L, &path));
+  FG_CHECK(read_count(&L, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
   FG_REQUIRE(r.num_nodes > 0, FG_ERR_FORMAT, "%s: the graph has no nodes", path);
-  free(path);
-  path = NULL;
-  FG_CHECK(find_csv(dir, "raw", "num-edge-list", 1, &path));
-  FG_CHECK(read_count(path, INT64_MAX / 32, "number of edges", &r.num_edges));
-  free(path);
-  path = NULL;
+  FG_CHECK(open_csv(dir, "raw", "num-edge-list", 1, &L, &path));
+  FG_CHECK(read_count(&L, INT64_MAX / 32, "number of edges", &r.num_edges));
 
   /* Rows are counted against the declared sizes as they are read, and arrays grow with the
    * rows present, so a small file declaring a huge graph fails before allocating it. */
-  FG_CHECK(find_csv(dir, "raw", "edge", 1, &path));
-  FG_CHECK(fg_lines_open(&L, path));
+  FG_CHECK(open_csv(dir, "raw", "edge", 1, &L, &path));
   int64_t rows = 0;
   FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", cols, &rows));
   r.src = cols[0];
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
-  fg_lines_close(&L);
-  free(path);
-  path = NULL;
   r.directed = 0;
 
-  FG_CHECK(find_csv(dir, "raw", "node-feat", 0, &path));
+  FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
     void *f = NULL;
-    FG_CHECK(fg_lines_open(&L, path));
     FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, &f, &rows, &r.num_features));
     r.features = f;
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
   }
 
-  FG_CHECK(find_csv(dir, "raw", "node-label", 0, &path));
-  if (path) {
-    FG_CHECK(fg_lines_open(&L, path));
-    FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
-    fg_lines_close(&L);
-    free(path);
-    path = NULL;
-  }
+  FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
+  if (path) FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
 
-  splitdir = path_join(dir, "split", NULL);
+  splitdir = path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
-  char list[1024];
-  join_names(names, nnames, list, sizeof list);
+  char list[1024] = "";
+  for (int i = 0; i < nnames; i++) fg_list_append(list, sizeof list, i, names[i]);
   const char *use = NULL;
   if (split_name) {
     for (int i = 0; i < nnames; i++)
