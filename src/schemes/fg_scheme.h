@@ -176,6 +176,11 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
  * (an fg_agg_order): the model's choice, which the volume plans must count the same way. */
 int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 
+/* alloc_csr: M (overwritten) an nrows x ncols CSR with room for nnz entries and values,
+ * rowptr[0] = 0. copy_pattern: B a deep copy of A's pattern (values dropped). */
+fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
+fg_status fg_scheme_copy_pattern(const fg_csr *A, fg_csr *B);
+
 /* Account one local SpMM of A at width f in s->spmm_bytes. */
 void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
 

@@ -97,6 +97,35 @@ cleanup:
   return st;
 }
 
+fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz) {
+  fg_status st = FG_OK;
+  memset(M, 0, sizeof *M);
+  M->nrows = nrows;
+  M->ncols = ncols;
+  M->nnz = nnz;
+  FG_ALLOC(M->rowptr, nrows + 1);
+  FG_ALLOC(M->col, FG_MAX(nnz, 1));
+  FG_ALLOC(M->val, FG_MAX(nnz, 1));
+  M->rowptr[0] = 0;
+cleanup:
+  return st;
+}
+
+fg_status fg_scheme_copy_pattern(const fg_csr *A, fg_csr *B) {
+  fg_status st = FG_OK;
+  memset(B, 0, sizeof *B);
+  B->nrows = A->nrows;
+  B->ncols = A->ncols;
+  B->nnz = A->nnz;
+  FG_ALLOC(B->rowptr, A->nrows + 1);
+  FG_ALLOC(B->col, FG_MAX(A->nnz, 1));
+  memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof *B->rowptr);
+  if (A->nnz) memcpy(B->col, A->col, (size_t)A->nnz * sizeof *B->col);
+cleanup:
+  if (st != FG_OK) fg_csr_free(B);
+  return st;
+}
+
 void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f) {
   s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
                    (double)A->nrows * (double)f * 4.0;

@@ -103,18 +103,8 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, s
   for (int64_t k = 0; k < nh; k++) op->recv_count[fg_block_owner(offs, P, op->halo[k])]++;
   for (int j = 1; j < P; j++) op->recv_displ[j] = op->recv_displ[j - 1] + op->recv_count[j - 1];
 
-  op->diag.nrows = op->diag.ncols = n;
-  op->diag.nnz = nd;
-  FG_ALLOC(op->diag.rowptr, n + 1);
-  FG_ALLOC(op->diag.col, nd > 0 ? nd : 1);
-  FG_ALLOC(op->diag.val, nd > 0 ? nd : 1);
-  op->off.nrows = n;
-  op->off.ncols = nh;
-  op->off.nnz = no;
-  FG_ALLOC(op->off.rowptr, n + 1);
-  FG_ALLOC(op->off.col, no > 0 ? no : 1);
-  FG_ALLOC(op->off.val, no > 0 ? no : 1);
-  op->diag.rowptr[0] = op->off.rowptr[0] = 0;
+  FG_CHECK(fg_scheme_alloc_csr(&op->diag, n, n, nd));
+  FG_CHECK(fg_scheme_alloc_csr(&op->off, n, nh, no));
   nd = no = 0;
   for (int64_t u = 0; u < n; u++) {
     for (int64_t k = M->rowptr[u]; k < M->rowptr[u + 1]; k++) {

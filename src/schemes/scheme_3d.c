@@ -27,6 +27,7 @@
 
 #include "dist/fg_group.h"
 #include "graph/fg_order.h"
+#include "schemes/fg_deliver.h"
 #include "schemes/fg_grid3d.h"
 #include "schemes/fg_layouts.h"
 #include "schemes/fg_scheme.h"
@@ -56,8 +57,7 @@ typedef struct impl3d {
   fg_csr *I;                /* (nkeys) the identity's shards (move_rows), built on first use */
   int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
                                slices some layer's input uses (NULL otherwise) */
-  int64_t slice_len[3][2];
-  int64_t feat_col0, feat_cols; /* the feature block's columns (width block q[Y]) */
+  int64_t feat_cols;        /* the feature block's columns (width block q[Y]) */
 } impl3d;
 
 /* ---- the per-rank geometry -------------------------------------------------------------------- */
@@ -115,8 +115,8 @@ static int64_t lower_bound(const int32_t *cols, int64_t lo, int64_t hi, int64_t 
   return lo;
 }
 
-/* Count (cnt_only) or copy block [r0, r1) x [c0, c1) of M into out (preallocated; columns
- * relative to c0). Returns the nonzeros. */
+/* Count (out NULL) or copy block [r0, r1) x [c0, c1) of M into out (allocated large enough;
+ * columns relative to c0, sizes set). Returns the nonzeros. */
 static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                              fg_csr *out) {
   int64_t nnz = 0;
@@ -132,6 +132,11 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
       out->rowptr[u - r0 + 1] = nnz + (k1 - k0);
     }
     nnz += k1 - k0;
+  }
+  if (out) {
+    out->nrows = r1 - r0;
+    out->ncols = c1 - c0;
+    out->nnz = nnz;
   }
   return nnz;
 }
@@ -168,12 +173,10 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
   fg_status st = FG_OK;
   const int64_t n = ds->num_nodes, F = ds->num_features;
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
-  int need[3][2];
   r->lay = lay ? lay : &r->own;
   FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed));
   /* every rank's shard sizes, and the largest pieces to pack */
   FG_ALLOC(r->nnz, (int64_t)P * nkeys);
-  needed_slices(cfg->layers, need);
   for (int rk = 0; rk < P; rk++) {
     int q[3];
     int64_t r0, r1, c0, c1, f0, f1;
@@ -191,10 +194,7 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
     fg_layer_roles(cfg->layers, &a, &b, &c);
     max_out = FG_MAX(max_out, fg_block_size(n, cfg->grid[a], q[a]));
   }
-  r->pack.nrows = max_rows;
-  FG_ALLOC(r->pack.rowptr, max_rows + 1);
-  FG_ALLOC(r->pack.col, max_nnz > 0 ? max_nnz : 1);
-  FG_ALLOC(r->pack.val, max_nnz > 0 ? max_nnz : 1);
+  FG_CHECK(fg_scheme_alloc_csr(&r->pack, max_rows, n, max_nnz));
   FG_ALLOC(r->featbuf, max_feat > 0 ? max_feat : 1);
   FG_ALLOC(r->labbuf, max_out > 0 ? max_out : 1);
   FG_ALLOC(r->splitbuf, max_out > 0 ? max_out : 1);
@@ -202,40 +202,30 @@ cleanup:
   return st;
 }
 
-/* Rank 0: the feature piece of rank q into featbuf (row-normalized over the whole row first
- * when asked, exactly as fg_row_normalize does). */
-static void pack_features(const fg_dataset *ds, const root_data *r, const cfg3d *cfg,
-                          const int q[3], int64_t *rows, int64_t *cols) {
-  int64_t r0, r1, f0, f1;
+/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf (row-normalized over the whole
+ * row first when asked, exactly as fg_row_normalize does). */
+static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int64_t r0,
+                          int64_t r1, int64_t f0, int64_t f1) {
   const int64_t F = ds->num_features;
-  feature_range(ds->num_nodes, F, cfg->grid, q, cfg->learn_features, &r0, &r1, &f0, &f1);
   for (int64_t k = r0; k < r1; k++) {
     const float *row = ds->features + r->lay->pi[0][k] * F; // (F)
     float *o = r->featbuf + (k - r0) * (f1 - f0);      // (f1 - f0)
     double s = 0.0;
-    if (cfg->normalize_features)
+    if (normalize)
       for (int64_t j = 0; j < F; j++) s += (double)row[j];
     for (int64_t j = f0; j < f1; j++)
-      o[j - f0] = (cfg->normalize_features && s != 0.0) ? (float)((double)row[j] / s) : row[j];
+      o[j - f0] = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
   }
-  *rows = r1 - r0;
-  *cols = f1 - f0;
 }
 
-/* Rank 0: labels and split of the logit rows of rank q. */
-static int64_t pack_labels(const fg_dataset *ds, const root_data *r,
-                           const cfg3d *cfg, const int q[3]) {
-  int a, b, c;
-  const int L = cfg->layers;
-  fg_layer_roles(L, &a, &b, &c);
-  const int64_t s0 = fg_block_start(ds->num_nodes, cfg->grid[a], q[a]);
-  const int64_t len = fg_block_size(ds->num_nodes, cfg->grid[a], q[a]);
+/* Rank 0: labels and split of the logit rows [s0, s0 + len) of pi[L % 2]. */
+static void pack_labels(const fg_dataset *ds, const root_data *r, int L, int64_t s0,
+                        int64_t len) {
   for (int64_t i = 0; i < len; i++) {
     const int64_t v = r->lay->pi[L % 2][s0 + i];
     r->labbuf[i] = ds->labels ? ds->labels[v] : -1;
     r->splitbuf[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
   }
-  return len;
 }
 
 /* Allocate what rank q receives (sizes from the geometry and its row of the nnz table). */
@@ -247,29 +237,21 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   FG_CALLOC(t->A, t->nkeys);
   FG_CALLOC(t->At, t->nkeys);
   for (int k = 0; k < t->nkeys; k++) {
-    fg_csr *A = &t->A[k];
     shard_range(s->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
-    A->nrows = r1 - r0;
-    A->ncols = c1 - c0;
-    A->nnz = nnz_row[k];
-    FG_ALLOC(A->rowptr, A->nrows + 1);
-    FG_ALLOC(A->col, A->nnz > 0 ? A->nnz : 1);
-    FG_ALLOC(A->val, A->nnz > 0 ? A->nnz : 1);
-    s->local_nnz += A->nnz;
+    FG_CHECK(fg_scheme_alloc_csr(&t->A[k], r1 - r0, c1 - c0, nnz_row[k]));
+    s->local_nnz += nnz_row[k];
   }
   needed_slices(t->layers, need);
   for (int d = 0; d < 3; d++) {
     for (int p = 0; p < 2; p++) {
-      if (!need[d][p]) continue;
-      t->slice_len[d][p] = fg_block_size(s->n_global, t->g[d], t->q[d]);
-      FG_ALLOC(t->gids[d][p], t->slice_len[d][p] > 0 ? t->slice_len[d][p] : 1);
+      if (need[d][p])
+        FG_ALLOC(t->gids[d][p], FG_MAX(fg_block_size(s->n_global, t->g[d], t->q[d]), 1));
     }
   }
   feature_range(s->n_global, s->num_features, t->g, t->q, s->learn_features, &r0, &r1, &f0,
                 &f1);
   s->feat_row0 = r0 - fg_block_start(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
   s->feat_rows = r1 - r0;
-  t->feat_col0 = f0;
   t->feat_cols = f1 - f0;
   FG_ALLOC(s->features, s->feat_rows * t->feat_cols > 0 ? s->feat_rows * t->feat_cols : 1);
   fg_layer_roles(t->layers, &a, &b, &c);
@@ -280,69 +262,42 @@ cleanup:
   return st;
 }
 
-/* Rank 0: send rank rk (coords q) its pieces, or copy them into t when rk == 0. */
-static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
-                              const cfg3d *cfg, int nkeys, int rk, fg_scheme *s, impl3d *t) {
+/* Rank 0 gives rank rk its pieces (copies them into s and t when rk is 0); rank rk takes them,
+ * in the same order. Sizes from the geometry, which both know; r is read on rank 0 only. */
+static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r, const cfg3d *cfg,
+                            int rk, fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
-  int q[3], need[3][2];
-  int64_t r0, r1, c0, c1, rows, cols, len;
-  const int64_t n = ds->num_nodes;
-  fg_grid_coords(cfg->grid, rk, q);
-  for (int k = 0; k < nkeys; k++) {
-    fg_csr *dst = rk == 0 ? &t->A[k] : &r->pack;
-    int64_t nnz;
-    shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
-    nnz = extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, dst);
-    if (rk != 0) {
-      FG_CHECK(fg_dist_send_bytes(d, dst->rowptr, (r1 - r0 + 1) * 8, rk, FG_TAG_3D));
-      FG_CHECK(fg_dist_send_bytes(d, dst->col, nnz * 4, rk, FG_TAG_3D));
-      FG_CHECK(fg_dist_send_bytes(d, dst->val, nnz * 4, rk, FG_TAG_3D));
+  const int root = d->rank == 0;
+  const int64_t n = s->n_global;
+  int q[3], need[3][2], a, b, c;
+  int64_t r0, r1, c0, c1, f0, f1;
+  fg_grid_coords(t->g, rk, q);
+  for (int k = 0; k < t->nkeys; k++) {
+    if (root) {
+      shard_range(n, t->g, q, k, &r0, &r1, &c0, &c1);
+      extract_block(root_matrix(r, t->perm, k), r0, r1, c0, c1, &r->pack);
     }
+    FG_CHECK(fg_deliver_rows(d, rk, &r->pack, 0, r->pack.nrows, &t->A[k], FG_TAG_3D));
   }
-  needed_slices(cfg->layers, need);
+  needed_slices(t->layers, need);
   for (int dd = 0; dd < 3; dd++) {
     for (int p = 0; p < 2; p++) {
       if (!need[dd][p]) continue;
-      r0 = fg_block_start(n, cfg->grid[dd], q[dd]);
-      len = fg_block_size(n, cfg->grid[dd], q[dd]);
-      if (rk == 0)
-        memcpy(t->gids[dd][p], r->lay->pi[p] + r0, (size_t)len * sizeof(int64_t));
-      else
-        FG_CHECK(fg_dist_send_bytes(d, r->lay->pi[p] + r0, len * 8, rk, FG_TAG_3D));
+      r0 = fg_block_start(n, t->g[dd], q[dd]);
+      FG_CHECK(fg_deliver_bytes(d, rk, root ? r->lay->pi[p] + r0 : NULL, t->gids[dd][p],
+                                fg_block_size(n, t->g[dd], q[dd]) * 8, FG_TAG_3D));
     }
   }
-  pack_features(ds, r, cfg, q, &rows, &cols);
-  if (rk == 0)
-    memcpy(s->features, r->featbuf, (size_t)(rows * cols) * sizeof(float));
-  else
-    FG_CHECK(fg_dist_send_bytes(d, r->featbuf, rows * cols * 4, rk, FG_TAG_3D));
-  len = pack_labels(ds, r, cfg, q);
-  if (rk == 0) {
-    memcpy(s->labels, r->labbuf, (size_t)len * sizeof(int32_t));
-    memcpy(s->split, r->splitbuf, (size_t)len);
-  } else {
-    FG_CHECK(fg_dist_send_bytes(d, r->labbuf, len * 4, rk, FG_TAG_3D));
-    FG_CHECK(fg_dist_send_bytes(d, r->splitbuf, len, rk, FG_TAG_3D));
-  }
-cleanup:
-  return st;
-}
-
-/* Every rank but 0: receive in the order root_deliver sends. */
-static fg_status local_receive(fg_dist *d, fg_scheme *s, impl3d *t) {
-  fg_status st = FG_OK;
-  for (int k = 0; k < t->nkeys; k++) {
-    fg_csr *A = &t->A[k];
-    FG_CHECK(fg_dist_recv_bytes(d, A->rowptr, (A->nrows + 1) * 8, 0, FG_TAG_3D));
-    FG_CHECK(fg_dist_recv_bytes(d, A->col, A->nnz * 4, 0, FG_TAG_3D));
-    FG_CHECK(fg_dist_recv_bytes(d, A->val, A->nnz * 4, 0, FG_TAG_3D));
-  }
-  for (int dd = 0; dd < 3; dd++)
-    for (int p = 0; p < 2; p++)
-      if (t->gids[dd][p]) FG_CHECK(fg_dist_recv_bytes(d, t->gids[dd][p], t->slice_len[dd][p] * 8, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->features, s->feat_rows * t->feat_cols * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->labels, s->n_local * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->split, s->n_local, 0, FG_TAG_3D));
+  feature_range(n, s->num_features, t->g, q, s->learn_features, &r0, &r1, &f0, &f1);
+  if (root) pack_features(ds, r, cfg->normalize_features, r0, r1, f0, f1);
+  FG_CHECK(fg_deliver_bytes(d, rk, r->featbuf, s->features, (r1 - r0) * (f1 - f0) * 4,
+                            FG_TAG_3D));
+  fg_layer_roles(t->layers, &a, &b, &c);
+  r0 = fg_block_start(n, t->g[a], q[a]);
+  r1 = r0 + fg_block_size(n, t->g[a], q[a]);
+  if (root) pack_labels(ds, r, t->layers, r0, r1 - r0);
+  FG_CHECK(fg_deliver_bytes(d, rk, r->labbuf, s->labels, (r1 - r0) * 4, FG_TAG_3D));
+  FG_CHECK(fg_deliver_bytes(d, rk, r->splitbuf, s->split, r1 - r0, FG_TAG_3D));
 cleanup:
   return st;
 }
@@ -746,10 +701,9 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
 
   /* 3. rank 0 sends every rank its pieces, in rank order */
   if (me == 0) {
-    for (int rk = 0; rk < P && st == FG_OK; rk++)
-      st = root_deliver(d, ds, &r, &cfg, nkeys, rk, s, t);
+    for (int rk = 0; rk < P && st == FG_OK; rk++) st = deliver_3d(d, ds, &r, &cfg, rk, s, t);
   } else {
-    st = local_receive(d, s, t);
+    st = deliver_3d(d, ds, &r, &cfg, me, s, t);
   }
   root_free(&r);
   FG_CHECK(fg_dist_agree(d, st));

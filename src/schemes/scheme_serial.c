@@ -47,22 +47,6 @@ static const fg_scheme_ops serial_ops = {
     .destroy = serial_destroy,
 };
 
-/* Deep copy of a CSR pattern (values dropped). */
-static fg_status csr_copy_pattern(const fg_csr *A, fg_csr *B) {
-  fg_status st = FG_OK;
-  memset(B, 0, sizeof *B);
-  B->nrows = A->nrows;
-  B->ncols = A->ncols;
-  B->nnz = A->nnz;
-  FG_ALLOC(B->rowptr, A->nrows + 1);
-  FG_ALLOC(B->col, A->nnz);
-  memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int64_t));
-  if (A->nnz) memcpy(B->col, A->col, (size_t)A->nnz * sizeof(int32_t));
-cleanup:
-  if (st != FG_OK) fg_csr_free(B);
-  return st;
-}
-
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
                                   const fg_scheme_config *cfg, fg_scheme **out) {
   fg_status st = FG_OK;
@@ -92,7 +76,7 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   s->reorder_used = fg_reorder_name(reorder);
   if (reorder == FG_REORDER_NONE) {
     for (int64_t i = 0; i < ds->num_nodes; i++) ids[i] = i;
-    FG_CHECK(csr_copy_pattern(&ds->adj, &im->A));
+    FG_CHECK(fg_scheme_copy_pattern(&ds->adj, &im->A));
   } else {
     /* --reorder: rows and columns in the new order; row k keeps its original id ids[k]
      * (dropout masks, outputs, and the features it reads from the dataset), so nothing
