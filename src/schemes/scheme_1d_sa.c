@@ -234,17 +234,9 @@ static fg_status apply_sa(fg_scheme *s, const sa_op *op, const float *in, float 
     posted = 1;
     if (!im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 0));
   }
-  t0 = fg_now();
-  fg_spmm(&op->diag, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, &op->diag, f);
+  fg_scheme_spmm(s, &op->diag, in, f, out, 0);
   if (posted && im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 1));
-  if (op->off.nnz > 0) {
-    t0 = fg_now();
-    fg_spmm_acc(&op->off, im->halobuf, f, out, f, f);
-    s->seconds_spmm += fg_now() - t0;
-    fg_scheme_count_spmm(s, &op->off, f);
-  }
+  if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, im->halobuf, f, out, 1);
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;
@@ -262,15 +254,12 @@ static fg_status agg_t_sa(fg_scheme *s, int l, const float *in, float *out, int6
 
 static void destroy_sa(fg_scheme *s) {
   impl_sa *im = s->impl;
-  if (!im) return;
   sa_op_free(&im->a);
   sa_op_free(&im->at);
   free(im->req);
   fg_free_aligned(im->sendbuf);
   fg_free_aligned(im->halobuf);
   fg_part_local_free(&im->part);
-  free(im);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops ops_sa = {
@@ -289,15 +278,7 @@ fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_s
   fg_scheme *s = NULL;
   impl_sa *im = NULL;
   *out = NULL;
-  s = calloc(1, sizeof *s);
-  if (s) {
-    s->ops = &ops_sa;
-    s->dist = dist;
-    s->impl = calloc(1, sizeof(impl_sa));
-  }
-  st = (s && s->impl) ? FG_OK
-                      : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "1d-sa: out of memory");
-  FG_CHECK(fg_dist_agree(dist, st));
+  FG_CHECK(fg_scheme_new(dist, &ops_sa, sizeof *im, &s));
   im = s->impl;
   im->overlap = cfg->overlap;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));

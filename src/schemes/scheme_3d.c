@@ -146,7 +146,6 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
 typedef struct root_data {
   fg_layouts *lay; /* lay->pi, lay->M */
   fg_layouts own;  /* when the configuration brings none */
-  int64_t *nnz;    /* (P x nkeys) */
   fg_csr pack;     /* a shard to send */
   float *featbuf;  /* a feature piece */
   int32_t *labbuf;
@@ -155,7 +154,6 @@ typedef struct root_data {
 
 static void root_free(root_data *r) {
   fg_layouts_free(&r->own);
-  free(r->nnz);
   fg_csr_free(&r->pack);
   free(r->featbuf);
   free(r->labbuf);
@@ -167,16 +165,16 @@ static const fg_csr *root_matrix(const root_data *r, fg_perm_kind perm, int k) {
   return perm == FG_PERM_DOUBLE ? &r->lay->M[k % 2] : &r->lay->M[0];
 }
 
-/* Rank 0: everything that can fail, before anything is sent. */
+/* Rank 0: everything that can fail, before anything is sent; every rank's shard nonzeros into
+ * nnz (P x nkeys). */
 static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts *lay, int P,
-                              int nkeys, root_data *r) {
+                              int nkeys, int64_t *nnz, root_data *r) {
   fg_status st = FG_OK;
   const int64_t n = ds->num_nodes, F = ds->num_features;
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
   r->lay = lay ? lay : &r->own;
   FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed));
   /* every rank's shard sizes, and the largest pieces to pack */
-  FG_ALLOC(r->nnz, (int64_t)P * nkeys);
   for (int rk = 0; rk < P; rk++) {
     int q[3];
     int64_t r0, r1, c0, c1, f0, f1;
@@ -184,10 +182,10 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
     fg_grid_coords(cfg->grid, rk, q);
     for (int k = 0; k < nkeys; k++) {
       shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
-      r->nnz[(int64_t)rk * nkeys + k] =
+      nnz[(int64_t)rk * nkeys + k] =
           extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, NULL);
       max_rows = FG_MAX(max_rows, r1 - r0);
-      max_nnz = FG_MAX(max_nnz, r->nnz[(int64_t)rk * nkeys + k]);
+      max_nnz = FG_MAX(max_nnz, nnz[(int64_t)rk * nkeys + k]);
     }
     feature_range(n, F, cfg->grid, q, cfg->learn_features, &r0, &r1, &f0, &f1);
     max_feat = FG_MAX(max_feat, (r1 - r0) * (f1 - f0));
@@ -343,13 +341,6 @@ static void shape_3d(const fg_scheme *s, int l, const int64_t *widths, fg_layer_
   o->b_primary = t->q[b] == 0;
 }
 
-static void timed_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out) {
-  double t0 = fg_now();
-  fg_spmm(A, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, A, f);
-}
-
 /* out (A->nrows x f) = A in, summed over the group of dimension dim. With more than one block,
  * each row block's nonblocking all-reduce starts as soon as its SpMM is done (Plexus 5.2). The
  * ranks of one group have the same rows and width, so they cut the same blocks. */
@@ -363,7 +354,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
   if (g->size == 1 || nb <= 1) {
-    timed_spmm(s, A, in, f, out);
+    fg_scheme_spmm(s, A, in, f, out, 0);
     return fg_group_allreduce_f32(g, out, rows * f);
   }
   FG_ALLOC(req, nb);
@@ -373,7 +364,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
     V.nrows = r1 - r0;
     V.nnz = A->rowptr[r1] - A->rowptr[r0];
     V.rowptr = A->rowptr + r0;
-    timed_spmm(s, &V, in, f, out + r0 * f);
+    fg_scheme_spmm(s, &V, in, f, out + r0 * f, 0);
     FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
     posted++;
     FG_CHECK(fg_group_poke(g, req, posted));
@@ -481,9 +472,11 @@ cleanup:
 }
 
 /* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
- * row-major block's elements, so the block is the pieces in rank order (likewise b). */
-static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
-                                   const float *piece, float *block) {
+ * row-major block's elements, so the block is the pieces in rank order (likewise b). gather:
+ * the pieces (src) all-gathered into the blocks (dst); else the blocks (src) reduce-scattered
+ * into the pieces (dst). W first, then b. */
+static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, int gather,
+                                 const float *src, float *dst) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   int a, b, c, *cnt = NULL, *dsp = NULL;
@@ -491,31 +484,28 @@ static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh
   fg_layer_roles(l, &a, &b, &c);
   FG_ALLOC(cnt, t->g[c]);
   FG_ALLOC(dsp, t->g[c]);
-  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece, block, cnt, dsp));
-  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + sh->wp_len, block + nw, cnt, dsp));
+  for (int bias = 0; bias < 2; bias++) {
+    const int64_t piece_off = bias ? sh->wp_len : 0, block_off = bias ? nw : 0;
+    FG_CHECK(piece_counts(bias ? sh->w_out : nw, t->g[c], 1, cnt, dsp));
+    if (gather)
+      FG_CHECK(fg_group_allgather_f32(&t->grp[c], src + piece_off, dst + block_off, cnt, dsp));
+    else
+      FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], src + block_off, dst + piece_off, cnt));
+  }
 cleanup:
   free(cnt);
   free(dsp);
   return st;
 }
 
+static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                   const float *piece, float *block) {
+  return weights_along_c(s, l, sh, 1, piece, block);
+}
+
 static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh,
                                         const float *block, float *piece) {
-  fg_status st = FG_OK;
-  impl3d *t = s->impl;
-  int a, b, c, *cnt = NULL;
-  const int64_t nw = sh->w_in * sh->w_out;
-  fg_layer_roles(l, &a, &b, &c);
-  FG_ALLOC(cnt, t->g[c]);
-  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, NULL));
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block, piece, cnt));
-  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, NULL));
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + nw, piece + sh->wp_len, cnt));
-cleanup:
-  free(cnt);
-  return st;
+  return weights_along_c(s, l, sh, 0, block, piece);
 }
 
 static fg_status reduce_product_3d(fg_scheme *s, int l, float *buf, int64_t n) {
@@ -576,7 +566,7 @@ static fg_status input_grad_3d(fg_scheme *s, const float *dh, float *scratch, fl
   int *cnt = NULL;
   FG_ALLOC(cnt, t->g[FG_DIM_Z]);
   FG_CHECK(feature_counts(s, cnt, NULL));
-  if (t->feat_cols > 0 && At->nrows > 0) timed_spmm(s, At, dh, t->feat_cols, scratch);
+  if (t->feat_cols > 0 && At->nrows > 0) fg_scheme_spmm(s, At, dh, t->feat_cols, scratch, 0);
   FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, cnt));
 cleanup:
   free(cnt);
@@ -585,7 +575,6 @@ cleanup:
 
 static void destroy_3d(fg_scheme *s) {
   impl3d *t = s->impl;
-  if (!t) return;
   for (int d = 0; d < 3; d++) fg_group_free(&t->grp[d]);
   for (int k = 0; k < t->nkeys; k++) {
     if (t->A) fg_csr_free(&t->A[k]);
@@ -597,8 +586,6 @@ static void destroy_3d(fg_scheme *s) {
   free(t->I);
   for (int d = 0; d < 3; d++)
     for (int p = 0; p < 2; p++) free(t->gids[d][p]);
-  free(t);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops ops_3d = {
@@ -654,11 +641,13 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
                       "3d: %d layers and %d aggregation blocks; both must be >= 1", cfg.layers,
                       sc->agg_blocks);
   nkeys = nkeys_of(cfg.layers, cfg.perm);
+  if (st == FG_OK && !(nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all)))
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "3d: out of memory");
   if (st == FG_OK && me == 0) {
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
-      st = root_prepare(ds, &cfg, sc->layouts, P, nkeys, &r);
+      st = root_prepare(ds, &cfg, sc->layouts, P, nkeys, nnz_all, &r);
     if (st == FG_OK) {
       hdr[0] = ds->num_nodes;
       hdr[1] = ds->num_features;
@@ -669,33 +658,20 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
 
   /* 2. sizes to everyone; everyone allocates */
   FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
-  st = FG_OK;
-  nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all);
-  s = fg_calloc_array(1, sizeof *s);
-  t = fg_calloc_array(1, sizeof *t);
-  if (!nnz_all || !s || !t) {
-    free(t);
-    t = NULL;
-    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  } else {
-    s->ops = &ops_3d;
-    s->dist = d;
-    s->impl = t; /* from here on fg_scheme_destroy frees t */
-    for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL;
-    memcpy(t->g, cfg.grid, sizeof t->g);
-    fg_grid_coords(t->g, me, t->q);
-    t->layers = cfg.layers;
-    t->perm = cfg.perm;
-    t->nkeys = nkeys;
-    t->agg_blocks = sc->agg_blocks;
-    s->learn_features = cfg.learn_features;
-    s->n_global = hdr[0];
-    s->num_features = hdr[1];
-    s->num_classes = hdr[2];
-  }
-  FG_CHECK(fg_dist_agree(d, st));
-  if (me == 0) memcpy(nnz_all, r.nnz, (size_t)P * (size_t)nkeys * sizeof *nnz_all);
   FG_CHECK(fg_dist_bcast(d, nnz_all, (int64_t)P * nkeys * 8, 0));
+  FG_CHECK(fg_scheme_new(d, &ops_3d, sizeof *t, &s));
+  t = s->impl;
+  for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL; /* before anything can fail */
+  memcpy(t->g, cfg.grid, sizeof t->g);
+  fg_grid_coords(t->g, me, t->q);
+  t->layers = cfg.layers;
+  t->perm = cfg.perm;
+  t->nkeys = nkeys;
+  t->agg_blocks = sc->agg_blocks;
+  s->learn_features = cfg.learn_features;
+  s->n_global = hdr[0];
+  s->num_features = hdr[1];
+  s->num_classes = hdr[2];
   st = local_alloc(s, t, nnz_all + (int64_t)me * nkeys);
   FG_CHECK(fg_dist_agree(d, st));
 
