@@ -187,6 +187,9 @@ int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
 fg_status fg_scheme_copy_pattern(const fg_csr *A, fg_csr *B);
 
+/* The first k in [lo, hi) with v[k] >= x in the sorted v (hi if none). */
+int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x);
+
 /* One local SpMM: out (A->nrows x f) = A in, or += A in with acc; its time and the bytes it
  * must move are added to s->seconds_spmm and s->spmm_bytes. */
 void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,

@@ -133,6 +133,17 @@ cleanup:
   return st;
 }
 
+int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 fg_status fg_scheme_copy_pattern(const fg_csr *A, fg_csr *B) {
   fg_status st = FG_OK;
   memset(B, 0, sizeof *B);

@@ -123,12 +123,7 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
       }
       if (k > 0) {
         const int j = im->stages[k - 1];
-        double dt;
-        t0 = fg_now();
-        FG_CHECK_MPI(MPI_Wait(&req[(k - 1) % 2], MPI_STATUS_IGNORE));
-        dt = fg_now() - t0;
-        d->counters.seconds_comm += dt;
-        d->counters.seconds_wait += dt;
+        FG_CHECK(fg_dist_waitall(d, &req[(k - 1) % 2], 1, 1));
         stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first);
       }
     }

@@ -60,19 +60,6 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Index of c in the sorted halo (present by construction). */
-static int64_t halo_index(const int32_t *halo, int64_t n, int32_t c) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (halo[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Local part of the plan: diagonal block, halo, off-diagonal part, receive counts. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, sa_op *op) {
   fg_status st = FG_OK;
@@ -114,8 +101,9 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, s
         op->diag.col[nd] = (int32_t)(c - r0);
         op->diag.val[nd++] = v;
       } else {
-        /* halo order is global order, so columns stay sorted within the row */
-        op->off.col[no] = (int32_t)halo_index(op->halo, nh, c);
+        /* c's place in the sorted halo (present by construction); halo order is global
+         * order, so columns stay sorted within the row */
+        op->off.col[no] = (int32_t)fg_scheme_lower_bound(op->halo, 0, nh, c);
         op->off.val[no++] = v;
       }
     }
@@ -191,17 +179,6 @@ cleanup:
   return st;
 }
 
-static fg_status wait_all(fg_dist *d, int nreq, MPI_Request *req, int overlapped) {
-  fg_status st = FG_OK;
-  double t0 = fg_now(), dt;
-  FG_CHECK_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
-  dt = fg_now() - t0;
-  d->counters.seconds_comm += dt;
-  if (overlapped) d->counters.seconds_wait += dt;
-cleanup:
-  return st;
-}
-
 static fg_status apply_sa(fg_scheme *s, const sa_op *op, const float *in, float *out, int64_t f) {
   fg_status st = FG_OK;
   impl_sa *im = s->impl;
@@ -232,10 +209,10 @@ static fg_status apply_sa(fg_scheme *s, const sa_op *op, const float *in, float 
     }
     d->counters.seconds_comm += fg_now() - t0;
     posted = 1;
-    if (!im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 0));
+    if (!im->overlap) FG_CHECK(fg_dist_waitall(d, im->req, nreq, 0));
   }
   fg_scheme_spmm(s, &op->diag, in, f, out, 0);
-  if (posted && im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 1));
+  if (posted && im->overlap) FG_CHECK(fg_dist_waitall(d, im->req, nreq, 1));
   if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, im->halobuf, f, out, 1);
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);

@@ -34,16 +34,6 @@
 
 #define FG_TAG_3D 7301
 
-/* What the layout is built from. */
-typedef struct cfg3d {
-  int grid[3];
-  int layers;
-  fg_perm_kind perm;
-  uint64_t seed;
-  int normalize_features;
-  int learn_features;
-} cfg3d;
-
 typedef struct impl3d {
   int g[3], q[3];
   fg_group grp[3];          /* the ranks that differ from this one in coordinate d only */
@@ -58,6 +48,8 @@ typedef struct impl3d {
   int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
                                slices some layer's input uses (NULL otherwise) */
   int64_t feat_cols;        /* the feature block's columns (width block q[Y]) */
+  int64_t *len;             /* (P) scratch of piece_counts: piece lengths, */
+  int *cnt, *dsp;           /* (P) and their MPI counts and displacements */
 } impl3d;
 
 /* ---- the per-rank geometry -------------------------------------------------------------------- */
@@ -103,18 +95,6 @@ static void feature_range(int64_t n, int64_t F, const int g[3], const int q[3], 
   *f1 = fg_block_start(F, g[FG_DIM_Y], q[FG_DIM_Y] + 1);
 }
 
-/* Lower bound of v in the sorted cols[lo, hi). */
-static int64_t lower_bound(const int32_t *cols, int64_t lo, int64_t hi, int64_t v) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (cols[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Count (out NULL) or copy block [r0, r1) x [c0, c1) of M into out (allocated large enough;
  * columns relative to c0, sizes set). Returns the nonzeros. */
 static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
@@ -122,8 +102,8 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
   int64_t nnz = 0;
   if (out) out->rowptr[0] = 0;
   for (int64_t u = r0; u < r1; u++) {
-    const int64_t k0 = lower_bound(M->col, M->rowptr[u], M->rowptr[u + 1], c0);
-    const int64_t k1 = lower_bound(M->col, k0, M->rowptr[u + 1], c1);
+    const int64_t k0 = fg_scheme_lower_bound(M->col, M->rowptr[u], M->rowptr[u + 1], c0);
+    const int64_t k1 = fg_scheme_lower_bound(M->col, k0, M->rowptr[u + 1], c1);
     if (out) {
       for (int64_t k = k0; k < k1; k++) {
         out->col[nnz + k - k0] = (int32_t)(M->col[k] - c0);
@@ -167,13 +147,13 @@ static const fg_csr *root_matrix(const root_data *r, fg_perm_kind perm, int k) {
 
 /* Rank 0: everything that can fail, before anything is sent; every rank's shard nonzeros into
  * nnz (P x nkeys). */
-static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts *lay, int P,
-                              int nkeys, int64_t *nnz, root_data *r) {
+static fg_status root_prepare(const fg_dataset *ds, const fg_scheme_config *cfg,
+                              fg_perm_kind perm, int P, int nkeys, int64_t *nnz, root_data *r) {
   fg_status st = FG_OK;
   const int64_t n = ds->num_nodes, F = ds->num_features;
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
-  r->lay = lay ? lay : &r->own;
-  FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed));
+  r->lay = cfg->layouts ? cfg->layouts : &r->own;
+  FG_CHECK(fg_layouts_3d(r->lay, ds, perm, cfg->seed));
   /* every rank's shard sizes, and the largest pieces to pack */
   for (int rk = 0; rk < P; rk++) {
     int q[3];
@@ -183,7 +163,7 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
     for (int k = 0; k < nkeys; k++) {
       shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
       nnz[(int64_t)rk * nkeys + k] =
-          extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, NULL);
+          extract_block(root_matrix(r, perm, k), r0, r1, c0, c1, NULL);
       max_rows = FG_MAX(max_rows, r1 - r0);
       max_nnz = FG_MAX(max_nnz, nnz[(int64_t)rk * nkeys + k]);
     }
@@ -234,6 +214,9 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   int a, b, c;
   FG_CALLOC(t->A, t->nkeys);
   FG_CALLOC(t->At, t->nkeys);
+  FG_ALLOC(t->len, s->dist->size);
+  FG_ALLOC(t->cnt, s->dist->size);
+  FG_ALLOC(t->dsp, s->dist->size);
   for (int k = 0; k < t->nkeys; k++) {
     shard_range(s->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
     FG_CHECK(fg_scheme_alloc_csr(&t->A[k], r1 - r0, c1 - c0, nnz_row[k]));
@@ -262,8 +245,8 @@ cleanup:
 
 /* Rank 0 gives rank rk its pieces (copies them into s and t when rk is 0); rank rk takes them,
  * in the same order. Sizes from the geometry, which both know; r is read on rank 0 only. */
-static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r, const cfg3d *cfg,
-                            int rk, fg_scheme *s, impl3d *t) {
+static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r,
+                            const fg_scheme_config *cfg, int rk, fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
   const int root = d->rank == 0;
   const int64_t n = s->n_global;
@@ -459,16 +442,10 @@ cleanup:
   return st;
 }
 
-/* Counts and displacements of G pieces of `unit` elements times the balanced cut of n. */
-static fg_status piece_counts(int64_t n, int G, int64_t unit, int *counts, int *displs) {
-  fg_status st = FG_OK;
-  int64_t *len = NULL;
-  FG_ALLOC(len, G);
-  for (int r = 0; r < G; r++) len[r] = fg_block_size(n, G, r) * unit;
-  st = fg_group_counts(len, G, counts, displs, NULL);
-cleanup:
-  free(len);
-  return st;
+/* t->cnt, t->dsp: G pieces of `unit` elements times the balanced cut of n. */
+static fg_status piece_counts(impl3d *t, int64_t n, int G, int64_t unit) {
+  for (int r = 0; r < G; r++) t->len[r] = fg_block_size(n, G, r) * unit;
+  return fg_group_counts(t->len, G, t->cnt, t->dsp, NULL);
 }
 
 /* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
@@ -479,22 +456,19 @@ static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, 
                                  const float *src, float *dst) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
-  int a, b, c, *cnt = NULL, *dsp = NULL;
+  int a, b, c;
   const int64_t nw = sh->w_in * sh->w_out;
   fg_layer_roles(l, &a, &b, &c);
-  FG_ALLOC(cnt, t->g[c]);
-  FG_ALLOC(dsp, t->g[c]);
   for (int bias = 0; bias < 2; bias++) {
     const int64_t piece_off = bias ? sh->wp_len : 0, block_off = bias ? nw : 0;
-    FG_CHECK(piece_counts(bias ? sh->w_out : nw, t->g[c], 1, cnt, dsp));
+    FG_CHECK(piece_counts(t, bias ? sh->w_out : nw, t->g[c], 1));
     if (gather)
-      FG_CHECK(fg_group_allgather_f32(&t->grp[c], src + piece_off, dst + block_off, cnt, dsp));
+      FG_CHECK(fg_group_allgather_f32(&t->grp[c], src + piece_off, dst + block_off, t->cnt,
+                                      t->dsp));
     else
-      FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], src + block_off, dst + piece_off, cnt));
+      FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], src + block_off, dst + piece_off, t->cnt));
   }
 cleanup:
-  free(cnt);
-  free(dsp);
   return st;
 }
 
@@ -539,23 +513,18 @@ static fg_status row_sum_3d(fg_scheme *s, double *buf, int64_t n) {
 }
 
 /* Learned features: the X block's rows cut along Z, each rank owning its piece. */
-static fg_status feature_counts(const fg_scheme *s, int *cnt, int *dsp) {
-  const impl3d *t = s->impl;
+static fg_status feature_counts(const fg_scheme *s) {
+  impl3d *t = s->impl;
   const int64_t n0 = fg_block_size(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
-  return piece_counts(n0, t->g[FG_DIM_Z], t->feat_cols, cnt, dsp);
+  return piece_counts(t, n0, t->g[FG_DIM_Z], t->feat_cols);
 }
 
 static fg_status gather_input_3d(fg_scheme *s, const float *piece, float *input) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
-  int *cnt = NULL, *dsp = NULL;
-  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
-  FG_ALLOC(dsp, t->g[FG_DIM_Z]);
-  FG_CHECK(feature_counts(s, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[FG_DIM_Z], piece, input, cnt, dsp));
+  FG_CHECK(feature_counts(s));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[FG_DIM_Z], piece, input, t->cnt, t->dsp));
 cleanup:
-  free(cnt);
-  free(dsp);
   return st;
 }
 
@@ -563,13 +532,10 @@ static fg_status input_grad_3d(fg_scheme *s, const float *dh, float *scratch, fl
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   const fg_csr *At = &t->At[0];
-  int *cnt = NULL;
-  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
-  FG_CHECK(feature_counts(s, cnt, NULL));
+  FG_CHECK(feature_counts(s));
   if (t->feat_cols > 0 && At->nrows > 0) fg_scheme_spmm(s, At, dh, t->feat_cols, scratch, 0);
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, cnt));
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, t->cnt));
 cleanup:
-  free(cnt);
   return st;
 }
 
@@ -584,6 +550,9 @@ static void destroy_3d(fg_scheme *s) {
   free(t->A);
   free(t->At);
   free(t->I);
+  free(t->len);
+  free(t->cnt);
+  free(t->dsp);
   for (int d = 0; d < 3; d++)
     for (int p = 0; p < 2; p++) free(t->gids[d][p]);
 }
@@ -614,40 +583,34 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   fg_scheme *s = NULL;
   impl3d *t = NULL;
   root_data r;
-  cfg3d cfg;
+  fg_perm_kind perm = FG_PERM_NONE;
   int64_t hdr[3] = {0, 0, 0}; /* n, F, C */
   int64_t *nnz_all = NULL;
   const int P = d->size, me = d->rank;
   int nkeys;
   memset(&r, 0, sizeof r);
-  memset(&cfg, 0, sizeof cfg);
   *out = NULL;
 
   /* 1. arguments, then rank 0 prepares everything that can fail */
-  memcpy(cfg.grid, sc->grid, sizeof cfg.grid);
-  cfg.layers = sc->layers;
-  cfg.seed = sc->seed;
-  cfg.normalize_features = sc->normalize_features;
-  cfg.learn_features = sc->learn_features;
-  st = fg_perm_kind_from(sc->order, sc->double_perm, &cfg.perm);
-  if (st == FG_OK && ((int64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2] != P || cfg.grid[0] < 1 ||
-                      cfg.grid[1] < 1 || cfg.grid[2] < 1))
+  st = fg_perm_kind_from(sc->order, sc->double_perm, &perm);
+  if (st == FG_OK && ((int64_t)sc->grid[0] * sc->grid[1] * sc->grid[2] != P || sc->grid[0] < 1 ||
+                      sc->grid[1] < 1 || sc->grid[2] < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "--grid %dx%dx%d has %lld ranks, but the job has %d", cfg.grid[0],
-                      cfg.grid[1], cfg.grid[2],
-                      (long long)cfg.grid[0] * cfg.grid[1] * cfg.grid[2], P);
-  if (st == FG_OK && (cfg.layers < 1 || sc->agg_blocks < 1))
+                      "--grid %dx%dx%d has %lld ranks, but the job has %d", sc->grid[0],
+                      sc->grid[1], sc->grid[2],
+                      (long long)sc->grid[0] * sc->grid[1] * sc->grid[2], P);
+  if (st == FG_OK && (sc->layers < 1 || sc->agg_blocks < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "3d: %d layers and %d aggregation blocks; both must be >= 1", cfg.layers,
+                      "3d: %d layers and %d aggregation blocks; both must be >= 1", sc->layers,
                       sc->agg_blocks);
-  nkeys = nkeys_of(cfg.layers, cfg.perm);
+  nkeys = nkeys_of(sc->layers, perm);
   if (st == FG_OK && !(nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all)))
     st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "3d: out of memory");
   if (st == FG_OK && me == 0) {
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
-      st = root_prepare(ds, &cfg, sc->layouts, P, nkeys, nnz_all, &r);
+      st = root_prepare(ds, sc, perm, P, nkeys, nnz_all, &r);
     if (st == FG_OK) {
       hdr[0] = ds->num_nodes;
       hdr[1] = ds->num_features;
@@ -662,13 +625,13 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   FG_CHECK(fg_scheme_new(d, &ops_3d, sizeof *t, &s));
   t = s->impl;
   for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL; /* before anything can fail */
-  memcpy(t->g, cfg.grid, sizeof t->g);
+  memcpy(t->g, sc->grid, sizeof t->g);
   fg_grid_coords(t->g, me, t->q);
-  t->layers = cfg.layers;
-  t->perm = cfg.perm;
+  t->layers = sc->layers;
+  t->perm = perm;
   t->nkeys = nkeys;
   t->agg_blocks = sc->agg_blocks;
-  s->learn_features = cfg.learn_features;
+  s->learn_features = sc->learn_features;
   s->n_global = hdr[0];
   s->num_features = hdr[1];
   s->num_classes = hdr[2];
@@ -677,9 +640,9 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
 
   /* 3. rank 0 sends every rank its pieces, in rank order */
   if (me == 0) {
-    for (int rk = 0; rk < P && st == FG_OK; rk++) st = deliver_3d(d, ds, &r, &cfg, rk, s, t);
+    for (int rk = 0; rk < P && st == FG_OK; rk++) st = deliver_3d(d, ds, &r, sc, rk, s, t);
   } else {
-    st = deliver_3d(d, ds, &r, &cfg, me, s, t);
+    st = deliver_3d(d, ds, &r, sc, me, s, t);
   }
   root_free(&r);
   FG_CHECK(fg_dist_agree(d, st));
@@ -711,7 +674,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
              "grid %dx%dx%d, %s permutation, %d distinct adjacency shard(s) per rank, "
              "agg-blocks %d%s; largest shard %lld nonzeros, mean %.1f (max/mean %.3f)",
              t->g[0], t->g[1], t->g[2],
-             fg_perm_kind_name(cfg.perm), nkeys, t->agg_blocks,
+             fg_perm_kind_name(perm), nkeys, t->agg_blocks,
              s->learn_features ? ", learned features" : "", (long long)mx,
              (double)tot / ((double)P * nkeys),
              tot > 0 ? (double)mx * P * nkeys / (double)tot : 1.0);
