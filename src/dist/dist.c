@@ -125,6 +125,18 @@ cleanup:
   return st;
 }
 
+fg_status fg_dist_waitall(fg_dist *d, MPI_Request *reqs, int n, int overlapped) {
+  fg_status st = FG_OK;
+  double t0 = fg_now(), dt;
+  if (n <= 0) return FG_OK;
+  FG_CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+  dt = fg_now() - t0;
+  d->counters.seconds_comm += dt;
+  if (overlapped) d->counters.seconds_wait += dt;
+cleanup:
+  return st;
+}
+
 fg_status fg_dist_max_f64(fg_dist *d, double *buf, int64_t n) {
   fg_status st = FG_OK;
   int count = 0;

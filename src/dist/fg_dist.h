@@ -75,6 +75,10 @@ fg_status fg_dist_ranks_on_node(fg_dist *d, int *out);
 fg_status fg_dist_send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest, int tag);
 fg_status fg_dist_recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src, int tag);
 
+/* Finish n nonblocking requests: the time counts in seconds_comm and, when overlapped (the
+ * wait comes after computing that hid the transfer), in seconds_wait too. */
+fg_status fg_dist_waitall(fg_dist *d, MPI_Request *reqs, int n, int overlapped);
+
 /* Count a message in the current phase. */
 void fg_dist_count_send(fg_dist *d, int64_t bytes);
 void fg_dist_count_recv(fg_dist *d, int64_t bytes);

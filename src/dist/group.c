@@ -162,13 +162,5 @@ cleanup:
 }
 
 fg_status fg_group_waitall(fg_group *g, MPI_Request *reqs, int n) {
-  fg_status st = FG_OK;
-  double t0 = fg_now(), dt;
-  if (n <= 0) return FG_OK;
-  FG_CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
-  dt = fg_now() - t0;
-  g->dist->counters.seconds_comm += dt;
-  g->dist->counters.seconds_wait += dt;
-cleanup:
-  return st;
+  return fg_dist_waitall(g->dist, reqs, n, 1);
 }

@@ -107,7 +107,8 @@ typedef struct fg_scheme_ops {
   fg_status (*input_grad)(fg_scheme *s, const float *dh, float *scratch, float *piece_grad);
   /* Whether an aggregation may follow the weight product (Â (D W)): the 1D schemes. */
   int agg_last_ok;
-  void (*destroy)(fg_scheme *s);
+  void (*destroy)(fg_scheme *s); /* frees what s->impl holds (called only when it is set);
+                                    fg_scheme_destroy frees impl and the shared fields */
 } fg_scheme_ops;
 
 struct fg_scheme {
@@ -171,6 +172,11 @@ fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n);
  * by their constructors below; ds is needed on rank 0 only (rank 0 scatters). */
 void fg_scheme_destroy(fg_scheme **s);
 
+/* Collective: a scheme with its operations on d and a zeroed impl of impl_bytes; every rank
+ * agrees on the outcome (NULL and the error everywhere if one rank is out of memory). */
+fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
+                        fg_scheme **out);
+
 /* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
  * dataset for the given local rows (global ids in scheme order). Unless normalize_features,
  * the features are borrowed from ds (read through feature_rows when gids is not 0..n-1), so
@@ -182,8 +188,16 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
  * (an fg_agg_order): the model's choice, which the volume plans must count the same way. */
 int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 
-/* Account one local SpMM of A at width f in s->spmm_bytes. */
-void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f);
+/* M (overwritten) an nrows x ncols CSR with room for nnz entries and values, rowptr[0] = 0. */
+fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
+
+/* The first k in [lo, hi) with v[k] >= x in the sorted v (hi if none). */
+int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x);
+
+/* One local SpMM: out (A->nrows x f) = A in, or += A in with acc; its time and the bytes it
+ * must move are added to s->seconds_spmm and s->spmm_bytes. */
+void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
+                    int acc);
 
 /* Implementations (one file each in src/schemes/; the registry, registry.c, names them). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernels/fg_kernels.h"
+#include "schemes/fg_deliver.h"
 #include "schemes/fg_layouts.h"
 #include "schemes/fg_partition.h"
 
@@ -96,53 +97,6 @@ void fg_part_local_free(fg_part_local *p) {
 }
 
 
-/* Rows [r0, r1) of M: offsets (r1 - r0 + 1, not rebased), columns and values. */
-static fg_status send_rows(fg_dist *d, const fg_csr *M, int64_t r0, int64_t r1, int dest) {
-  fg_status st = FG_OK;
-  const int64_t a0 = M->rowptr[r0], a1 = M->rowptr[r1];
-  FG_CHECK(fg_dist_send_bytes(d, M->rowptr + r0, (r1 - r0 + 1) * 8, dest, FG_TAG_SCATTER));
-  FG_CHECK(fg_dist_send_bytes(d, M->col + a0, (a1 - a0) * 4, dest, FG_TAG_SCATTER));
-  FG_CHECK(fg_dist_send_bytes(d, M->val + a0, (a1 - a0) * 4, dest, FG_TAG_SCATTER));
-cleanup:
-  return st;
-}
-
-static fg_status recv_rows(fg_dist *d, fg_csr *M, int src) {
-  fg_status st = FG_OK;
-  FG_CHECK(fg_dist_recv_bytes(d, M->rowptr, (M->nrows + 1) * 8, src, FG_TAG_SCATTER));
-  FG_CHECK(fg_dist_recv_bytes(d, M->col, M->nnz * 4, src, FG_TAG_SCATTER));
-  FG_CHECK(fg_dist_recv_bytes(d, M->val, M->nnz * 4, src, FG_TAG_SCATTER));
-cleanup:
-  return st;
-}
-
-static void copy_rows(const fg_csr *M, int64_t r0, int64_t r1, fg_csr *out) {
-  const int64_t a0 = M->rowptr[r0], a1 = M->rowptr[r1];
-  memcpy(out->rowptr, M->rowptr + r0, (size_t)(r1 - r0 + 1) * sizeof *out->rowptr);
-  if (a1 > a0) {
-    memcpy(out->col, M->col + a0, (size_t)(a1 - a0) * sizeof *out->col);
-    memcpy(out->val, M->val + a0, (size_t)(a1 - a0) * sizeof *out->val);
-  }
-}
-
-static void rebase_rows(fg_csr *M) {
-  const int64_t base = M->rowptr[0];
-  for (int64_t r = 0; r <= M->nrows; r++) M->rowptr[r] -= base;
-}
-
-static fg_status alloc_rows(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz) {
-  fg_status st = FG_OK;
-  M->nrows = nrows;
-  M->ncols = ncols;
-  M->nnz = nnz;
-  FG_ALLOC(M->rowptr, nrows + 1);
-  FG_ALLOC(M->col, nnz > 0 ? nnz : 1);
-  FG_ALLOC(M->val, nnz > 0 ? nnz : 1);
-  M->rowptr[0] = 0;
-cleanup:
-  return st;
-}
-
 /* Rank 0: features, labels, split and original ids of block r, packed. */
 static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, float *feat,
                        int32_t *labels, int8_t *split, int64_t *gids) {
@@ -233,8 +187,8 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   /* 3. every rank allocates its block */
   {
     const int64_t nl = p.n_local, F = hdr[1];
-    st = alloc_rows(&p.A, nl, p.n_global, nnz[me]);
-    if (st == FG_OK && !p.symmetric) st = alloc_rows(&p.At, nl, p.n_global, nnz[P + me]);
+    st = fg_scheme_alloc_csr(&p.A, nl, p.n_global, nnz[me]);
+    if (st == FG_OK && !p.symmetric) st = fg_scheme_alloc_csr(&p.At, nl, p.n_global, nnz[P + me]);
     if (st == FG_OK) {
       s->n_global = p.n_global;
       s->n_local = nl;
@@ -252,36 +206,21 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   }
   FG_CHECK(fg_dist_agree(d, st));
 
-  /* 4. rank 0 sends each rank its rows (in rank order), then keeps its own */
-  if (me == 0) {
-    const fg_layout g = *gl;
-    for (int r = 1; r < P && st == FG_OK; r++) {
-      const int64_t r0 = g.offs[r], r1 = g.offs[r + 1], nr = r1 - r0;
-      pack_block(ds, &g, r, pack_f, pack_l, pack_s, pack_g);
-      st = send_rows(d, &g.B, r0, r1, r);
-      if (st == FG_OK && !g.symmetric) st = send_rows(d, &g.Bt, r0, r1, r);
-      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_f, nr * hdr[1] * 4, r, FG_TAG_SCATTER);
-      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_l, nr * 4, r, FG_TAG_SCATTER);
-      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_s, nr, r, FG_TAG_SCATTER);
-      if (st == FG_OK) st = fg_dist_send_bytes(d, pack_g, nr * 8, r, FG_TAG_SCATTER);
-    }
-    if (st == FG_OK) {
-      copy_rows(&g.B, g.offs[0], g.offs[1], &p.A);
-      if (!g.symmetric) copy_rows(&g.Bt, g.offs[0], g.offs[1], &p.At);
-      pack_block(ds, &g, 0, s->features, s->labels, s->split, s->global_ids);
-    }
-  } else {
-    const int64_t nl = p.n_local;
-    st = recv_rows(d, &p.A, 0);
-    if (st == FG_OK && !p.symmetric) st = recv_rows(d, &p.At, 0);
-    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->features, nl * hdr[1] * 4, 0, FG_TAG_SCATTER);
-    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->labels, nl * 4, 0, FG_TAG_SCATTER);
-    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->split, nl, 0, FG_TAG_SCATTER);
-    if (st == FG_OK) st = fg_dist_recv_bytes(d, s->global_ids, nl * 8, 0, FG_TAG_SCATTER);
+  /* 4. rank 0 gives each rank its rows, in rank order (its own by a copy); each other rank
+   * takes part in its own delivery only */
+  for (int r = 0; r < P && st == FG_OK; r++) {
+    const int64_t r0 = p.offs[r], r1 = p.offs[r + 1], nr = r1 - r0, F = hdr[1];
+    if (me != 0 && me != r) continue;
+    if (me == 0) pack_block(ds, gl, r, pack_f, pack_l, pack_s, pack_g);
+    st = fg_deliver_rows(d, r, gl ? &gl->B : NULL, r0, r1, &p.A, FG_TAG_SCATTER);
+    if (st == FG_OK && !p.symmetric)
+      st = fg_deliver_rows(d, r, gl ? &gl->Bt : NULL, r0, r1, &p.At, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_f, s->features, nr * F * 4, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_l, s->labels, nr * 4, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_s, s->split, nr, FG_TAG_SCATTER);
+    if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_g, s->global_ids, nr * 8, FG_TAG_SCATTER);
   }
   FG_CHECK(fg_dist_agree(d, st));
-  rebase_rows(&p.A);
-  if (!p.symmetric) rebase_rows(&p.At);
   if (cfg->normalize_features) fg_row_normalize(s->features, s->n_local, s->num_features);
   s->local_nnz = p.A.nnz;
   *out = p;

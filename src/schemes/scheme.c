@@ -55,9 +55,31 @@ fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n) {
   return fg_dist_allreduce_f32(s->dist, grads, n);
 }
 
+fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
+                        fg_scheme **out) {
+  fg_scheme *s = fg_calloc_array(1, sizeof *s);
+  void *impl = fg_calloc_array(1, impl_bytes);
+  fg_status st = (s && impl) ? FG_OK
+                             : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "%s: out of memory",
+                                            ops->name);
+  st = fg_dist_agree(d, st);
+  if (st == FG_OK) {
+    s->ops = ops;
+    s->dist = d;
+    s->impl = impl;
+  } else {
+    free(s);
+    free(impl);
+    s = NULL;
+  }
+  *out = s;
+  return st;
+}
+
 void fg_scheme_destroy(fg_scheme **s) {
   if (!s || !*s) return;
-  if ((*s)->ops && (*s)->ops->destroy) (*s)->ops->destroy(*s);
+  if ((*s)->impl && (*s)->ops->destroy) (*s)->ops->destroy(*s);
+  free((*s)->impl);
   free((*s)->global_ids);
   if (!(*s)->features_borrowed) free((*s)->features);
   free((*s)->labels);
@@ -104,7 +126,39 @@ cleanup:
   return st;
 }
 
-void fg_scheme_count_spmm(fg_scheme *s, const fg_csr *A, int64_t f) {
+fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz) {
+  fg_status st = FG_OK;
+  memset(M, 0, sizeof *M);
+  M->nrows = nrows;
+  M->ncols = ncols;
+  M->nnz = nnz;
+  FG_ALLOC(M->rowptr, nrows + 1);
+  FG_ALLOC(M->col, FG_MAX(nnz, 1));
+  FG_ALLOC(M->val, FG_MAX(nnz, 1));
+  M->rowptr[0] = 0;
+cleanup:
+  return st;
+}
+
+int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
+                    int acc) {
+  const double t0 = fg_now();
+  if (acc)
+    fg_spmm_acc(A, in, f, out, f, f);
+  else
+    fg_spmm(A, in, f, out, f, f);
+  s->seconds_spmm += fg_now() - t0;
   s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
                    (double)A->nrows * (double)f * 4.0;
 }

@@ -75,16 +75,9 @@ static void count_stage(fg_dist *d, int root, int64_t bytes) {
 /* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. */
 static void stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out, int64_t f,
                            int *first) {
-  double t0;
   if (Aij->nnz == 0) return;
-  t0 = fg_now();
-  if (*first)
-    fg_spmm(Aij, x, f, out, f, f);
-  else
-    fg_spmm_acc(Aij, x, f, out, f, f);
+  fg_scheme_spmm(s, Aij, x, f, out, !*first);
   *first = 0;
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, Aij, f);
 }
 
 static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, float *out, int64_t f) {
@@ -130,12 +123,7 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
       }
       if (k > 0) {
         const int j = im->stages[k - 1];
-        double dt;
-        t0 = fg_now();
-        FG_CHECK_MPI(MPI_Wait(&req[(k - 1) % 2], MPI_STATUS_IGNORE));
-        dt = fg_now() - t0;
-        d->counters.seconds_comm += dt;
-        d->counters.seconds_wait += dt;
+        FG_CHECK(fg_dist_waitall(d, &req[(k - 1) % 2], 1, 1));
         stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first);
       }
     }
@@ -158,15 +146,12 @@ static fg_status agg_t_1d(fg_scheme *s, int l, const float *in, float *out, int6
 
 static void destroy_1d(fg_scheme *s) {
   impl_1d *im = s->impl;
-  if (!im) return;
   free_blocks(im->blk_a, im->part.parts);
   free_blocks(im->blk_at, im->part.parts);
   free(im->stages);
   fg_free_aligned(im->buf[0]);
   fg_free_aligned(im->buf[1]);
   fg_part_local_free(&im->part);
-  free(im);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops ops_1d = {
@@ -209,14 +194,7 @@ fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_sche
   impl_1d *im = NULL;
   int64_t recv_rows, sent_rows, nl;
   *out = NULL;
-  s = calloc(1, sizeof *s);
-  if (s) {
-    s->ops = &ops_1d;
-    s->dist = dist;
-    s->impl = calloc(1, sizeof(impl_1d));
-  }
-  st = (s && s->impl) ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "1d: out of memory");
-  FG_CHECK(fg_dist_agree(dist, st));
+  FG_CHECK(fg_scheme_new(dist, &ops_1d, sizeof *im, &s));
   im = s->impl;
   im->overlap = cfg->overlap;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));

@@ -60,19 +60,6 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Index of c in the sorted halo (present by construction). */
-static int64_t halo_index(const int32_t *halo, int64_t n, int32_t c) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (halo[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Local part of the plan: diagonal block, halo, off-diagonal part, receive counts. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, sa_op *op) {
   fg_status st = FG_OK;
@@ -103,18 +90,8 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, s
   for (int64_t k = 0; k < nh; k++) op->recv_count[fg_block_owner(offs, P, op->halo[k])]++;
   for (int j = 1; j < P; j++) op->recv_displ[j] = op->recv_displ[j - 1] + op->recv_count[j - 1];
 
-  op->diag.nrows = op->diag.ncols = n;
-  op->diag.nnz = nd;
-  FG_ALLOC(op->diag.rowptr, n + 1);
-  FG_ALLOC(op->diag.col, nd > 0 ? nd : 1);
-  FG_ALLOC(op->diag.val, nd > 0 ? nd : 1);
-  op->off.nrows = n;
-  op->off.ncols = nh;
-  op->off.nnz = no;
-  FG_ALLOC(op->off.rowptr, n + 1);
-  FG_ALLOC(op->off.col, no > 0 ? no : 1);
-  FG_ALLOC(op->off.val, no > 0 ? no : 1);
-  op->diag.rowptr[0] = op->off.rowptr[0] = 0;
+  FG_CHECK(fg_scheme_alloc_csr(&op->diag, n, n, nd));
+  FG_CHECK(fg_scheme_alloc_csr(&op->off, n, nh, no));
   nd = no = 0;
   for (int64_t u = 0; u < n; u++) {
     for (int64_t k = M->rowptr[u]; k < M->rowptr[u + 1]; k++) {
@@ -124,8 +101,9 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, s
         op->diag.col[nd] = (int32_t)(c - r0);
         op->diag.val[nd++] = v;
       } else {
-        /* halo order is global order, so columns stay sorted within the row */
-        op->off.col[no] = (int32_t)halo_index(op->halo, nh, c);
+        /* c's place in the sorted halo (present by construction); halo order is global
+         * order, so columns stay sorted within the row */
+        op->off.col[no] = (int32_t)fg_scheme_lower_bound(op->halo, 0, nh, c);
         op->off.val[no++] = v;
       }
     }
@@ -201,17 +179,6 @@ cleanup:
   return st;
 }
 
-static fg_status wait_all(fg_dist *d, int nreq, MPI_Request *req, int overlapped) {
-  fg_status st = FG_OK;
-  double t0 = fg_now(), dt;
-  FG_CHECK_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
-  dt = fg_now() - t0;
-  d->counters.seconds_comm += dt;
-  if (overlapped) d->counters.seconds_wait += dt;
-cleanup:
-  return st;
-}
-
 static fg_status apply_sa(fg_scheme *s, const sa_op *op, const float *in, float *out, int64_t f) {
   fg_status st = FG_OK;
   impl_sa *im = s->impl;
@@ -242,19 +209,11 @@ static fg_status apply_sa(fg_scheme *s, const sa_op *op, const float *in, float 
     }
     d->counters.seconds_comm += fg_now() - t0;
     posted = 1;
-    if (!im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 0));
+    if (!im->overlap) FG_CHECK(fg_dist_waitall(d, im->req, nreq, 0));
   }
-  t0 = fg_now();
-  fg_spmm(&op->diag, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, &op->diag, f);
-  if (posted && im->overlap) FG_CHECK(wait_all(d, nreq, im->req, 1));
-  if (op->off.nnz > 0) {
-    t0 = fg_now();
-    fg_spmm_acc(&op->off, im->halobuf, f, out, f, f);
-    s->seconds_spmm += fg_now() - t0;
-    fg_scheme_count_spmm(s, &op->off, f);
-  }
+  fg_scheme_spmm(s, &op->diag, in, f, out, 0);
+  if (posted && im->overlap) FG_CHECK(fg_dist_waitall(d, im->req, nreq, 1));
+  if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, im->halobuf, f, out, 1);
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;
@@ -272,15 +231,12 @@ static fg_status agg_t_sa(fg_scheme *s, int l, const float *in, float *out, int6
 
 static void destroy_sa(fg_scheme *s) {
   impl_sa *im = s->impl;
-  if (!im) return;
   sa_op_free(&im->a);
   sa_op_free(&im->at);
   free(im->req);
   fg_free_aligned(im->sendbuf);
   fg_free_aligned(im->halobuf);
   fg_part_local_free(&im->part);
-  free(im);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops ops_sa = {
@@ -299,15 +255,7 @@ fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_s
   fg_scheme *s = NULL;
   impl_sa *im = NULL;
   *out = NULL;
-  s = calloc(1, sizeof *s);
-  if (s) {
-    s->ops = &ops_sa;
-    s->dist = dist;
-    s->impl = calloc(1, sizeof(impl_sa));
-  }
-  st = (s && s->impl) ? FG_OK
-                      : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "1d-sa: out of memory");
-  FG_CHECK(fg_dist_agree(dist, st));
+  FG_CHECK(fg_scheme_new(dist, &ops_sa, sizeof *im, &s));
   im = s->impl;
   im->overlap = cfg->overlap;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));

@@ -28,22 +28,12 @@
 
 #include "dist/fg_group.h"
 #include "graph/fg_order.h"
+#include "schemes/fg_deliver.h"
 #include "schemes/fg_grid3d.h"
 #include "schemes/fg_layouts.h"
 #include "schemes/fg_scheme.h"
 
 #define FG_TAG_3D 7301
-
-/* What the layout is built from. */
-typedef struct cfg3d {
-  int grid[3];
-  int layers;
-  fg_perm_kind perm;
-  uint64_t seed;
-  int normalize_features;
-  int learn_features;
-  fg_adj_spec adj;
-} cfg3d;
 
 typedef struct impl3d {
   int g[3], q[3];
@@ -59,8 +49,9 @@ typedef struct impl3d {
                                (move_rows_t), built on first use */
   int64_t *gids[3][2];      /* original ids of node block q[d] in order pi[parity]; only the
                                slices some layer's input uses (NULL otherwise) */
-  int64_t slice_len[3][2];
-  int64_t feat_col0, feat_cols; /* the feature block's columns (width block q[Y]) */
+  int64_t feat_cols;        /* the feature block's columns (width block q[Y]) */
+  int64_t *len;             /* (P) scratch of piece_counts: piece lengths, */
+  int *cnt, *dsp;           /* (P) and their MPI counts and displacements */
 } impl3d;
 
 /* ---- the per-rank geometry -------------------------------------------------------------------- */
@@ -106,27 +97,15 @@ static void feature_range(int64_t n, int64_t F, const int g[3], const int q[3], 
   *f1 = fg_block_start(F, g[FG_DIM_Y], q[FG_DIM_Y] + 1);
 }
 
-/* Lower bound of v in the sorted cols[lo, hi). */
-static int64_t lower_bound(const int32_t *cols, int64_t lo, int64_t hi, int64_t v) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (cols[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* Count (cnt_only) or copy block [r0, r1) x [c0, c1) of M into out (preallocated; columns
- * relative to c0). Returns the nonzeros. */
+/* Count (out NULL) or copy block [r0, r1) x [c0, c1) of M into out (allocated large enough;
+ * columns relative to c0, sizes set). Returns the nonzeros. */
 static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                              fg_csr *out) {
   int64_t nnz = 0;
   if (out) out->rowptr[0] = 0;
   for (int64_t u = r0; u < r1; u++) {
-    const int64_t k0 = lower_bound(M->col, M->rowptr[u], M->rowptr[u + 1], c0);
-    const int64_t k1 = lower_bound(M->col, k0, M->rowptr[u + 1], c1);
+    const int64_t k0 = fg_scheme_lower_bound(M->col, M->rowptr[u], M->rowptr[u + 1], c0);
+    const int64_t k1 = fg_scheme_lower_bound(M->col, k0, M->rowptr[u + 1], c1);
     if (out) {
       for (int64_t k = k0; k < k1; k++) {
         out->col[nnz + k - k0] = (int32_t)(M->col[k] - c0);
@@ -136,6 +115,11 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
     }
     nnz += k1 - k0;
   }
+  if (out) {
+    out->nrows = r1 - r0;
+    out->ncols = c1 - c0;
+    out->nnz = nnz;
+  }
   return nnz;
 }
 
@@ -144,7 +128,6 @@ static int64_t extract_block(const fg_csr *M, int64_t r0, int64_t r1, int64_t c0
 typedef struct root_data {
   fg_layouts *lay; /* lay->pi, lay->M */
   fg_layouts own;  /* when the configuration brings none */
-  int64_t *nnz;    /* (P x nkeys) */
   fg_csr pack;     /* a shard to send */
   float *featbuf;  /* a feature piece */
   int32_t *labbuf;
@@ -153,7 +136,6 @@ typedef struct root_data {
 
 static void root_free(root_data *r) {
   fg_layouts_free(&r->own);
-  free(r->nnz);
   fg_csr_free(&r->pack);
   free(r->featbuf);
   free(r->labbuf);
@@ -165,18 +147,16 @@ static const fg_csr *root_matrix(const root_data *r, fg_perm_kind perm, int k) {
   return perm == FG_PERM_DOUBLE ? &r->lay->M[k % 2] : &r->lay->M[0];
 }
 
-/* Rank 0: everything that can fail, before anything is sent. */
-static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts *lay, int P,
-                              int nkeys, root_data *r) {
+/* Rank 0: everything that can fail, before anything is sent; every rank's shard nonzeros into
+ * nnz (P x nkeys). */
+static fg_status root_prepare(const fg_dataset *ds, const fg_scheme_config *cfg,
+                              fg_perm_kind perm, int P, int nkeys, int64_t *nnz, root_data *r) {
   fg_status st = FG_OK;
   const int64_t n = ds->num_nodes, F = ds->num_features;
   int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
-  int need[3][2];
-  r->lay = lay ? lay : &r->own;
-  FG_CHECK(fg_layouts_3d(r->lay, ds, cfg->perm, cfg->seed, cfg->adj));
+  r->lay = cfg->layouts ? cfg->layouts : &r->own;
+  FG_CHECK(fg_layouts_3d(r->lay, ds, perm, cfg->seed, cfg->adj));
   /* every rank's shard sizes, and the largest pieces to pack */
-  FG_ALLOC(r->nnz, (int64_t)P * nkeys);
-  needed_slices(cfg->layers, need);
   for (int rk = 0; rk < P; rk++) {
     int q[3];
     int64_t r0, r1, c0, c1, f0, f1;
@@ -184,20 +164,17 @@ static fg_status root_prepare(const fg_dataset *ds, const cfg3d *cfg, fg_layouts
     fg_grid_coords(cfg->grid, rk, q);
     for (int k = 0; k < nkeys; k++) {
       shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
-      r->nnz[(int64_t)rk * nkeys + k] =
-          extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, NULL);
+      nnz[(int64_t)rk * nkeys + k] =
+          extract_block(root_matrix(r, perm, k), r0, r1, c0, c1, NULL);
       max_rows = FG_MAX(max_rows, r1 - r0);
-      max_nnz = FG_MAX(max_nnz, r->nnz[(int64_t)rk * nkeys + k]);
+      max_nnz = FG_MAX(max_nnz, nnz[(int64_t)rk * nkeys + k]);
     }
     feature_range(n, F, cfg->grid, q, cfg->learn_features, &r0, &r1, &f0, &f1);
     max_feat = FG_MAX(max_feat, (r1 - r0) * (f1 - f0));
     fg_layer_roles(cfg->layers, &a, &b, &c);
     max_out = FG_MAX(max_out, fg_block_size(n, cfg->grid[a], q[a]));
   }
-  r->pack.nrows = max_rows;
-  FG_ALLOC(r->pack.rowptr, max_rows + 1);
-  FG_ALLOC(r->pack.col, max_nnz > 0 ? max_nnz : 1);
-  FG_ALLOC(r->pack.val, max_nnz > 0 ? max_nnz : 1);
+  FG_CHECK(fg_scheme_alloc_csr(&r->pack, max_rows, n, max_nnz));
   FG_ALLOC(r->featbuf, max_feat > 0 ? max_feat : 1);
   FG_ALLOC(r->labbuf, max_out > 0 ? max_out : 1);
   FG_ALLOC(r->splitbuf, max_out > 0 ? max_out : 1);
@@ -205,40 +182,30 @@ cleanup:
   return st;
 }
 
-/* Rank 0: the feature piece of rank q into featbuf (row-normalized over the whole row first
- * when asked, exactly as fg_row_normalize does). */
-static void pack_features(const fg_dataset *ds, const root_data *r, const cfg3d *cfg,
-                          const int q[3], int64_t *rows, int64_t *cols) {
-  int64_t r0, r1, f0, f1;
+/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf (row-normalized over the whole
+ * row first when asked, exactly as fg_row_normalize does). */
+static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int64_t r0,
+                          int64_t r1, int64_t f0, int64_t f1) {
   const int64_t F = ds->num_features;
-  feature_range(ds->num_nodes, F, cfg->grid, q, cfg->learn_features, &r0, &r1, &f0, &f1);
   for (int64_t k = r0; k < r1; k++) {
     const float *row = ds->features + r->lay->pi[0][k] * F; // (F)
     float *o = r->featbuf + (k - r0) * (f1 - f0);      // (f1 - f0)
     double s = 0.0;
-    if (cfg->normalize_features)
+    if (normalize)
       for (int64_t j = 0; j < F; j++) s += (double)row[j];
     for (int64_t j = f0; j < f1; j++)
-      o[j - f0] = (cfg->normalize_features && s != 0.0) ? (float)((double)row[j] / s) : row[j];
+      o[j - f0] = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
   }
-  *rows = r1 - r0;
-  *cols = f1 - f0;
 }
 
-/* Rank 0: labels and split of the logit rows of rank q. */
-static int64_t pack_labels(const fg_dataset *ds, const root_data *r,
-                           const cfg3d *cfg, const int q[3]) {
-  int a, b, c;
-  const int L = cfg->layers;
-  fg_layer_roles(L, &a, &b, &c);
-  const int64_t s0 = fg_block_start(ds->num_nodes, cfg->grid[a], q[a]);
-  const int64_t len = fg_block_size(ds->num_nodes, cfg->grid[a], q[a]);
+/* Rank 0: labels and split of the logit rows [s0, s0 + len) of pi[L % 2]. */
+static void pack_labels(const fg_dataset *ds, const root_data *r, int L, int64_t s0,
+                        int64_t len) {
   for (int64_t i = 0; i < len; i++) {
     const int64_t v = r->lay->pi[L % 2][s0 + i];
     r->labbuf[i] = ds->labels ? ds->labels[v] : -1;
     r->splitbuf[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
   }
-  return len;
 }
 
 /* Allocate what rank q receives (sizes from the geometry and its row of the nnz table). */
@@ -249,30 +216,25 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   int a, b, c;
   FG_CALLOC(t->A, t->nkeys);
   FG_CALLOC(t->At, t->nkeys);
+  FG_ALLOC(t->len, s->dist->size);
+  FG_ALLOC(t->cnt, s->dist->size);
+  FG_ALLOC(t->dsp, s->dist->size);
   for (int k = 0; k < t->nkeys; k++) {
-    fg_csr *A = &t->A[k];
     shard_range(s->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
-    A->nrows = r1 - r0;
-    A->ncols = c1 - c0;
-    A->nnz = nnz_row[k];
-    FG_ALLOC(A->rowptr, A->nrows + 1);
-    FG_ALLOC(A->col, A->nnz > 0 ? A->nnz : 1);
-    FG_ALLOC(A->val, A->nnz > 0 ? A->nnz : 1);
-    s->local_nnz += A->nnz;
+    FG_CHECK(fg_scheme_alloc_csr(&t->A[k], r1 - r0, c1 - c0, nnz_row[k]));
+    s->local_nnz += nnz_row[k];
   }
   needed_slices(t->layers, need);
   for (int d = 0; d < 3; d++) {
     for (int p = 0; p < 2; p++) {
-      if (!need[d][p]) continue;
-      t->slice_len[d][p] = fg_block_size(s->n_global, t->g[d], t->q[d]);
-      FG_ALLOC(t->gids[d][p], t->slice_len[d][p] > 0 ? t->slice_len[d][p] : 1);
+      if (need[d][p])
+        FG_ALLOC(t->gids[d][p], FG_MAX(fg_block_size(s->n_global, t->g[d], t->q[d]), 1));
     }
   }
   feature_range(s->n_global, s->num_features, t->g, t->q, s->learn_features, &r0, &r1, &f0,
                 &f1);
   s->feat_row0 = r0 - fg_block_start(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
   s->feat_rows = r1 - r0;
-  t->feat_col0 = f0;
   t->feat_cols = f1 - f0;
   FG_ALLOC(s->features, s->feat_rows * t->feat_cols > 0 ? s->feat_rows * t->feat_cols : 1);
   fg_layer_roles(t->layers, &a, &b, &c);
@@ -283,69 +245,42 @@ cleanup:
   return st;
 }
 
-/* Rank 0: send rank rk (coords q) its pieces, or copy them into t when rk == 0. */
-static fg_status root_deliver(fg_dist *d, const fg_dataset *ds, root_data *r,
-                              const cfg3d *cfg, int nkeys, int rk, fg_scheme *s, impl3d *t) {
+/* Rank 0 gives rank rk its pieces (copies them into s and t when rk is 0); rank rk takes them,
+ * in the same order. Sizes from the geometry, which both know; r is read on rank 0 only. */
+static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r,
+                            const fg_scheme_config *cfg, int rk, fg_scheme *s, impl3d *t) {
   fg_status st = FG_OK;
-  int q[3], need[3][2];
-  int64_t r0, r1, c0, c1, rows, cols, len;
-  const int64_t n = ds->num_nodes;
-  fg_grid_coords(cfg->grid, rk, q);
-  for (int k = 0; k < nkeys; k++) {
-    fg_csr *dst = rk == 0 ? &t->A[k] : &r->pack;
-    int64_t nnz;
-    shard_range(n, cfg->grid, q, k, &r0, &r1, &c0, &c1);
-    nnz = extract_block(root_matrix(r, cfg->perm, k), r0, r1, c0, c1, dst);
-    if (rk != 0) {
-      FG_CHECK(fg_dist_send_bytes(d, dst->rowptr, (r1 - r0 + 1) * 8, rk, FG_TAG_3D));
-      FG_CHECK(fg_dist_send_bytes(d, dst->col, nnz * 4, rk, FG_TAG_3D));
-      FG_CHECK(fg_dist_send_bytes(d, dst->val, nnz * 4, rk, FG_TAG_3D));
+  const int root = d->rank == 0;
+  const int64_t n = s->n_global;
+  int q[3], need[3][2], a, b, c;
+  int64_t r0, r1, c0, c1, f0, f1;
+  fg_grid_coords(t->g, rk, q);
+  for (int k = 0; k < t->nkeys; k++) {
+    if (root) {
+      shard_range(n, t->g, q, k, &r0, &r1, &c0, &c1);
+      extract_block(root_matrix(r, t->perm, k), r0, r1, c0, c1, &r->pack);
     }
+    FG_CHECK(fg_deliver_rows(d, rk, &r->pack, 0, r->pack.nrows, &t->A[k], FG_TAG_3D));
   }
-  needed_slices(cfg->layers, need);
+  needed_slices(t->layers, need);
   for (int dd = 0; dd < 3; dd++) {
     for (int p = 0; p < 2; p++) {
       if (!need[dd][p]) continue;
-      r0 = fg_block_start(n, cfg->grid[dd], q[dd]);
-      len = fg_block_size(n, cfg->grid[dd], q[dd]);
-      if (rk == 0)
-        memcpy(t->gids[dd][p], r->lay->pi[p] + r0, (size_t)len * sizeof(int64_t));
-      else
-        FG_CHECK(fg_dist_send_bytes(d, r->lay->pi[p] + r0, len * 8, rk, FG_TAG_3D));
+      r0 = fg_block_start(n, t->g[dd], q[dd]);
+      FG_CHECK(fg_deliver_bytes(d, rk, root ? r->lay->pi[p] + r0 : NULL, t->gids[dd][p],
+                                fg_block_size(n, t->g[dd], q[dd]) * 8, FG_TAG_3D));
     }
   }
-  pack_features(ds, r, cfg, q, &rows, &cols);
-  if (rk == 0)
-    memcpy(s->features, r->featbuf, (size_t)(rows * cols) * sizeof(float));
-  else
-    FG_CHECK(fg_dist_send_bytes(d, r->featbuf, rows * cols * 4, rk, FG_TAG_3D));
-  len = pack_labels(ds, r, cfg, q);
-  if (rk == 0) {
-    memcpy(s->labels, r->labbuf, (size_t)len * sizeof(int32_t));
-    memcpy(s->split, r->splitbuf, (size_t)len);
-  } else {
-    FG_CHECK(fg_dist_send_bytes(d, r->labbuf, len * 4, rk, FG_TAG_3D));
-    FG_CHECK(fg_dist_send_bytes(d, r->splitbuf, len, rk, FG_TAG_3D));
-  }
-cleanup:
-  return st;
-}
-
-/* Every rank but 0: receive in the order root_deliver sends. */
-static fg_status local_receive(fg_dist *d, fg_scheme *s, impl3d *t) {
-  fg_status st = FG_OK;
-  for (int k = 0; k < t->nkeys; k++) {
-    fg_csr *A = &t->A[k];
-    FG_CHECK(fg_dist_recv_bytes(d, A->rowptr, (A->nrows + 1) * 8, 0, FG_TAG_3D));
-    FG_CHECK(fg_dist_recv_bytes(d, A->col, A->nnz * 4, 0, FG_TAG_3D));
-    FG_CHECK(fg_dist_recv_bytes(d, A->val, A->nnz * 4, 0, FG_TAG_3D));
-  }
-  for (int dd = 0; dd < 3; dd++)
-    for (int p = 0; p < 2; p++)
-      if (t->gids[dd][p]) FG_CHECK(fg_dist_recv_bytes(d, t->gids[dd][p], t->slice_len[dd][p] * 8, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->features, s->feat_rows * t->feat_cols * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->labels, s->n_local * 4, 0, FG_TAG_3D));
-  FG_CHECK(fg_dist_recv_bytes(d, s->split, s->n_local, 0, FG_TAG_3D));
+  feature_range(n, s->num_features, t->g, q, s->learn_features, &r0, &r1, &f0, &f1);
+  if (root) pack_features(ds, r, cfg->normalize_features, r0, r1, f0, f1);
+  FG_CHECK(fg_deliver_bytes(d, rk, r->featbuf, s->features, (r1 - r0) * (f1 - f0) * 4,
+                            FG_TAG_3D));
+  fg_layer_roles(t->layers, &a, &b, &c);
+  r0 = fg_block_start(n, t->g[a], q[a]);
+  r1 = r0 + fg_block_size(n, t->g[a], q[a]);
+  if (root) pack_labels(ds, r, t->layers, r0, r1 - r0);
+  FG_CHECK(fg_deliver_bytes(d, rk, r->labbuf, s->labels, (r1 - r0) * 4, FG_TAG_3D));
+  FG_CHECK(fg_deliver_bytes(d, rk, r->splitbuf, s->split, r1 - r0, FG_TAG_3D));
 cleanup:
   return st;
 }
@@ -391,13 +326,6 @@ static void shape_3d(const fg_scheme *s, int l, const int64_t *widths, fg_layer_
   o->b_primary = t->q[b] == 0;
 }
 
-static void timed_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out) {
-  double t0 = fg_now();
-  fg_spmm(A, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, A, f);
-}
-
 /* out (A->nrows x f) = A in, summed over the group of dimension dim. With more than one block,
  * each row block's nonblocking all-reduce starts as soon as its SpMM is done (Plexus 5.2). The
  * ranks of one group have the same rows and width, so they cut the same blocks. */
@@ -411,7 +339,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
   if (g->size == 1 || nb <= 1) {
-    timed_spmm(s, A, in, f, out);
+    fg_scheme_spmm(s, A, in, f, out, 0);
     return fg_group_allreduce_f32(g, out, rows * f);
   }
   FG_ALLOC(req, nb);
@@ -421,7 +349,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
     V.nrows = r1 - r0;
     V.nnz = A->rowptr[r1] - A->rowptr[r0];
     V.rowptr = A->rowptr + r0;
-    timed_spmm(s, &V, in, f, out + r0 * f);
+    fg_scheme_spmm(s, &V, in, f, out + r0 * f, 0);
     FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
     posted++;
     FG_CHECK(fg_group_poke(g, req, posted));
@@ -536,58 +464,45 @@ cleanup:
   return st;
 }
 
-/* Counts and displacements of G pieces of `unit` elements times the balanced cut of n. */
-static fg_status piece_counts(int64_t n, int G, int64_t unit, int *counts, int *displs) {
-  fg_status st = FG_OK;
-  int64_t *len = NULL;
-  FG_ALLOC(len, G);
-  for (int r = 0; r < G; r++) len[r] = fg_block_size(n, G, r) * unit;
-  st = fg_group_counts(len, G, counts, displs, NULL);
-cleanup:
-  free(len);
-  return st;
+/* t->cnt, t->dsp: G pieces of `unit` elements times the balanced cut of n. */
+static fg_status piece_counts(impl3d *t, int64_t n, int G, int64_t unit) {
+  for (int r = 0; r < G; r++) t->len[r] = fg_block_size(n, G, r) * unit;
+  return fg_group_counts(t->len, G, t->cnt, t->dsp, NULL);
 }
 
 /* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
- * row-major block's elements, so the block is the pieces in rank order (likewise b). */
-static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                   const float *piece, float *block) {
+ * row-major block's elements, so the block is the pieces in rank order (likewise b). gather:
+ * the pieces (src) all-gathered into the blocks (dst); else the blocks (src) reduce-scattered
+ * into the pieces (dst). The mats matrices first, then b. */
+static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
+                                 int gather, const float *src, float *dst) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
-  int a, b, c, *cnt = NULL, *dsp = NULL;
+  int a, b, c;
   const int64_t nw = sh->w_in * sh->w_out;
   fg_layer_roles(l, &a, &b, &c);
-  FG_ALLOC(cnt, t->g[c]);
-  FG_ALLOC(dsp, t->g[c]);
-  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, dsp));
-  for (int k = 0; k < mats; k++)
-    FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + k * sh->wp_len, block + k * nw, cnt, dsp));
-  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[c], piece + mats * sh->wp_len, block + mats * nw, cnt,
-                                  dsp));
+  for (int k = 0; k <= mats; k++) { /* k = mats: the bias */
+    const int bias = k == mats;
+    const int64_t piece_off = k * sh->wp_len, block_off = k * nw;
+    FG_CHECK(piece_counts(t, bias ? sh->w_out : nw, t->g[c], 1));
+    if (gather)
+      FG_CHECK(fg_group_allgather_f32(&t->grp[c], src + piece_off, dst + block_off, t->cnt,
+                                      t->dsp));
+    else
+      FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], src + block_off, dst + piece_off, t->cnt));
+  }
 cleanup:
-  free(cnt);
-  free(dsp);
   return st;
+}
+
+static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
+                                   const float *piece, float *block) {
+  return weights_along_c(s, l, sh, mats, 1, piece, block);
 }
 
 static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
                                         const float *block, float *piece) {
-  fg_status st = FG_OK;
-  impl3d *t = s->impl;
-  int a, b, c, *cnt = NULL;
-  const int64_t nw = sh->w_in * sh->w_out;
-  fg_layer_roles(l, &a, &b, &c);
-  FG_ALLOC(cnt, t->g[c]);
-  FG_CHECK(piece_counts(nw, t->g[c], 1, cnt, NULL));
-  for (int k = 0; k < mats; k++)
-    FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + k * nw, piece + k * sh->wp_len, cnt));
-  FG_CHECK(piece_counts(sh->w_out, t->g[c], 1, cnt, NULL));
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], block + mats * nw, piece + mats * sh->wp_len,
-                                       cnt));
-cleanup:
-  free(cnt);
-  return st;
+  return weights_along_c(s, l, sh, mats, 0, block, piece);
 }
 
 static fg_status reduce_product_3d(fg_scheme *s, int l, float *buf, int64_t n) {
@@ -621,23 +536,18 @@ static fg_status row_sum_3d(fg_scheme *s, double *buf, int64_t n) {
 }
 
 /* Learned features: the X block's rows cut along Z, each rank owning its piece. */
-static fg_status feature_counts(const fg_scheme *s, int *cnt, int *dsp) {
-  const impl3d *t = s->impl;
+static fg_status feature_counts(const fg_scheme *s) {
+  impl3d *t = s->impl;
   const int64_t n0 = fg_block_size(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
-  return piece_counts(n0, t->g[FG_DIM_Z], t->feat_cols, cnt, dsp);
+  return piece_counts(t, n0, t->g[FG_DIM_Z], t->feat_cols);
 }
 
 static fg_status gather_input_3d(fg_scheme *s, const float *piece, float *input) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
-  int *cnt = NULL, *dsp = NULL;
-  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
-  FG_ALLOC(dsp, t->g[FG_DIM_Z]);
-  FG_CHECK(feature_counts(s, cnt, dsp));
-  FG_CHECK(fg_group_allgather_f32(&t->grp[FG_DIM_Z], piece, input, cnt, dsp));
+  FG_CHECK(feature_counts(s));
+  FG_CHECK(fg_group_allgather_f32(&t->grp[FG_DIM_Z], piece, input, t->cnt, t->dsp));
 cleanup:
-  free(cnt);
-  free(dsp);
   return st;
 }
 
@@ -645,19 +555,15 @@ static fg_status input_grad_3d(fg_scheme *s, const float *dh, float *scratch, fl
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   const fg_csr *At = &t->At[0];
-  int *cnt = NULL;
-  FG_ALLOC(cnt, t->g[FG_DIM_Z]);
-  FG_CHECK(feature_counts(s, cnt, NULL));
-  if (t->feat_cols > 0 && At->nrows > 0) timed_spmm(s, At, dh, t->feat_cols, scratch);
-  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, cnt));
+  FG_CHECK(feature_counts(s));
+  if (t->feat_cols > 0 && At->nrows > 0) fg_scheme_spmm(s, At, dh, t->feat_cols, scratch, 0);
+  FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, t->cnt));
 cleanup:
-  free(cnt);
   return st;
 }
 
 static void destroy_3d(fg_scheme *s) {
   impl3d *t = s->impl;
-  if (!t) return;
   for (int d = 0; d < 3; d++) fg_group_free(&t->grp[d]);
   for (int k = 0; k < t->nkeys; k++) {
     if (t->A) fg_csr_free(&t->A[k]);
@@ -668,10 +574,11 @@ static void destroy_3d(fg_scheme *s) {
   free(t->A);
   free(t->At);
   free(t->I);
+  free(t->len);
+  free(t->cnt);
+  free(t->dsp);
   for (int d = 0; d < 3; d++)
     for (int p = 0; p < 2; p++) free(t->gids[d][p]);
-  free(t);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops ops_3d = {
@@ -701,39 +608,34 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   fg_scheme *s = NULL;
   impl3d *t = NULL;
   root_data r;
-  cfg3d cfg;
+  fg_perm_kind perm = FG_PERM_NONE;
   int64_t hdr[3] = {0, 0, 0}; /* n, F, C */
   int64_t *nnz_all = NULL;
   const int P = d->size, me = d->rank;
   int nkeys;
   memset(&r, 0, sizeof r);
-  memset(&cfg, 0, sizeof cfg);
   *out = NULL;
 
   /* 1. arguments, then rank 0 prepares everything that can fail */
-  memcpy(cfg.grid, sc->grid, sizeof cfg.grid);
-  cfg.layers = sc->layers;
-  cfg.seed = sc->seed;
-  cfg.normalize_features = sc->normalize_features;
-  cfg.learn_features = sc->learn_features;
-  cfg.adj = sc->adj;
-  st = fg_perm_kind_from(sc->order, sc->double_perm, &cfg.perm);
-  if (st == FG_OK && ((int64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2] != P || cfg.grid[0] < 1 ||
-                      cfg.grid[1] < 1 || cfg.grid[2] < 1))
+  st = fg_perm_kind_from(sc->order, sc->double_perm, &perm);
+  if (st == FG_OK && ((int64_t)sc->grid[0] * sc->grid[1] * sc->grid[2] != P || sc->grid[0] < 1 ||
+                      sc->grid[1] < 1 || sc->grid[2] < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "--grid %dx%dx%d has %lld ranks, but the job has %d", cfg.grid[0],
-                      cfg.grid[1], cfg.grid[2],
-                      (long long)cfg.grid[0] * cfg.grid[1] * cfg.grid[2], P);
-  if (st == FG_OK && (cfg.layers < 1 || sc->agg_blocks < 1))
+                      "--grid %dx%dx%d has %lld ranks, but the job has %d", sc->grid[0],
+                      sc->grid[1], sc->grid[2],
+                      (long long)sc->grid[0] * sc->grid[1] * sc->grid[2], P);
+  if (st == FG_OK && (sc->layers < 1 || sc->agg_blocks < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "3d: %d layers and %d aggregation blocks; both must be >= 1", cfg.layers,
+                      "3d: %d layers and %d aggregation blocks; both must be >= 1", sc->layers,
                       sc->agg_blocks);
-  nkeys = nkeys_of(cfg.layers, cfg.perm);
+  nkeys = nkeys_of(sc->layers, perm);
+  if (st == FG_OK && !(nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all)))
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "3d: out of memory");
   if (st == FG_OK && me == 0) {
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
-      st = root_prepare(ds, &cfg, sc->layouts, P, nkeys, &r);
+      st = root_prepare(ds, sc, perm, P, nkeys, nnz_all, &r);
     if (st == FG_OK) {
       hdr[0] = ds->num_nodes;
       hdr[1] = ds->num_features;
@@ -744,42 +646,28 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
 
   /* 2. sizes to everyone; everyone allocates */
   FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
-  st = FG_OK;
-  nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all);
-  s = fg_calloc_array(1, sizeof *s);
-  t = fg_calloc_array(1, sizeof *t);
-  if (!nnz_all || !s || !t) {
-    free(t);
-    t = NULL;
-    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-  } else {
-    s->ops = &ops_3d;
-    s->dist = d;
-    s->impl = t; /* from here on fg_scheme_destroy frees t */
-    for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL;
-    memcpy(t->g, cfg.grid, sizeof t->g);
-    fg_grid_coords(t->g, me, t->q);
-    t->layers = cfg.layers;
-    t->perm = cfg.perm;
-    t->nkeys = nkeys;
-    t->agg_blocks = sc->agg_blocks;
-    s->learn_features = cfg.learn_features;
-    s->n_global = hdr[0];
-    s->num_features = hdr[1];
-    s->num_classes = hdr[2];
-  }
-  FG_CHECK(fg_dist_agree(d, st));
-  if (me == 0) memcpy(nnz_all, r.nnz, (size_t)P * (size_t)nkeys * sizeof *nnz_all);
   FG_CHECK(fg_dist_bcast(d, nnz_all, (int64_t)P * nkeys * 8, 0));
+  FG_CHECK(fg_scheme_new(d, &ops_3d, sizeof *t, &s));
+  t = s->impl;
+  for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL; /* before anything can fail */
+  memcpy(t->g, sc->grid, sizeof t->g);
+  fg_grid_coords(t->g, me, t->q);
+  t->layers = sc->layers;
+  t->perm = perm;
+  t->nkeys = nkeys;
+  t->agg_blocks = sc->agg_blocks;
+  s->learn_features = sc->learn_features;
+  s->n_global = hdr[0];
+  s->num_features = hdr[1];
+  s->num_classes = hdr[2];
   st = local_alloc(s, t, nnz_all + (int64_t)me * nkeys);
   FG_CHECK(fg_dist_agree(d, st));
 
   /* 3. rank 0 sends every rank its pieces, in rank order */
   if (me == 0) {
-    for (int rk = 0; rk < P && st == FG_OK; rk++)
-      st = root_deliver(d, ds, &r, &cfg, nkeys, rk, s, t);
+    for (int rk = 0; rk < P && st == FG_OK; rk++) st = deliver_3d(d, ds, &r, sc, rk, s, t);
   } else {
-    st = local_receive(d, s, t);
+    st = deliver_3d(d, ds, &r, sc, me, s, t);
   }
   root_free(&r);
   FG_CHECK(fg_dist_agree(d, st));
@@ -811,7 +699,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
              "grid %dx%dx%d, %s permutation, %d distinct adjacency shard(s) per rank, "
              "agg-blocks %d%s; largest shard %lld nonzeros, mean %.1f (max/mean %.3f)",
              t->g[0], t->g[1], t->g[2],
-             fg_perm_kind_name(cfg.perm), nkeys, t->agg_blocks,
+             fg_perm_kind_name(perm), nkeys, t->agg_blocks,
              s->learn_features ? ", learned features" : "", (long long)mx,
              (double)tot / ((double)P * nkeys),
              tot > 0 ? (double)mx * P * nkeys / (double)tot : 1.0);

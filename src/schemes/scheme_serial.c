@@ -12,29 +12,20 @@ typedef struct serial_impl {
 
 static fg_status serial_aggregate(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
-  double t0 = fg_now();
-  fg_spmm(&im->A, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, &im->A, f);
+  fg_scheme_spmm(s, &im->A, in, f, out, 0);
   return FG_OK;
 }
 
 static fg_status serial_aggregate_t(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
-  double t0 = fg_now();
-  fg_spmm(im->symmetric ? &im->A : &im->At, in, f, out, f, f);
-  s->seconds_spmm += fg_now() - t0;
-  fg_scheme_count_spmm(s, im->symmetric ? &im->A : &im->At, f);
+  fg_scheme_spmm(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
   return FG_OK;
 }
 
 static void serial_destroy(fg_scheme *s) {
   serial_impl *im = s->impl;
-  if (!im) return;
   fg_csr_free(&im->A);
   fg_csr_free(&im->At);
-  free(im);
-  s->impl = NULL;
 }
 
 static const fg_scheme_ops serial_ops = {

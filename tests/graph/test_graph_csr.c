@@ -1,5 +1,5 @@
 /* test_graph_csr.c -- fg_csr_from_edges against hand-built graphs and a dense reference,
- * fg_csr_is_symmetric, fg_gcn_normalize by hand, fg_degree_stats_compute. */
+ * fg_csr_is_symmetric, fg_adj_normalize (sym) by hand, fg_degree_stats_compute. */
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
