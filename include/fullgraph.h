@@ -105,6 +105,9 @@ const int64_t *fg_dataset_node_ids(const fg_dataset *ds);
 /* Write every node's file id as a 1-D int64 .npy in node order, the row order of predictions
  * and embeddings (0..n-1 when nothing was renumbered). */
 fg_status fg_dataset_save_ids(const fg_dataset *ds, const char *path);
+/* Each node's split as a .npy of N int64 in node order: 0 train, 1 valid, 2 test, -1 none (the
+ * split a run trains on, generated or read), so that a reference can use the very same one. */
+fg_status fg_dataset_save_split(const fg_dataset *ds, const char *path);
 
 /* Print sizes, degree statistics, label and split counts. */
 fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out);

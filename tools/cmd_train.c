@@ -40,7 +40,7 @@ int cmd_train(int argc, char **argv, int rank) {
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, quiet = 0, no_progress = 0, threads = 0;
   int wd_layers = 0, agg = 0, npos = 0, rc, reorder = 0;
-  const char *widths_arg = NULL, *mem_limit_arg = NULL, *ids_path = NULL;
+  const char *widths_arg = NULL, *mem_limit_arg = NULL, *ids_path = NULL, *split_path = NULL;
   int widths[64];
   const char *pos[1];
   const cli_opt opts[] = {
@@ -76,6 +76,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--save-predictions", OPT_STRING, &tc.predictions_path, "FILE.npy", "write the final logits (N x classes, float32)", NULL},
       {"--save-embeddings", OPT_STRING, &tc.embeddings_path, "FILE.npy", "write the last hidden layer (N x hidden, float32)", NULL},
       {"--save-ids", OPT_STRING, &ids_path, "FILE.npy", "write each node's id in DATA (int64), the row order of the two above", NULL},
+      {"--save-split", OPT_STRING, &split_path, "FILE.npy", "write each node's split (int64: 0 train, 1 valid, 2 test, -1 none), the one this run trains on", NULL},
       {"--quiet", OPT_FLAG, &quiet, NULL, "print only the final result", NULL},
       {"--no-progress", OPT_FLAG, &no_progress, NULL, "no progress line on a terminal", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
@@ -114,6 +115,8 @@ int cmd_train(int argc, char **argv, int rank) {
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && ids_path) /* before training: a bad path fails now, not after it */
     st = fg_agree(MPI_COMM_WORLD, rank == 0 ? fg_dataset_save_ids(ds, ids_path) : FG_OK);
+  if (st == FG_OK && split_path)
+    st = fg_agree(MPI_COMM_WORLD, rank == 0 ? fg_dataset_save_split(ds, split_path) : FG_OK);
   if (st == FG_OK) {
     if (rank == 0 && tc.verbose)
       printf("%s: %lld nodes, %lld adjacency entries, %lld features, %lld classes\n", pos[0],

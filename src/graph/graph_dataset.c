@@ -217,6 +217,18 @@ cleanup:
   return st;
 }
 
+fg_status fg_dataset_save_split(const fg_dataset *ds, const char *path) {
+  fg_status st = FG_OK;
+  int64_t *v = NULL;
+  FG_REQUIRE(ds && path, FG_ERR_INVALID_ARG, "fg_dataset_save_split: NULL argument");
+  FG_ALLOC(v, FG_MAX(ds->num_nodes, 1));
+  for (int64_t i = 0; i < ds->num_nodes; i++) v[i] = ds->split ? ds->split[i] : FG_SPLIT_NONE;
+  FG_CHECK(fg_npy_write_i64(path, v, ds->num_nodes));
+cleanup:
+  free(v);
+  return st;
+}
+
 int64_t fg_dataset_num_nodes(const fg_dataset *ds) {
   return ds ? ds->num_nodes : 0;
 }

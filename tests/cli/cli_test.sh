@@ -69,6 +69,28 @@ expect 0 "'<i8'.*\(4,\)" head -c 128 "$T/ids.npy"
 expect 1 "no_dir/ids.npy: cannot create" "$FG" train "$T/sparse.txt" --epochs 2 \
   --gen-features 4 --gen-classes 2 --save-ids "$T/no_dir/ids.npy"
 
+# models: SAGE trains and names its operator; bad names are refused; a checkpoint of one model
+# is refused by another, and by another operator; --save-split writes the split trained on
+expect 0 "sage 1433 -> 16 -> 7, 46103 parameters, adjacency mean without self loops" \
+  "$FG" train "$DEMO" --model sage --epochs 2 --checkpoint "$T/sage.ckpt"
+expect 0 "gcn 1433 -> 16 -> 7, 23063 parameters, adjacency sum;" "$FG" train "$DEMO" --epochs 1 \
+  --adj-norm sum
+expect 1 "--model: no model 'gat' \(models: gcn, sage\)" "$FG" train "$DEMO" --model gat
+expect 1 "--adj-norm: no normalization 'row'" "$FG" train "$DEMO" --adj-norm row
+expect 1 "the checkpoint is of a sage model, this run trains gcn" "$FG" train "$DEMO" \
+  --epochs 3 --resume "$T/sage.ckpt"
+expect 1 "aggregates with --adj-norm mean without self loops, this run with sym without self loops" \
+  "$FG" train "$DEMO" --model sage --adj-norm sym --epochs 3 --resume "$T/sage.ckpt"
+expect 0 "epoch    3" "$FG" train "$DEMO" --model sage --epochs 3 --resume "$T/sage.ckpt"
+expect 1 "--learn-features: the sage model does not learn its input features" \
+  "$FG" train "$DEMO" --model sage --scheme 3d --learn-features --epochs 1
+expect 0 "best epoch" "$FG" train "$T/sparse.txt" --epochs 1 --gen-features 4 --gen-classes 2 \
+  --train-frac 0.5 --valid-frac 0.25 --seed 3 --save-split "$T/split.npy"
+expect 0 "'<i8'.*\(4,\)" head -c 128 "$T/split.npy"
+expect 0 "^(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}$" \
+  sh -c "od -An -tx1 -v -j128 '$T/split.npy' | tr -d ' \n'"
+expect 0 "sage 1433 -> 16 -> 7:" "$FG" info "$DEMO" --model sage
+
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
 
