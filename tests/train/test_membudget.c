@@ -69,8 +69,9 @@ static void test_model_buffers(const fg_dataset *ds) {
     /* what fg_model_create allocates for Cora's widths equals fg_model_memory's account */
     int64_t w[4] = {s->num_features, 32, 48, s->num_classes}, act = 0, par = 0, got = 0;
     fg_model *m = NULL;
-    for (int order = 0; order < 3; order++) {
-      fg_model_config mc = {3, w, order, 1, NULL};
+    for (int k = 0; k < 6; k++) { /* every aggregation order, GCN and SAGE */
+      const int order = k % 3;
+      fg_model_config mc = {3, w, order, 1, fg_layer_kind_find(k < 3 ? "gcn" : "sage")};
       fg_model_memory(&mc, s->n_local, &act, &par, NULL);
       EXPECT_OK(fg_model_create(&mc, s, &m));
       if (!m) continue;
@@ -81,8 +82,10 @@ static void test_model_buffers(const fg_dataset *ds) {
         EXPECT((m->S[l] != NULL) == (m->agg_first[l] != 0));
       }
       got += s->n_local * (s->num_features > 48 ? s->num_features : 48) + s->n_local * 48;
-      EXPECT(4 * got == act);
+      EXPECT(4 * got == act); /* SAGE's buffers are the GCN's on a 1D scheme */
       EXPECT(par == 16 * m->n_params);
+      EXPECT(m->n_params == (k < 3 ? 1 : 2) * (w[0] * w[1] + w[1] * w[2] + w[2] * w[3]) +
+                                w[1] + w[2] + w[3]);
       fg_model_destroy(&m);
     }
   }
