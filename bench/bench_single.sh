@@ -5,9 +5,18 @@
 # last 8. For each: epoch time split into SpMM, GEMM and the rest, peak resident memory, the
 # SpMM's effective bandwidth beside a STREAM triad measured in the same run, and the same model
 # in PyTorch (Debian's python3-torch, CPU, same graph, widths and thread count, its faster
-# sparse format) with the ratio. Takes about 35 minutes on 2 cores (PyTorch about 20 of them).
+# sparse format) with the ratio. PyTorch now runs in each of the 3 repeats, right after
+# fullgraph: about 35 minutes on 2 cores when it ran once (PyTorch about 20 of them), so expect
+# about 75 (an estimate, not yet measured).
 #
-# usage: bench/bench_single.sh [OUTDIR] [more single_process.py options, e.g. --reorder degree]
+# --model gcn|sage|gcn,sage picks the layer kind (default gcn): GraphSAGE with the mean
+# aggregator is `fullgraph train --model sage` against bench/torch_gcn.py --model sage. With
+# both, every repeat runs each model in turn (fullgraph, then PyTorch) and a second table gives
+# the SAGE epoch over the GCN epoch of the same widths, fullgraph's and PyTorch's, and the SpMM
+# and GEMM shares of fullgraph's epoch for each model; about twice the time.
+#
+# usage: bench/bench_single.sh [OUTDIR] [more single_process.py options, e.g. --reorder degree
+#                                         --model gcn,sage]
 # environment: FULLGRAPH (default build/release/fullgraph), THREADS (default: all CPUs)
 # Writes OUTDIR/single_process.md and .json (default OUTDIR bench/out/single).
 set -eu

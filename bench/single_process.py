@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""single_process.py -- one process, full-graph GCN: fullgraph against the machine's memory
-bandwidth and against PyTorch, on the same machine in one go.
+"""single_process.py -- one process, full-graph GCN (or GraphSAGE, --model): fullgraph against
+the machine's memory bandwidth and against PyTorch, on the same machine in one go.
 
 For each graph: R-MAT scale 18 and 20 (edge factor 16, generated with `fullgraph generate
 rmat`) and the largest SNAP graph in ../shared/data/snap/ (its nodes the ids that occur, as
@@ -19,13 +19,18 @@ earlier versions read it) -- with 128 random features and 32 degree-quantile cla
      median over the repeats of each figure (peak: the largest) and SpMM / triad's range,
      because on a shared host the same binary's SpMM moves by +-20% from run to run,
   3. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
-     the faster of its COO and CSR formats, the same work per epoch) and reports the ratio.
+     the faster of its COO and CSR formats, the same work per epoch) right after each model's
+     fullgraph runs of a repeat, and reports the ratio of the medians.
+With --model gcn,sage each repeat runs every model in turn (fullgraph, then its peer), so that
+both see the same load, and a second table gives for each graph and order the SAGE epoch over
+the GCN epoch of the same widths (fullgraph's and PyTorch's: the median over the repeats of each
+repeat's ratio) and the SpMM and GEMM shares of fullgraph's epoch for each model.
 Peak memory is also compared with graph + features + (L + 3) activation buffers of
 nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
            [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder auto|none|degree|rcm]
-           [--snap FILE] [--name NAME] [--repeat K]
+           [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gcn,sage]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
 -scipy.
@@ -95,23 +100,23 @@ def triad(fg, threads):
     return float(re.search(r"stream triad: ([0-9.]+) GB/s", out).group(1)) * 1e9
 
 
-def info(fg, path, extra, reorder="none"):
-    """Nodes, Â entries and the memory estimate of a run with this reorder (its setup term
-    differs)."""
+def info(fg, path, extra, reorder="none", model="gcn"):
+    """Nodes, Â entries (as loaded, self loops included) and the memory estimate of a run of
+    this model with this reorder (its setup term differs)."""
     out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
                "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
-               "--reorder", reorder] + extra)
+               "--reorder", reorder, "--model", model] + extra)
     nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
     entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
     m = re.search(r"memory\s+(\d+) bytes", out)
     return nodes, entries, int(m.group(1)) if m else None
 
 
-def train(fg, path, extra, threads, epochs, reorder, metrics):
+def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn"):
     cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
            "--epochs", str(epochs), "--threads", str(threads),
            "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
-           "--metrics", metrics, "--quiet", "--reorder", reorder] + extra
+           "--metrics", metrics, "--quiet", "--reorder", reorder, "--model", model] + extra
     t0 = time.time()
     run(cmd)
     wall = time.time() - t0
@@ -135,9 +140,9 @@ def train(fg, path, extra, threads, epochs, reorder, metrics):
     return r
 
 
-def peer(path, extra, threads, epochs):
+def peer(path, extra, threads, epochs, model="gcn"):
     out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
-               "--threads", str(threads), "--epochs", str(epochs),
+               "--threads", str(threads), "--epochs", str(epochs), "--model", model,
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
                                     + [CLASSES])] + extra)
     return json.loads(out.strip().splitlines()[-1])
@@ -147,13 +152,15 @@ MEDIANS = ("epoch_seconds", "spmm_seconds", "gemm_seconds", "rest_seconds", "spm
            "triad_bytes_per_s", "spmm_over_triad")
 
 
-def yardstick(nodes, entries):
-    """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes."""
+def yardstick(nodes, entries, model="gcn"):
+    """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes
+    (SAGE: two weight matrices a layer)."""
     graph = 8 * (nodes + 1) + 8 * entries
     feats = 4 * nodes * FEATURES
     bufs = (LAYERS + 3) * 4 * nodes * HIDDEN
     widths = [FEATURES] + [HIDDEN] * (LAYERS - 1) + [CLASSES]
-    params = 4 * sum(widths[i] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
+    mats = 2 if model == "sage" else 1
+    params = 4 * sum(mats * widths[i] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
     return graph + feats + bufs + params
 
 
@@ -176,7 +183,11 @@ def main():
     ap.add_argument("--name", default="single_process")
     ap.add_argument("--repeat", type=int, default=3,
                     help="fullgraph runs per graph and order, each between two triads; the "
-                    "table gives their medians and the range of SpMM / triad (PyTorch runs once)")
+                    "table gives their medians and the range of SpMM / triad (PyTorch runs once "
+                    "a repeat too, after its model's fullgraph runs)")
+    ap.add_argument("--model", default="gcn",
+                    help="gcn, sage, or both separated by commas: each graph is trained with "
+                    "each, the models taking turns within every repeat")
     args = ap.parse_args()
     fg = os.path.abspath(args.fullgraph)
     if not os.access(fg, os.X_OK):
@@ -188,6 +199,10 @@ def main():
     for o in orders:
         if o not in ("auto", "none", "degree", "rcm"):
             sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
+    models = args.model.split(",")
+    for m in models:
+        if m not in ("gcn", "sage") or models.count(m) > 1:
+            sys.exit(f"single_process.py: bad --model '{args.model}' (gcn, sage, once each)")
 
     graphs = []
     for g in args.graphs.split(","):
@@ -208,41 +223,72 @@ def main():
 
     report = {"machine": cpu_model(), "cpus": os.cpu_count(), "threads": args.threads,
               "blas": blas_kernels(fg),
-              "epochs": args.epochs, "reorder": args.reorder,
+              "epochs": args.epochs, "reorder": args.reorder, "models": models,
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
     for name, path, extra in graphs:
-        infos = {o: info(fg, path, extra, o) for o in orders}
-        nodes, entries, _ = infos[orders[0]]
-        estimate = {o: i[2] for o, i in infos.items()}
+        infos = {(m, o): info(fg, path, extra, o, m) for m in models for o in orders}
+        nodes, entries, _ = infos[models[0], orders[0]]
         tri = [triad(fg, args.threads)]
-        runs = {o: [] for o in orders}
-        for k in range(args.repeat):  # orders interleaved, so drifts in the host hit all alike
+        runs = {m: {o: [] for o in orders} for m in models}
+        peers = {m: [] for m in models}
+        for k in range(args.repeat):  # models and orders interleaved, so drifts in the host
+            for m in models:          # hit all alike
+                for o in orders:
+                    tag = f"{name.replace(' --', '_')}_{o}_{k}"
+                    if m != "gcn":
+                        tag = f"{name.replace(' --', '_')}_{m}_{o}_{k}"
+                    r = train(fg, path, extra, args.threads, args.epochs, o,
+                              os.path.join(args.out, f"{args.name}_{tag}.json"), m)
+                    tri.append(triad(fg, args.threads))
+                    # this run's triad: the two measured just before and just after it
+                    r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
+                    r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
+                    runs[m][o].append(r)
+                if not args.no_peer:
+                    peers[m].append(peer(path, extra, args.threads, args.epochs, m))
+                    if k + 1 < args.repeat or m != models[-1]:
+                        tri.append(triad(fg, args.threads))  # the next run's triad before
+        for m in models:
+            g = {"graph": name, "model": m, "path": path, "nodes": nodes, "entries": entries,
+                 "triad_bytes_per_s": tri,
+                 "estimate_bytes": {o: infos[m, o][2] for o in orders},
+                 "yardstick_bytes": yardstick(nodes, entries, m), "fullgraph": runs[m],
+                 "load": os.getloadavg()}
+            if peers[m]:
+                # the run of median epoch time (the lower of the middle two), and every run
+                ts = peers[m]
+                med = statistics.median_low(t["mean_epoch_seconds"] for t in ts)
+                g["torch"] = next(t for t in ts if t["mean_epoch_seconds"] == med)
+                g["torch_runs"] = ts
+                # SAGE's Ã drops the self loop every node has as loaded
+                want = entries - (nodes if m == "sage" else 0)
+                for t in ts:
+                    if t["adjacency_entries"] != want:
+                        print(f"warning: PyTorch's {m} operator has {t['adjacency_entries']} "
+                              f"entries, fullgraph's {want}", file=sys.stderr)
+            report["graphs"].append(g)
+        if "gcn" in models and "sage" in models:
             for o in orders:
-                r = train(fg, path, extra, args.threads, args.epochs, o,
-                          os.path.join(args.out,
-                                       f"{args.name}_{name.replace(' --', '_')}_{o}_{k}.json"))
-                tri.append(triad(fg, args.threads))
-                # this run's triad: the two measured just before and just after it
-                r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
-                r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
-                runs[o].append(r)
-        g = {"graph": name, "path": path, "nodes": nodes, "entries": entries,
-             "triad_bytes_per_s": tri, "estimate_bytes": estimate,
-             "yardstick_bytes": yardstick(nodes, entries), "fullgraph": runs,
-             "load": os.getloadavg()}
-        if not args.no_peer:
-            g["torch"] = peer(path, extra, args.threads, args.epochs)
-            if g["torch"]["adjacency_entries"] != entries:
-                print(f"warning: PyTorch's graph has {g['torch']['adjacency_entries']} entries,"
-                      f" fullgraph's {entries}", file=sys.stderr)
-        report["graphs"].append(g)
+                ratio = [s["epoch_seconds"] / c["epoch_seconds"]
+                         for s, c in zip(runs["sage"][o], runs["gcn"][o])]
+                c = {"graph": name, "reorder": o, "fullgraph_sage_over_gcn": ratio,
+                     "share": {m: {"spmm": statistics.median(r["spmm_seconds"] / r["epoch_seconds"]
+                                                             for r in runs[m][o]),
+                                   "gemm": statistics.median(r["gemm_seconds"] / r["epoch_seconds"]
+                                                             for r in runs[m][o])}
+                               for m in models}}
+                if not args.no_peer:
+                    c["torch_sage_over_gcn"] = [
+                        s["mean_epoch_seconds"] / t["mean_epoch_seconds"]
+                        for s, t in zip(peers["sage"], peers["gcn"])]
+                report.setdefault("sage_over_gcn", []).append(c)
     report["load_after"] = os.getloadavg()
 
     rows = []
-    head = ("| graph | nodes | Â entries | reorder | epoch s | SpMM s | GEMM s | rest s | SpMM GB/s | "
+    head = ("| graph | model | nodes | Â entries | reorder | epoch s | SpMM s | GEMM s | rest s | SpMM GB/s | "
             "triad GB/s | SpMM / triad | peak MB | peak / yardstick | estimate MB |")
-    sep = "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    sep = "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     if not args.no_peer:
         head += " PyTorch s (format) | speedup | PyTorch peak MB |"
         sep += "---:|---:|---:|"
@@ -254,7 +300,7 @@ def main():
             spread = f" ({min(ratios):.0%}–{max(ratios):.0%})" if len(rs) > 1 else ""
             used = sorted(set(x.get("reorder_used", "?") for x in rs))
             used = o if o != "auto" else f"auto: {'/'.join(used)}"
-            row = (f"| {g['graph']} | {g['nodes']} | {g['entries']} | {used} | "
+            row = (f"| {g['graph']} | {g['model']} | {g['nodes']} | {g['entries']} | {used} | "
                    f"{r['epoch_seconds']:.3f} | {r['spmm_seconds']:.3f} | "
                    f"{r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
                    f"{r['spmm_bandwidth'] / 1e9:.1f} | {r['triad_bytes_per_s'] / 1e9:.1f} | "
@@ -263,17 +309,38 @@ def main():
                    f"{(g['estimate_bytes'][o] or 0) / 1e6:.0f} |")
             if "torch" in g:
                 t = g["torch"]
-                row += (f" {t['mean_epoch_seconds']:.3f} ({t['format']}) | "
+                fmts = "/".join(sorted(set(x["format"] for x in g["torch_runs"])))
+                row += (f" {t['mean_epoch_seconds']:.3f} ({fmts}) | "
                         f"{t['mean_epoch_seconds'] / r['epoch_seconds']:.1f}x | "
                         f"{t['peak_rss_bytes'] / 1e6:.0f} |")
             rows.append(row)
     md = [f"Machine: {report['machine']}, {report['cpus']} CPUs; {args.threads} thread(s); "
           f"OpenBLAS kernels {report['blas']}; "
-          f"GCN {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> {CLASSES}, {args.epochs} epochs, "
-          f"mean of the last 8; medians of {args.repeat} run(s) a graph and order, "
+          f"{' and '.join(m.upper() for m in models)} {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> "
+          f"{CLASSES}, {args.epochs} epochs, mean of the last 8; medians of {args.repeat} "
+          f"run(s) a graph, model and order (PyTorch: the run of median epoch), "
           f"SpMM / triad's range in brackets; load average "
           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "
           f"({report['started']}).", "", head, sep] + rows
+    if report.get("sage_over_gcn"):
+        md += ["", "SAGE against GCN of the same widths: epoch time (fullgraph's SpMM share, GEMM "
+               "share); SAGE / GCN the median over the repeats of each repeat's ratio.", "",
+               "| graph | reorder | GCN epoch s (SpMM, GEMM) | SAGE epoch s (SpMM, GEMM) | "
+               "SAGE / GCN |" + (" PyTorch SAGE / GCN |" if not args.no_peer else ""),
+               "|---|---|---:|---:|---:|" + ("---:|" if not args.no_peer else "")]
+        for c in report["sage_over_gcn"]:
+            cells = []
+            for m in ("gcn", "sage"):
+                rs = next(g for g in report["graphs"]
+                          if g["graph"] == c["graph"] and g["model"] == m)["fullgraph"]
+                e = statistics.median(x["epoch_seconds"] for x in rs[c["reorder"]])
+                cells.append(f"{e:.3f} ({c['share'][m]['spmm']:.0%}, "
+                             f"{c['share'][m]['gemm']:.0%})")
+            row = (f"| {c['graph']} | {c['reorder']} | {cells[0]} | {cells[1]} | "
+                   f"{statistics.median(c['fullgraph_sage_over_gcn']):.2f} |")
+            if "torch_sage_over_gcn" in c:
+                row += f" {statistics.median(c['torch_sage_over_gcn']):.2f} |"
+            md.append(row)
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(text)

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""torch_gcn.py -- the PyTorch peer of `fullgraph train` for bench/single_process.py.
+"""torch_gcn.py -- the PyTorch peer of `fullgraph train` (--model gcn|sage) for
+bench/single_process.py.
 
 The same full-graph GCN as fullgraph: Â = D^-1/2 (A + I) D^-1/2 of the undirected,
 deduplicated graph (a SNAP edge list, nodes numbered as fullgraph does), random features uniform in [-1, 1),
@@ -11,13 +12,21 @@ weight decay on the first layer. One epoch is the same work fullgraph does: a tr
 (forward with dropout, loss, backward, Adam step) and an evaluation forward without dropout
 with the accuracy of each split and the validation loss.
 
-Sparse format: the one (COO or CSR) whose product Â·X is fastest on this graph, timed before
-training. Prints one JSON object: epoch seconds, the mean of the epochs after the first two, the
-sparse format used, the peak resident memory of the process, and the graph's sizes (to check that it
-is the graph fullgraph read).
+--model sage: GraphSAGE with the mean aggregator, as `fullgraph train --model sage`: the
+operator Ã = D^-1 A of the same graph without self loops (row i the mean over i's neighbours; a
+node without neighbours gets 0), each layer lin_neigh(Ã D) + lin_self(D), or Ã lin_neigh(D) +
+lin_self(D) where fullgraph's rule aggregates last, with one bias (lin_neigh's), Glorot weights
+and the L2 decay on both of the first layer's weights; everything else as the GCN.
 
-usage: torch_gcn.py EDGES --threads T [--epochs 10] [--widths 128,128,128,32]
-                    [--format auto|coo|csr] [--dropout 0.5] [--seed 0] [--keep-ids]
+Sparse format: the one (COO or CSR) whose product Â·X (SAGE: Ã·X) is fastest on this graph,
+timed before training. Prints one JSON object: epoch seconds, the mean of the epochs after the
+first two, the sparse format used, the peak resident memory of the process, the model, and the
+graph's sizes (to check that it is the graph fullgraph read; SAGE's Ã has no diagonal, so n
+entries fewer than Â).
+
+usage: torch_gcn.py EDGES --threads T [--model gcn|sage] [--epochs 10]
+                    [--widths 128,128,128,32] [--format auto|coo|csr] [--dropout 0.5]
+                    [--seed 0] [--keep-ids]
 """
 import argparse
 import json
@@ -62,13 +71,22 @@ def read_snap(path, keep_ids=False):
     return inv[0::2].astype(np.int64), inv[1::2].astype(np.int64), len(ids)
 
 
-def normalized_adjacency(src, dst, n):
+def normalized_adjacency(src, dst, n, model="gcn"):
+    """The model's operator (CSR, float32) and each node's degree in A + I (the labels' key):
+    gcn Â = D^-1/2 (A + I) D^-1/2, sage Ã = D^-1 A without self loops (empty rows stay empty)."""
     ones = np.ones(len(src), dtype=np.float32)
     a = sp.coo_matrix((ones, (dst, src)), shape=(n, n)).tocsr()
     a = a + a.T                                   # undirected
     a = a - sp.diags(a.diagonal(), format="csr")  # no self loops yet
     a.eliminate_zeros()
     a.data[:] = 1.0                               # deduplicated
+    if model == "sage":
+        a.sort_indices()
+        deg = np.asarray(a.sum(axis=1)).ravel()
+        dinv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0).astype(np.float32)
+        a = (sp.diags(dinv) @ a).tocsr().astype(np.float32)   # rows: the neighbours' mean
+        a.sort_indices()                          # torch's CSR takes sorted columns only
+        return a, deg + 1
     a = a + sp.identity(n, dtype=np.float32, format="csr")  # one self loop per node
     a.sort_indices()
     deg = np.asarray(a.sum(axis=1)).ravel()
@@ -113,13 +131,54 @@ class GCN(torch.nn.Module):
                 h = torch.relu(h)
         return h
 
+    def first_weights(self):
+        return [self.lins[0].weight]
+
+
+class SAGE(torch.nn.Module):
+    """Z = D W_self + (Ã D) W_neigh + b: lin_neigh carries the bias, lin_self none."""
+
+    def __init__(self, widths, p):
+        super().__init__()
+        self.p = p
+        self.neigh = torch.nn.ModuleList()
+        self.self_ = torch.nn.ModuleList()
+        self.first = []
+        for l in range(len(widths) - 1):
+            wi, wo = widths[l], widths[l + 1]
+            neigh, self_ = torch.nn.Linear(wi, wo), torch.nn.Linear(wi, wo, bias=False)
+            torch.nn.init.xavier_uniform_(neigh.weight)
+            torch.nn.init.xavier_uniform_(self_.weight)
+            torch.nn.init.zeros_(neigh.bias)
+            self.neigh.append(neigh)
+            self.self_.append(self_)
+            self.first.append(wi < 2 * wo if l == 0 else wi < wo)
+
+    def forward(self, a, x):
+        h = x
+        for l, (neigh, self_) in enumerate(zip(self.neigh, self.self_)):
+            h = torch.nn.functional.dropout(h, self.p, self.training)
+            if self.first[l]:
+                z = neigh(torch.sparse.mm(a, h))          # (Ã D) W_n + b
+            else:
+                z = torch.sparse.mm(a, h @ neigh.weight.t()) + neigh.bias   # Ã (D W_n) + b
+            h = z + self_(h)                              # + D W_s
+            if l + 1 < len(self.neigh):
+                h = torch.relu(h)
+        return h
+
+    def first_weights(self):
+        return [self.neigh[0].weight, self.self_[0].weight]
+
 
 def run(a, x, y, masks, widths, args, epochs):
     torch.manual_seed(args.seed)
-    model = GCN(widths, args.dropout)
-    # L2 weight decay on the first layer's weight only, as fullgraph (Kipf & Welling)
-    rest = [model.lins[0].bias] + [p for lin in model.lins[1:] for p in lin.parameters()]
-    opt = torch.optim.Adam([{"params": [model.lins[0].weight], "weight_decay": 5e-4},
+    model = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout)
+    # L2 weight decay on the first layer's weights only, as fullgraph (Kipf & Welling)
+    first = {id(w) for w in model.first_weights()}
+    decay = [w for w in model.parameters() if id(w) in first]
+    rest = [w for w in model.parameters() if id(w) not in first]
+    opt = torch.optim.Adam([{"params": decay, "weight_decay": 5e-4},
                             {"params": rest, "weight_decay": 0.0}], lr=0.01)
     train, valid, test = masks
     times, losses = [], []
@@ -147,6 +206,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("edges")
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--model", default="gcn", choices=["gcn", "sage"])
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--widths", default="128,128,128,32")
     ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr"])
@@ -159,7 +219,7 @@ def main():
     widths = [int(w) for w in args.widths.split(",")]
 
     src, dst, n = read_snap(args.edges, args.keep_ids)
-    a, deg = normalized_adjacency(src, dst, n)
+    a, deg = normalized_adjacency(src, dst, n, args.model)
     n = a.shape[0]
     rng = np.random.default_rng(args.seed)
     x = torch.from_numpy((rng.random((n, widths[0]), dtype=np.float32) * 2 - 1))
@@ -174,7 +234,7 @@ def main():
 
     formats = ["coo", "csr"] if args.format == "auto" else [args.format]
     trial = {}
-    if len(formats) > 1:   # pick the format whose Â·X (n x w_0) is fastest, best of three
+    if len(formats) > 1:   # the format whose Â·X (n x w_0; SAGE Ã·X) is fastest, best of three
         for f in formats:
             try:
                 at = to_torch(a, f)
@@ -197,7 +257,7 @@ def main():
     times, losses, accs, vloss = run(at, x, y, masks, widths, args, args.epochs)
     tail = times[2:] if len(times) > 2 else times
     print(json.dumps({
-        "nodes": n, "adjacency_entries": int(a.nnz), "format": fmt, "trial_seconds": trial,
+        "model": args.model, "nodes": n, "adjacency_entries": int(a.nnz), "format": fmt, "trial_seconds": trial,
         "threads": torch.get_num_threads(), "epoch_seconds": times,
         "mean_epoch_seconds": sum(tail) / len(tail), "losses": losses,
         "final_acc": accs, "final_valid_loss": vloss,
