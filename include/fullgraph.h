@@ -138,6 +138,8 @@ typedef struct fg_train_config {
                               separate self and neighbour weights) */
   const char *adj_norm;    /* the aggregation's normalization: "sym" (D^-1/2 A D^-1/2), "mean"
                               (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean) */
+  const char *norm;        /* every hidden layer's output: "none" (NULL) or "layer" (LayerNorm
+                              over each row's features, before the ReLU) */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   double lr;               /* Adam learning rate (default 0.01) */
   double dropout;          /* dropout on every layer's input (default 0.5) */
@@ -300,6 +302,7 @@ typedef struct fg_plan_config {
   const int *widths;
   const char *model;       /* as fg_train_config ("gcn", "sage"; NULL gcn) */
   const char *adj_norm;    /* as fg_train_config (NULL: the model's) */
+  const char *norm;        /* as fg_train_config (NULL: none) */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */

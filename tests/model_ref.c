@@ -40,7 +40,9 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
     const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
-    pp += (1 + mdl.sage) * wi * wo + wo;
+    const int norm = mdl.layer_norm && l + 1 < L;
+    const double *gamma = b + wo, *beta = b + 2 * wo;
+    pp += (1 + mdl.sage) * wi * wo + (norm ? 3 : 1) * wo;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
         const int keep = p == 0.0f ||
@@ -58,15 +60,24 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
         }
         t[v * wi + c] = acc;
       }
-    for (int64_t v = 0; v < n; v++) /* h = act(t W_n (+ d W_s) + b) */
+    for (int64_t v = 0; v < n; v++) { /* h = act(norm(t W_n (+ d W_s) + b)) */
+      double mean = 0.0, var = 0.0;
       for (int64_t c = 0; c < wo; c++) {
         double acc = b[c];
         for (int64_t k = 0; k < wi; k++) {
           acc += t[v * wi + k] * Wn[k * wo + c];
           if (mdl.sage) acc += d[v * wi + k] * Ws[k * wo + c];
         }
-        h[v * wo + c] = (l + 1 < L && acc < 0) ? 0.0 : acc;
+        h[v * wo + c] = acc;
+        mean += acc / (double)wo;
       }
+      for (int64_t c = 0; norm && c < wo; c++) var += (h[v * wo + c] - mean) * (h[v * wo + c] - mean);
+      for (int64_t c = 0; c < wo; c++) {
+        double z = h[v * wo + c];
+        if (norm) z = gamma[c] * (z - mean) / sqrt(var / (double)wo + 1e-5) + beta[c];
+        h[v * wo + c] = (l + 1 < L && z < 0) ? 0.0 : z;
+      }
+    }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
   }
   if (logits) memcpy(logits, h, sizeof(double) * (size_t)(n * C));

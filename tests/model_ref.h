@@ -12,6 +12,7 @@ typedef struct fg_test_model {
   fg_adj_norm norm;    /* Ã's weights: sym 1/sqrt(d_i d_j), mean 1/d_i, sum 1 (d: the row and
                           column counts of Ã's pattern) */
   int no_self_loops;   /* Ã's pattern: ds->adj without its diagonal (else ds->adj) */
+  int layer_norm;      /* LayerNorm (scale, shift after b) on every hidden layer before ReLU */
 } fg_test_model;
 
 /* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]

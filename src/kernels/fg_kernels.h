@@ -145,6 +145,31 @@ void fg_glorot_init_piece(float *out, int64_t fan_in, int64_t fan_out, int64_t r
                           int64_t col0, int64_t cols, int64_t e0, int64_t len, uint64_t seed,
                           uint64_t layer);
 
+/* ---- LayerNorm (norm.c) ---------------------------------------------------------------- */
+/* y = gamma (z - mean) / sqrt(var + eps) + beta over each row of W columns, in phases over this
+ * rank's w of them, the caller summing each phase's per-row partials over the column split:
+ *   fg_ln_row_sums(z, center NULL) -> s: sum of the row;  fg_ln_stats(second 0) -> mean
+ *   fg_ln_row_sums(z, center mean) -> s: sum of squared deviations;  fg_ln_stats(1) -> rstd
+ *   fg_ln_forward: xhat = (z - mean) rstd kept for backward; z becomes y (gamma, beta: this
+ *     rank's w columns)
+ * Backward, dy (n x w) in, dz out in place: a (2n) = the row partials of sum(dy gamma) and
+ * sum(dy gamma xhat) (fg_ln_backward_sums), summed over the split, then fg_ln_backward; the
+ * gradients of gamma and beta are the column sums of dy xhat and dy (fg_bias_backward). */
+#define FG_LN_EPS 1e-5 /* PyTorch's LayerNorm default */
+void fg_ln_row_sums(const float *z, int64_t n, int64_t w, const double *center, double *s);
+void fg_ln_stats(const double *s, int64_t n, int64_t W, int second, double *mean, double *rstd);
+void fg_ln_forward(float *z, float *xhat, int64_t n, int64_t w, const double *mean,
+                   const double *rstd, const float *gamma, const float *beta);
+void fg_ln_backward_sums(const float *dy, const float *xhat, const float *gamma, int64_t n,
+                         int64_t w, double *a);
+void fg_ln_backward(float *dy, const float *xhat, const float *gamma, const double *a,
+                    const double *rstd, int64_t n, int64_t w, int64_t W);
+/* Reference: the whole rows at once in double: y, and for the upstream gradient dy, dz, dgamma
+ * and dbeta. */
+void fg_layernorm_ref(const float *z, int64_t n, int64_t W, const float *gamma,
+                      const float *beta, const float *dy, float *y, float *dz, float *dgamma,
+                      float *dbeta);
+
 /* Row-normalize (each row divided by its sum; zero rows stay zero). */
 void fg_row_normalize(float *x, int64_t rows, int64_t cols);
 

@@ -75,6 +75,7 @@ fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm);
 
 struct fg_model {
   const fg_layer_kind *kind;
+  int norm;               /* fg_norm_kind */
   int layers;
   int64_t *widths;        /* (layers + 1): input, hidden..., classes */
   int *agg_first;         /* (layers) 1: (Â D) W; 0: Â (D W) */
@@ -85,7 +86,15 @@ struct fg_model {
   int64_t *poff;          /* (layers) offset of layer l's [W piece | b piece] */
   int64_t feat_off;       /* offset of the learned features' piece, or -1 */
   float **W, **b, **dW, **db; /* (layers) the whole blocks the math uses: into params and grads,
-                             or into wblk and gblk when the scheme splits the weights */
+                             or into wblk and gblk when the scheme splits the weights. A layer's
+                             blocks: its kind's matrices (W[l] + k w_in w_out), then its vectors
+                             over the output's columns: b[l], and with a norm its scale
+                             b[l] + w_out and shift b[l] + 2 w_out (db likewise) */
+  int *vecs;              /* (layers) vectors a layer has: 1, or 3 with a norm */
+  float **X;              /* (layers) a normed layer's normalized output (n_out x w_out), for
+                             backward; else NULL */
+  double **rstd;          /* (layers) and its rows' 1 / sqrt(var + eps) */
+  double *ln_mean, *ln_part; /* (n) row means and (2 n) row partial sums, shared */
   float *wblk, *gblk;     /* gathered weight blocks and gradient blocks (split weights) */
   int64_t n;              /* rows of the last layer's output (the scheme's n_local) */
   float **H;              /* (layers + 1): H[0] = the layer-0 input (scheme features, or the
@@ -111,7 +120,15 @@ typedef struct fg_model_config {
   int agg_order;          /* fg_agg_order */
   uint64_t seed;
   const fg_layer_kind *kind; /* NULL: gcn */
+  int norm;               /* fg_norm_kind: on every hidden layer's output, before its ReLU */
 } fg_model_config;
+
+/* Normalization of a hidden layer's output Z (n x w): none, or LayerNorm over each row's w
+ * features (y = gamma (z - mean) / sqrt(var + 1e-5) + beta; SuperGCN's choice). The last layer
+ * (the logits) is never normalized. */
+typedef enum fg_norm_kind { FG_NORM_NONE = 0, FG_NORM_LAYER = 1 } fg_norm_kind;
+/* 1 and *out set if name is "none" or "layer" (NULL: none); else 0. */
+int fg_norm_parse(const char *name, fg_norm_kind *out);
 
 /* out (layers + 1) = features, the hidden widths (hidden_widths[0..layers-2] when given, else
  * hidden each), classes: the model's widths from a run's options. */

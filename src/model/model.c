@@ -17,6 +17,16 @@ const fg_layer_kind *fg_layer_kind_find(const char *name) {
 
 const char *fg_layer_kind_names(void) { return "gcn, sage"; }
 
+int fg_norm_parse(const char *name, fg_norm_kind *out) {
+  if (!name || strcmp(name, "none") == 0) *out = FG_NORM_NONE;
+  else if (strcmp(name, "layer") == 0) *out = FG_NORM_LAYER;
+  else return 0;
+  return 1;
+}
+
+/* Vectors of layer l: b, and a hidden layer's norm scale and shift. */
+static int layer_vecs(int norm, int l, int L) { return norm && l + 1 < L ? 3 : 1; }
+
 fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm) {
   fg_adj_spec a = (kind ? kind : &fg_layer_gcn)->adj;
   if (adj_norm) fg_adj_norm_parse(adj_norm, &a.norm);
@@ -79,10 +89,17 @@ void fg_model_destroy(fg_model **mp) {
   for (int l = 0; l < m->layers; l++) {
     if (m->S) free(m->S[l]);
     if (m->M) free(m->M[l]);
+    if (m->X) free(m->X[l]);
+    if (m->rstd) free(m->rstd[l]);
   }
   free(m->S);
   free(m->M);
   free(m->Mv);
+  free(m->X);
+  free(m->rstd);
+  free(m->vecs);
+  free(m->ln_mean);
+  free(m->ln_part);
   free(m->input);
   free(m->Sv);
   free(m->work_a);
@@ -98,19 +115,21 @@ void fg_model_destroy(fg_model **mp) {
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates (moved: a self term's M[l] in every layer, counted with S). Scratch buffers take every intermediate a layer makes outside H and S: its
+ * allocates (moved: a self term's M[l] in every layer, and a norm's X[l], counted with S; the
+ * norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer makes outside H and S: its
  * output-sized products, the input-sized gradients of layers that pass one back (l >= 1, or
  * layer 0 with learned features), D W of a layer that aggregates last; work_a also the
  * layer-0 input's dropout. */
 static void buffer_sizes(int L, const fg_layer_shape *sh, const int *agg_first, int learn,
-                         int moved, int64_t *h_total, int64_t *s_total, int64_t *work_a,
-                         int64_t *work_b) {
+                         int moved, int norm, int64_t *h_total, int64_t *s_total,
+                         int64_t *work_a, int64_t *work_b) {
   int64_t x = 0;
   *h_total = *s_total = 0;
   for (int l = 0; l < L; l++) {
     *h_total += sh[l].n_out * sh[l].w_out;
     if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
     if (moved) *s_total += sh[l].n_out * sh[l].w_in;
+    if (layer_vecs(norm, l, L) > 1) *s_total += sh[l].n_out * sh[l].w_out; /* X[l] */
     x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
     if (!agg_first[l]) x = FG_MAX(x, sh[l].n_in * sh[l].w_out);
     if (l > 0 || learn) {
@@ -120,6 +139,11 @@ static void buffer_sizes(int L, const fg_layer_shape *sh, const int *agg_first, 
   }
   *work_a = FG_MAX(x, sh[0].n_in * sh[0].w_in);
   *work_b = x;
+}
+
+/* A norm's row statistics: rstd of each normed layer, a mean and two partial sums a row. */
+static int64_t ln_bytes(int norm, int L, int64_t n) {
+  return norm && L > 1 ? 8 * FG_MAX(n, 1) * (L - 1 + 3) : 0;
 }
 
 /* The shapes of a 1D scheme of n rows (fg_model_memory's model of a run). */
@@ -148,12 +172,12 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   rows_shapes(L, cfg->widths, n, sh);
   for (int l = 0; l < L; l++)
     agg[l] = fg_agg_first(cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
-  buffer_sizes(L, sh, agg, 0, 0, &h, &sz, &wa, &wb);
+  buffer_sizes(L, sh, agg, 0, 0, cfg->norm, &h, &sz, &wa, &wb);
   for (int l = 0; l < L; l++)
-    np += mats * cfg->widths[l] * cfg->widths[l + 1] + cfg->widths[l + 1];
+    np += (mats * cfg->widths[l] + layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1];
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
-  if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb);
+  if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, n);
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
   if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
 }
@@ -180,8 +204,11 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_REQUIRE(!s->learn_features || kind->learn_features_ok, FG_ERR_INVALID_ARG,
              "--learn-features: the %s model does not learn its input features (gcn does)",
              kind->name);
+  FG_REQUIRE(cfg->norm == FG_NORM_NONE || cfg->norm == FG_NORM_LAYER, FG_ERR_INVALID_ARG,
+             "model: unknown norm %d", cfg->norm);
   FG_CALLOC(m, 1);
   m->kind = kind;
+  m->norm = cfg->norm;
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
@@ -198,6 +225,9 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->Sv, L);
   FG_CALLOC(m->M, L);
   FG_CALLOC(m->Mv, L);
+  FG_CALLOC(m->X, L);
+  FG_CALLOC(m->rstd, L);
+  FG_CALLOC(m->vecs, L);
   for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
   for (int l = 0; l < L; l++) {
     fg_layer_shape *sh = &m->shape[l];
@@ -205,10 +235,11 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     m->agg_first[l] = s->ops->agg_last_ok
                           ? fg_agg_first(cfg->agg_order, l, m->widths[l], m->widths[l + 1])
                           : 1;
+    m->vecs[l] = layer_vecs(m->norm, l, L);
     m->poff[l] = m->n_params;
-    m->n_params += mats * sh->wp_len + sh->bp_len;
-    m->n_params_global += mats * m->widths[l] * m->widths[l + 1] + m->widths[l + 1];
-    blk += mats * sh->w_in * sh->w_out + sh->w_out;
+    m->n_params += mats * sh->wp_len + m->vecs[l] * sh->bp_len;
+    m->n_params_global += (mats * m->widths[l] + m->vecs[l]) * m->widths[l + 1];
+    blk += mats * sh->w_in * sh->w_out + m->vecs[l] * sh->w_out;
   }
   FG_REQUIRE(m->shape[L - 1].n_out == s->n_local, FG_ERR_INTERNAL,
              "the last layer has %lld output rows, the scheme %lld labelled rows",
@@ -237,7 +268,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     if (split) {
       m->W[l] = m->wblk + off;
       m->dW[l] = m->gblk + off;
-      off += mats * nw + sh->w_out;
+      off += mats * nw + m->vecs[l] * sh->w_out;
     } else {
       FG_REQUIRE(sh->wp_len == nw && sh->bp_len == sh->w_out, FG_ERR_INTERNAL,
                  "layer %d: a weight piece that is not the block needs gather_weights", l);
@@ -251,8 +282,15 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     for (int k = 0; k < mats; k++)
       fg_glorot_init_piece(piece + k * sh->wp_len, wi, wo, sh->col0_in, sh->col0_out, sh->w_out,
                            sh->wp0, sh->wp_len, cfg->seed, (uint64_t)l | (uint64_t)k << 32);
-    memset(piece + mats * sh->wp_len, 0, (size_t)sh->bp_len * sizeof(float));
+    /* b and a norm's shift 0, its scale 1 */
+    memset(piece + mats * sh->wp_len, 0, (size_t)(m->vecs[l] * sh->bp_len) * sizeof(float));
+    for (int64_t e = 0; m->vecs[l] > 1 && e < sh->bp_len; e++)
+      piece[mats * sh->wp_len + sh->bp_len + e] = 1.0f;
     FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
+    if (m->vecs[l] > 1) {
+      FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
+      FG_ALLOC(m->rstd[l], FG_MAX(sh->n_out, 1));
+    }
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
     if (moved) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
   }
@@ -267,9 +305,16 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   }
   {
     int64_t h, sz, wa, wb;
-    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, moved, &h, &sz, &wa, &wb);
+    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, moved, m->norm, &h, &sz, &wa,
+                 &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
+  }
+  if (m->norm && L > 1) {
+    int64_t rows = 1;
+    for (int l = 0; l + 1 < L; l++) rows = FG_MAX(rows, m->shape[l].n_out);
+    FG_ALLOC(m->ln_mean, rows);
+    FG_ALLOC(m->ln_part, 2 * rows);
   }
   FG_ALLOC(m->row_max, FG_MAX(m->n, 1));
   FG_ALLOC(m->row_sum, FG_MAX(m->n, 1));
@@ -312,6 +357,41 @@ float *fg_model_other_work(const fg_model *m, const float *x) {
   return x == m->work_a ? m->work_b : m->work_a;
 }
 
+/* H[l + 1] = LayerNorm of layer l's output, in place, keeping X[l] and rstd[l]; the row
+ * statistics over the output's column split (the scheme's row_sum of layer l). */
+static fg_status layer_norm(fg_model *m, fg_scheme *s, int l) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t n = sh->n_out, w = sh->w_out, W = m->widths[l + 1];
+  float *z = m->H[l + 1];
+  fg_ln_row_sums(z, n, w, NULL, m->ln_part);
+  FG_CHECK(fg_scheme_row_sum(s, l, m->ln_part, n));
+  fg_ln_stats(m->ln_part, n, W, 0, m->ln_mean, NULL);
+  fg_ln_row_sums(z, n, w, m->ln_mean, m->ln_part);
+  FG_CHECK(fg_scheme_row_sum(s, l, m->ln_part, n));
+  fg_ln_stats(m->ln_part, n, W, 1, NULL, m->rstd[l]);
+  fg_ln_forward(z, m->X[l], n, w, m->ln_mean, m->rstd[l], m->b[l] + w, m->b[l] + 2 * w);
+cleanup:
+  return st;
+}
+
+/* g (layer l's n_out x w_out) = the gradient of its norm's input from that of its output, in
+ * place; the scale's and shift's gradients into db[l]'s vectors. */
+static fg_status layer_norm_backward(fg_model *m, fg_scheme *s, int l, float *g) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t n = sh->n_out, w = sh->w_out;
+  float *tmp = fg_model_other_work(m, g);
+  fg_bias_backward(m->db[l] + 2 * w, g, n, w);
+  for (int64_t i = 0; i < n * w; i++) tmp[i] = g[i] * m->X[l][i];
+  fg_bias_backward(m->db[l] + w, tmp, n, w);
+  fg_ln_backward_sums(g, m->X[l], m->b[l] + w, n, w, m->ln_part);
+  FG_CHECK(fg_scheme_row_sum(s, l, m->ln_part, 2 * n));
+  fg_ln_backward(g, m->X[l], m->b[l] + w, m->ln_part, m->rstd[l], n, w, m->widths[l + 1]);
+cleanup:
+  return st;
+}
+
 fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
                            uint64_t epoch) {
   fg_status st = FG_OK;
@@ -320,8 +400,8 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const float pp = drop ? p : 0.0f;
   double t0;
   for (int l = 0; l < L && m->wblk; l++)
-    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->kind->mats, m->params + m->poff[l],
-                                    m->W[l]));
+    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->kind->mats, m->vecs[l],
+                                    m->params + m->poff[l], m->W[l]));
   if (m->input) FG_CHECK(s->ops->gather_input(s, m->params + m->feat_off, m->input));
   t0 = fg_now();
   for (int l = 0; l < L; l++) {
@@ -336,9 +416,16 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
       d = m->work_a;
     }
     FG_CHECK(m->kind->forward(m, s, l, d));
-    /* out = dropout_{l+1}(relu(out + b)) in one sweep; the last layer only adds the bias */
+    /* out = dropout_{l+1}(relu(norm(out + b))): without a norm in one sweep; the last layer
+     * only adds the bias */
     t0 = fg_now();
-    fg_bias_relu_dropout(out, out, m->b[l], sh->n_out, sh->w_out, l + 1 < L,
+    if (m->vecs[l] > 1) {
+      fg_bias_add(out, m->b[l], sh->n_out, sh->w_out);
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(layer_norm(m, s, l)); /* (its time: elementwise passes and row reductions) */
+      t0 = fg_now();
+    }
+    fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out, l + 1 < L,
                          l + 1 < L ? pp : 0.0f, seed, epoch, (uint64_t)(l + 1), sh->ids_out,
                          sh->col0_out);
   }
@@ -358,7 +445,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     double t0;
     FG_CHECK(m->kind->backward(m, s, l, cur, p, seed, epoch, &v));
     if (m->wblk)
-      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kind->mats, m->dW[l],
+      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kind->mats, m->vecs[l], m->dW[l],
                                            m->grads + m->poff[l]));
     if (l == 0) {
       /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
@@ -375,6 +462,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times 1/(1-p) */
     fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, scale);
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    if (m->vecs[l - 1] > 1) FG_CHECK(layer_norm_backward(m, s, l - 1, v));
     cur = v;
   }
 cleanup:
@@ -397,11 +485,11 @@ fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *selec
   }
   fg_xent_block_max(z, sh->n_out, sh->w_out, sh->col0_out, select, m->row_max);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  FG_CHECK(fg_scheme_row_max(s, m->row_max, sh->n_out));
+  FG_CHECK(fg_scheme_row_max(s, m->layers - 1, m->row_max, sh->n_out));
   t0 = fg_now();
   fg_xent_block_expsum(z, sh->n_out, sh->w_out, m->row_max, select, m->row_sum);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  FG_CHECK(fg_scheme_row_sum(s, m->row_sum, sh->n_out));
+  FG_CHECK(fg_scheme_row_sum(s, m->layers - 1, m->row_sum, sh->n_out));
 cleanup:
   return st;
 }
@@ -419,8 +507,8 @@ void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t)
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t nw = m->kind->mats * sh->wp_len, o = m->poff[l], ob = o + nw;
     fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, nw, adam, wd[l], t);
-    fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob, sh->bp_len, adam,
-                 0.0f, t);
+    fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob,
+                 m->vecs[l] * sh->bp_len, adam, 0.0f, t); /* b and a norm's: no decay */
   }
   if (m->feat_off >= 0) {
     const int64_t o = m->feat_off;
@@ -442,11 +530,12 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
                    e % sh->w_out;
         if (own) own[k] = (uint8_t)sh->w_primary;
       }
-    for (int64_t e = sh->bp0; e < sh->bp0 + sh->bp_len; e++, k++) {
-      if (idx) idx[k] = boff + sh->col0_out + e;
-      if (own) own[k] = (uint8_t)sh->b_primary;
-    }
-    off = boff + dout;
+    for (int v = 0; v < m->vecs[l]; v++)
+      for (int64_t e = sh->bp0; e < sh->bp0 + sh->bp_len; e++, k++) {
+        if (idx) idx[k] = boff + v * dout + sh->col0_out + e;
+        if (own) own[k] = (uint8_t)sh->b_primary;
+      }
+    off = boff + m->vecs[l] * dout;
   }
   return k;
 }

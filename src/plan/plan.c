@@ -550,7 +550,9 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, kind};
+    fg_norm_kind norm = FG_NORM_NONE;
+    fg_norm_parse(cfg->norm, &norm);
+    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, kind, (int)norm};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -688,6 +690,8 @@ fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_cali
   FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
   FG_REQUIRE(fg_layer_kind_find(cfg->model), FG_ERR_INVALID_ARG,
              "--model: no model '%s' (models: %s)", cfg->model, fg_layer_kind_names());
+  FG_REQUIRE(fg_norm_parse(cfg->norm, &(fg_norm_kind){0}), FG_ERR_INVALID_ARG,
+             "--norm: no normalization '%s' (none, layer)", cfg->norm);
   FG_CHECK(schemes_mask(cfg->schemes, &mask));
   FG_CHECK(fg_plan_layouts(ds, cfg, cal, mask, &lay, out, count));
 cleanup:
@@ -704,6 +708,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .widths = cfg->widths,
       .model = cfg->model,
       .adj_norm = cfg->adj_norm,
+      .norm = cfg->norm,
       .agg_order = cfg->agg_order,
       .order = cfg->order,
       .double_perm = cfg->double_perm,

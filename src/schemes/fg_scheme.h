@@ -79,10 +79,11 @@ typedef struct fg_scheme_ops {
   /* out (n_in x f) = the output-layout rows in (n_out x f) in the input layout: move_rows'
    * transpose (the self term's backward). May be NULL with move_rows. */
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
-  /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its w_out bias
-   * block, from every rank's piece (piece: this rank's wp_len elements of each matrix, then
-   * bp_len b elements). May be NULL: the piece is the block. Collective. */
-  fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
+  /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
+   * blocks of vectors over the output's columns (b; LayerNorm's scale and shift), from every
+   * rank's piece (piece: this rank's wp_len elements of each matrix, then bp_len of each
+   * vector). May be NULL: the piece is the block. Collective. */
+  fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats, int vecs,
                               const float *piece, float *block);
   /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
    * NULL: no split. Collective. */
@@ -93,13 +94,14 @@ typedef struct fg_scheme_ops {
   /* piece = this rank's part of the sum over ranks of block ([dW block | db block], the layout
    * of gather_weights). May be NULL: the block is the piece, summed by reduce_grads. Collective. */
   fg_status (*reduce_weight_grads)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                   const float *block, float *piece);
+                                   int vecs, const float *block, float *piece);
   /* The whole gradient buffer (n floats) once backward is done. May be NULL. Collective. */
   fg_status (*reduce_grads)(fg_scheme *s, float *grads, int64_t n);
-  /* The row maxima (with their columns) and the row sums of the last layer's output, over
-   * its column split. May be NULL: whole rows. Collective. */
-  fg_status (*row_max)(fg_scheme *s, fg_maxloc *buf, int64_t n);
-  fg_status (*row_sum)(fg_scheme *s, double *buf, int64_t n);
+  /* Row maxima (with their columns) and row sums of layer l's output (n_out rows), over its
+   * column split: the logits' softmax statistics, a hidden layer's LayerNorm. May be NULL:
+   * whole rows. Collective. */
+  fg_status (*row_max)(fg_scheme *s, int l, fg_maxloc *buf, int64_t n);
+  fg_status (*row_sum)(fg_scheme *s, int l, double *buf, int64_t n);
   /* Learned input features (learn_features): the layer-0 input (n_in x w_in) from every rank's
    * feature piece, and the piece's gradient from the layer-0 dH (n_out x w_in; scratch is
    * n_in x w_in). May be NULL: the scheme does not learn features. Collective. */
@@ -150,8 +152,8 @@ fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, c
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);
-fg_status fg_scheme_row_max(fg_scheme *s, fg_maxloc *buf, int64_t n);
-fg_status fg_scheme_row_sum(fg_scheme *s, double *buf, int64_t n);
+fg_status fg_scheme_row_max(fg_scheme *s, int l, fg_maxloc *buf, int64_t n);
+fg_status fg_scheme_row_sum(fg_scheme *s, int l, double *buf, int64_t n);
 
 /* Collective: the one-process layout on rank 0. gather_params: n values of this rank with
  * their one-process indices (each index passed by one rank) into out (n_global; rank 0).

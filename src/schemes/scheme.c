@@ -43,12 +43,12 @@ fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n) {
   return s->ops->reduce_grads ? s->ops->reduce_grads(s, grads, n) : FG_OK;
 }
 
-fg_status fg_scheme_row_max(fg_scheme *s, fg_maxloc *buf, int64_t n) {
-  return s->ops->row_max ? s->ops->row_max(s, buf, n) : FG_OK;
+fg_status fg_scheme_row_max(fg_scheme *s, int l, fg_maxloc *buf, int64_t n) {
+  return s->ops->row_max ? s->ops->row_max(s, l, buf, n) : FG_OK;
 }
 
-fg_status fg_scheme_row_sum(fg_scheme *s, double *buf, int64_t n) {
-  return s->ops->row_sum ? s->ops->row_sum(s, buf, n) : FG_OK;
+fg_status fg_scheme_row_sum(fg_scheme *s, int l, double *buf, int64_t n) {
+  return s->ops->row_sum ? s->ops->row_sum(s, l, buf, n) : FG_OK;
 }
 
 fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n) {

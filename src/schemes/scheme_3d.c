@@ -15,7 +15,7 @@
  *   reduce_product Q = H W all-reduced along b
  *   reduce_input_grad     dH = dQ Wᵀ all-reduced along a
  *   reduce_weight_grads   dW, db blocks reduce-scattered along c into the pieces
- *   row_max, row_sum      the logits' row statistics over the last layer's a group
+ *   row_max, row_sum      a layer's row statistics (softmax, LayerNorm) over its a group
  *   gather_input, input_grad   learned features: all-gather along Z; Â_0ᵀ dH reduce-scattered
  *                  along Z into the feature pieces
  * Dropout keys are the rows' original ids and global columns, Glorot element (i, j) the serial
@@ -473,17 +473,18 @@ static fg_status piece_counts(impl3d *t, int64_t n, int G, int64_t unit) {
 /* The W and b pieces of layer l cut along c: W's piece r is the r-th balanced range of the
  * row-major block's elements, so the block is the pieces in rank order (likewise b). gather:
  * the pieces (src) all-gathered into the blocks (dst); else the blocks (src) reduce-scattered
- * into the pieces (dst). The mats matrices first, then b. */
+ * into the pieces (dst). The mats matrices first, then the vecs vectors (b first). */
 static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                 int gather, const float *src, float *dst) {
+                                 int vecs, int gather, const float *src, float *dst) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   int a, b, c;
   const int64_t nw = sh->w_in * sh->w_out;
   fg_layer_roles(l, &a, &b, &c);
-  for (int k = 0; k <= mats; k++) { /* k = mats: the bias */
-    const int bias = k == mats;
-    const int64_t piece_off = k * sh->wp_len, block_off = k * nw;
+  for (int k = 0; k < mats + vecs; k++) {
+    const int bias = k >= mats; /* a vector over the output's columns, cut like b */
+    const int64_t piece_off = bias ? mats * sh->wp_len + (k - mats) * sh->bp_len : k * sh->wp_len;
+    const int64_t block_off = bias ? mats * nw + (k - mats) * sh->w_out : k * nw;
     FG_CHECK(piece_counts(t, bias ? sh->w_out : nw, t->g[c], 1));
     if (gather)
       FG_CHECK(fg_group_allgather_f32(&t->grp[c], src + piece_off, dst + block_off, t->cnt,
@@ -496,13 +497,13 @@ cleanup:
 }
 
 static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                   const float *piece, float *block) {
-  return weights_along_c(s, l, sh, mats, 1, piece, block);
+                                   int vecs, const float *piece, float *block) {
+  return weights_along_c(s, l, sh, mats, vecs, 1, piece, block);
 }
 
 static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                        const float *block, float *piece) {
-  return weights_along_c(s, l, sh, mats, 0, block, piece);
+                                        int vecs, const float *block, float *piece) {
+  return weights_along_c(s, l, sh, mats, vecs, 0, block, piece);
 }
 
 static fg_status reduce_product_3d(fg_scheme *s, int l, float *buf, int64_t n) {
@@ -519,20 +520,20 @@ static fg_status reduce_input_grad_3d(fg_scheme *s, int l, float *buf, int64_t n
   return fg_group_allreduce_f32(&t->grp[a], buf, n);
 }
 
-/* the logits' columns are cut along a of the last layer */
-static fg_group *class_group(fg_scheme *s) {
+/* layer l's output columns are cut along its a */
+static fg_group *output_column_group(fg_scheme *s, int l) {
   impl3d *t = s->impl;
   int a, b, c;
-  fg_layer_roles(t->layers - 1, &a, &b, &c);
+  fg_layer_roles(l, &a, &b, &c);
   return &t->grp[a];
 }
 
-static fg_status row_max_3d(fg_scheme *s, fg_maxloc *buf, int64_t n) {
-  return fg_group_maxloc(class_group(s), buf, n);
+static fg_status row_max_3d(fg_scheme *s, int l, fg_maxloc *buf, int64_t n) {
+  return fg_group_maxloc(output_column_group(s, l), buf, n);
 }
 
-static fg_status row_sum_3d(fg_scheme *s, double *buf, int64_t n) {
-  return fg_group_allreduce_f64(class_group(s), buf, n);
+static fg_status row_sum_3d(fg_scheme *s, int l, double *buf, int64_t n) {
+  return fg_group_allreduce_f64(output_column_group(s, l), buf, n);
 }
 
 /* Learned features: the X block's rows cut along Z, each rank owning its piece. */

@@ -43,15 +43,15 @@ static int host_is_little_endian(void) {
 /* Zero padding after a payload of len bytes, up to the next multiple of 8. */
 static uint64_t pad8(uint64_t len) { return (8 - len % 8) % 8; }
 
-/* Add a layer's (mats fan_in + 1) * fan_out parameters (its matrices and b) to *n. 0 when a
- * width is not positive or the count would overflow: the widths may come from a damaged file.
- * (mats is 1 to 16.) */
-static int add_layer_params(int64_t *n, int mats, int64_t fan_in, int64_t fan_out) {
+/* Add a layer's (mats fan_in + vecs) * fan_out parameters (its matrices and vectors) to *n. 0
+ * when a width is not positive or the count would overflow: the widths may come from a damaged
+ * file. (mats is 1 to 16, vecs 1 or 3.) */
+static int add_layer_params(int64_t *n, int mats, int vecs, int64_t fan_in, int64_t fan_out) {
   int64_t per;
-  if (fan_in < 1 || fan_out < 1 || fan_in > (INT64_MAX - 1) / mats ||
-      mats * fan_in + 1 > INT64_MAX / fan_out)
+  if (fan_in < 1 || fan_out < 1 || fan_in > (INT64_MAX - vecs) / mats ||
+      mats * fan_in + vecs > INT64_MAX / fan_out)
     return 0;
-  per = (mats * fan_in + 1) * fan_out;
+  per = (mats * fan_in + vecs) * fan_out;
   if (per > INT64_MAX - *n) return 0;
   *n += per;
   return 1;
@@ -110,12 +110,13 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
              "checkpoint state: widths or arrays missing");
   FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
-                 m->model.adj_norm <= 2,
+                 m->model.adj_norm <= 2 && (m->model.norm == 0 || m->model.norm == 1),
              FG_ERR_INVALID_ARG, "checkpoint state: model %s with %d matrices a layer", kind,
              mats);
   /* the reader derives the parameter count from the widths: refuse what it would refuse */
   for (int l = 0; l < m->layers; l++)
-    FG_REQUIRE(add_layer_params(&implied, mats, m->widths[l], m->widths[l + 1]),
+    FG_REQUIRE(add_layer_params(&implied, mats, m->model.norm && l + 1 < m->layers ? 3 : 1,
+                                m->widths[l], m->widths[l + 1]),
                FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
@@ -145,7 +146,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put_u32(&s, (uint32_t)mats);
     put_u32(&s, (uint32_t)m->model.adj_norm);
     put_u32(&s, (uint32_t)(m->model.no_self_loops != 0));
-    put_u32(&s, 0);
+    put_u32(&s, (uint32_t)m->model.norm);
   }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
@@ -193,7 +194,7 @@ static int64_t get_i64(const unsigned char *p) {
 typedef struct ckpt_view {
   fg_ckpt_meta meta;
   char kind[CKPT_NAME + 1];    /* the model: "gcn" when the file does not say */
-  uint32_t mats, adj_norm, no_self_loops;
+  uint32_t mats, adj_norm, no_self_loops, norm;
   uint32_t layers;
   const unsigned char *widths; /* (layers + 1) i64 */
   int64_t n_params;
@@ -367,11 +368,13 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     v->mats = get_u32(p + CKPT_NAME);
     v->adj_norm = get_u32(p + CKPT_NAME + 4);
     v->no_self_loops = get_u32(p + CKPT_NAME + 8);
-    FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1,
+    v->norm = get_u32(p + CKPT_NAME + 12);
+    FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
+                   v->norm <= 1,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
-               "%u (corrupt)",
-               path, v->mats, v->adj_norm, v->no_self_loops);
+               "%u, norm %u (corrupt)",
+               path, v->mats, v->adj_norm, v->no_self_loops, v->norm);
   }
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
@@ -390,7 +393,9 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   for (uint32_t l = 0; l < v->layers; l++) {
     const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
     const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
-    FG_REQUIRE(add_layer_params(&n, (int)v->mats, fan_in, fan_out), FG_ERR_FORMAT,
+    FG_REQUIRE(add_layer_params(&n, (int)v->mats, v->norm && l + 1 < v->layers ? 3 : 1, fan_in,
+                                fan_out),
+               FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
   }
@@ -425,6 +430,9 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              "%s: the checkpoint's %s model aggregates with --adj-norm %s%s, this run with %s%s",
              path, kind, adj_names[v->adj_norm], v->no_self_loops ? " without self loops" : "",
              adj <= 2 ? adj_names[adj] : "?", mm->no_self_loops ? " without self loops" : "");
+  FG_REQUIRE(v->norm == (uint32_t)mm->norm, FG_ERR_INVALID_ARG,
+             "%s: the checkpoint's %s model has --norm %s, this run %s", path, kind,
+             v->norm ? "layer" : "none", mm->norm ? "layer" : "none");
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {

@@ -23,11 +23,12 @@
  *             epoch, f64 test accuracy at the best epoch
  *   "model"   32 bytes: the layer kind's name (16 bytes, NUL-padded: "gcn", "sage"), u32
  *             weight matrices per layer k, u32 adjacency normalization (0 sym, 1 mean, 2 sum),
- *             u32 1 when Â has no self loops, u32 0
+ *             u32 1 when Â has no self loops, u32 hidden layers' norm (0 none, 1 LayerNorm)
  *   "widths"  4 + 8(L+1) bytes: u32 layers L, then i64 widths (input, hidden..., classes)
- *   "params"  4n bytes: f32 parameters (per layer its k matrices W, then b: W_0, b_0, W_1, b_1,
- *             … for a GCN; W row-major fan_in x fan_out), n = the sum over layers of
- *             (k fan_in + 1) * fan_out, from the widths
+ *   "params"  4n bytes: f32 parameters (per layer its k matrices W, then its v vectors: b, and
+ *             with LayerNorm on a hidden layer its scale and shift; W_0, b_0, W_1, b_1, … for a
+ *             GCN; W row-major fan_in x fan_out), n = the sum over layers of
+ *             (k fan_in + v) * fan_out, from the widths
  *   "adam_m"  4n bytes: f32 Adam first moments, same layout
  *   "adam_v"  4n bytes: f32 Adam second moments, same layout
  *
@@ -73,6 +74,7 @@ typedef struct fg_ckpt_model {
   int mats;           /* weight matrices per layer (0: 1) */
   int adj_norm;       /* fg_adj_norm */
   int no_self_loops;
+  int norm;           /* fg_norm_kind: 1 (LayerNorm) gives each hidden layer 2 more vectors */
 } fg_ckpt_model;
 
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with

@@ -67,8 +67,10 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     FG_ALLOC(widths, L + 1);
     FG_CHECK(fg_model_widths(L, cfg->hidden, cfg->widths, F, C, widths));
     {
+      fg_norm_kind norm = FG_NORM_NONE;
+      fg_norm_parse(cfg->norm, &norm);
       const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed,
-                                  fg_layer_kind_find(cfg->model)};
+                                  fg_layer_kind_find(cfg->model), (int)norm};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

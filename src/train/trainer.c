@@ -56,6 +56,8 @@ static fg_status validate(const fg_train_config *c) {
              c->ranks_per_node);
   FG_REQUIRE(fg_layer_kind_find(c->model) != NULL, FG_ERR_INVALID_ARG,
              "--model: no model '%s' (models: %s)", c->model, fg_layer_kind_names());
+  FG_REQUIRE(fg_norm_parse(c->norm, &(fg_norm_kind){0}), FG_ERR_INVALID_ARG,
+             "--norm: no normalization '%s' (none, layer)", c->norm);
   FG_REQUIRE(!c->adj_norm || fg_adj_norm_parse(c->adj_norm, &(fg_adj_norm){0}),
              FG_ERR_INVALID_ARG, "--adj-norm: no normalization '%s' (sym, mean, sum)",
              c->adj_norm);
@@ -247,8 +249,10 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                             r->s->num_classes, r->widths)
                           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK) {
+    fg_norm_kind norm = FG_NORM_NONE;
+    fg_norm_parse(cfg->norm, &norm);
     const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed,
-                                fg_layer_kind_find(cfg->model)};
+                                fg_layer_kind_find(cfg->model), (int)norm};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
@@ -447,7 +451,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   {
     const fg_adj_spec adj = fg_model_adj(r.m->kind, cfg->adj_norm);
     state.model = (fg_ckpt_model){r.m->kind->name, r.m->kind->mats, (int)adj.norm,
-                                  adj.no_self_loops};
+                                  adj.no_self_loops, r.m->norm};
   }
   state.layers = cfg->layers;
   state.widths = r.widths;
@@ -496,10 +500,11 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     fprintf(log, "%s", r.m->kind->name);
     for (int l = 0; l <= cfg->layers; l++)
       fprintf(log, "%s%lld", l ? " -> " : " ", (long long)r.widths[l]);
-    fprintf(log, ", %lld parameters, adjacency %s%s; %d rank(s) x %d thread(s); "
+    fprintf(log, ", %lld parameters, adjacency %s%s%s; %d rank(s) x %d thread(s); "
             "train/valid/test %lld/%lld/%lld\n",
             (long long)r.m->n_params_global, fg_adj_norm_name(adj.norm),
-            adj.no_self_loops ? " without self loops" : "", d->size, fg_max_threads(),
+            adj.no_self_loops ? " without self loops" : "",
+            r.m->norm ? ", LayerNorm" : "", d->size, fg_max_threads(),
             (long long)r.counts[0], (long long)r.counts[1], (long long)r.counts[2]);
     fprintf(log, "scheme %s%s%s\n", r.info->name, r.s->note[0] ? ": " : "", r.s->note);
   }

@@ -90,6 +90,11 @@ expect 0 "'<i8'.*\(4,\)" head -c 128 "$T/split.npy"
 expect 0 "^(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}$" \
   sh -c "od -An -tx1 -v -j128 '$T/split.npy' | tr -d ' \n'"
 expect 0 "sage 1433 -> 16 -> 7:" "$FG" info "$DEMO" --model sage
+expect 0 "46135 parameters, adjacency mean without self loops, LayerNorm;" "$FG" train "$DEMO" \
+  --model sage --norm layer --epochs 1
+expect 1 "--norm: no normalization 'batchy' \(none, layer\)" "$FG" train "$DEMO" --norm batchy
+expect 1 "the checkpoint's sage model has --norm none, this run layer" "$FG" train "$DEMO" \
+  --model sage --norm layer --epochs 3 --resume "$T/sage.ckpt"
 
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2

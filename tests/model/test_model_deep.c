@@ -70,12 +70,18 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, kWidths, agg_order, 9, kind};
+    fg_model_config mc = {L, kWidths, agg_order, 9, kind, mdl.layer_norm};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   if (!m) goto done;
   for (int l = 0; l < L; l++)
-    for (int c = 0; c < kWidths[l + 1]; c++) m->b[l][c] = 0.07f * (float)(c + 1) - 0.12f;
+    for (int c = 0; c < kWidths[l + 1]; c++) {
+      m->b[l][c] = 0.07f * (float)(c + 1) - 0.12f;
+      if (m->vecs[l] > 1) { /* a norm's scale and shift away from 1 and 0 */
+        m->b[l][kWidths[l + 1] + c] = 0.8f + 0.1f * (float)(c % 4);
+        m->b[l][2 * kWidths[l + 1] + c] = 0.03f * (float)c - 0.05f;
+      }
+    }
   {
     uint8_t sel[N];
     float dlogits[N * 3];
@@ -136,9 +142,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
       for (int k = 0; k < N; k++) moved += s->global_ids[k] != k;
       EXPECT(moved > 0 && s->feature_rows == s->global_ids);
     }
-    printf("%s %s directed %d agg_order %d p %.1f reorder %s: agg_first", kind->name,
-           fg_adj_norm_name(mdl.norm), directed, agg_order, (double)p,
-           reorder ? reorder : "none");
+    printf("%s %s%s directed %d agg_order %d p %.1f reorder %s: agg_first", kind->name,
+           fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "", directed, agg_order,
+           (double)p, reorder ? reorder : "none");
     for (int l = 0; l < L; l++) printf(" %d", m->agg_first[l]);
     printf("; loss %.6f, max relative gradient error %.2e\n", loss_f, worst);
     free(pd);
@@ -157,8 +163,10 @@ done:
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* GCN and SAGE with their own operators, and each with another normalization */
-  const fg_test_model models[] = {{0, FG_ADJ_SYM, 0}, {0, FG_ADJ_MEAN, 0}, {1, FG_ADJ_MEAN, 1},
-                                  {1, FG_ADJ_SUM, 1}, {1, FG_ADJ_SYM, 1}};
+  const fg_test_model models[] = {{0, FG_ADJ_SYM, 0, 0}, {0, FG_ADJ_MEAN, 0, 0},
+                                  {1, FG_ADJ_MEAN, 1, 0}, {1, FG_ADJ_SUM, 1, 0},
+                                  {1, FG_ADJ_SYM, 1, 0},  {0, FG_ADJ_SYM, 0, 1},
+                                  {1, FG_ADJ_MEAN, 1, 1}};
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {

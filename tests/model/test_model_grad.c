@@ -57,12 +57,18 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5, kind};
+    fg_model_config mc = {L, widths, agg_order, 5, kind, mdl.layer_norm};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
   for (int l = 0; l < L; l++)
-    for (int c = 0; c < widths[l + 1]; c++) m->b[l][c] = 0.1f * (float)(c + 1) - 0.15f;
+    for (int c = 0; c < widths[l + 1]; c++) {
+      m->b[l][c] = 0.1f * (float)(c + 1) - 0.15f;
+      if (m->vecs[l] > 1) { /* a norm's scale and shift away from 1 and 0 */
+        m->b[l][widths[l + 1] + c] = 0.9f + 0.1f * (float)c;
+        m->b[l][2 * widths[l + 1] + c] = 0.05f * (float)c - 0.04f;
+      }
+    }
 
   {
     uint8_t sel[N];
@@ -94,8 +100,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  "order %d)", (long long)i, m->grads[i], num, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
-    printf("%s %s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
-           kind->name, fg_adj_norm_name(mdl.norm), directed, agg_order, loss_f, worst);
+    printf("%s %s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
+           kind->name, fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "", directed,
+           agg_order, loss_f, worst);
     free(pd);
   }
   fg_model_destroy(&m);
@@ -109,13 +116,14 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int sage = 0; sage <= 1; sage++)
-    for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
-      for (int directed = 0; directed <= 1; directed++)
-        for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
-          const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage};
-          run_case(mdl, directed, order);
-        }
+  for (int ln = 0; ln <= 1; ln++)
+    for (int sage = 0; sage <= 1; sage++)
+      for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
+        for (int directed = 0; directed <= 1; directed++)
+          for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
+            const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage, ln};
+            run_case(mdl, directed, order);
+          }
   MPI_Finalize();
   return fg_test_finish("test_model_grad");
 }

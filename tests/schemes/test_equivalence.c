@@ -40,47 +40,54 @@ typedef struct row {
   fg_agg_order agg_order;
   const char *model;    /* NULL gcn */
   const char *adj;      /* --adj-norm; NULL the model's */
+  const char *norm;     /* --norm; NULL none */
 } row;
 
 /* The table. A grid scheme's row runs on every grid of P. */
 static const row table[] = {
     /* 1D schemes: every order, with and without overlap, on an undirected graph, a directed
      * one (Âᵀ has its own plan) and a path with an empty block at P = 5 */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL},
     /* 3d: depths 2 to 4 (shards cycle after 3), the single and the double permutation, blocked
      * aggregation, learned features; uneven and empty blocks */
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL},
     /* GraphSAGE (two weight products, the self term through move_rows, a row-normalized Â
      * without self loops: its transpose is its own), and the other normalizations */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
-    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum"},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean"},
-    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym"},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum"},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean"},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean", NULL},
+    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym", NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean", NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, NULL},
+    /* LayerNorm on the hidden layers: row statistics over 3d's column split */
+    {TEST_DATA_CORA, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "layer"},
+    {TEST_DATA_RMAT, "1d", NULL, 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "layer"},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer"},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 2, 0, 3, FG_AGG_AUTO, NULL, NULL, "layer"},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 4, FG_AGG_AUTO, "sage", NULL, "layer"},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -108,6 +115,7 @@ static fg_train_config row_config(const row *r, double *history) {
   c.agg_order = r->agg_order;
   c.model = r->model;
   c.adj_norm = r->adj;
+  c.norm = r->norm;
   return c;
 }
 
@@ -169,8 +177,9 @@ static int runs_here(const char *scheme) {
 }
 
 static void describe(const row *r, const char *grid, char *buf, size_t len) {
-  snprintf(buf, len, "%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
-           r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "", test_data_name(r->data),
+  snprintf(buf, len, "%s%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
+           r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "",
+           r->norm ? " +ln" : "", test_data_name(r->data),
            r->scheme,
            grid ? " " : "", grid ? grid : "", r->order ? r->order : "natural",
            r->overlap ? " overlap" : "", r->double_perm ? " double-perm" : "",
@@ -198,8 +207,8 @@ static void check_table(int data, const fg_dataset *ds) {
                     : strcmp(r->adj, "sym") == 0  ? 1
                     : strcmp(r->adj, "mean") == 0 ? 2
                                                   : 3;
-    const int key = (((r->layers * 4 + (int)r->agg_order) * 2 + r->learn) * 2 +
-                     (r->model != NULL)) * 4 + adj;
+    const int key = ((((r->layers * 4 + (int)r->agg_order) * 2 + r->learn) * 2 +
+                      (r->model != NULL)) * 4 + adj) * 2 + (r->norm != NULL);
     double hist[EPOCHS];
     char what[160], grid[32];
     if (r->data != data || !runs_here(r->scheme)) continue;
@@ -210,6 +219,7 @@ static void check_table(int data, const fg_dataset *ds) {
     rc.agg_order = r->agg_order;
     rc.model = r->model;
     rc.adj_norm = r->adj;
+    rc.norm = r->norm;
     rc.scheme = r->learn ? "3d" : "serial";
     if (r->learn) {
       rc.grid = "1x1x1";
@@ -283,7 +293,7 @@ static void some_grid(char *buf, size_t len) {
 
 /* Every scheme that runs on P, for a model: checkpoint at 10, resume to 20, bit for bit; the
  * one-process serial run resumes the same file. */
-static void check_resume(const fg_dataset *ds, const char *model) {
+static void check_resume(const fg_dataset *ds, const char *model, const char *norm) {
   char ck[600], grid[32];
   some_grid(grid, sizeof grid);
   snprintf(ck, sizeof ck, "%s/run.ckpt", tmpdir);
@@ -295,6 +305,7 @@ static void check_resume(const fg_dataset *ds, const char *model) {
     if (!runs_here(e->name)) continue;
     c.scheme = e->name;
     c.model = model;
+    c.norm = norm;
     if (e->grid) {
       c.grid = grid;
       c.double_perm = 1;
@@ -315,14 +326,16 @@ static void check_resume(const fg_dataset *ds, const char *model) {
     c = base_config(h3, 3);
     c.scheme = "serial";
     c.model = model;
+    c.norm = norm;
     c.resume_path = ck;
     if (rank == 0) {
       EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &res));
       EXPECT_MSG(worst_rel(h3 + 10, h1 + 10, 10) <= TOL,
                  "serial resume of a %s checkpoint differs by %.3g", e->name,
                  worst_rel(h3 + 10, h1 + 10, 10));
-      printf("P=%d resume %-4s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
-             model ? model : "gcn", e->name, worst_rel(h3 + 10, h1 + 10, 10));
+      printf("P=%d resume %-4s%s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
+             model ? model : "gcn", norm ? " +ln" : "", e->name,
+             worst_rel(h3 + 10, h1 + 10, 10));
       unlink(ck);
     }
   }
@@ -456,8 +469,8 @@ int main(int argc, char **argv) {
     if (st != FG_OK) continue;
     check_table(data, ds);
     if (data == TEST_DATA_RMAT8) {
-      check_resume(ds, NULL);
-      check_resume(ds, "sage");
+      check_resume(ds, NULL, NULL);
+      check_resume(ds, "sage", "layer");
       check_outputs(ds);
       check_choices_and_errors(ds);
     }

@@ -60,7 +60,7 @@ static double ref_mul(const fg_csr *M, int64_t v, int64_t j) {
 static float fz(int64_t v, int64_t j) { return (float)((v + j) % 3) - 0.5f * (float)(v % 2); }
 
 /* Element (r, c) of the whole W_l and c of b_l: distinct integers, exact in float. */
-enum { MATS = 2 }; /* weight matrices a layer gathers (SAGE's two) */
+enum { MATS = 2, VECS = 3 }; /* a layer's matrices (SAGE's two) and vectors (b, LayerNorm's) */
 static float gw(int l, int64_t r, int64_t c) { return (float)(1000000 * l + 1000 * r + c + 1); }
 static float gb(int l, int64_t c) { return (float)(-1000 * l - c - 1); }
 
@@ -287,37 +287,42 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
     EXPECT_MSG(0, "%s: a grid scheme without weight gathers or reductions", c->what);
   } else {
     /* MATS matrices (a SAGE layer has two): piece element k of matrix m is element wp0 + k of
-     * its row-major (w_in x w_out) block at (col0_in, col0_out); then b's piece */
-    const int64_t np = MATS * sh->wp_len + sh->bp_len, nb = MATS * nw + sh->w_out;
+     * its row-major (w_in x w_out) block at (col0_in, col0_out); then VECS vectors' pieces (b,
+     * and LayerNorm's scale and shift), each elements bp0.. of its w_out block */
+    const int64_t np = MATS * sh->wp_len + VECS * sh->bp_len, nb = MATS * nw + VECS * sh->w_out;
     for (int m = 0; m < MATS; m++)
       for (int64_t k = 0; k < sh->wp_len; k++) {
         const int64_t e = sh->wp0 + k;
         c->piece[m * sh->wp_len + k] =
             gw(l + 10 * m, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
       }
-    for (int64_t k = 0; k < sh->bp_len; k++)
-      c->piece[MATS * sh->wp_len + k] = gb(l, sh->col0_out + sh->bp0 + k);
+    for (int v = 0; v < VECS; v++)
+      for (int64_t k = 0; k < sh->bp_len; k++)
+        c->piece[MATS * sh->wp_len + v * sh->bp_len + k] =
+            gb(l + 10 * v, sh->col0_out + sh->bp0 + k);
     for (int64_t e = 0; e < nb; e++) c->block[e] = -0.5f;
-    EXPECT_OK(s->ops->gather_weights(s, l, sh, MATS, c->piece, c->block));
+    EXPECT_OK(s->ops->gather_weights(s, l, sh, MATS, VECS, c->piece, c->block));
     for (int m = 0; m < MATS; m++)
       for (int64_t e = 0; e < nw; e++)
         ok &= c->block[m * nw + e] ==
               gw(l + 10 * m, sh->col0_in + e / sh->w_out, sh->col0_out + e % sh->w_out);
-    for (int64_t e = 0; e < sh->w_out; e++)
-      ok &= c->block[MATS * nw + e] == gb(l, sh->col0_out + e);
+    for (int v = 0; v < VECS; v++)
+      for (int64_t e = 0; e < sh->w_out; e++)
+        ok &= c->block[MATS * nw + v * sh->w_out + e] == gb(l + 10 * v, sh->col0_out + e);
     EXPECT_MSG(ok, "%s layer %d: the gathered W, b blocks are not the whole weights' blocks",
                c->what, l);
     /* the c group shares the block: each rank passes it times 1 + its c coordinate */
     for (int64_t e = 0; e < nb; e++) c->block[e] = (float)((e + 1) * (1 + q[2]));
     for (int64_t k = 0; k < np; k++) c->piece[k] = -0.5f;
-    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, MATS, c->block, c->piece));
+    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, MATS, VECS, c->block, c->piece));
     ok = 1;
     for (int m = 0; m < MATS; m++)
       for (int64_t k = 0; k < sh->wp_len; k++)
         ok &= c->piece[m * sh->wp_len + k] == (float)((m * nw + sh->wp0 + k + 1) * tri(G[2]));
-    for (int64_t k = 0; k < sh->bp_len; k++)
-      ok &= c->piece[MATS * sh->wp_len + k] ==
-            (float)((MATS * nw + sh->bp0 + k + 1) * tri(G[2]));
+    for (int v = 0; v < VECS; v++)
+      for (int64_t k = 0; k < sh->bp_len; k++)
+        ok &= c->piece[MATS * sh->wp_len + v * sh->bp_len + k] ==
+              (float)((MATS * nw + v * sh->w_out + sh->bp0 + k + 1) * tri(G[2]));
     EXPECT_MSG(ok, "%s layer %d: the reduced W, b pieces are not the c group's sums", c->what, l);
   }
   /* H W (n_out x w_out) is partial over b, dQ Wᵀ (n_out x w_in) over a */
@@ -335,10 +340,11 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
   EXPECT_MSG(ok, "%s layer %d: reduce_input_grad is not the a group's sum", c->what, l);
 }
 
-/* The last layer's row statistics, as fg_model_softmax_stats takes them. */
-static void check_row_stats(ctx *c, fg_scheme *s, const fg_layer_shape *sh,
+/* Layer l's row statistics over its output's column split, as fg_model_softmax_stats takes them
+ * for the logits (and LayerNorm its sums for a hidden layer). */
+static void check_row_stats(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh,
                             double err[E_COUNT]) {
-  const int64_t C = c->widths[NL], rows = sh->n_out, wo = sh->w_out;
+  const int64_t C = c->widths[l + 1], rows = sh->n_out, wo = sh->w_out;
   fg_maxloc *mx = malloc((size_t)FG_MAX(rows, 1) * sizeof *mx);
   double *sum = malloc((size_t)FG_MAX(rows, 1) * sizeof *sum);
   int bad = 0;
@@ -346,9 +352,9 @@ static void check_row_stats(ctx *c, fg_scheme *s, const fg_layer_shape *sh,
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < wo; j++) c->z[i * wo + j] = fz(sh->ids_out[i], sh->col0_out + j);
   fg_xent_block_max(c->z, rows, wo, sh->col0_out, NULL, mx);
-  EXPECT_OK(fg_scheme_row_max(s, mx, rows));
+  EXPECT_OK(fg_scheme_row_max(s, l, mx, rows));
   fg_xent_block_expsum(c->z, rows, wo, mx, NULL, sum);
-  EXPECT_OK(fg_scheme_row_sum(s, sum, rows));
+  EXPECT_OK(fg_scheme_row_sum(s, l, sum, rows));
   for (int64_t i = 0; i < rows; i++) {
     const int64_t v = sh->ids_out[i];
     float best = fz(v, 0);
@@ -450,8 +456,8 @@ static void run_config(ctx *c) {
     for (int l = 0; l < NL; l++) {
       check_products(c, s, l, &sh[l], err);
       check_sums(c, s, l, &sh[l]);
+      check_row_stats(c, s, l, &sh[l], err);
     }
-    check_row_stats(c, s, &sh[NL - 1], err);
     check_input(c, s, &sh[0], err);
   }
   MPI_Allreduce(err, all, E_COUNT, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -548,8 +554,8 @@ int main(int argc, char **argv) {
     c.x = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.x);
     c.y = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.y);
     c.z = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.z);
-    c.piece = malloc((size_t)(MATS * widest * widest + widest) * sizeof *c.piece);
-    c.block = malloc((size_t)(MATS * widest * widest + widest) * sizeof *c.block);
+    c.piece = malloc((size_t)(MATS * widest * widest + VECS * widest) * sizeof *c.piece);
+    c.block = malloc((size_t)(MATS * widest * widest + VECS * widest) * sizeof *c.block);
     if (!c.x || !c.y || !c.z || !c.piece || !c.block) exit(2);
     for (int i = 0; i < nsetups; i++) {
       const fg_scheme_info *e = fg_scheme_lookup(setups[i].scheme);

@@ -45,8 +45,8 @@ static void setup_model(void) {
   src_p[0] = -0.0f;
   memcpy(&src_p[1], &nan_bits, 4);
   memcpy(&src_v[NP - 1], &subnormal_bits, 4);
-  src = (fg_ckpt_state){{NULL, 0, 0, 0}, LAYERS, widths, NP, src_p, src_m, src_v};
-  dst = (fg_ckpt_state){{NULL, 0, 0, 0}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
+  src = (fg_ckpt_state){{NULL, 0, 0, 0, 0}, LAYERS, widths, NP, src_p, src_m, src_v};
+  dst = (fg_ckpt_state){{NULL, 0, 0, 0, 0}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
   src_meta = (fg_ckpt_meta){.seed = 0xfedcba9876543210ull,
                             .epoch = 17,
                             .adam_t = 51,
@@ -485,7 +485,7 @@ static void test_write_failures(void) {
 static void test_models(void) {
   enum { NPS = (2 * 7 + 1) * 5 + (2 * 5 + 1) * 3 + (2 * 3 + 1) * 3 };
   static float sp[NPS], sm[NPS], sv[NPS], dp[NPS], dm[NPS], dv[NPS];
-  const fg_ckpt_model sage = {"sage", 2, FG_ADJ_MEAN, 1};
+  const fg_ckpt_model sage = {"sage", 2, FG_ADJ_MEAN, 1, 0};
   fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv};
   fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv};
   fg_ckpt_meta m2;
