@@ -76,8 +76,7 @@ void fg_error_adopt(fg_status code, const char *msg) {
 int fg_error_is_adopted(void) { return fg_err_adopted; }
 
 void *fg_malloc_array(size_t n, size_t size) {
-  if (n == 0 || size == 0) return NULL;
-  if (n > SIZE_MAX / size) return NULL;
+  if (n == 0 || size == 0 || n > SIZE_MAX / size) return NULL;
   return malloc(n * size);
 }
 
@@ -88,9 +87,7 @@ void *fg_calloc_array(size_t n, size_t size) {
 
 void *fg_malloc_aligned(size_t bytes) {
   void *p = NULL;
-  if (bytes == 0) return NULL;
-  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-  return p;
+  return bytes > 0 && posix_memalign(&p, 64, bytes) == 0 ? p : NULL;
 }
 
 void fg_free_aligned(void *p) { free(p); }
@@ -99,10 +96,10 @@ void fg_free_aligned(void *p) { free(p); }
 #define FG_HUGE_ALIGN ((size_t)2 << 20)
 
 void *fg_malloc_huge(size_t bytes) {
-  void *p = NULL;
   if (bytes == 0) bytes = 1;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= FG_HUGE_MIN_BYTES) {
+    void *p = NULL;
     if (bytes > SIZE_MAX - FG_HUGE_ALIGN) return NULL;
     const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
     if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
@@ -110,8 +107,7 @@ void *fg_malloc_huge(size_t bytes) {
     return p;
   }
 #endif
-  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-  return p;
+  return fg_malloc_aligned(bytes);
 }
 
 int64_t fg_cache_bytes(void) {
