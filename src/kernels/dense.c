@@ -39,12 +39,8 @@ void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float al
   if (k <= 0) {
     /* op(A) op(B) is zero: C = beta C, and beta == 0 clears C even where it held NaN */
     for (int64_t i = 0; i < m; i++) {
-      float *c = C + i * ldc;
-      if (beta == 0.0f) {
-        for (int64_t j = 0; j < n; j++) c[j] = 0.0f;
-      } else {
-        for (int64_t j = 0; j < n; j++) c[j] *= beta;
-      }
+      float *c = C + i * ldc; // (n)
+      for (int64_t j = 0; j < n; j++) c[j] = beta == 0.0f ? 0.0f : c[j] * beta;
     }
     return;
   }

@@ -19,11 +19,8 @@
 /* Number of tasks for `work` units when one task should get at least `min_work` units:
  * min(threads, max(1, work / min_work)). Always >= 1. */
 static inline int fg_kernel_tasks(int64_t work, int64_t min_work) {
-  int nt = fg_max_threads();
-  int64_t by_work = min_work > 0 ? work / min_work : work;
-  if (by_work < 1) by_work = 1;
-  if (by_work < (int64_t)nt) nt = (int)by_work;
-  return nt < 1 ? 1 : nt;
+  const int64_t threads = fg_max_threads(), by_work = min_work > 0 ? work / min_work : work;
+  return (int)FG_MAX(1, FG_MIN(threads, by_work));
 }
 
 /* Start of task t's share when [0, n) is cut into ntasks near-equal contiguous ranges. */

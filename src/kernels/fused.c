@@ -115,10 +115,9 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                               uint64_t layer, const int64_t *global_ids, int64_t col0) {
   for (int64_t i = 0; i < rows * cols; i++) out[i] = in[i];
-  if (bias) {
+  if (bias)
     for (int64_t r = 0; r < rows; r++)
       for (int64_t c = 0; c < cols; c++) out[r * cols + c] += bias[c];
-  }
   if (relu)
     for (int64_t i = 0; i < rows * cols; i++) out[i] = out[i] < 0.0f ? 0.0f : out[i];
   if (p > 0.0f)

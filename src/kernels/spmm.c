@@ -106,10 +106,6 @@ FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t k, int lines) {
     const char *p = (const char *)(g->X + (int64_t)g->col[k + g->ahead_l1] * g->ldx);
     for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
   }
-#else
-  (void)g;
-  (void)k;
-  (void)lines;
 #endif
 }
 
