@@ -141,7 +141,5 @@ int fg_max_threads(void) {
 void fg_set_threads(int n) {
 #ifdef _OPENMP
   if (n > 0) omp_set_num_threads(n);
-#else
-  (void)n;
 #endif
 }

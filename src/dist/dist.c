@@ -26,6 +26,7 @@ fg_status fg_dist_create(MPI_Comm comm, fg_dist **out) {
   fg_status st = FG_OK;
   fg_dist *d = NULL;
   FG_CALLOC(d, 1);
+  d->comm = MPI_COMM_NULL;
   FG_CHECK_MPI(MPI_Comm_dup(comm, &d->comm));
   /* errors come back as codes, so a failure is reported instead of aborting the job */
   FG_CHECK_MPI(MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN));
@@ -34,10 +35,7 @@ fg_status fg_dist_create(MPI_Comm comm, fg_dist **out) {
   *out = d;
   d = NULL;
 cleanup:
-  if (d) {
-    if (d->comm != MPI_COMM_NULL && d->comm) MPI_Comm_free(&d->comm);
-    free(d);
-  }
+  fg_dist_destroy(&d);
   return st;
 }
 
@@ -178,8 +176,8 @@ fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gid
   FG_CHECK(fg_mpi_count(rows, &ni));
   FG_CHECK(fg_mpi_count(rows * w, &nv));
   if (me_root) {
-    FG_ALLOC(hdrs, 3 * P);
-    FG_ALLOC(len, P);
+    FG_ALLOC(hdrs, 4 * P); /* 3 per rank, then len */
+    len = hdrs + 3 * P;
     FG_ALLOC(cnt_i, 4 * P); /* cnt_i, dsp_i, cnt_v, dsp_v */
     dsp_i = cnt_i + P;
     cnt_v = dsp_i + P;
@@ -213,7 +211,6 @@ fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gid
   }
 cleanup:
   free(hdrs);
-  free(len);
   free(cnt_i);
   free(all_ids);
   free(all_vals);
