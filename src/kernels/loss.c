@@ -101,25 +101,19 @@ static inline double row_expsum(const float *z, int64_t cols, fg_maxloc mx,
 
 void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0,
                        const uint8_t *select, fg_maxloc *mx) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) mx[r] = row_max(z, cols, col0, select, r);
 }
 
 void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_maxloc *mx,
                           const uint8_t *select, double *sum) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) sum[r] = row_expsum(z, cols, mx[r], select, r);
 }
 
 void fg_xent_row_stats(const float *z, int64_t rows, int64_t cols, const uint8_t *select,
                        fg_maxloc *mx, double *sum) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     mx[r] = row_max(z, cols, 0, select, r);
     sum[r] = row_expsum(z, cols, mx[r], select, r);
@@ -171,9 +165,7 @@ double fg_xent_block_finish(const float *z, int64_t rows, int64_t cols, int64_t 
   if (rows < 0) rows = 0;
   int ntasks = fg_kernel_tasks(rows * (cols > 0 ? cols : 1), FG_XENT_MIN_TASK_WORK);
   if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
-#endif
+  FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++)
     part[t] = xent_block_rows(z, cols, col0, labels, select, mx, sum, scale, dlogits,
                               count_rows, fg_task_start(rows, t, ntasks),

@@ -215,7 +215,6 @@ static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, 
 
 #else
 /* ---- portable C: a tile of up to 64 floats in a local array ------------------------------ */
-#define FG_SPMM_VL 1
 #define FG_SPMM_TILE 64
 
 static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
@@ -260,9 +259,7 @@ static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, 
   assert(A->rowptr[nrows] >= A->rowptr[0]);
   const int64_t total = spmm_row_cost(A->rowptr, nrows);
   const int ntasks = fg_kernel_tasks(total * f, FG_SPMM_MIN_TASK_WORK);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
-#endif
+  FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
     const int64_t r0 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
     const int64_t r1 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
