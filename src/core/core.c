@@ -19,7 +19,6 @@
 
 static _Thread_local char fg_err_msg[2048];
 static _Thread_local char fg_err_trace[1024];
-static _Thread_local fg_status fg_err_code;
 static _Thread_local int fg_err_adopted;
 
 const char *fg_status_string(fg_status st) {
@@ -49,7 +48,6 @@ fg_status fg_error_set(fg_status code, const char *file, int line, const char *f
   vsnprintf(fg_err_msg, sizeof fg_err_msg, fmt, ap);
   va_end(ap);
   snprintf(fg_err_trace, sizeof fg_err_trace, "%s:%d", file, line);
-  fg_err_code = code;
   fg_err_adopted = 0;
   return code;
 }
@@ -63,26 +61,22 @@ void fg_error_trace(const char *file, int line) {
 void fg_error_clear(void) {
   fg_err_msg[0] = '\0';
   fg_err_trace[0] = '\0';
-  fg_err_code = FG_OK;
   fg_err_adopted = 0;
 }
 
 void fg_error_adopt(fg_status code, const char *msg) {
   snprintf(fg_err_msg, sizeof fg_err_msg, "%s", msg);
-  fg_err_code = code;
   fg_err_adopted = 1;
 }
 
 int fg_error_is_adopted(void) { return fg_err_adopted; }
 
 void *fg_malloc_array(size_t n, size_t size) {
-  if (n == 0 || size == 0 || n > SIZE_MAX / size) return NULL;
-  return malloc(n * size);
+  return n == 0 || size == 0 || n > SIZE_MAX / size ? NULL : malloc(n * size);
 }
 
 void *fg_calloc_array(size_t n, size_t size) {
-  if (n == 0 || size == 0) return NULL;
-  return calloc(n, size);
+  return n == 0 || size == 0 ? NULL : calloc(n, size);
 }
 
 void *fg_malloc_aligned(size_t bytes) {
