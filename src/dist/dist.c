@@ -59,7 +59,7 @@ void fg_dist_count_recv(fg_dist *d, int64_t bytes) {
 fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   fg_status st = FG_OK;
   struct { int value, rank; } mine = {(int)local, d->rank}, worst;
-  char msg[2048];
+  char msg[2048], adopted[2100];
   if (d->size == 1) return local;
   /* MINLOC: the most negative status wins; among equals, the lowest rank */
   FG_CHECK_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, d->comm));
@@ -69,14 +69,11 @@ fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   if (d->rank == worst.rank)
     snprintf(msg, sizeof msg, "%c%s", fg_error_is_adopted() ? 'A' : 'L', fg_last_error());
   FG_CHECK_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, worst.rank, d->comm));
-  {
-    char adopted[2100];
-    if (msg[0] == 'A')
-      snprintf(adopted, sizeof adopted, "%s", msg + 1);
-    else
-      snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg + 1);
-    fg_error_adopt((fg_status)worst.value, adopted);
-  }
+  if (msg[0] == 'A')
+    snprintf(adopted, sizeof adopted, "%s", msg + 1);
+  else
+    snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg + 1);
+  fg_error_adopt((fg_status)worst.value, adopted);
   return (fg_status)worst.value;
 cleanup:
   return st;
@@ -153,8 +150,7 @@ cleanup:
 }
 
 fg_status fg_dist_bcast(fg_dist *d, void *buf, int64_t bytes, int root) {
-  if (d->size == 1 || bytes == 0) return FG_OK;
-  return transfer(d, NULL, buf, bytes, root, 0, FG_XFER_BCAST);
+  return d->size == 1 || bytes == 0 ? FG_OK : transfer(d, NULL, buf, bytes, root, 0, FG_XFER_BCAST);
 }
 
 fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gids,

@@ -82,50 +82,42 @@ cleanup:
   return st;
 }
 
-static int64_t sum_counts(const int *counts, int size) {
-  int64_t t = 0;
-  for (int r = 0; r < size; r++) t += counts[r];
-  return t;
-}
-
-fg_status fg_group_allgather_f32(fg_group *g, const float *mine, float *all, const int *counts,
-                                 const int *displs) {
+/* An all-gather (gather != 0: every rank's piece of src into dst at displs) or a reduce-scatter
+ * (src summed over the group, this rank's piece into dst) of pieces of counts[r] floats. */
+static fg_status exchange_pieces(fg_group *g, const float *src, float *dst, const int *counts,
+                                 const int *displs, int gather) {
   fg_status st = FG_OK;
-  const int64_t total = sum_counts(counts, g->size);
+  int64_t total = 0;
   double t0;
-  if (g->size == 1) {
-    if (counts[0] > 0 && all + displs[0] != mine)
-      memmove(all + displs[0], mine, (size_t)counts[0] * sizeof(float));
+  for (int r = 0; r < g->size; r++) total += counts[r];
+  if (g->size == 1) { /* the own piece is the whole */
+    float *to = gather ? dst + displs[0] : dst;
+    if (counts[0] > 0 && to != src) memmove(to, src, (size_t)counts[0] * sizeof(float));
     return FG_OK;
   }
   if (total == 0) return FG_OK;
   t0 = fg_now();
-  if (mine == all + displs[g->rank])
-    FG_CHECK_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs,
+  if (!gather)
+    FG_CHECK_MPI(MPI_Reduce_scatter(src, dst, counts, MPI_FLOAT, MPI_SUM, g->comm));
+  else if (src == dst + displs[g->rank])
+    FG_CHECK_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, counts, displs,
                                 MPI_FLOAT, g->comm));
   else
-    FG_CHECK_MPI(MPI_Allgatherv(mine, counts[g->rank], MPI_FLOAT, all, counts, displs, MPI_FLOAT,
+    FG_CHECK_MPI(MPI_Allgatherv(src, counts[g->rank], MPI_FLOAT, dst, counts, displs, MPI_FLOAT,
                                 g->comm));
   count_collective(g, t0, (total - counts[g->rank]) * 4);
 cleanup:
   return st;
 }
 
+fg_status fg_group_allgather_f32(fg_group *g, const float *mine, float *all, const int *counts,
+                                 const int *displs) {
+  return exchange_pieces(g, mine, all, counts, displs, 1);
+}
+
 fg_status fg_group_reduce_scatter_f32(fg_group *g, const float *all, float *mine,
                                       const int *counts) {
-  fg_status st = FG_OK;
-  const int64_t total = sum_counts(counts, g->size);
-  double t0;
-  if (g->size == 1) {
-    if (counts[0] > 0 && mine != all) memmove(mine, all, (size_t)counts[0] * sizeof(float));
-    return FG_OK;
-  }
-  if (total == 0) return FG_OK;
-  t0 = fg_now();
-  FG_CHECK_MPI(MPI_Reduce_scatter(all, mine, counts, MPI_FLOAT, MPI_SUM, g->comm));
-  count_collective(g, t0, (total - counts[g->rank]) * 4);
-cleanup:
-  return st;
+  return exchange_pieces(g, all, mine, counts, NULL, 0);
 }
 
 fg_status fg_group_iallreduce_f32(fg_group *g, float *buf, int64_t n, MPI_Request *req) {
