@@ -19,7 +19,6 @@
 
 static _Thread_local char fg_err_msg[2048];
 static _Thread_local char fg_err_trace[1024];
-static _Thread_local fg_status fg_err_code;
 static _Thread_local int fg_err_adopted;
 
 const char *fg_status_string(fg_status st) {
@@ -49,7 +48,6 @@ fg_status fg_error_set(fg_status code, const char *file, int line, const char *f
   vsnprintf(fg_err_msg, sizeof fg_err_msg, fmt, ap);
   va_end(ap);
   snprintf(fg_err_trace, sizeof fg_err_trace, "%s:%d", file, line);
-  fg_err_code = code;
   fg_err_adopted = 0;
   return code;
 }
@@ -63,34 +61,27 @@ void fg_error_trace(const char *file, int line) {
 void fg_error_clear(void) {
   fg_err_msg[0] = '\0';
   fg_err_trace[0] = '\0';
-  fg_err_code = FG_OK;
   fg_err_adopted = 0;
 }
 
 void fg_error_adopt(fg_status code, const char *msg) {
   snprintf(fg_err_msg, sizeof fg_err_msg, "%s", msg);
-  fg_err_code = code;
   fg_err_adopted = 1;
 }
 
 int fg_error_is_adopted(void) { return fg_err_adopted; }
 
 void *fg_malloc_array(size_t n, size_t size) {
-  if (n == 0 || size == 0) return NULL;
-  if (n > SIZE_MAX / size) return NULL;
-  return malloc(n * size);
+  return n == 0 || size == 0 || n > SIZE_MAX / size ? NULL : malloc(n * size);
 }
 
 void *fg_calloc_array(size_t n, size_t size) {
-  if (n == 0 || size == 0) return NULL;
-  return calloc(n, size);
+  return n == 0 || size == 0 ? NULL : calloc(n, size);
 }
 
 void *fg_malloc_aligned(size_t bytes) {
   void *p = NULL;
-  if (bytes == 0) return NULL;
-  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-  return p;
+  return bytes > 0 && posix_memalign(&p, 64, bytes) == 0 ? p : NULL;
 }
 
 void fg_free_aligned(void *p) { free(p); }
@@ -99,10 +90,10 @@ void fg_free_aligned(void *p) { free(p); }
 #define FG_HUGE_ALIGN ((size_t)2 << 20)
 
 void *fg_malloc_huge(size_t bytes) {
-  void *p = NULL;
   if (bytes == 0) bytes = 1;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= FG_HUGE_MIN_BYTES) {
+    void *p = NULL;
     if (bytes > SIZE_MAX - FG_HUGE_ALIGN) return NULL;
     const size_t rounded = (bytes + FG_HUGE_ALIGN - 1) / FG_HUGE_ALIGN * FG_HUGE_ALIGN;
     if (posix_memalign(&p, FG_HUGE_ALIGN, rounded) != 0) return NULL;
@@ -110,8 +101,7 @@ void *fg_malloc_huge(size_t bytes) {
     return p;
   }
 #endif
-  if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-  return p;
+  return fg_malloc_aligned(bytes);
 }
 
 int64_t fg_cache_bytes(void) {
@@ -145,7 +135,5 @@ int fg_max_threads(void) {
 void fg_set_threads(int n) {
 #ifdef _OPENMP
   if (n > 0) omp_set_num_threads(n);
-#else
-  (void)n;
 #endif
 }

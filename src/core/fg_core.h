@@ -64,20 +64,15 @@ int fg_error_is_adopted(void);
 /* Allocate n elements of *ptr's type, checking for overflow and failure. */
 void *fg_malloc_array(size_t n, size_t size);
 void *fg_calloc_array(size_t n, size_t size);
-#define FG_ALLOC(ptr, n)                                                              \
+#define FG_ALLOC_WITH(fn, ptr, n)                                                     \
   do {                                                                                \
-    (ptr) = fg_malloc_array((size_t)(n), sizeof(*(ptr)));                             \
+    (ptr) = fn((size_t)(n), sizeof(*(ptr)));                                          \
     if (!(ptr) && (size_t)(n) > 0)                                                    \
       FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", (size_t)(n),  \
               sizeof(*(ptr)));                                                        \
   } while (0)
-#define FG_CALLOC(ptr, n)                                                             \
-  do {                                                                                \
-    (ptr) = fg_calloc_array((size_t)(n), sizeof(*(ptr)));                             \
-    if (!(ptr) && (size_t)(n) > 0)                                                    \
-      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", (size_t)(n),  \
-              sizeof(*(ptr)));                                                        \
-  } while (0)
+#define FG_ALLOC(ptr, n) FG_ALLOC_WITH(fg_malloc_array, ptr, n)
+#define FG_CALLOC(ptr, n) FG_ALLOC_WITH(fg_calloc_array, ptr, n)
 
 /* Cache-line aligned allocation for dense matrices; free with fg_free_aligned. */
 void *fg_malloc_aligned(size_t bytes);

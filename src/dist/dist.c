@@ -26,6 +26,7 @@ fg_status fg_dist_create(MPI_Comm comm, fg_dist **out) {
   fg_status st = FG_OK;
   fg_dist *d = NULL;
   FG_CALLOC(d, 1);
+  d->comm = MPI_COMM_NULL;
   FG_CHECK_MPI(MPI_Comm_dup(comm, &d->comm));
   /* errors come back as codes, so a failure is reported instead of aborting the job */
   FG_CHECK_MPI(MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN));
@@ -34,10 +35,7 @@ fg_status fg_dist_create(MPI_Comm comm, fg_dist **out) {
   *out = d;
   d = NULL;
 cleanup:
-  if (d) {
-    if (d->comm != MPI_COMM_NULL && d->comm) MPI_Comm_free(&d->comm);
-    free(d);
-  }
+  fg_dist_destroy(&d);
   return st;
 }
 
@@ -61,7 +59,7 @@ void fg_dist_count_recv(fg_dist *d, int64_t bytes) {
 fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   fg_status st = FG_OK;
   struct { int value, rank; } mine = {(int)local, d->rank}, worst;
-  char msg[2048];
+  char msg[2048], adopted[2100];
   if (d->size == 1) return local;
   /* MINLOC: the most negative status wins; among equals, the lowest rank */
   FG_CHECK_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, d->comm));
@@ -71,14 +69,11 @@ fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   if (d->rank == worst.rank)
     snprintf(msg, sizeof msg, "%c%s", fg_error_is_adopted() ? 'A' : 'L', fg_last_error());
   FG_CHECK_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, worst.rank, d->comm));
-  {
-    char adopted[2100];
-    if (msg[0] == 'A')
-      snprintf(adopted, sizeof adopted, "%s", msg + 1);
-    else
-      snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg + 1);
-    fg_error_adopt((fg_status)worst.value, adopted);
-  }
+  if (msg[0] == 'A')
+    snprintf(adopted, sizeof adopted, "%s", msg + 1);
+  else
+    snprintf(adopted, sizeof adopted, "rank %d: %s", worst.rank, msg + 1);
+  fg_error_adopt((fg_status)worst.value, adopted);
   return (fg_status)worst.value;
 cleanup:
   return st;
@@ -97,32 +92,39 @@ fg_status fg_dist_allreduce_i64(fg_dist *d, int64_t *buf, int64_t n) {
   return fg_group_allreduce_i64(&g, buf, n);
 }
 
-#define FG_MPI_CHUNK ((int64_t)1 << 30)
+enum { FG_XFER_SEND, FG_XFER_RECV, FG_XFER_BCAST };
 
-fg_status fg_dist_send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest, int tag) {
+/* Moves `bytes` in pieces below 2^30 bytes, so that every count fits an int: out sent to peer
+ * (FG_XFER_SEND), or in received from peer (FG_XFER_RECV) or broadcast from root peer
+ * (FG_XFER_BCAST). Counted as one message in the current phase (sent by the sender and the
+ * root, received by everyone else). */
+static fg_status transfer(fg_dist *d, const char *out, char *in, int64_t bytes, int peer,
+                          int tag, int kind) {
   fg_status st = FG_OK;
-  const char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Send(p + off, len, MPI_BYTE, dest, tag, d->comm));
+  const int64_t chunk = (int64_t)1 << 30;
+  for (int64_t off = 0; off < bytes; off += chunk) {
+    const int len = (int)FG_MIN(bytes - off, chunk);
+    if (kind == FG_XFER_SEND)
+      FG_CHECK_MPI(MPI_Send(out + off, len, MPI_BYTE, peer, tag, d->comm));
+    else if (kind == FG_XFER_RECV)
+      FG_CHECK_MPI(MPI_Recv(in + off, len, MPI_BYTE, peer, tag, d->comm, MPI_STATUS_IGNORE));
+    else
+      FG_CHECK_MPI(MPI_Bcast(in + off, len, MPI_BYTE, peer, d->comm));
   }
-  fg_dist_count_send(d, bytes);
+  if (kind == FG_XFER_SEND || (kind == FG_XFER_BCAST && d->rank == peer))
+    fg_dist_count_send(d, bytes);
+  else
+    fg_dist_count_recv(d, bytes);
 cleanup:
   return st;
 }
 
+fg_status fg_dist_send_bytes(fg_dist *d, const void *buf, int64_t bytes, int dest, int tag) {
+  return bytes <= 0 ? FG_OK : transfer(d, buf, NULL, bytes, dest, tag, FG_XFER_SEND);
+}
+
 fg_status fg_dist_recv_bytes(fg_dist *d, void *buf, int64_t bytes, int src, int tag) {
-  fg_status st = FG_OK;
-  char *p = buf;
-  if (bytes <= 0) return FG_OK;
-  for (int64_t off = 0; off < bytes; off += FG_MPI_CHUNK) {
-    const int len = (int)FG_MIN(bytes - off, FG_MPI_CHUNK);
-    FG_CHECK_MPI(MPI_Recv(p + off, len, MPI_BYTE, src, tag, d->comm, MPI_STATUS_IGNORE));
-  }
-  fg_dist_count_recv(d, bytes);
-cleanup:
-  return st;
+  return bytes <= 0 ? FG_OK : transfer(d, NULL, buf, bytes, src, tag, FG_XFER_RECV);
 }
 
 fg_status fg_dist_waitall(fg_dist *d, MPI_Request *reqs, int n, int overlapped) {
@@ -148,20 +150,7 @@ cleanup:
 }
 
 fg_status fg_dist_bcast(fg_dist *d, void *buf, int64_t bytes, int root) {
-  fg_status st = FG_OK;
-  char *p = buf;
-  if (d->size == 1 || bytes == 0) return FG_OK;
-  /* chunks below 2^30 bytes keep every count within an int */
-  for (int64_t off = 0; off < bytes; off += (int64_t)1 << 30) {
-    int64_t len = FG_MIN(bytes - off, (int64_t)1 << 30);
-    FG_CHECK_MPI(MPI_Bcast(p + off, (int)len, MPI_BYTE, root, d->comm));
-  }
-  if (d->rank == root)
-    fg_dist_count_send(d, bytes);
-  else
-    fg_dist_count_recv(d, bytes);
-cleanup:
-  return st;
+  return d->size == 1 || bytes == 0 ? FG_OK : transfer(d, NULL, buf, bytes, root, 0, FG_XFER_BCAST);
 }
 
 fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gids,
@@ -183,12 +172,12 @@ fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gid
   FG_CHECK(fg_mpi_count(rows, &ni));
   FG_CHECK(fg_mpi_count(rows * w, &nv));
   if (me_root) {
-    FG_ALLOC(hdrs, 3 * P);
-    FG_ALLOC(len, P);
-    FG_ALLOC(cnt_i, P);
-    FG_ALLOC(dsp_i, P);
-    FG_ALLOC(cnt_v, P);
-    FG_ALLOC(dsp_v, P);
+    FG_ALLOC(hdrs, 4 * P); /* 3 per rank, then len */
+    len = hdrs + 3 * P;
+    FG_ALLOC(cnt_i, 4 * P); /* cnt_i, dsp_i, cnt_v, dsp_v */
+    dsp_i = cnt_i + P;
+    cnt_v = dsp_i + P;
+    dsp_v = cnt_v + P;
   }
   FG_CHECK_MPI(MPI_Gather(hdr, 3, MPI_INT64_T, hdrs, 3, MPI_INT64_T, root, d->comm));
   if (me_root) {
@@ -218,11 +207,7 @@ fg_status fg_dist_gather_block(fg_dist *d, const float *vals, const int64_t *gid
   }
 cleanup:
   free(hdrs);
-  free(len);
   free(cnt_i);
-  free(dsp_i);
-  free(cnt_v);
-  free(dsp_v);
   free(all_ids);
   free(all_vals);
   return st;
@@ -247,9 +232,7 @@ cleanup:
 
 fg_status fg_agree(MPI_Comm comm, fg_status local) {
   fg_status st = FG_OK;
-  fg_dist d;
-  memset(&d, 0, sizeof d);
-  d.comm = comm;
+  fg_dist d = {.comm = comm};
   FG_CHECK_MPI(MPI_Comm_rank(comm, &d.rank));
   FG_CHECK_MPI(MPI_Comm_size(comm, &d.size));
   st = fg_dist_agree(&d, local);

@@ -13,7 +13,7 @@ void fg_csr_free(fg_csr *A) {
 
 fg_status fg_csr_transpose(const fg_csr *A, fg_csr *B) {
   fg_status st = FG_OK;
-  fg_csr T = {0};
+  fg_csr T = {.nrows = A->ncols, .ncols = A->nrows, .nnz = A->nnz}; /* T = A^T */
   int64_t *next = NULL; // (ncols) fill position per row of T
   assert(A != B);
   FG_REQUIRE(A->nrows >= 0 && A->ncols >= 0 && A->nnz >= 0, FG_ERR_INVALID_ARG,
@@ -32,9 +32,6 @@ fg_status fg_csr_transpose(const fg_csr *A, fg_csr *B) {
   FG_REQUIRE(span == A->nnz, FG_ERR_INVALID_ARG,
              "csr transpose: rowptr spans %lld entries but nnz is %lld", (long long)span,
              (long long)A->nnz);
-  T.nrows = A->ncols;
-  T.ncols = A->nrows;
-  T.nnz = A->nnz;
   FG_CALLOC(T.rowptr, T.nrows + 1);
   FG_ALLOC(T.col, T.nnz);
   if (A->val) FG_ALLOC(T.val, T.nnz);
@@ -58,7 +55,7 @@ fg_status fg_csr_transpose(const fg_csr *A, fg_csr *B) {
     }
   }
   *B = T;
-  memset(&T, 0, sizeof T);
+  T = (fg_csr){0};
 cleanup:
   fg_csr_free(&T);
   free(next);

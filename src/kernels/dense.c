@@ -39,12 +39,8 @@ void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float al
   if (k <= 0) {
     /* op(A) op(B) is zero: C = beta C, and beta == 0 clears C even where it held NaN */
     for (int64_t i = 0; i < m; i++) {
-      float *c = C + i * ldc;
-      if (beta == 0.0f) {
-        for (int64_t j = 0; j < n; j++) c[j] = 0.0f;
-      } else {
-        for (int64_t j = 0; j < n; j++) c[j] *= beta;
-      }
+      float *c = C + i * ldc; // (n)
+      for (int64_t j = 0; j < n; j++) c[j] = beta == 0.0f ? 0.0f : c[j] * beta;
     }
     return;
   }
@@ -64,9 +60,7 @@ void fg_glorot_init_piece(float *out, int64_t fan_in, int64_t fan_out, int64_t r
                           uint64_t layer) {
   const double a = sqrt(6.0 / (double)(fan_in + fan_out));
   if (len <= 0 || cols <= 0) return;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (len > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(len)
   for (int64_t k = 0; k < len; k++) {
     const int64_t e = e0 + k, i = row0 + e / cols, j = col0 + e % cols;
     const double u = fg_rng_uniform_d(seed, FG_RNG_INIT, layer, (uint64_t)i, (uint64_t)j, 0);
@@ -79,9 +73,7 @@ void fg_glorot_init(float *W, int64_t fan_in, int64_t fan_out, uint64_t seed, ui
 }
 
 void fg_row_normalize(float *x, int64_t rows, int64_t cols) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     float *row = x + r * cols; // (cols)
     double s = 0.0;
@@ -94,9 +86,7 @@ void fg_row_normalize(float *x, int64_t rows, int64_t cols) {
 /* ---- bandwidth probe ---------------------------------------------------------------- */
 
 double fg_stream_triad(float *a, const float *b, const float *c, float s, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+  FG_PRAGMA(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
   return 3.0 * (double)sizeof(float) * (double)(n > 0 ? n : 0);
 }

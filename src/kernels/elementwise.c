@@ -13,25 +13,19 @@
 
 void fg_relu_forward(float *out, const float *in, int64_t n) {
   /* "x < 0 ? 0 : x" rather than "x > 0 ? x : 0" so a NaN passes through and is noticed */
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR_SIMD(n)
   for (int64_t i = 0; i < n; i++) out[i] = in[i] < 0.0f ? 0.0f : in[i];
 }
 
 void fg_relu_backward(float *din, const float *dout, const float *out, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR_SIMD(n)
   for (int64_t i = 0; i < n; i++) din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
 /* ---- bias ------------------------------------------------------------------------- */
 
 void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     float *row = x + r * cols; // (cols)
     FG_OMP_SIMD
@@ -60,9 +54,7 @@ void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols)
     }
     return;
   }
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t b = 0; b < nblocks; b++) {
     double *p = part + b * cols; // (cols)
     const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);

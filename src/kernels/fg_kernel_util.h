@@ -1,5 +1,5 @@
 /* fg_kernel_util.h -- private helpers shared by the kernel files (not part of the kernel API):
- * the OpenMP simd pragma (a no-op without OpenMP) and how many tasks a loop is worth. */
+ * the OpenMP pragmas (no-ops without OpenMP) and how many tasks a loop is worth. */
 #ifndef FG_KERNEL_UTIL_H
 #define FG_KERNEL_UTIL_H
 
@@ -8,22 +8,28 @@
 #include "core/fg_core.h"
 
 #ifdef _OPENMP
-#define FG_OMP_SIMD _Pragma("omp simd")
+#define FG_PRAGMA(text) _Pragma(#text)
 #else
-#define FG_OMP_SIMD
+#define FG_PRAGMA(text)
 #endif
+#define FG_OMP_SIMD FG_PRAGMA(omp simd)
 
 /* Elementwise loops shorter than this run on one thread (a fork costs more than the work). */
 #define FG_PAR_MIN_ELEMS 32768
+/* A static parallel loop (FG_OMP_FOR_SIMD: vectorized too) over n elements, on one thread when
+ * n is at most FG_PAR_MIN_ELEMS. */
+#define FG_OMP_FOR(n) FG_PRAGMA(omp parallel for schedule(static) if ((n) > FG_PAR_MIN_ELEMS))
+#define FG_OMP_FOR_SIMD(n) \
+  FG_PRAGMA(omp parallel for simd schedule(static) if ((n) > FG_PAR_MIN_ELEMS))
+/* A loop over ntasks tasks, one a thread. */
+#define FG_OMP_TASKS(ntasks) \
+  FG_PRAGMA(omp parallel for schedule(static, 1) num_threads(ntasks) if ((ntasks) > 1))
 
 /* Number of tasks for `work` units when one task should get at least `min_work` units:
  * min(threads, max(1, work / min_work)). Always >= 1. */
 static inline int fg_kernel_tasks(int64_t work, int64_t min_work) {
-  int nt = fg_max_threads();
-  int64_t by_work = min_work > 0 ? work / min_work : work;
-  if (by_work < 1) by_work = 1;
-  if (by_work < (int64_t)nt) nt = (int)by_work;
-  return nt < 1 ? 1 : nt;
+  const int64_t threads = fg_max_threads(), by_work = min_work > 0 ? work / min_work : work;
+  return (int)FG_MAX(1, FG_MIN(threads, by_work));
 }
 
 /* Start of task t's share when [0, n) is cut into ntasks near-equal contiguous ranges. */

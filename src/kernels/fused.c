@@ -59,21 +59,18 @@ static void fused_rows(float *out, const float *in, const int64_t *in_rows, cons
   const int drop = p > 0.0f;
   const float scale = drop ? 1.0f / (1.0f - p) : 1.0f;
   const uint32_t thr = fg_dropout_threshold(p);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     const float *x = in + (in_rows ? in_rows[r] : r) * cols; // (cols)
     float *o = out + r * cols;      // (cols)
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
     uint16_t fields[FG_FUSED_CHUNK + 4];
-    const uint16_t *m16 = fields;
     for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
       const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
       const float *b = bias ? bias + c0 : NULL;
-      if (drop) m16 = dropout_fields(fields, key, col0 + c0, w);
       if (drop) {
+        const uint16_t *m16 = dropout_fields(fields, key, col0 + c0, w);
         if (bias && relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 1, 1);
         else if (bias) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 0, 1);
         else if (relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 0, 1, 1);
@@ -115,10 +112,9 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                               uint64_t layer, const int64_t *global_ids, int64_t col0) {
   for (int64_t i = 0; i < rows * cols; i++) out[i] = in[i];
-  if (bias) {
+  if (bias)
     for (int64_t r = 0; r < rows; r++)
       for (int64_t c = 0; c < cols; c++) out[r * cols + c] += bias[c];
-  }
   if (relu)
     for (int64_t i = 0; i < rows * cols; i++) out[i] = out[i] < 0.0f ? 0.0f : out[i];
   if (p > 0.0f)
@@ -126,8 +122,6 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
 }
 
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR_SIMD(n)
   for (int64_t i = 0; i < n; i++) g[i] = d[i] > 0.0f ? g[i] * scale : 0.0f;
 }

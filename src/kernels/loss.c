@@ -59,15 +59,14 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
   /* the column-block kernels on whole rows: one path for every scheme */
   fg_maxloc *mx = malloc((size_t)FG_MAX(rows, 1) * sizeof *mx);
   double *sum = malloc((size_t)FG_MAX(rows, 1) * sizeof *sum), loss;
-  if (!mx || !sum) { /* the reference needs no scratch */
-    free(mx);
-    free(sum);
-    return fg_softmax_xent_ref(logits, rows, classes, labels, select, scale, dlogits, count,
+  if (mx && sum) {
+    fg_xent_row_stats(logits, rows, classes, select, mx, sum);
+    loss = fg_xent_block_finish(logits, rows, classes, 0, labels, select, mx, sum, scale,
+                                dlogits, 1, count, correct);
+  } else { /* the reference needs no scratch */
+    loss = fg_softmax_xent_ref(logits, rows, classes, labels, select, scale, dlogits, count,
                                correct);
   }
-  fg_xent_row_stats(logits, rows, classes, select, mx, sum);
-  loss = fg_xent_block_finish(logits, rows, classes, 0, labels, select, mx, sum, scale, dlogits,
-                              1, count, correct);
   free(mx);
   free(sum);
   return loss;
@@ -75,9 +74,14 @@ double fg_softmax_xent(const float *logits, int64_t rows, int64_t classes, const
 
 /* ---- a column block of the logits -------------------------------------------------------- */
 
-/* Row r's maximum over its block (ties to the lowest column). */
-static inline fg_maxloc row_max(const float *row, int64_t cols, int64_t col0) {
+/* Row r's maximum over its block (ties to the lowest column) and its sum of exp(row - max)
+ * over the block. Rows not selected get no statistics (-inf at no column, sum 1): no loss is
+ * taken of them. */
+static inline fg_maxloc row_max(const float *z, int64_t cols, int64_t col0,
+                                const uint8_t *select, int64_t r) {
+  const float *row = z + r * cols; // (cols)
   fg_maxloc best = {-INFINITY, INT_MAX};
+  if (select && !select[r]) return best;
   for (int64_t c = 0; c < cols; c++)
     if (c == 0 || row[c] > best.val) { /* strict: ties to the lowest column */
       best.val = row[c];
@@ -86,55 +90,48 @@ static inline fg_maxloc row_max(const float *row, int64_t cols, int64_t col0) {
   return best;
 }
 
-/* The sum of exp(row - base) over the block. */
-static inline double row_expsum(const float *row, int64_t cols, double base) {
+static inline double row_expsum(const float *z, int64_t cols, fg_maxloc mx,
+                                const uint8_t *select, int64_t r) {
+  const float *row = z + r * cols; // (cols)
   double s = 0.0;
-  for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - base);
+  if (select && !select[r]) return 1.0;
+  for (int64_t c = 0; c < cols; c++) s += exp((double)row[c] - (double)mx.val);
   return s;
 }
 
-/* Rows not selected get no statistics (-inf at no column, sum 1): no loss is taken of them. */
-static inline int stats_wanted(const uint8_t *select, int64_t r) { return !select || select[r]; }
-
 void fg_xent_block_max(const float *z, int64_t rows, int64_t cols, int64_t col0,
                        const uint8_t *select, fg_maxloc *mx) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
-  for (int64_t r = 0; r < rows; r++) {
-    const fg_maxloc none = {-INFINITY, INT_MAX};
-    mx[r] = stats_wanted(select, r) ? row_max(z + r * cols, cols, col0) : none;
-  }
+  FG_OMP_FOR(rows * cols)
+  for (int64_t r = 0; r < rows; r++) mx[r] = row_max(z, cols, col0, select, r);
 }
 
 void fg_xent_block_expsum(const float *z, int64_t rows, int64_t cols, const fg_maxloc *mx,
                           const uint8_t *select, double *sum) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
-  for (int64_t r = 0; r < rows; r++)
-    sum[r] = stats_wanted(select, r) ? row_expsum(z + r * cols, cols, (double)mx[r].val) : 1.0;
+  FG_OMP_FOR(rows * cols)
+  for (int64_t r = 0; r < rows; r++) sum[r] = row_expsum(z, cols, mx[r], select, r);
 }
 
 void fg_xent_row_stats(const float *z, int64_t rows, int64_t cols, const uint8_t *select,
                        fg_maxloc *mx, double *sum) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * cols > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
-    const fg_maxloc none = {-INFINITY, INT_MAX};
-    mx[r] = stats_wanted(select, r) ? row_max(z + r * cols, cols, 0) : none;
-    sum[r] = stats_wanted(select, r) ? row_expsum(z + r * cols, cols, (double)mx[r].val) : 1.0;
+    mx[r] = row_max(z, cols, 0, select, r);
+    sum[r] = row_expsum(z, cols, mx[r], select, r);
   }
 }
 
+/* A task's part of the loss, the rows it counted and the correct ones among them. */
+typedef struct xent_part {
+  double loss;
+  int64_t n, ok;
+} xent_part;
+
 /* Rows [r0, r1) of fg_xent_block_finish. */
-static void xent_block_rows(const float *z, int64_t cols, int64_t col0, const int32_t *labels,
-                            const uint8_t *select, const fg_maxloc *mx, const double *sum,
-                            float scale, float *dlogits, int count_rows, int64_t r0, int64_t r1,
-                            double *loss_out, int64_t *count_out, int64_t *correct_out) {
-  double loss = 0.0;
-  int64_t n = 0, ok = 0;
+static xent_part xent_block_rows(const float *z, int64_t cols, int64_t col0,
+                                 const int32_t *labels, const uint8_t *select,
+                                 const fg_maxloc *mx, const double *sum, float scale,
+                                 float *dlogits, int count_rows, int64_t r0, int64_t r1) {
+  xent_part p = {0.0, 0, 0};
   for (int64_t r = r0; r < r1; r++) {
     const float *row = z + r * cols;                 // (cols)
     float *dz = dlogits ? dlogits + r * cols : NULL; // (cols)
@@ -152,40 +149,33 @@ static void xent_block_rows(const float *z, int64_t cols, int64_t col0, const in
             (float)((double)scale * (exp((double)row[y - col0] - base) * inv - 1.0));
     }
     if (count_rows && y >= col0 && y < col0 + cols) {
-      loss += base + log(sum[r]) - (double)row[y - col0];
-      n++;
-      ok += mx[r].idx == y;
+      p.loss += base + log(sum[r]) - (double)row[y - col0];
+      p.n++;
+      p.ok += mx[r].idx == y;
     }
   }
-  *loss_out = loss;
-  *count_out = n;
-  *correct_out = ok;
+  return p;
 }
 
 double fg_xent_block_finish(const float *z, int64_t rows, int64_t cols, int64_t col0,
                             const int32_t *labels, const uint8_t *select, const fg_maxloc *mx,
                             const double *sum, float scale, float *dlogits, int count_rows,
                             int64_t *count, int64_t *correct) {
-  double part_loss[FG_XENT_MAX_TASKS];
-  int64_t part_n[FG_XENT_MAX_TASKS], part_ok[FG_XENT_MAX_TASKS];
+  xent_part part[FG_XENT_MAX_TASKS], all = {0.0, 0, 0};
   if (rows < 0) rows = 0;
   int ntasks = fg_kernel_tasks(rows * (cols > 0 ? cols : 1), FG_XENT_MIN_TASK_WORK);
   if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
-#endif
+  FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++)
-    xent_block_rows(z, cols, col0, labels, select, mx, sum, scale, dlogits, count_rows,
-                    fg_task_start(rows, t, ntasks), fg_task_start(rows, t + 1, ntasks),
-                    &part_loss[t], &part_n[t], &part_ok[t]);
-  double loss = 0.0;
-  int64_t n = 0, ok = 0;
+    part[t] = xent_block_rows(z, cols, col0, labels, select, mx, sum, scale, dlogits,
+                              count_rows, fg_task_start(rows, t, ntasks),
+                              fg_task_start(rows, t + 1, ntasks));
   for (int t = 0; t < ntasks; t++) {
-    loss += part_loss[t];
-    n += part_n[t];
-    ok += part_ok[t];
+    all.loss += part[t].loss;
+    all.n += part[t].n;
+    all.ok += part[t].ok;
   }
-  if (count) *count = n;
-  if (correct) *correct = ok;
-  return loss;
+  if (count) *count = all.n;
+  if (correct) *correct = all.ok;
+  return all.loss;
 }

@@ -32,9 +32,7 @@ void fg_adam_step(float *param, const float *grad, float *m, float *v, int64_t n
   const double bc2 = 1.0 - pow((double)p.beta2, (double)t);
   const float b1 = p.beta1, b2 = p.beta2, c1 = 1.0f - p.beta1, c2 = 1.0f - p.beta2;
   const double lr = (double)p.lr, eps = (double)p.eps;
-#ifdef _OPENMP
-#pragma omp parallel for simd schedule(static) if (n > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR_SIMD(n)
   for (int64_t i = 0; i < n; i++) {
     const float g = grad[i] + weight_decay * param[i];
     const float mi = b1 * m[i] + c1 * g;

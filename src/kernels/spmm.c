@@ -106,10 +106,6 @@ FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t k, int lines) {
     const char *p = (const char *)(g->X + (int64_t)g->col[k + g->ahead_l1] * g->ldx);
     for (int i = 0; i < lines; i++) __builtin_prefetch(p + 64 * i, 0, 3);
   }
-#else
-  (void)g;
-  (void)k;
-  (void)lines;
 #endif
 }
 
@@ -126,29 +122,76 @@ FG_INLINE void spmm_prefetch(const spmm_args *g, int64_t k, int lines) {
 /* ---- AVX-512: 16 floats a vector, tiles of up to 8 vectors ----------------------------- */
 #define FG_SPMM_VL 16
 #define FG_SPMM_TILE 128
+typedef __m512 spmm_vec;
+typedef __mmask16 spmm_tail; /* the lanes of a tile's last vector */
+#define SPMM_ZERO _mm512_setzero_ps
+#define SPMM_SET1 _mm512_set1_ps
+#define SPMM_ADD _mm512_add_ps
+#define SPMM_MUL _mm512_mul_ps
 
-/* Rows [r0, r1) of Y, columns [0, 16 (nv - 1) + popcount(tail)): = (or +=) A times the same
- * columns of X; nv vectors, the last under the mask `tail`. nv and has_val are constants after
- * inlining, so the accumulators live in registers and the loop has no branch on A->val. */
+/* The first rem lanes, 1 <= rem <= FG_SPMM_VL. */
+static inline spmm_tail spmm_tail_of(int rem) {
+  return (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
+}
+
+/* Load or store a whole vector (full != 0) or the lanes of tail. */
+FG_INLINE spmm_vec spmm_load(const float *p, int full, spmm_tail tail) {
+  return _mm512_maskz_loadu_ps(full ? (__mmask16)0xffff : tail, p);
+}
+FG_INLINE void spmm_store(float *p, int full, spmm_tail tail, spmm_vec v) {
+  _mm512_mask_storeu_ps(p, full ? (__mmask16)0xffff : tail, v);
+}
+
+#elif defined(__AVX2__)
+/* ---- AVX2: 8 floats a vector, tiles of up to 8 vectors --------------------------------- */
+#define FG_SPMM_VL 8
+#define FG_SPMM_TILE 64
+typedef __m256 spmm_vec;
+typedef __m256i spmm_tail;
+#define SPMM_ZERO _mm256_setzero_ps
+#define SPMM_SET1 _mm256_set1_ps
+#define SPMM_ADD _mm256_add_ps
+#define SPMM_MUL _mm256_mul_ps
+
+static inline spmm_tail spmm_tail_of(int rem) { /* lane < rem */
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+FG_INLINE spmm_vec spmm_load(const float *p, int full, spmm_tail tail) {
+  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tail);
+}
+FG_INLINE void spmm_store(float *p, int full, spmm_tail tail, spmm_vec v) {
+  if (full)
+    _mm256_storeu_ps(p, v);
+  else
+    _mm256_maskstore_ps(p, tail, v);
+}
+#endif
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+/* Rows [r0, r1) of Y, columns [0, FG_SPMM_VL (nv - 1) + the lanes of tail): = (or +=) A times
+ * the same columns of X; nv vectors, the last under the mask `tail`. nv and has_val are
+ * constants after inlining, so the accumulators live in registers and the loop has no branch
+ * on A->val. */
 FG_INLINE void spmm_tile(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
-                         int accumulate, const int nv, __mmask16 tail, const int has_val) {
+                         int accumulate, const int nv, spmm_tail tail, const int has_val) {
   for (int64_t r = r0; r < r1; r++) {
     float *y = Y + r * ldy;
-    __m512 acc[8];
-    for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
+    spmm_vec acc[8];
+    for (int i = 0; i < nv; i++) acc[i] = SPMM_ZERO();
     for (int64_t k = g->rowptr[r]; k < g->rowptr[r + 1]; k++) {
       const float *x = g->X + (int64_t)g->col[k] * g->ldx;
-      spmm_prefetch(g, k, nv);
-      const __m512 a = _mm512_set1_ps(has_val ? g->val[k] : 1.0f);
+      spmm_prefetch(g, k, (FG_SPMM_VL * nv + 15) / 16); /* the cache lines of nv vectors */
+      const spmm_vec a = SPMM_SET1(has_val ? g->val[k] : 1.0f);
       for (int i = 0; i < nv; i++) {
-        const __m512 xi = _mm512_maskz_loadu_ps(i + 1 < nv ? (__mmask16)0xffff : tail, x + 16 * i);
-        acc[i] = _mm512_add_ps(acc[i], has_val ? _mm512_mul_ps(a, xi) : xi);
+        const spmm_vec xi = spmm_load(x + FG_SPMM_VL * i, i + 1 < nv, tail);
+        acc[i] = SPMM_ADD(acc[i], has_val ? SPMM_MUL(a, xi) : xi);
       }
     }
     for (int i = 0; i < nv; i++) {
-      const __mmask16 m = i + 1 < nv ? (__mmask16)0xffff : tail;
-      if (accumulate) acc[i] = _mm512_add_ps(acc[i], _mm512_maskz_loadu_ps(m, y + 16 * i));
-      _mm512_mask_storeu_ps(y + 16 * i, m, acc[i]);
+      float *yi = y + FG_SPMM_VL * i;
+      if (accumulate) acc[i] = SPMM_ADD(acc[i], spmm_load(yi, i + 1 < nv, tail));
+      spmm_store(yi, i + 1 < nv, tail, acc[i]);
     }
   }
 }
@@ -156,59 +199,8 @@ FG_INLINE void spmm_tile(const spmm_args *g, int64_t r0, int64_t r1, float *Y, i
 /* Rows [r0, r1), columns [0, w) of the tile, 1 <= w <= FG_SPMM_TILE (Y offset to the tile). */
 static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
                           int accumulate, int64_t w) {
-  const int nv = (int)((w + 15) / 16);
-  const int rem = (int)(w - 16 * (nv - 1));
-  const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
-  switch (nv) {
-    FG_SPMM_TILE_CASE(1)
-    FG_SPMM_TILE_CASE(2)
-    FG_SPMM_TILE_CASE(3)
-    FG_SPMM_TILE_CASE(4)
-    FG_SPMM_TILE_CASE(5)
-    FG_SPMM_TILE_CASE(6)
-    FG_SPMM_TILE_CASE(7)
-    default: FG_SPMM_TILE_CASE(8)
-  }
-}
-
-#elif defined(__AVX2__)
-/* ---- AVX2: 8 floats a vector, tiles of up to 8 vectors --------------------------------- */
-#define FG_SPMM_VL 8
-#define FG_SPMM_TILE 64
-
-/* As the AVX-512 tile; the last of the nv vectors is loaded and stored under `tail`. */
-FG_INLINE void spmm_tile(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
-                         int accumulate, const int nv, __m256i tail, const int has_val) {
-  for (int64_t r = r0; r < r1; r++) {
-    float *y = Y + r * ldy;
-    __m256 acc[8];
-    for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
-    for (int64_t k = g->rowptr[r]; k < g->rowptr[r + 1]; k++) {
-      const float *x = g->X + (int64_t)g->col[k] * g->ldx;
-      spmm_prefetch(g, k, (nv + 1) / 2);
-      const __m256 a = _mm256_set1_ps(has_val ? g->val[k] : 1.0f);
-      for (int i = 0; i < nv; i++) {
-        const __m256 xi =
-            i + 1 < nv ? _mm256_loadu_ps(x + 8 * i) : _mm256_maskload_ps(x + 8 * i, tail);
-        acc[i] = _mm256_add_ps(acc[i], has_val ? _mm256_mul_ps(a, xi) : xi);
-      }
-    }
-    for (int i = 0; i + 1 < nv; i++) {
-      if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(y + 8 * i));
-      _mm256_storeu_ps(y + 8 * i, acc[i]);
-    }
-    if (accumulate)
-      acc[nv - 1] = _mm256_add_ps(acc[nv - 1], _mm256_maskload_ps(y + 8 * (nv - 1), tail));
-    _mm256_maskstore_ps(y + 8 * (nv - 1), tail, acc[nv - 1]);
-  }
-}
-
-static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
-                          int accumulate, int64_t w) {
-  const int nv = (int)((w + 7) / 8);
-  const int rem = (int)(w - 8 * (nv - 1));
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), lane); /* lane < rem */
+  const int nv = (int)((w + FG_SPMM_VL - 1) / FG_SPMM_VL);
+  const spmm_tail tail = spmm_tail_of((int)(w - FG_SPMM_VL * (nv - 1)));
   switch (nv) {
     FG_SPMM_TILE_CASE(1)
     FG_SPMM_TILE_CASE(2)
@@ -223,7 +215,6 @@ static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, 
 
 #else
 /* ---- portable C: a tile of up to 64 floats in a local array ------------------------------ */
-#define FG_SPMM_VL 1
 #define FG_SPMM_TILE 64
 
 static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, int64_t ldy,
@@ -268,9 +259,7 @@ static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, 
   assert(A->rowptr[nrows] >= A->rowptr[0]);
   const int64_t total = spmm_row_cost(A->rowptr, nrows);
   const int ntasks = fg_kernel_tasks(total * f, FG_SPMM_MIN_TASK_WORK);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(ntasks) if (ntasks > 1)
-#endif
+  FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
     const int64_t r0 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
     const int64_t r1 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
