@@ -8,9 +8,7 @@
 #include "kernels/fg_kernels.h"
 
 void fg_ln_row_sums(const float *z, int64_t n, int64_t w, const double *center, double *s) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n * w > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(n * w)
   for (int64_t i = 0; i < n; i++) {
     const float *r = z + i * w;
     const double c = center ? center[i] : 0.0;
@@ -22,9 +20,7 @@ void fg_ln_row_sums(const float *z, int64_t n, int64_t w, const double *center, 
 
 void fg_ln_forward(float *z, float *xhat, int64_t n, int64_t w, const double *mean,
                    const double *rstd, const float *gamma, const float *beta) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n * w > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(n * w)
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < w; j++) {
       const float x = (float)(((double)z[i * w + j] - mean[i]) * rstd[i]);
@@ -35,9 +31,7 @@ void fg_ln_forward(float *z, float *xhat, int64_t n, int64_t w, const double *me
 
 void fg_ln_backward_sums(const float *dy, const float *xhat, const float *gamma, int64_t n,
                          int64_t w, double *a) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n * w > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(n * w)
   for (int64_t i = 0; i < n; i++) {
     double s0 = 0.0, s1 = 0.0;
     for (int64_t j = 0; j < w; j++) {
@@ -52,9 +46,7 @@ void fg_ln_backward_sums(const float *dy, const float *xhat, const float *gamma,
 
 void fg_ln_backward(float *dy, const float *xhat, const float *gamma, const double *a,
                     const double *rstd, int64_t n, int64_t w, int64_t W) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n * w > FG_PAR_MIN_ELEMS)
-#endif
+  FG_OMP_FOR(n * w)
   for (int64_t i = 0; i < n; i++) {
     const double m0 = a[2 * i] / (double)W, m1 = a[2 * i + 1] / (double)W;
     for (int64_t j = 0; j < w; j++) {
