@@ -575,6 +575,7 @@ static void destroy_3d(fg_scheme *s) {
   free(t->A);
   free(t->At);
   free(t->I);
+  free(t->It);
   free(t->len);
   free(t->cnt);
   free(t->dsp);
