@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "graph/fg_graph.h"
+#include "kernels/fg_kernel_util.h"
 
 #define FG_CSR_MAX_BUCKETS 16384
 #define FG_CSR_MIN_WORK_PER_PART 65536
@@ -106,12 +107,6 @@ static void sort_i32(int32_t *a, int64_t n) {
 
 /* ---- building --------------------------------------------------------------------------- */
 
-static int64_t choose_parts(int64_t work) {
-  int64_t p = work / FG_CSR_MIN_WORK_PER_PART;
-  p = FG_MIN(p, (int64_t)fg_max_threads());
-  return FG_MAX(p, 1);
-}
-
 /* Entry (r, c) of a part: one more in row r's bucket, h[r >> shift], which counts the part's
  * entries per bucket (keys NULL) or is its write cursor there for the key r << 32 | c. */
 static inline void put_entry(int64_t *h, uint64_t *keys, int shift, int64_t r, int64_t c) {
@@ -164,7 +159,7 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
   int shift = 0;
   while (((n + ((int64_t)1 << shift) - 1) >> shift) > FG_CSR_MAX_BUCKETS) shift++;
   const int64_t nb = n == 0 ? 0 : ((n - 1) >> shift) + 1;
-  const int64_t parts = choose_parts(m + n);
+  const int64_t parts = fg_kernel_tasks(m + n, FG_CSR_MIN_WORK_PER_PART);
 
   FG_ALLOC(rowptr, n + 1);
   FG_CALLOC(cursor, parts * nb);
