@@ -46,6 +46,9 @@ typedef struct fg_adj_spec { /* all zero: GCN's Â */
                         --no-self-loops: GCN's A + I); 1: none (SAGE's and GIN's neighbours) */
 } fg_adj_spec;
 
+/* The index of name among names[0..count), or -1 (also for a NULL name). */
+int fg_name_index(const char *name, const char *const *names, int count);
+
 const char *fg_adj_norm_name(fg_adj_norm norm);
 /* 1 and *out set if name is "sym", "mean" or "sum"; else 0. */
 int fg_adj_norm_parse(const char *name, fg_adj_norm *out);

@@ -17,11 +17,18 @@
 #include <string.h>
 
 #include "graph/fg_graph.h"
+#include "kernels/fg_kernel_util.h"
 
 #define FG_CSR_MAX_BUCKETS 16384
 #define FG_CSR_MIN_WORK_PER_PART 65536
 
 /* ---- sorting 32-bit columns ------------------------------------------------------------ */
+
+static void swap_i32(int32_t *a, int32_t *b) {
+  const int32_t t = *a;
+  *a = *b;
+  *b = t;
+}
 
 static void sort_insertion_i32(int32_t *a, int64_t n) {
   for (int64_t i = 1; i < n; i++) {
@@ -41,9 +48,7 @@ static void sift_down_i32(int32_t *a, int64_t n, int64_t i) {
     if (c >= n) return;
     if (c + 1 < n && a[c + 1] > a[c]) c++;
     if (a[i] >= a[c]) return;
-    int32_t t = a[i];
-    a[i] = a[c];
-    a[c] = t;
+    swap_i32(&a[i], &a[c]);
     i = c;
   }
 }
@@ -51,19 +56,13 @@ static void sift_down_i32(int32_t *a, int64_t n, int64_t i) {
 static void sort_heap_i32(int32_t *a, int64_t n) {
   for (int64_t i = n / 2 - 1; i >= 0; i--) sift_down_i32(a, n, i);
   for (int64_t end = n - 1; end > 0; end--) {
-    int32_t t = a[0];
-    a[0] = a[end];
-    a[end] = t;
+    swap_i32(&a[0], &a[end]);
     sift_down_i32(a, end, 0);
   }
 }
 
 static int32_t median3_i32(int32_t x, int32_t y, int32_t z) {
-  if (x > y) {
-    int32_t t = x;
-    x = y;
-    y = t;
-  }
+  if (x > y) swap_i32(&x, &y);
   if (y > z) y = z;
   return x > y ? x : y;
 }
@@ -80,15 +79,9 @@ static void sort_intro_i32(int32_t *a, int64_t n, int depth) {
     int64_t lt = 0, i = 0, gt = n;
     while (i < gt) {
       if (a[i] < p) {
-        int32_t t = a[lt];
-        a[lt] = a[i];
-        a[i] = t;
-        lt++, i++;
+        swap_i32(&a[lt++], &a[i++]);
       } else if (a[i] > p) {
-        gt--;
-        int32_t t = a[gt];
-        a[gt] = a[i];
-        a[i] = t;
+        swap_i32(&a[--gt], &a[i]);
       } else {
         i++;
       }
@@ -114,10 +107,30 @@ static void sort_i32(int32_t *a, int64_t n) {
 
 /* ---- building --------------------------------------------------------------------------- */
 
-static int64_t choose_parts(int64_t work) {
-  int64_t p = work / FG_CSR_MIN_WORK_PER_PART;
-  p = FG_MIN(p, (int64_t)fg_max_threads());
-  return FG_MAX(p, 1);
+/* Entry (r, c) of a part: one more in row r's bucket, h[r >> shift], which counts the part's
+ * entries per bucket (keys NULL) or is its write cursor there for the key r << 32 | c. */
+static inline void put_entry(int64_t *h, uint64_t *keys, int shift, int64_t r, int64_t c) {
+  const int64_t at = h[r >> shift]++;
+  if (keys) keys[at] = (uint64_t)r << 32 | (uint64_t)c;
+}
+
+/* Steps 1 and 3 for part p (a block of the m edges and of the n nodes): its entries through
+ * put_entry. Returns the part's first edge with a node id outside [0, n), or -1. */
+static int64_t bucket_part(const int64_t *src, const int64_t *dst, int64_t m, int64_t n,
+                           int64_t parts, int64_t p, int shift, int undirected, int self_loops,
+                           int64_t *h, uint64_t *keys) {
+  const int64_t e1 = fg_block_start(m, parts, p + 1);
+  for (int64_t e = fg_block_start(m, parts, p); e < e1; e++) {
+    const int64_t s = src[e], d = dst[e];
+    if (s < 0 || s >= n || d < 0 || d >= n) return e;
+    if (s != d || !self_loops) put_entry(h, keys, shift, d, s);
+    if (s != d && undirected) put_entry(h, keys, shift, s, d);
+  }
+  if (self_loops) {
+    const int64_t v1 = fg_block_start(n, parts, p + 1);
+    for (int64_t v = fg_block_start(n, parts, p); v < v1; v++) put_entry(h, keys, shift, v, v);
+  }
+  return -1;
 }
 
 fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, int64_t m,
@@ -146,7 +159,7 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
   int shift = 0;
   while (((n + ((int64_t)1 << shift) - 1) >> shift) > FG_CSR_MAX_BUCKETS) shift++;
   const int64_t nb = n == 0 ? 0 : ((n - 1) >> shift) + 1;
-  const int64_t parts = choose_parts(m + n);
+  const int64_t parts = fg_kernel_tasks(m + n, FG_CSR_MIN_WORK_PER_PART);
 
   FG_ALLOC(rowptr, n + 1);
   FG_CALLOC(cursor, parts * nb);
@@ -157,35 +170,15 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
+  for (int64_t p = 0; p < parts; p++)
+    bad[p] =
+        bucket_part(src, dst, m, n, parts, p, shift, undirected, self_loops, cursor + p * nb, NULL);
   for (int64_t p = 0; p < parts; p++) {
-    int64_t *h = cursor + p * nb;
-    const int64_t e1 = fg_block_start(m, parts, p + 1);
-    bad[p] = -1;
-    for (int64_t e = fg_block_start(m, parts, p); e < e1; e++) {
-      const int64_t s = src[e], d = dst[e];
-      if (s < 0 || s >= n || d < 0 || d >= n) {
-        bad[p] = e;
-        break;
-      }
-      if (s == d) {
-        if (!self_loops) h[d >> shift]++;
-      } else {
-        h[d >> shift]++;
-        if (undirected) h[s >> shift]++;
-      }
-    }
-    if (self_loops) {
-      const int64_t v1 = fg_block_start(n, parts, p + 1);
-      for (int64_t v = fg_block_start(n, parts, p); v < v1; v++) h[v >> shift]++;
-    }
-  }
-  for (int64_t p = 0; p < parts; p++) {
-    if (bad[p] >= 0) {
-      const int64_t e = bad[p];
-      const int64_t id = (src[e] < 0 || src[e] >= n) ? src[e] : dst[e];
-      FG_FAIL(FG_ERR_INVALID_ARG, "edge %lld (%lld -> %lld): node id %lld out of range [0, %lld)",
-              (long long)e, (long long)src[e], (long long)dst[e], (long long)id, (long long)n);
-    }
+    const int64_t e = bad[p];
+    FG_REQUIRE(e < 0, FG_ERR_INVALID_ARG,
+               "edge %lld (%lld -> %lld): node id %lld out of range [0, %lld)", (long long)e,
+               (long long)src[e], (long long)dst[e],
+               (long long)(src[e] < 0 || src[e] >= n ? src[e] : dst[e]), (long long)n);
   }
 
   /* 2. bucket starts and per-part cursors */
@@ -206,24 +199,8 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-  for (int64_t p = 0; p < parts; p++) {
-    int64_t *w = cursor + p * nb;
-    const int64_t e1 = fg_block_start(m, parts, p + 1);
-    for (int64_t e = fg_block_start(m, parts, p); e < e1; e++) {
-      const uint64_t s = (uint64_t)src[e], d = (uint64_t)dst[e];
-      if (s == d) {
-        if (!self_loops) keys[w[d >> shift]++] = d << 32 | s;
-      } else {
-        keys[w[d >> shift]++] = d << 32 | s;
-        if (undirected) keys[w[s >> shift]++] = s << 32 | d;
-      }
-    }
-    if (self_loops) {
-      const int64_t v1 = fg_block_start(n, parts, p + 1);
-      for (int64_t v = fg_block_start(n, parts, p); v < v1; v++)
-        keys[w[v >> shift]++] = (uint64_t)v << 32 | (uint64_t)v;
-    }
-  }
+  for (int64_t p = 0; p < parts; p++)
+    bucket_part(src, dst, m, n, parts, p, shift, undirected, self_loops, cursor + p * nb, keys);
   free(cursor);
   cursor = NULL;
 
@@ -292,22 +269,15 @@ fg_status fg_csr_from_edges(int64_t n, const int64_t *src, const int64_t *dst, i
     if (from != to && ucount[b] > 0) memmove(col + to, col + from, (size_t)ucount[b] * sizeof *col);
   }
   const int64_t nnz = rowptr[n];
-  if (nnz < total) {
-    if (nnz == 0) {
-      free(col);
-      col = NULL;
-    } else {
-      int32_t *shrunk = realloc(col, (size_t)nnz * sizeof *col);
-      if (shrunk) col = shrunk;
-    }
+  if (nnz == 0) {
+    free(col);
+    col = NULL;
+  } else if (nnz < total) {
+    int32_t *shrunk = realloc(col, (size_t)nnz * sizeof *col);
+    if (shrunk) col = shrunk;
   }
 
-  out->nrows = n;
-  out->ncols = n;
-  out->nnz = nnz;
-  out->rowptr = rowptr;
-  out->col = col;
-  out->val = NULL;
+  *out = (fg_csr){.nrows = n, .ncols = n, .nnz = nnz, .rowptr = rowptr, .col = col};
   rowptr = NULL;
   col = NULL;
 
@@ -358,6 +328,12 @@ int fg_csr_is_symmetric(const fg_csr *A) {
 
 /* ---- the aggregation operator --------------------------------------------------------- */
 
+int fg_name_index(const char *name, const char *const *names, int count) {
+  for (int k = 0; name && k < count; k++)
+    if (strcmp(name, names[k]) == 0) return k;
+  return -1;
+}
+
 static const char *const kAdjNames[] = {"sym", "mean", "sum"};
 
 const char *fg_adj_norm_name(fg_adj_norm norm) {
@@ -365,22 +341,16 @@ const char *fg_adj_norm_name(fg_adj_norm norm) {
 }
 
 int fg_adj_norm_parse(const char *name, fg_adj_norm *out) {
-  for (int k = FG_ADJ_SYM; k <= FG_ADJ_SUM; k++)
-    if (name && strcmp(name, kAdjNames[k]) == 0) {
-      *out = (fg_adj_norm)k;
-      return 1;
-    }
-  return 0;
+  const int k = fg_name_index(name, kAdjNames, 3);
+  if (k >= 0) *out = (fg_adj_norm)k;
+  return k >= 0;
 }
 
 fg_status fg_adj_operator(const fg_csr *pattern, fg_adj_spec spec, fg_csr *out) {
   fg_status st = FG_OK;
-  fg_csr B;
   const int64_t n = pattern->nrows;
-  memset(&B, 0, sizeof B);
+  fg_csr B = {.nrows = n, .ncols = pattern->ncols};
   memset(out, 0, sizeof *out);
-  B.nrows = n;
-  B.ncols = pattern->ncols;
   FG_ALLOC(B.rowptr, n + 1);
   FG_ALLOC(B.col, FG_MAX(pattern->nnz, 1));
   B.rowptr[0] = 0;
@@ -418,11 +388,8 @@ fg_status fg_adj_normalize(fg_csr *A, fg_adj_norm norm) {
                (long long)nc);
     colcount[ci[k]]++;
   }
-  if (A->val) {
-    val = A->val;
-  } else {
-    FG_ALLOC(val, A->nnz);
-  }
+  val = A->val;
+  if (!val) FG_ALLOC(val, A->nnz);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -461,12 +428,9 @@ void fg_degree_stats_compute(const fg_csr *A, fg_degree_stats *s) {
     sum += (double)d;
     sumsq += (double)d * (double)d;
   }
-  s->min = mn;
-  s->max = mx;
-  s->isolated = isolated;
-  s->mean = sum / (double)n;
-  const double var = sumsq / (double)n - s->mean * s->mean;
-  s->stddev = var > 0.0 ? sqrt(var) : 0.0;
+  const double mean = sum / (double)n, var = sumsq / (double)n - mean * mean;
+  const double sd = var > 0.0 ? sqrt(var) : 0.0;
+  *s = (fg_degree_stats){.min = mn, .max = mx, .mean = mean, .stddev = sd, .isolated = isolated};
 
   /* nearest-rank percentiles from a histogram of degrees */
   hist = fg_calloc_array((size_t)mx + 1, sizeof *hist);

@@ -11,31 +11,22 @@
 #include "graph/fg_graph.h"
 
 fg_load_config fg_load_config_default(void) {
-  fg_load_config c;
-  memset(&c, 0, sizeof c);
-  c.undirected = 1;
-  c.dedup = 1;
-  c.self_loops = 1;
-  c.split_index = 0;
-  c.gen_features = 128;
-  c.gen_classes = 32;
-  c.train_frac = 0.6;
-  c.valid_frac = 0.2;
-  c.seed = 0;
-  c.split_name = NULL;
-  return c;
+  return (fg_load_config){.undirected = 1,
+                          .dedup = 1,
+                          .self_loops = 1,
+                          .gen_features = 128,
+                          .gen_classes = 32,
+                          .train_frac = 0.6,
+                          .valid_frac = 0.2};
 }
 
 static fg_status check_config(const fg_load_config *c) {
   fg_status st = FG_OK;
-  FG_REQUIRE(c->undirected == 0 || c->undirected == 1, FG_ERR_INVALID_ARG,
-             "load option undirected must be 0 or 1, got %d", c->undirected);
-  FG_REQUIRE(c->dedup == 0 || c->dedup == 1, FG_ERR_INVALID_ARG,
-             "load option dedup must be 0 or 1, got %d", c->dedup);
-  FG_REQUIRE(c->self_loops == 0 || c->self_loops == 1, FG_ERR_INVALID_ARG,
-             "load option self_loops must be 0 or 1, got %d", c->self_loops);
-  FG_REQUIRE(c->keep_ids == 0 || c->keep_ids == 1, FG_ERR_INVALID_ARG,
-             "load option keep_ids must be 0 or 1, got %d", c->keep_ids);
+  const int flag[4] = {c->undirected, c->dedup, c->self_loops, c->keep_ids};
+  static const char *const flag_name[4] = {"undirected", "dedup", "self_loops", "keep_ids"};
+  for (int i = 0; i < 4; i++)
+    FG_REQUIRE(flag[i] == 0 || flag[i] == 1, FG_ERR_INVALID_ARG,
+               "load option %s must be 0 or 1, got %d", flag_name[i], flag[i]);
   FG_REQUIRE(c->split_index >= 0, FG_ERR_INVALID_ARG, "split index must be non-negative, got %d",
              c->split_index);
   FG_REQUIRE(c->gen_features > 0, FG_ERR_INVALID_ARG,
@@ -107,10 +98,9 @@ cleanup:
 
 fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_dataset **out) {
   fg_status st = FG_OK;
-  fg_raw raw;
+  fg_raw raw = {0};
   fg_dataset *ds = NULL;
   fg_load_config defaults = fg_load_config_default();
-  memset(&raw, 0, sizeof raw);
 
   FG_REQUIRE(out != NULL, FG_ERR_INVALID_ARG, "fg_dataset_load: output handle is NULL");
   *out = NULL;

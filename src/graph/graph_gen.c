@@ -6,11 +6,10 @@
 
 #include "core/fg_rng.h"
 #include "graph/fg_graph.h"
+#include "kernels/fg_kernel_util.h"
 
-static int64_t gen_parts(int64_t work) {
-  int64_t p = FG_MIN(work / 4096, (int64_t)fg_max_threads());
-  return FG_MAX(p, 1);
-}
+/* Threads for a loop of `work` draws: at least 4096 draws each. */
+#define GEN_MIN_DRAWS 4096
 
 /* ---- features ---------------------------------------------------------------------------- */
 
@@ -26,17 +25,13 @@ fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out)
   x = fg_malloc_huge((size_t)(n * f) * sizeof *x); /* layer 0 gathers from it: huge pages */
   FG_REQUIRE(x != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features", (long long)n,
              (long long)f);
-  const int64_t parts = gen_parts(n * f);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(n * f, GEN_MIN_DRAWS))
 #endif
-  for (int64_t p = 0; p < parts; p++) {
-    const int64_t v1 = fg_block_start(n, parts, p + 1);
-    for (int64_t v = fg_block_start(n, parts, p); v < v1; v++)
-      for (int64_t j = 0; j < f; j++)
-        x[v * f + j] =
-            2.0f * fg_rng_uniform(seed, FG_RNG_FEATURES, (uint64_t)v, (uint64_t)j, 0, 0) - 1.0f;
-  }
+  for (int64_t v = 0; v < n; v++)
+    for (int64_t j = 0; j < f; j++)
+      x[v * f + j] =
+          2.0f * fg_rng_uniform(seed, FG_RNG_FEATURES, (uint64_t)v, (uint64_t)j, 0, 0) - 1.0f;
   *out = x;
   x = NULL;
 cleanup:
@@ -74,7 +69,6 @@ fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, in
   FG_REQUIRE(n <= INT32_MAX, FG_ERR_UNSUPPORTED, "graph has %lld nodes; at most 2^31 - 1",
              (long long)n);
   FG_ALLOC(labels, n);
-  if (n == 0) goto done;
 
   /* counting sort of the nodes by degree (stored entries per row) */
   int64_t maxdeg = 0;
@@ -110,7 +104,6 @@ fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, in
     g0 = g1;
   }
 
-done:
   *out = labels;
   labels = NULL;
 cleanup:
@@ -138,20 +131,16 @@ fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
              "train + validation fractions must not exceed 1, got %g + %g", train_frac, valid_frac);
   FG_ALLOC(split, n);
   const double tv = train_frac + valid_frac;
-  const int64_t parts = gen_parts(n);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(n, GEN_MIN_DRAWS))
 #endif
-  for (int64_t p = 0; p < parts; p++) {
-    const int64_t v1 = fg_block_start(n, parts, p + 1);
-    for (int64_t v = fg_block_start(n, parts, p); v < v1; v++) {
-      if (labels && labels[v] < 0) {
-        split[v] = FG_SPLIT_NONE;
-        continue;
-      }
-      const double u = fg_rng_uniform_d(seed, FG_RNG_SPLIT, (uint64_t)v, 0, 0, 0);
-      split[v] = u < train_frac ? FG_SPLIT_TRAIN : u < tv ? FG_SPLIT_VALID : FG_SPLIT_TEST;
+  for (int64_t v = 0; v < n; v++) {
+    if (labels && labels[v] < 0) {
+      split[v] = FG_SPLIT_NONE;
+      continue;
     }
+    const double u = fg_rng_uniform_d(seed, FG_RNG_SPLIT, (uint64_t)v, 0, 0, 0);
+    split[v] = u < train_frac ? FG_SPLIT_TRAIN : u < tv ? FG_SPLIT_VALID : FG_SPLIT_TEST;
   }
   *out = split;
   split = NULL;
@@ -200,29 +189,25 @@ fg_status fg_rmat_edges(int scale, int64_t edge_factor, uint64_t seed, int64_t *
   const int64_t edges = edge_factor << scale;
   FG_ALLOC(s, edges);
   FG_ALLOC(d, edges);
-  const int64_t parts = gen_parts(edges);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(edges, GEN_MIN_DRAWS))
 #endif
-  for (int64_t p = 0; p < parts; p++) {
-    const int64_t e1 = fg_block_start(edges, parts, p + 1);
-    for (int64_t e = fg_block_start(edges, parts, p); e < e1; e++) {
-      uint64_t u = 0, v = 0, r = 0;
-      for (int level = 0; level < scale; level++) {
-        if (level % RMAT_LEVELS_PER_DRAW == 0)
-          r = fg_rng_u64(seed, FG_RNG_RMAT, (uint64_t)e, (uint64_t)(level / RMAT_LEVELS_PER_DRAW),
-                         0, 0);
-        const uint32_t x = (uint32_t)(r & 0xffffu);
-        r >>= 16;
-        /* quadrant a: (0,0), b: (0,1), c: (1,0), d: (1,1) */
-        const uint64_t bu = x >= RMAT_T_AB;
-        const uint64_t bv = (x >= RMAT_T_A && x < RMAT_T_AB) || x >= RMAT_T_ABC;
-        u = u << 1 | bu;
-        v = v << 1 | bv;
-      }
-      s[e] = (int64_t)fg_rmat_scramble(u, scale, seed);
-      d[e] = (int64_t)fg_rmat_scramble(v, scale, seed);
+  for (int64_t e = 0; e < edges; e++) {
+    uint64_t u = 0, v = 0, r = 0;
+    for (int level = 0; level < scale; level++) {
+      if (level % RMAT_LEVELS_PER_DRAW == 0)
+        r = fg_rng_u64(seed, FG_RNG_RMAT, (uint64_t)e, (uint64_t)(level / RMAT_LEVELS_PER_DRAW), 0,
+                       0);
+      const uint32_t x = (uint32_t)(r & 0xffffu);
+      r >>= 16;
+      /* quadrant a: (0,0), b: (0,1), c: (1,0), d: (1,1) */
+      const uint64_t bu = x >= RMAT_T_AB;
+      const uint64_t bv = (x >= RMAT_T_A && x < RMAT_T_AB) || x >= RMAT_T_ABC;
+      u = u << 1 | bu;
+      v = v << 1 | bv;
     }
+    s[e] = (int64_t)fg_rmat_scramble(u, scale, seed);
+    d[e] = (int64_t)fg_rmat_scramble(v, scale, seed);
   }
   *src = s;
   *dst = d;

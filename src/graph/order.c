@@ -13,37 +13,25 @@
 #include <omp.h>
 #endif
 
+static const char *const kOrderNames[] = {"natural", "random", "metis"};
+
 fg_status fg_order_parse(const char *name, fg_order_kind *out) {
   fg_status st = FG_OK;
-  if (!name || strcmp(name, "natural") == 0) {
-    *out = FG_ORDER_NATURAL;
-  } else if (strcmp(name, "random") == 0) {
-    *out = FG_ORDER_RANDOM;
-  } else if (strcmp(name, "metis") == 0) {
-#ifdef FG_HAVE_METIS
-    *out = FG_ORDER_METIS;
-#else
-    FG_FAIL(FG_ERR_UNSUPPORTED,
-            "--order metis: this build has no METIS (install libmetis-dev and rebuild); "
-            "use --order natural or random");
+  const int k = name ? fg_name_index(name, kOrderNames, 3) : FG_ORDER_NATURAL;
+  FG_REQUIRE(k >= 0, FG_ERR_INVALID_ARG, "unknown order '%s' (available: natural, random, metis)",
+             name);
+#ifndef FG_HAVE_METIS
+  FG_REQUIRE(k != FG_ORDER_METIS, FG_ERR_UNSUPPORTED,
+             "--order metis: this build has no METIS (install libmetis-dev and rebuild); "
+             "use --order natural or random");
 #endif
-  } else {
-    FG_FAIL(FG_ERR_INVALID_ARG, "unknown order '%s' (available: natural, random, metis)", name);
-  }
+  *out = (fg_order_kind)k;
 cleanup:
   return st;
 }
 
 const char *fg_order_name(fg_order_kind kind) {
-  switch (kind) {
-    case FG_ORDER_NATURAL:
-      return "natural";
-    case FG_ORDER_RANDOM:
-      return "random";
-    case FG_ORDER_METIS:
-      return "metis";
-  }
-  return "?";
+  return kind >= FG_ORDER_NATURAL && kind <= FG_ORDER_METIS ? kOrderNames[kind] : "?";
 }
 
 void fg_order_invert(const int64_t *perm, int64_t n, int64_t *inv) {
@@ -97,13 +85,12 @@ void fg_order_random(int64_t n, uint64_t seed, uint64_t round, int64_t *perm) {
  * are sorted, so each row is a merge of two sorted lists. */
 static fg_status metis_graph(const fg_csr *A, idx_t **xadj_out, idx_t **adj_out, int64_t *m_out) {
   fg_status st = FG_OK;
-  fg_csr T;
+  fg_csr T = {0};
   const fg_csr *At = A;
   const int64_t n = A->nrows;
   const int64_t idx_max = sizeof(idx_t) == 4 ? (int64_t)INT32_MAX : INT64_MAX;
   idx_t *xadj = NULL, *adj = NULL;
   int64_t total = 0;
-  memset(&T, 0, sizeof T);
   if (!fg_csr_is_symmetric(A)) {
     FG_CHECK(fg_csr_transpose(A, &T));
     At = &T;
@@ -206,36 +193,27 @@ fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint6
   FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG,
              "vertex order: the adjacency matrix is %lld x %lld, not square", (long long)A->nrows,
              (long long)A->ncols);
-  if (kind == FG_ORDER_NATURAL) {
-    for (int64_t k = 0; k < n; k++) perm[k] = k;
-    balanced_offsets(n, parts, offs);
-  } else if (kind == FG_ORDER_RANDOM) {
+#ifndef FG_HAVE_METIS
+  FG_REQUIRE(kind == FG_ORDER_NATURAL || kind == FG_ORDER_RANDOM, FG_ERR_UNSUPPORTED,
+             "--order metis: this build has no METIS (install libmetis-dev and rebuild)");
+#endif
+  /* balanced blocks, also for metis when there is nothing to partition: one part, or at most
+   * one node per part (METIS refuses more parts than nodes) */
+  balanced_offsets(n, parts, offs);
+  if (kind == FG_ORDER_RANDOM) {
     fg_order_random(n, seed, 0, perm);
-    balanced_offsets(n, parts, offs);
+  } else if (kind == FG_ORDER_NATURAL || parts == 1 || n <= parts) {
+    for (int64_t k = 0; k < n; k++) perm[k] = k;
   } else {
 #ifdef FG_HAVE_METIS
-    FG_ALLOC(part, n > 0 ? n : 1);
+    FG_ALLOC(part, n);
     FG_CALLOC(count, parts + 1);
-    if (parts == 1 || n <= parts) {
-      /* nothing to partition: one part, or at most one node per part (METIS refuses more
-       * parts than nodes); contiguous blocks as for natural */
-      balanced_offsets(n, parts, offs);
-      for (int r = 0; r < parts; r++)
-        for (int64_t v = offs[r]; v < offs[r + 1]; v++) part[v] = r;
-    } else {
-      FG_CHECK(metis_parts(A, parts, seed, part));
-    }
+    FG_CHECK(metis_parts(A, parts, seed, part));
     /* stable counting sort by part: nodes of each part keep their original relative order */
     for (int64_t v = 0; v < n; v++) count[part[v] + 1]++;
     for (int r = 0; r < parts; r++) count[r + 1] += count[r];
     for (int r = 0; r <= parts; r++) offs[r] = count[r];
     for (int64_t v = 0; v < n; v++) perm[count[part[v]]++] = v;
-#else
-    (void)part;
-    (void)count;
-    FG_FAIL(FG_ERR_UNSUPPORTED,
-            "--order metis: this build has no METIS (install libmetis-dev "
-            "and rebuild)");
 #endif
   }
 cleanup:
@@ -257,16 +235,13 @@ static int cmp_i32(const void *a, const void *b) {
 fg_status fg_csr_permute(const fg_csr *A, const int64_t *row_perm, const int64_t *col_inv,
                          fg_csr *out) {
   fg_status st = FG_OK;
-  fg_csr B;
   uint64_t *keys = NULL; /* (threads x longest row) column << 32 | value bits, with values */
   int64_t maxlen = 0;
   const int64_t n = A->nrows;
   const int nt = fg_max_threads();
-  memset(&B, 0, sizeof B);
+  fg_csr B = {.nrows = n, .ncols = n, .nnz = A->nnz};
   FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG, "csr permute: matrix is %lld x %lld",
              (long long)A->nrows, (long long)A->ncols);
-  B.nrows = B.ncols = n;
-  B.nnz = A->nnz;
   FG_ALLOC(B.rowptr, n + 1);
   FG_ALLOC(B.col, A->nnz > 0 ? A->nnz : 1);
   B.rowptr[0] = 0;

@@ -17,36 +17,20 @@
 
 #include "graph/fg_graph.h"
 
+static const char *const kReorderNames[] = {"none", "degree", "rcm", "auto"};
+
 fg_status fg_reorder_parse(const char *name, fg_reorder_kind *out) {
   fg_status st = FG_OK;
-  if (!name || strcmp(name, "none") == 0) {
-    *out = FG_REORDER_NONE;
-  } else if (strcmp(name, "auto") == 0) {
-    *out = FG_REORDER_AUTO;
-  } else if (strcmp(name, "degree") == 0) {
-    *out = FG_REORDER_DEGREE;
-  } else if (strcmp(name, "rcm") == 0) {
-    *out = FG_REORDER_RCM;
-  } else {
-    FG_FAIL(FG_ERR_INVALID_ARG, "unknown --reorder '%s' (available: auto, none, degree, rcm)",
-            name);
-  }
+  const int k = name ? fg_name_index(name, kReorderNames, 4) : FG_REORDER_NONE;
+  FG_REQUIRE(k >= 0, FG_ERR_INVALID_ARG,
+             "unknown --reorder '%s' (available: auto, none, degree, rcm)", name);
+  *out = (fg_reorder_kind)k;
 cleanup:
   return st;
 }
 
 const char *fg_reorder_name(fg_reorder_kind kind) {
-  switch (kind) {
-    case FG_REORDER_NONE:
-      return "none";
-    case FG_REORDER_DEGREE:
-      return "degree";
-    case FG_REORDER_RCM:
-      return "rcm";
-    case FG_REORDER_AUTO:
-      return "auto";
-  }
-  return "?";
+  return kind >= FG_REORDER_NONE && kind <= FG_REORDER_AUTO ? kReorderNames[kind] : "?";
 }
 
 /* perm = nodes by decreasing key, ties by increasing id (a counting sort: keys are < n + 1). */
@@ -206,10 +190,8 @@ fg_status fg_reorder_auto(const fg_csr *A, int64_t row_bytes, int64_t cache_byte
   fg_status st = FG_OK;
   const int64_t n = A->nrows;
   int64_t *other = NULL;
-  memset(out, 0, sizeof *out);
-  out->kind = FG_REORDER_NONE;
-  out->cache_bytes = cache_bytes;
-  out->row_bytes = row_bytes;
+  *out = (fg_reorder_choice){
+      .kind = FG_REORDER_NONE, .cache_bytes = cache_bytes, .row_bytes = row_bytes};
   FG_REQUIRE(row_bytes > 0 && cache_bytes > 0, FG_ERR_INVALID_ARG,
              "--reorder auto: rows of %lld bytes, a cache of %lld bytes", (long long)row_bytes,
              (long long)cache_bytes);
