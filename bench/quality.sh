@@ -5,13 +5,13 @@
 # 0..SEEDS-1. Prints one line per run and a mean ± std table (Markdown) at the end.
 #
 # usage: bench/quality.sh [SEEDS] [THREADS]     (default 10 seeds, 2 threads)
-# needs: a built fullgraph (build/release or build/ci), /usr/bin/python3 with python3-torch,
+# needs: a built fullgraph (FULLGRAPH, else build/release, else build/ci), /usr/bin/python3 with python3-torch,
 #        -numpy, -scipy (scripts/install-deps.sh --bench), ../shared/data/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=${1:-10}
 THREADS=${2:-2}
-FG=build/release/fullgraph
+FG=${FULLGRAPH:-build/release/fullgraph} # build it first: cmake --preset release && cmake --build build/release
 [ -x "$FG" ] || FG=build/ci/fullgraph
 SHARED=../shared/data
 T=$(mktemp -d)
@@ -25,7 +25,7 @@ configs=(
   "chameleon (split 0)|$SHARED/heterophilous/chameleon.npz|--hidden 64"
 )
 models=(gcn sage)
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $THREADS threads; $(date -u +%F)"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $THREADS threads; $(date -u +%F)"
 echo "fullgraph: $("$FG" --version); $(/usr/bin/python3 -c 'import torch; print("torch", torch.__version__)')"
 results=$T/results.txt
 : > "$results"
