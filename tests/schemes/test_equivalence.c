@@ -2,7 +2,8 @@
  * process, in one launch.
  *
  * A table of configurations (dataset, scheme, order, overlap, permutation, blocked
- * aggregation, learned features, depth; a grid scheme runs on every grid of P) trains 20 epochs
+ * aggregation, learned features, depth, model, operator, norm; a grid scheme runs on every grid
+ * of P, a model row on every third, staggered) trains 20 epochs
  * with dropout 0.5; every epoch's loss must be the one-process serial run's (rank 0 on
  * MPI_COMM_SELF) within a relative 1e-6, and the final accuracies equal. Learned features are
  * compared against the 3d scheme on one rank (the serial scheme does not learn features). Rows
@@ -228,6 +229,9 @@ static void check_table(int data, const fg_dataset *ds) {
     if (key != ref_key) make_reference(ds, &rc, &ref);
     ref_key = key;
     for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
+      /* a model row (SAGE, another operator, a norm) takes every third grid, rows staggered
+       * so that together they cover every grid: the suite stays within its time */
+      if (e->grid && (r->model || r->adj || r->norm) && ng > 2 && (gi + i) % 3 != 0) continue;
       if (e->grid) {
         snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
         c.grid = grid;
