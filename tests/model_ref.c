@@ -16,6 +16,27 @@ static double adj_value(const fg_dataset *ds, fg_test_model mdl, const int64_t *
   return 1.0 / sqrt((double)rowc[i] * (double)colc[j]);
 }
 
+double fg_test_model_gradcheck(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                               double *params, const float *grads, int64_t n, float p,
+                               uint64_t seed, uint64_t epoch, double tol, int64_t *bad) {
+  double worst = 0.0;
+  *bad = -1;
+  for (int64_t i = 0; i < n; i++) {
+    const double eps = 1e-6, keep = params[i];
+    double num, diff;
+    params[i] = keep + eps;
+    num = fg_test_model_ref(ds, mdl, L, w, params, p, seed, epoch, NULL, NULL);
+    params[i] = keep - eps;
+    num -= fg_test_model_ref(ds, mdl, L, w, params, p, seed, epoch, NULL, NULL);
+    params[i] = keep;
+    num /= 2 * eps;
+    diff = fabs(num - grads[i]) / fmax(1e-2, fabs(num));
+    worst = fmax(worst, diff);
+    if (diff > tol && *bad < 0) *bad = i;
+  }
+  return worst;
+}
+
 double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
                          const double *params, float p, uint64_t seed, uint64_t epoch,
                          double *hidden, double *logits) {

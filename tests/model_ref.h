@@ -25,4 +25,11 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
                          const double *params, float p, uint64_t seed, uint64_t epoch,
                          double *hidden, double *logits);
 
+/* The largest relative difference (denominator at least 1e-2) between grads (n) and the central
+ * differences (step 1e-6) of fg_test_model_ref's loss at params (n, restored on return); *bad
+ * gets the first parameter off by more than tol, or -1. */
+double fg_test_model_gradcheck(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                               double *params, const float *grads, int64_t n, float p,
+                               uint64_t seed, uint64_t epoch, double tol, int64_t *bad);
+
 #endif

@@ -100,19 +100,12 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
     const double loss_d = fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
                "float loss %.9g vs double %.9g", loss_f, loss_d);
-    for (int64_t i = 0; i < m->n_params; i++) {
-      const double eps = 1e-6, keep = pd[i];
-      double num, diff;
-      pd[i] = keep + eps;
-      num = fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
-      pd[i] = keep - eps;
-      num -= fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
-      pd[i] = keep;
-      num /= 2 * eps;
-      diff = fabs(num - m->grads[i]) / fmax(1e-2, fabs(num));
-      if (diff > worst) worst = diff;
-      EXPECT_MSG(diff < 2e-3, "param %lld: analytic %.7g numeric %.7g (%s, %s, directed %d, "
-                 "order %d, p %g)", (long long)i, m->grads[i], num, kind->name,
+    {
+      int64_t bad;
+      worst = fg_test_model_gradcheck(&ds, mdl, L, kWidths, pd, m->grads, m->n_params, p, SEED,
+                                      EPOCH, 2e-3, &bad);
+      EXPECT_MSG(bad < 0, "param %lld: analytic and numeric gradients differ by %.3g (%s, %s, "
+                 "directed %d, order %d, p %g)", (long long)bad, worst, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order, (double)p);
     }
     /* evaluation forward: the last hidden layer and the logits, without dropout */
