@@ -68,10 +68,7 @@ extern const fg_layer_kind fg_layer_sage; /* layer_sage.c */
 const fg_layer_kind *fg_layer_kind_find(const char *name);
 /* The names, comma-separated, for messages. */
 const char *fg_layer_kind_names(void);
-/* The operator a run of `kind` aggregates with: the kind's, with the normalization `adj_norm`
- * ("sym", "mean", "sum") in place of its own when not NULL (an unknown name keeps the kind's;
- * validate first with fg_adj_norm_parse). */
-fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm);
+
 
 struct fg_model {
   const fg_layer_kind *kind;
@@ -127,8 +124,17 @@ typedef struct fg_model_config {
  * features (y = gamma (z - mean) / sqrt(var + 1e-5) + beta; SuperGCN's choice). The last layer
  * (the logits) is never normalized. */
 typedef enum fg_norm_kind { FG_NORM_NONE = 0, FG_NORM_LAYER = 1 } fg_norm_kind;
-/* 1 and *out set if name is "none" or "layer" (NULL: none); else 0. */
-int fg_norm_parse(const char *name, fg_norm_kind *out);
+/* The model a run's options name (--model, --norm, --adj-norm; NULL: gcn, none, the kind's
+ * own): its layer kind, its norm (fg_norm_kind) and the operator it aggregates with (the kind's,
+ * with adj_norm's normalization in place of its own). An unknown name is FG_ERR_INVALID_ARG
+ * naming the option and the names it takes. Not collective. */
+typedef struct fg_model_choice {
+  const fg_layer_kind *kind;
+  int norm;
+  fg_adj_spec adj;
+} fg_model_choice;
+fg_status fg_model_choose(const char *model, const char *norm, const char *adj_norm,
+                          fg_model_choice *out);
 
 /* out (layers + 1) = features, the hidden widths (hidden_widths[0..layers-2] when given, else
  * hidden each), classes: the model's widths from a run's options. */

@@ -1,6 +1,7 @@
 /* model.c -- the layer stack: buffers, parameter pieces, the forward and backward walks, the
  * loss and the optimizer step. The layer math itself is the layer kind's (layer_*.c, one file a
  * kind, one row in kKinds). See fg_model.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include "model/fg_model.h"
@@ -15,23 +16,34 @@ const fg_layer_kind *fg_layer_kind_find(const char *name) {
   return NULL;
 }
 
-const char *fg_layer_kind_names(void) { return "gcn, sage"; }
+const char *fg_layer_kind_names(void) {
+  static char names[128];
+  if (!names[0])
+    for (int k = 0; k < N_KINDS; k++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+               kKinds[k]->name);
+  return names;
+}
 
-int fg_norm_parse(const char *name, fg_norm_kind *out) {
-  if (!name || strcmp(name, "none") == 0) *out = FG_NORM_NONE;
-  else if (strcmp(name, "layer") == 0) *out = FG_NORM_LAYER;
-  else return 0;
-  return 1;
+fg_status fg_model_choose(const char *model, const char *norm, const char *adj_norm,
+                          fg_model_choice *out) {
+  fg_status st = FG_OK;
+  out->kind = fg_layer_kind_find(model);
+  FG_REQUIRE(out->kind, FG_ERR_INVALID_ARG, "--model: no model '%s' (models: %s)", model,
+             fg_layer_kind_names());
+  FG_REQUIRE(!norm || strcmp(norm, "none") == 0 || strcmp(norm, "layer") == 0,
+             FG_ERR_INVALID_ARG, "--norm: no normalization '%s' (none, layer)", norm);
+  out->norm = norm && strcmp(norm, "layer") == 0 ? FG_NORM_LAYER : FG_NORM_NONE;
+  out->adj = out->kind->adj;
+  FG_REQUIRE(!adj_norm || fg_adj_norm_parse(adj_norm, &out->adj.norm), FG_ERR_INVALID_ARG,
+             "--adj-norm: no normalization '%s' (sym, mean, sum)", adj_norm);
+cleanup:
+  return st;
 }
 
 /* Vectors of layer l: b, and a hidden layer's norm scale and shift. */
 static int layer_vecs(int norm, int l, int L) { return norm && l + 1 < L ? 3 : 1; }
 
-fg_adj_spec fg_model_adj(const fg_layer_kind *kind, const char *adj_norm) {
-  fg_adj_spec a = (kind ? kind : &fg_layer_gcn)->adj;
-  if (adj_norm) fg_adj_norm_parse(adj_norm, &a.norm);
-  return a;
-}
 
 fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
                           int64_t classes, int64_t *out) {

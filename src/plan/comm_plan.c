@@ -62,6 +62,7 @@ fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
 
 fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, fg_layouts *lay,
                           fg_comm_rank_plan *per_rank, int64_t *cut_entries) {
+  fg_model_choice mdl;
   fg_status st = FG_OK;
   const fg_layout *gl = NULL;
   fg_order_kind kind;
@@ -83,6 +84,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
              "grid's collectives)", scheme->name);
   sa = scheme->volume == FG_VOLUME_HALO;
   FG_CHECK(fg_order_parse(cfg->order, &kind));
+  FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, &mdl));
 
   FG_ALLOC(w, cfg->layers + 1);
   FG_CHECK(fg_model_widths(cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
@@ -92,8 +94,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
   FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
-                         cfg->seed, fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm),
-                         &gl));
+                         cfg->seed, mdl.adj, &gl));
   FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
   FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
   for (int i = 0; i < P; i++) {

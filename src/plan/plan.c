@@ -406,12 +406,6 @@ cleanup:
 }
 
 /* Every 3D grid of P (or cfg->only_grid). */
-/* The configuration's layer kind (an unknown name, refused by train and plan, as gcn). */
-static const fg_layer_kind *model_kind(const fg_plan_config *cfg) {
-  const fg_layer_kind *k = fg_layer_kind_find(cfg->model);
-  return k ? k : &fg_layer_gcn;
-}
-
 fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *w,
                              const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
@@ -419,12 +413,13 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   fg_perm_kind perm = FG_PERM_NONE;
   const int P = cfg->ranks, L = cfg->layers;
-  const fg_layer_kind *kind = model_kind(cfg);
+  fg_model_choice mdl;
   const int64_t n = ds->num_nodes;
   int grids[512][3], ng;
   double *shard = NULL;
   nnz_cache *cache = NULL;
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
   if (cfg->only_grid) {
     FG_REQUIRE(cfg->only_grid[0] >= 1 && cfg->only_grid[1] >= 1 && cfg->only_grid[2] >= 1 &&
                    (int64_t)cfg->only_grid[0] * cfg->only_grid[1] * cfg->only_grid[2] == P,
@@ -439,7 +434,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
-  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed, fg_model_adj(kind, cfg->adj_norm)));
+  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed, mdl.adj));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];
@@ -467,8 +462,8 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .learn_features = cfg->learn_features,
                                 .agg_blocks = cfg->agg_blocks,
                                 .ranks_per_node = cfg->ranks_per_node,
-                                .mats = kind->mats,
-                                .self_term = kind->self_term};
+                                .mats = mdl.kind->mats,
+                                .self_term = mdl.kind->self_term};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
@@ -489,7 +484,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_plan_entry *e = &out[*count];
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks, L = cfg->layers;
-  const fg_layer_kind *kind = model_kind(cfg);
+  fg_model_choice mdl;
   const fg_comm_plan_config pc = {.ranks = P,
                                   .scheme = self->name,
                                   .order = cfg->order,
@@ -508,6 +503,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   double alpha[3], beta[3], tot_nnz = 0.0;
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
   FG_ALLOC(pr, P);
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
@@ -542,7 +538,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     }
     for (int l = 0; l < L; l++) {
       const double wi = (double)w[l], wo = (double)w[l + 1];
-      gemm += kind->mats * (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
+      gemm += mdl.kind->mats * (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
       other += (2 * 3.0 * rows * wo + 3.0 * rows * wi) * 4.0 / bw +
                rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
     }
@@ -550,9 +546,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    fg_norm_kind norm = FG_NORM_NONE;
-    fg_norm_parse(cfg->norm, &norm);
-    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, kind, (int)norm};
+    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, mdl.kind, mdl.norm};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -688,10 +682,7 @@ fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_cali
   *out = NULL;
   *count = 0;
   FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
-  FG_REQUIRE(fg_layer_kind_find(cfg->model), FG_ERR_INVALID_ARG,
-             "--model: no model '%s' (models: %s)", cfg->model, fg_layer_kind_names());
-  FG_REQUIRE(fg_norm_parse(cfg->norm, &(fg_norm_kind){0}), FG_ERR_INVALID_ARG,
-             "--norm: no normalization '%s' (none, layer)", cfg->norm);
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &(fg_model_choice){0}));
   FG_CHECK(schemes_mask(cfg->schemes, &mask));
   FG_CHECK(fg_plan_layouts(ds, cfg, cal, mask, &lay, out, count));
 cleanup:

@@ -50,6 +50,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   const fg_scheme_info *scheme = NULL;
   uint32_t any = 0;
   int borrows;
+  fg_model_choice mdl;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_train_memory: no dataset");
   /* the scheme of a one-process run (auto: counted as the default's) */
@@ -57,8 +58,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   if (!scheme) FG_CHECK(fg_scheme_resolve(NULL, 0, 1, &scheme, &any));
   borrows = scheme->borrows_features;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
-  FG_REQUIRE(fg_layer_kind_find(cfg->model), FG_ERR_INVALID_ARG,
-             "--model: no model '%s' (models: %s)", cfg->model, fg_layer_kind_names());
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   {
     const int64_t n = ds->num_nodes, nnz = ds->adj.nnz, F = ds->num_features;
@@ -67,10 +67,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     FG_ALLOC(widths, L + 1);
     FG_CHECK(fg_model_widths(L, cfg->hidden, cfg->widths, F, C, widths));
     {
-      fg_norm_kind norm = FG_NORM_NONE;
-      fg_norm_parse(cfg->norm, &norm);
-      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed,
-                                  fg_layer_kind_find(cfg->model), (int)norm};
+      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed, mdl.kind,
+                                  mdl.norm};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);
@@ -78,8 +76,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
     /* the scheme: Â with values, Âᵀ too unless its values are symmetric (a symmetric pattern
      * normalized sym or sum); at most nnz entries (without self loops, fewer) */
-    const fg_adj_spec adj = fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm);
-    out->graph = (8 * (n + 1) + 8 * nnz) * (ds->symmetric && adj.norm != FG_ADJ_MEAN ? 1 : 2);
+    out->graph =
+        (8 * (n + 1) + 8 * nnz) * (ds->symmetric && mdl.adj.norm != FG_ADJ_MEAN ? 1 : 2);
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
      * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
     out->inputs = 4 * n + n + 8 * n;

@@ -54,13 +54,7 @@ static fg_status validate(const fg_train_config *c) {
              c->agg_blocks);
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
              c->ranks_per_node);
-  FG_REQUIRE(fg_layer_kind_find(c->model) != NULL, FG_ERR_INVALID_ARG,
-             "--model: no model '%s' (models: %s)", c->model, fg_layer_kind_names());
-  FG_REQUIRE(fg_norm_parse(c->norm, &(fg_norm_kind){0}), FG_ERR_INVALID_ARG,
-             "--norm: no normalization '%s' (none, layer)", c->norm);
-  FG_REQUIRE(!c->adj_norm || fg_adj_norm_parse(c->adj_norm, &(fg_adj_norm){0}),
-             FG_ERR_INVALID_ARG, "--adj-norm: no normalization '%s' (sym, mean, sum)",
-             c->adj_norm);
+  FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, &(fg_model_choice){0}));
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
@@ -133,6 +127,7 @@ static void progress_line(int epoch, int epochs, const epoch_stats *e, double et
 
 typedef struct run {
   fg_dist *d;
+  fg_model_choice mdl;    /* the model the options name (kind, norm, operator) */
   const fg_scheme_info *info;
   int grid[3];
   fg_scheme *s;
@@ -229,7 +224,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
-  sc.adj = fg_model_adj(fg_layer_kind_find(cfg->model), cfg->adj_norm);
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &r->mdl));
+  sc.adj = r->mdl.adj;
   sc.verbose = cfg->verbose;
   sc.log = log;
   sc.reorder = cfg->reorder;
@@ -249,10 +245,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                             r->s->num_classes, r->widths)
                           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK) {
-    fg_norm_kind norm = FG_NORM_NONE;
-    fg_norm_parse(cfg->norm, &norm);
-    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed,
-                                fg_layer_kind_find(cfg->model), (int)norm};
+    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed, r->mdl.kind,
+                                r->mdl.norm};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
@@ -448,11 +442,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,
    * on every rank while resuming */
-  {
-    const fg_adj_spec adj = fg_model_adj(r.m->kind, cfg->adj_norm);
-    state.model = (fg_ckpt_model){r.m->kind->name, r.m->kind->mats, (int)adj.norm,
-                                  adj.no_self_loops, r.m->norm};
-  }
+  state.model = (fg_ckpt_model){r.mdl.kind->name, r.mdl.kind->mats, (int)r.mdl.adj.norm,
+                                r.mdl.adj.no_self_loops, r.mdl.norm};
   state.layers = cfg->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;
@@ -496,8 +487,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   FG_CHECK(fg_dist_agree(d, st));
   if (d->rank == 0 && cfg->verbose) {
-    const fg_adj_spec adj = fg_model_adj(r.m->kind, cfg->adj_norm);
-    fprintf(log, "%s", r.m->kind->name);
+    const fg_adj_spec adj = r.mdl.adj;
+    fprintf(log, "%s", r.mdl.kind->name);
     for (int l = 0; l <= cfg->layers; l++)
       fprintf(log, "%s%lld", l ? " -> " : " ", (long long)r.widths[l]);
     fprintf(log, ", %lld parameters, adjacency %s%s%s; %d rank(s) x %d thread(s); "
