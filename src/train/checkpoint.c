@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "graph/fg_graph.h"
 #include "train/fg_checkpoint.h"
 
 static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
@@ -33,7 +34,6 @@ _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the met
 enum { SEC_META, SEC_MODEL, SEC_WIDTHS, SEC_PARAMS, SEC_ADAM_M, SEC_ADAM_V, SEC_COUNT };
 static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "widths",
                                                  "params", "adam_m", "adam_v"};
-static const char *const adj_names[3] = {"sym", "mean", "sum"};
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -428,8 +428,9 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
   FG_REQUIRE(v->adj_norm == adj && v->no_self_loops == (uint32_t)(mm->no_self_loops != 0),
              FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model aggregates with --adj-norm %s%s, this run with %s%s",
-             path, kind, adj_names[v->adj_norm], v->no_self_loops ? " without self loops" : "",
-             adj <= 2 ? adj_names[adj] : "?", mm->no_self_loops ? " without self loops" : "");
+             path, kind, fg_adj_norm_name((fg_adj_norm)v->adj_norm),
+             v->no_self_loops ? " without self loops" : "", fg_adj_norm_name((fg_adj_norm)adj),
+             mm->no_self_loops ? " without self loops" : "");
   FG_REQUIRE(v->norm == (uint32_t)mm->norm, FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model has --norm %s, this run %s", path, kind,
              v->norm ? "layer" : "none", mm->norm ? "layer" : "none");
