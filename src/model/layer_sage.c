@@ -65,7 +65,7 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   if (m->agg_first[l]) {
-    const float *mv = m->Mv[l];
+    const float *mv = m->Mv[l], *self = m->S[l];
     float *u;
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, dWn, wo);
     if (!mv) { /* D_0 again, into S[0]: dead now, and n_in = n_out on a 1D scheme */
@@ -82,15 +82,12 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
     y = fg_model_other_work(m, u);
     FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
-    t0 = fg_now();
-    if (s->ops->move_rows_t) {
-      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    if (s->ops->move_rows_t) { /* (a 1D scheme's rows are already the input's: no copy) */
       FG_CHECK(s->ops->move_rows_t(s, l, m->S[l], u, wi));
-      t0 = fg_now();
-      add_into(y, u, sh->n_in * wi);
-    } else {
-      add_into(y, m->S[l], sh->n_in * wi);
+      self = u;
     }
+    t0 = fg_now();
+    add_into(y, self, sh->n_in * wi);
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   } else {
     /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), as the GCN does */
