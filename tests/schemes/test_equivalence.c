@@ -193,23 +193,29 @@ static void describe(const row *r, const char *grid, char *buf, size_t len) {
   }
 }
 
-/* Every row of the table on dataset `data`. Rows with the same reference (depth, aggregation
- * order, learned features) share one one-process run. */
+static int same_name(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Two rows train the same one-process reference: depth, aggregation order, learned features,
+ * model, operator and norm. */
+static int same_reference(const row *a, const row *b) {
+  return a->layers == b->layers && a->agg_order == b->agg_order && a->learn == b->learn &&
+         same_name(a->model, b->model) && same_name(a->adj, b->adj) &&
+         same_name(a->norm, b->norm);
+}
+
+/* Every row of the table on dataset `data`. Consecutive rows with the same reference share one
+ * one-process run. */
 static void check_table(int data, const fg_dataset *ds) {
   int grids[64][3];
   const int ng = fg_grid_enumerate(nprocs, grids, 64);
   reference ref;
-  int ref_key = -1;
+  const row *last = NULL; /* the row whose reference ref is */
   for (int i = 0; i < N_ROWS; i++) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
     fg_train_config c, rc;
-    const int adj = !r->adj                       ? 0
-                    : strcmp(r->adj, "sym") == 0  ? 1
-                    : strcmp(r->adj, "mean") == 0 ? 2
-                                                  : 3;
-    const int key = ((((r->layers * 4 + (int)r->agg_order) * 2 + r->learn) * 2 +
-                      (r->model != NULL)) * 4 + adj) * 2 + (r->norm != NULL);
     double hist[EPOCHS];
     char what[160], grid[32];
     if (r->data != data || !runs_here(r->scheme)) continue;
@@ -226,8 +232,8 @@ static void check_table(int data, const fg_dataset *ds) {
       rc.grid = "1x1x1";
       rc.learn_features = 1;
     }
-    if (key != ref_key) make_reference(ds, &rc, &ref);
-    ref_key = key;
+    if (!last || !same_reference(last, r)) make_reference(ds, &rc, &ref);
+    last = r;
     for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
       /* a model row (SAGE, another operator, a norm) takes every third grid, rows staggered
        * so that together they cover every grid: the suite stays within its time */
