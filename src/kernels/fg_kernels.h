@@ -154,7 +154,8 @@ void fg_glorot_init_piece(float *out, int64_t fan_in, int64_t fan_out, int64_t r
  *     rank's w columns)
  * Backward, dy (n x w) in, dz out in place: a (2n) = the row partials of sum(dy gamma) and
  * sum(dy gamma xhat) (fg_ln_backward_sums), summed over the split, then fg_ln_backward; the
- * gradients of gamma and beta are the column sums of dy xhat and dy (fg_bias_backward). */
+ * gradients of gamma and beta are the column sums of dy xhat and dy (fg_ln_param_grads, with
+ * an n x w scratch; call it before fg_ln_backward overwrites dy). */
 #define FG_LN_EPS 1e-5 /* PyTorch's LayerNorm default */
 void fg_ln_row_sums(const float *z, int64_t n, int64_t w, const double *center, double *s);
 void fg_ln_stats(const double *s, int64_t n, int64_t W, int second, double *mean, double *rstd);
@@ -164,6 +165,8 @@ void fg_ln_backward_sums(const float *dy, const float *xhat, const float *gamma,
                          int64_t w, double *a);
 void fg_ln_backward(float *dy, const float *xhat, const float *gamma, const double *a,
                     const double *rstd, int64_t n, int64_t w, int64_t W);
+void fg_ln_param_grads(const float *dy, const float *xhat, int64_t n, int64_t w, float *scratch,
+                       float *dgamma, float *dbeta);
 /* Reference: the whole rows at once in double: y, and for the upstream gradient dy, dz, dgamma
  * and dbeta. */
 void fg_layernorm_ref(const float *z, int64_t n, int64_t W, const float *gamma,

@@ -56,6 +56,14 @@ void fg_ln_backward(float *dy, const float *xhat, const float *gamma, const doub
   }
 }
 
+void fg_ln_param_grads(const float *dy, const float *xhat, int64_t n, int64_t w, float *scratch,
+                       float *dgamma, float *dbeta) {
+  FG_OMP_FOR(n * w)
+  for (int64_t i = 0; i < n * w; i++) scratch[i] = dy[i] * xhat[i];
+  fg_bias_backward(dgamma, scratch, n, w);
+  fg_bias_backward(dbeta, dy, n, w);
+}
+
 void fg_ln_stats(const double *s, int64_t n, int64_t W, int second, double *mean, double *rstd) {
   for (int64_t i = 0; i < n; i++) {
     if (!second) mean[i] = s[i] / (double)W;

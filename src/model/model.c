@@ -393,10 +393,8 @@ static fg_status layer_norm_backward(fg_model *m, fg_scheme *s, int l, float *g)
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t n = sh->n_out, w = sh->w_out;
-  float *tmp = fg_model_other_work(m, g);
-  fg_bias_backward(m->db[l] + 2 * w, g, n, w);
-  for (int64_t i = 0; i < n * w; i++) tmp[i] = g[i] * m->X[l][i];
-  fg_bias_backward(m->db[l] + w, tmp, n, w);
+  fg_ln_param_grads(g, m->X[l], n, w, fg_model_other_work(m, g), m->db[l] + w,
+                    m->db[l] + 2 * w);
   fg_ln_backward_sums(g, m->X[l], m->b[l] + w, n, w, m->ln_part);
   FG_CHECK(fg_scheme_row_sum(s, l, m->ln_part, 2 * n));
   fg_ln_backward(g, m->X[l], m->b[l] + w, m->ln_part, m->rstd[l], n, w, m->widths[l + 1]);

@@ -43,10 +43,7 @@ static void phased(const float *z, const float *dy, const float *gamma, const fl
     fg_ln_forward(zb[k], xb[k], n, w, mean, rstd, gamma + cut[k], beta + cut[k]);
     fg_ln_backward_sums(gb[k], xb[k], gamma + cut[k], n, w, part);
     for (int64_t i = 0; i < 2 * n; i++) s[i] += part[i];
-    /* the scale's and shift's gradients: column sums of dy xhat and dy */
-    for (int64_t i = 0; i < n * w; i++) tmp[i] = gb[k][i] * xb[k][i];
-    fg_bias_backward(dgamma + cut[k], tmp, n, w);
-    fg_bias_backward(dbeta + cut[k], gb[k], n, w);
+    fg_ln_param_grads(gb[k], xb[k], n, w, tmp, dgamma + cut[k], dbeta + cut[k]);
   }
   for (int k = 0; k < nb; k++) {
     const int64_t w = cut[k + 1] - cut[k];
