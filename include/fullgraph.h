@@ -134,10 +134,12 @@ typedef struct fg_train_config {
   int epochs;              /* total epochs (a resumed run continues up to this) */
   int layers;              /* layers (default 2) */
   int hidden;              /* width of every hidden layer (default 16) */
-  const char *model;       /* layer kind: "gcn" (default, NULL) or "sage" (mean aggregator,
-                              separate self and neighbour weights) */
+  const char *model;       /* "gcn" (default, NULL), "sage" (mean aggregator, separate self and
+                              neighbour weights) or "gin" (sum, then a two-Linear MLP) */
   const char *adj_norm;    /* the aggregation's normalization: "sym" (D^-1/2 A D^-1/2), "mean"
-                              (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean) */
+                              (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean, gin
+                              sum) */
+  const char *gin_eps;     /* gin: epsilon, a number (NULL: 0) or "learn" (learned from 0) */
   const char *norm;        /* every hidden layer's output: "none" (NULL) or "layer" (LayerNorm
                               over each row's features, before the ReLU) */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */

@@ -62,14 +62,16 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
     const int64_t wi = w[l], wo = w[l + 1];
     const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
     const int norm = mdl.layer_norm && l + 1 < L;
+    const int linear = mdl.gin && l % 2 == 1, learn = mdl.gin && mdl.eps_learn && !linear;
     const double *gamma = b + wo, *beta = b + 2 * wo;
-    pp += (1 + mdl.sage) * wi * wo + (norm ? 3 : 1) * wo;
+    const double eps = learn ? b[(norm ? 3 : 1) * wo] : (double)mdl.gin_eps;
+    pp += (1 + mdl.sage) * wi * wo + (norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
-        const int keep = p == 0.0f ||
+        const int keep = p == 0.0f || linear ||
                          fg_dropout_keep(fg_dropout_row_key(seed, epoch, (uint64_t)l, (uint64_t)v),
                                          (uint64_t)c, fg_dropout_threshold(p));
-        d[v * wi + c] = keep ? h[v * wi + c] / (1.0 - p) : 0.0;
+        d[v * wi + c] = keep ? h[v * wi + c] / (linear ? 1.0 : 1.0 - p) : 0.0;
       }
     for (int64_t v = 0; v < n; v++) /* t = Ã d */
       for (int64_t c = 0; c < wi; c++) {
@@ -79,7 +81,8 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
           if (!mdl.no_self_loops || j != v)
             acc += adj_value(ds, mdl, rowc, colc, v, j) * d[j * wi + c];
         }
-        t[v * wi + c] = acc;
+        if (mdl.gin) acc += (1.0 + eps) * d[v * wi + c];
+        t[v * wi + c] = linear ? d[v * wi + c] : acc;
       }
     for (int64_t v = 0; v < n; v++) { /* h = act(norm(t W_n (+ d W_s) + b)) */
       double mean = 0.0, var = 0.0;

@@ -59,6 +59,8 @@ typedef struct fg_cost3d_input {
   int ranks_per_node;
   int mats;                /* weight matrices a layer (0: 1) */
   int self_term;           /* the layer moves its input rows (move_rows, move_rows_t) */
+  const int *aggregates;   /* (layers) < 0: layer l does not aggregate (a linear layer, whose
+                              only move is its self term's); NULL: every layer does */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);

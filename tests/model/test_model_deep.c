@@ -34,7 +34,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   fg_scheme_config sc;
   const int64_t C = kWidths[L];
   memset(&ds, 0, sizeof ds);
-  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
+  const fg_model_kind *kind = fg_model_kind_find(mdl.gin ? "gin" : mdl.sage ? "sage" : "gcn");
   memset(&sc, 0, sizeof sc);
   sc.reorder = reorder;
   sc.adj.norm = mdl.norm;
@@ -70,7 +70,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, kWidths, agg_order, 9, kind, mdl.layer_norm};
+    fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = agg_order, .seed = 9,
+                          .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
+                          .gin_eps_learn = mdl.eps_learn};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   if (!m) goto done;
@@ -81,6 +83,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
         m->b[l][kWidths[l + 1] + c] = 0.8f + 0.1f * (float)(c % 4);
         m->b[l][2 * kWidths[l + 1] + c] = 0.03f * (float)c - 0.05f;
       }
+      if (m->scal[l]) m->b[l][m->vecs[l] * kWidths[l + 1]] = 0.2f * (float)l - 0.1f; /* eps */
     }
   {
     uint8_t sel[N];
@@ -156,10 +159,18 @@ done:
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* GCN and SAGE with their own operators, and each with another normalization */
-  const fg_test_model models[] = {{0, FG_ADJ_SYM, 0, 0}, {0, FG_ADJ_MEAN, 0, 0},
-                                  {1, FG_ADJ_MEAN, 1, 0}, {1, FG_ADJ_SUM, 1, 0},
-                                  {1, FG_ADJ_SYM, 1, 0},  {0, FG_ADJ_SYM, 0, 1},
-                                  {1, FG_ADJ_MEAN, 1, 1}};
+  /* and GIN (two layers of two stack layers) with a fixed and a learned eps */
+  const fg_test_model models[] = {
+      {.norm = FG_ADJ_SYM},
+      {.norm = FG_ADJ_MEAN},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1},
+      {.sage = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1},
+      {.sage = 1, .norm = FG_ADJ_SYM, .no_self_loops = 1},
+      {.norm = FG_ADJ_SYM, .layer_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .gin_eps = 0.5f},
+      {.gin = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .eps_learn = 1, .layer_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1}};
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {

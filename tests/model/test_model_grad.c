@@ -1,5 +1,5 @@
-/* test_model_grad.c -- the whole model's backward (GCN and GraphSAGE, each with every
- * adjacency normalization) against double-precision central differences of an independent
+/* test_model_grad.c -- the whole model's backward (GCN, GraphSAGE and GIN with a fixed and a
+ * learned epsilon, each with every adjacency normalization) against double-precision central differences of an independent
  * double-precision forward (tests/model_ref.c), for both aggregation orders, with dropout on, on
  * a directed and on an undirected graph; and the float forward against the double one. */
 #include <math.h>
@@ -14,7 +14,7 @@
 #include "model_ref.h"
 #include "testutil.h"
 
-enum { N = 14, F = 5, H = 4, C = 3, L = 2 };
+enum { N = 14, F = 5, H = 4, C = 3, MAXL = 4 };
 static const float P = 0.3f;
 static const uint64_t SEED = 7, EPOCH = 3;
 
@@ -23,11 +23,16 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
   fg_model *m = NULL;
-  int64_t src[40], dst[40], widths[L + 1] = {F, H, C};
+  int64_t src[40], dst[40], widths[MAXL + 1] = {F, H, C};
   int ne = 0, ntrain = 0;
   fg_scheme_config sc;
   memset(&ds, 0, sizeof ds);
-  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
+  const fg_model_kind *kind = fg_model_kind_find(mdl.gin ? "gin" : mdl.sage ? "sage" : "gcn");
+  const int L = mdl.gin ? 4 : 2; /* GIN: two layers of two stack layers, [F, H, H, C, C] */
+  if (mdl.gin) {
+    widths[2] = H;
+    widths[3] = widths[4] = C;
+  }
   memset(&sc, 0, sizeof sc);
   sc.adj.norm = mdl.norm;
   sc.adj.no_self_loops = mdl.no_self_loops;
@@ -57,7 +62,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5, kind, mdl.layer_norm};
+    fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
+                          .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
+                          .gin_eps_learn = mdl.eps_learn};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
@@ -68,6 +75,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
         m->b[l][widths[l + 1] + c] = 0.9f + 0.1f * (float)c;
         m->b[l][2 * widths[l + 1] + c] = 0.05f * (float)c - 0.04f;
       }
+      if (m->scal[l]) m->b[l][m->vecs[l] * widths[l + 1]] = 0.3f - 0.5f * (float)l; /* eps */
     }
 
   {
@@ -109,12 +117,19 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  /* kind 0 GCN, 1 SAGE, 2 GIN with eps 0, 3 GIN with eps 0.25, 4 GIN learning eps */
   for (int ln = 0; ln <= 1; ln++)
-    for (int sage = 0; sage <= 1; sage++)
+    for (int kind = 0; kind <= 4; kind++)
       for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
         for (int directed = 0; directed <= 1; directed++)
           for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
-            const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage, ln};
+            const fg_test_model mdl = {.sage = kind == 1,
+                                       .norm = (fg_adj_norm)norm,
+                                       .no_self_loops = kind >= 1,
+                                       .layer_norm = ln,
+                                       .gin = kind >= 2,
+                                       .gin_eps = kind == 3 ? 0.25f : 0.0f,
+                                       .eps_learn = kind == 4};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();

@@ -56,7 +56,7 @@ static void test_model_buffers(const fg_dataset *ds) {
     const int64_t n = s->n_local;
     int64_t w[4] = {128, 128, 128, 32}, act = 0, par = 0;
     double bufs = 0.0;
-    fg_model_config mc = {3, w, FG_AGG_AUTO, 1, NULL, 0};
+    fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
     fg_model_memory(&mc, n, &act, &par, &bufs);
     /* S0 (layer 0 aggregates first), H1, H2, work_a, work_b of n x 128 and H3 of n x 32 */
     EXPECT(act == 4 * n * (5 * 128 + 32));
@@ -71,7 +71,8 @@ static void test_model_buffers(const fg_dataset *ds) {
     fg_model *m = NULL;
     for (int k = 0; k < 6; k++) { /* every aggregation order, GCN and SAGE */
       const int order = k % 3;
-      fg_model_config mc = {3, w, order, 1, fg_layer_kind_find(k < 3 ? "gcn" : "sage"), 0};
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = order, .seed = 1,
+                            .kind = fg_model_kind_find(k < 3 ? "gcn" : "sage")};
       fg_model_memory(&mc, s->n_local, &act, &par, NULL);
       EXPECT_OK(fg_model_create(&mc, s, &m));
       if (!m) continue;
