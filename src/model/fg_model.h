@@ -2,8 +2,10 @@
  * scheme: local math (GEMMs, SpMMs through the scheme, elementwise passes) between calls of the
  * scheme's operations, which move every byte that crosses ranks. No MPI here.
  *
- * A layer kind is a forward / backward pair over the model's buffers (fg_layer_kind below); the
- * GCN layer (layer_gcn.c) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
+ * The stack: the model's layers, each one or more stack layers (a GIN layer is two: its
+ * aggregation with a Linear, then a second Linear; fg_model_kind below); everything here counts
+ * stack layers. A layer kind is a forward / backward pair over the model's buffers
+ * (fg_layer_kind below); the GCN layer (layer_gcn.c) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
  *   D_l     = dropout(H_l)                      (training only)
  *   Z_l     = Â D_l W_l + b_l                   computed as Â (D_l W_l) or (Â D_l) W_l,
  *                                               whichever is cheaper for the widths

@@ -90,6 +90,25 @@ static void test_model_buffers(const fg_dataset *ds) {
       fg_model_destroy(&m);
     }
   }
+  {
+    /* GIN learning epsilon: two layers of two stack layers F -> 32 -> 32 -> C -> C, each
+     * aggregating first (S of n x F and n x 32); scratch as wide as the features, since layer
+     * 0 forms dY for epsilon's gradient */
+    const int64_t n = s->n_local, F = s->num_features, C = s->num_classes;
+    int64_t w[5] = {F, 32, 32, C, C}, act = 0, par = 0;
+    fg_model *m = NULL;
+    fg_model_config mc = {.layers = 4, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1,
+                          .kind = fg_model_kind_find("gin"), .gin_eps_learn = 1};
+    fg_model_memory(&mc, n, &act, &par, NULL);
+    EXPECT_OK(fg_model_create(&mc, s, &m));
+    if (m) {
+      EXPECT(m->S[0] && !m->S[1] && m->S[2] && !m->S[3] && m->scal[0] == 1 && m->scal[2] == 1);
+      EXPECT(m->n_params == F * 32 + 32 + 1 + 32 * 32 + 32 + 32 * C + C + 1 + C * C + C);
+      EXPECT(par == 16 * m->n_params);
+      EXPECT(act == 4 * n * ((32 + 32 + C + C) + (F + 32) + 2 * F));
+      fg_model_destroy(&m);
+    }
+  }
   fg_scheme_destroy(&s);
   fg_dist_destroy(&d);
 }
