@@ -142,6 +142,8 @@ typedef struct fg_train_config {
   const char *gin_eps;     /* gin: epsilon, a number (NULL: 0) or "learn" (learned from 0) */
   const char *norm;        /* every hidden layer's output: "none" (NULL) or "layer" (LayerNorm
                               over each row's features, before the ReLU) */
+  int residual;            /* every layer but the last adds its input to its output (a learned
+                              projection where the widths differ); default 0 */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   double lr;               /* Adam learning rate (default 0.01) */
   double dropout;          /* dropout on every layer's input (default 0.5) */
@@ -302,9 +304,10 @@ typedef struct fg_plan_config {
   int ranks_per_node;      /* 0 = every rank on one node */
   int layers, hidden;      /* as fg_train_config (2, 16) */
   const int *widths;
-  const char *model;       /* as fg_train_config ("gcn", "sage"; NULL gcn) */
+  const char *model;       /* as fg_train_config ("gcn", "sage", "gin"; NULL gcn) */
   const char *adj_norm;    /* as fg_train_config (NULL: the model's) */
   const char *norm;        /* as fg_train_config (NULL: none) */
+  int residual;            /* as fg_train_config */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */

@@ -47,10 +47,13 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   double *h = malloc(sizeof(double) * (size_t)(n * wmax));
   double *d = malloc(sizeof(double) * (size_t)(n * wmax));
   double *t = malloc(sizeof(double) * (size_t)(n * wmax));
+  double *hres = malloc(sizeof(double) * (size_t)(n * wmax));
+  const double *P = NULL; /* the open residual block's projection (NULL: identity) */
+  const int S = mdl.gin ? 2 : 1;
   int64_t *rowc = calloc((size_t)n, sizeof *rowc), *colc = calloc((size_t)n, sizeof *colc);
   double loss = 0.0;
   const double *pp = params;
-  if (!h || !d || !t || !rowc || !colc) abort();
+  if (!h || !d || !t || !hres || !rowc || !colc) abort();
   for (int64_t v = 0; v < n; v++)
     for (int64_t e = A->rowptr[v]; e < A->rowptr[v + 1]; e++)
       if (!mdl.no_self_loops || A->col[e] != v) {
@@ -60,12 +63,21 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   for (int64_t i = 0; i < n * w[0]; i++) h[i] = ds->features[i];
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
-    const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
+    const int source = mdl.residual && l % S == 0 && l + S < L;
+    const int end = mdl.residual && (l + 1) % S == 0 && l + 1 < L;
+    const int proj = source && w[l] != w[l + S];
+    const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage + proj) * wi * wo;
     const int norm = mdl.layer_norm && l + 1 < L;
     const int linear = mdl.gin && l % 2 == 1, learn = mdl.gin && mdl.eps_learn && !linear;
     const double *gamma = b + wo, *beta = b + 2 * wo;
     const double eps = learn ? b[(norm ? 3 : 1) * wo] : (double)mdl.gin_eps;
-    pp += (1 + mdl.sage) * wi * wo + (norm ? 3 : 1) * wo + learn;
+    int64_t wsrc = 0;
+    if (source) { /* the block's input before dropout, and its projection */
+      memcpy(hres, h, sizeof(double) * (size_t)(n * wi));
+      P = proj ? pp + (1 + mdl.sage) * wi * wo : NULL;
+    }
+    wsrc = w[l + 1 - S];
+    pp += (1 + mdl.sage + proj) * wi * wo + (norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
         const int keep = p == 0.0f || linear ||
@@ -101,6 +113,12 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
         if (norm) z = gamma[c] * (z - mean) / sqrt(var / (double)wo + 1e-5) + beta[c];
         h[v * wo + c] = (l + 1 < L && z < 0) ? 0.0 : z;
       }
+      for (int64_t c = 0; end && c < wo; c++) { /* + H_l0, or H_l0 P */
+        double r = 0.0;
+        if (!P) r = hres[v * wsrc + c];
+        for (int64_t k = 0; P && k < wsrc; k++) r += hres[v * wsrc + k] * P[k * wo + c];
+        h[v * wo + c] += r;
+      }
     }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
   }
@@ -116,6 +134,7 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   free(h);
   free(d);
   free(t);
+  free(hres);
   free(rowc);
   free(colc);
   return loss / (double)ntrain;

@@ -17,6 +17,9 @@ typedef struct fg_test_model {
                           (no dropout on their input): the stack of fg_model's "gin" */
   float gin_eps;       /* its fixed eps */
   int eps_learn;       /* eps is a parameter after each even layer's vectors instead */
+  int residual;        /* every model layer (GIN: two layers) but the last adds its input H
+                          (before dropout) after its ReLU: H, or H P where the widths differ,
+                          P (w_l0 x w_{l0+1}) after the first layer's matrices */
 } fg_test_model;
 
 /* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]

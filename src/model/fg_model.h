@@ -93,6 +93,7 @@ struct fg_model {
   const fg_model_kind *kind;
   const fg_layer_kind **kinds; /* (layers) each stack layer's kind */
   int norm;               /* fg_norm_kind */
+  int residual;           /* residual connections (residual.c) */
   float gin_eps;          /* GIN's fixed epsilon (when not learned) */
   int layers;             /* stack layers: the model's layers times its stages */
   int64_t *widths;        /* (layers + 1): input, hidden..., classes */
@@ -109,6 +110,15 @@ struct fg_model {
                              over the output's columns: b[l], and with a norm its scale
                              b[l] + w_out and shift b[l] + 2 w_out (db likewise) */
   int *vecs;              /* (layers) vectors a layer has: 1, or 3 with a norm */
+  int *mats;              /* (layers) weight matrices: the kind's, and a residual projection
+                             P as one more (fg_residual_proj) */
+  float **Hres;           /* (layers + 1) a residual source's input H_l before dropout (and in
+                             backward the gradient its residual passes back); NULL elsewhere,
+                             and at l = 0 unless the features are read through a row map */
+  float **Ares;           /* (layers) a residual block end's ReLU output, whose sign is the
+                             ReLU's mask after the sum; else NULL */
+  float **RM, **RT;       /* (layers) 3d: a residual hop's moved rows (n_out x w_in) and its
+                             output (n_out x w_out); else NULL */
   int *scal;              /* (layers) scalars after the vectors (in the block and, whole, in
                              every rank's piece): GIN's learned epsilon, 1; else 0 */
   float **X;              /* (layers) a normed layer's normalized output (n_out x w_out), for
@@ -143,6 +153,7 @@ typedef struct fg_model_config {
   int norm;               /* fg_norm_kind: on every hidden layer's output, before its ReLU */
   float gin_eps;          /* GIN: epsilon, fixed, or the learned one's initial value */
   int gin_eps_learn;
+  int residual;           /* residual connections on every model layer but the last */
 } fg_model_config;
 
 /* Normalization of a hidden layer's output Z (n x w): none, or LayerNorm over each row's w
@@ -168,6 +179,9 @@ fg_status fg_model_choose(const char *model, const char *norm, const char *adj_n
  * all (a linear layer). What the volume plans count. */
 void fg_model_agg_plan(const fg_model_kind *kind, int L, const int64_t *widths, int agg_order,
                        int *agg);
+/* The weight matrices of stack layer l of L (widths w): its kind's, and a residual projection
+ * where --residual changes the width of the block l starts. */
+int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const int64_t *w, int l);
 /* The stack's layer count for `layers` layers of the model (times its stages). */
 int fg_model_stack_layers(const fg_model_kind *kind, int layers);
 /* out (stack layers + 1) = features, then each model layer's output width once a stage
@@ -230,6 +244,17 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc);
 float *fg_model_other_work(const fg_model *m, const float *x);
+
+/* residual.c, for the stack: whether stack layer l ends a residual block (adds R to its
+ * output) or starts one (its input is a source); the projection's block of l0 within blocks
+ * (m->W or m->dW), NULL when the widths agree; R added into H[l1 + 1] after the block end's
+ * ReLU; and from dH (the gradient of H[l1 + 1] after the next dropout's backward) dP and the
+ * source's gradient (into Hres[l0], for l0 > 0). Collective under 3d. */
+int fg_residual_end(const fg_model *m, int l);
+int fg_residual_source(const fg_model *m, int l);
+float *fg_residual_proj(const fg_model *m, int l0, float **blocks);
+fg_status fg_residual_forward(fg_model *m, fg_scheme *s, int l1);
+fg_status fg_residual_backward(fg_model *m, fg_scheme *s, int l1, const float *dh);
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                          float *out);
 

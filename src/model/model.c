@@ -124,7 +124,12 @@ void fg_model_destroy(fg_model **mp) {
     for (int l = 1; l <= m->layers; l++) free(m->H[l]);
     free(m->H);
   }
+  if (m->Hres)
+    for (int l = 0; l <= m->layers; l++) free(m->Hres[l]);
   for (int l = 0; l < m->layers; l++) {
+    if (m->Ares) free(m->Ares[l]);
+    if (m->RM) free(m->RM[l]);
+    if (m->RT) free(m->RT[l]);
     if (m->S) free(m->S[l]);
     if (m->M) free(m->M[l]);
     if (m->X) free(m->X[l]);
@@ -137,6 +142,11 @@ void fg_model_destroy(fg_model **mp) {
   free(m->rstd);
   free(m->vecs);
   free(m->scal);
+  free(m->mats);
+  free(m->Hres);
+  free(m->Ares);
+  free(m->RM);
+  free(m->RT);
   free(m->kinds);
   free(m->ln_mean);
   free(m->ln_part);
@@ -159,6 +169,20 @@ static const fg_layer_kind *stack_kind(const fg_model_kind *kind, int l) {
   return kind->stage[l % kind->stages];
 }
 
+/* Residual blocks of a stack of L layers, S a model layer (residual.c's rule, before a model
+ * exists): l starts a block (its input is a source), l ends one, or l is inside one; and the
+ * matrices of l: its kind's, and the projection of a source whose block changes the width. */
+static int res_source(int residual, int S, int L, int l) {
+  return residual && l % S == 0 && l + S < L;
+}
+static int res_end(int residual, int S, int L, int l) {
+  return residual && (l + 1) % S == 0 && l + 1 < L;
+}
+int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const int64_t *w, int l) {
+  const int S = kind->stages;
+  return stack_kind(kind, l)->mats + (res_source(residual, S, L, l) && w[l] != w[l + S]);
+}
+
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
  * allocates (a self term's M[l] when the scheme moves rows, and a norm's X[l], counted with S;
  * the norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer
@@ -167,11 +191,18 @@ static const fg_layer_kind *stack_kind(const fg_model_kind *kind, int l) {
  * gradient needs dY), D W of a layer that aggregates last; work_a also the layer-0 input's
  * dropout. */
 static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
-                         const int *agg_first, int learn, int eps_learn, int move_ok, int norm,
-                         int64_t *h_total, int64_t *s_total, int64_t *work_a, int64_t *work_b) {
+                         const int *agg_first, int learn, int eps_learn, int residual,
+                         int move_ok, int norm, int64_t *h_total, int64_t *s_total,
+                         int64_t *work_a, int64_t *work_b) {
+  const int S = kind->stages;
   int64_t x = 0;
   *h_total = *s_total = 0;
   for (int l = 0; l < L; l++) {
+    /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
+    if (l > 0 && res_source(residual, S, L, l)) *s_total += sh[l].n_in * sh[l].w_in;
+    if (res_end(residual, S, L, l)) *s_total += sh[l].n_out * sh[l].w_out;
+    if (move_ok && residual && l < L - S) /* every layer of a block is a hop */
+      *s_total += sh[l].n_out * (sh[l].w_in + sh[l].w_out);
     *h_total += sh[l].n_out * sh[l].w_out;
     if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
     if (move_ok && stack_kind(kind, l)->self_term) *s_total += sh[l].n_out * sh[l].w_in;
@@ -227,10 +258,12 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   for (int l = 0; l < L; l++) {
     const fg_layer_kind *k = stack_kind(kind, l);
     agg[l] = layer_agg_first(k, 1, cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
-    np += (k->mats * cfg->widths[l] + layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1] +
+    np += (fg_model_layer_mats(kind, cfg->residual, L, cfg->widths, l) * cfg->widths[l] +
+           layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1] +
           (cfg->gin_eps_learn && k->eps);
   }
-  buffer_sizes(kind, L, sh, agg, 0, cfg->gin_eps_learn, 0, cfg->norm, &h, &sz, &wa, &wb);
+  buffer_sizes(kind, L, sh, agg, 0, cfg->gin_eps_learn, cfg->residual, 0, cfg->norm, &h, &sz,
+               &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, n);
@@ -269,6 +302,9 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
              "--agg-order last is not available", s->ops->name);
   FG_REQUIRE(L % kind->stages == 0, FG_ERR_INTERNAL, "%d stack layers for %s's %d stages", L,
              kind->name, kind->stages);
+  FG_REQUIRE(!s->learn_features || !cfg->residual, FG_ERR_INVALID_ARG,
+             "--learn-features with --residual: a learned input's residual gradient is not "
+             "built; drop one of them");
   FG_REQUIRE(!s->learn_features || kind->stage[0]->learn_features_ok, FG_ERR_INVALID_ARG,
              "--learn-features: the %s model does not learn its input features (gcn does)",
              kind->name);
@@ -277,6 +313,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m, 1);
   m->kind = kind;
   m->norm = cfg->norm;
+  m->residual = cfg->residual;
   m->gin_eps = cfg->gin_eps;
   m->layers = L;
   m->n = s->n_local;
@@ -298,6 +335,11 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->rstd, L);
   FG_CALLOC(m->vecs, L);
   FG_CALLOC(m->scal, L);
+  FG_CALLOC(m->mats, L);
+  FG_CALLOC(m->Hres, L + 1);
+  FG_CALLOC(m->Ares, L);
+  FG_CALLOC(m->RM, L);
+  FG_CALLOC(m->RT, L);
   FG_CALLOC(m->kinds, L);
   for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
   for (int l = 0; l < L; l++) {
@@ -308,10 +350,18 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
                                       m->widths[l + 1]);
     m->vecs[l] = layer_vecs(m->norm, l, L);
     m->scal[l] = cfg->gin_eps_learn && k->eps;
+    m->mats[l] = fg_model_layer_mats(kind, cfg->residual, L, m->widths, l);
+    /* a hop without a projection copies columns: its widths must agree */
+    FG_REQUIRE(!cfg->residual || l >= L - kind->stages || m->mats[l] > k->mats ||
+                   m->widths[l] == m->widths[l + 1],
+               FG_ERR_INVALID_ARG, "--residual: stack layer %d maps width %lld to %lld inside "
+               "a block without a projection", l, (long long)m->widths[l],
+               (long long)m->widths[l + 1]);
     m->poff[l] = m->n_params;
-    m->n_params += k->mats * sh->wp_len + m->vecs[l] * sh->bp_len + m->scal[l];
-    m->n_params_global += (k->mats * m->widths[l] + m->vecs[l]) * m->widths[l + 1] + m->scal[l];
-    blk += k->mats * sh->w_in * sh->w_out + m->vecs[l] * sh->w_out + m->scal[l];
+    m->n_params += m->mats[l] * sh->wp_len + m->vecs[l] * sh->bp_len + m->scal[l];
+    m->n_params_global +=
+        (m->mats[l] * m->widths[l] + m->vecs[l]) * m->widths[l + 1] + m->scal[l];
+    blk += m->mats[l] * sh->w_in * sh->w_out + m->vecs[l] * sh->w_out + m->scal[l];
   }
   FG_REQUIRE(m->shape[L - 1].n_out == s->n_local, FG_ERR_INTERNAL,
              "the last layer has %lld output rows, the scheme %lld labelled rows",
@@ -336,7 +386,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t wi = m->widths[l], wo = m->widths[l + 1], nw = sh->w_in * sh->w_out;
-    const int mats = m->kinds[l]->mats;
+    const int mats = m->mats[l];
     float *piece = m->params + m->poff[l];
     if (split) {
       m->W[l] = m->wblk + off;
@@ -367,6 +417,12 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     }
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
     if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
+    if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
+    if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
+    if (move_ok && m->residual && l < L - kind->stages) {
+      FG_ALLOC_ACT(m->RM[l], sh->n_out * sh->w_in);
+      FG_ALLOC_ACT(m->RT[l], sh->n_out * sh->w_out);
+    }
   }
   if (s->learn_features) {
     const int64_t w0 = m->shape[0].w_in;
@@ -377,10 +433,15 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   } else {
     m->H[0] = s->features;
   }
+  if (fg_residual_source(m, 0) && s->feature_rows) {
+    /* the source H_0 is the features, here read through a row map: gathered once */
+    FG_ALLOC_ACT(m->Hres[0], m->shape[0].n_in * m->shape[0].w_in);
+    fg_model_redo_input(m, s, 0.0f, 0, 0, m->Hres[0]);
+  }
   {
     int64_t h, sz, wa, wb;
-    buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features, cfg->gin_eps_learn, move_ok,
-                 m->norm, &h, &sz, &wa, &wb);
+    buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features, cfg->gin_eps_learn,
+                 cfg->residual, move_ok, m->norm, &h, &sz, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }
@@ -472,7 +533,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const float pp = drop ? p : 0.0f;
   double t0;
   for (int l = 0; l < L && m->wblk; l++)
-    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->kinds[l]->mats, m->vecs[l],
+    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->mats[l], m->vecs[l],
                                     m->scal[l], m->params + m->poff[l], m->W[l]));
   if (m->input) FG_CHECK(s->ops->gather_input(s, m->params + m->feat_off, m->input));
   t0 = fg_now();
@@ -497,6 +558,21 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
       FG_CHECK(layer_norm(m, s, l)); /* (its time: elementwise passes and row reductions) */
       t0 = fg_now();
     }
+    if (fg_residual_end(m, l)) {
+      /* A = relu(norm(out + b)) kept for its mask; H = A + R (kept when H is a source);
+       * then the next layer's dropout in place */
+      const int64_t n = sh->n_out * sh->w_out;
+      fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out, 1,
+                           0.0f, seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+      memcpy(m->Ares[l], out, (size_t)n * sizeof(float));
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(fg_residual_forward(m, s, l));
+      t0 = fg_now();
+      if (fg_residual_source(m, l + 1)) memcpy(m->Hres[l + 1], out, (size_t)n * sizeof(float));
+      fg_bias_relu_dropout(out, out, NULL, sh->n_out, sh->w_out, 0, pp, seed, epoch,
+                           (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+      continue;
+    }
     fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out,
                          l + 1 < L, l + 1 < L && (l + 1) % m->kind->stages == 0 ? pp : 0.0f,
                          seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
@@ -517,7 +593,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     double t0;
     FG_CHECK(m->kinds[l]->backward(m, s, l, cur, p, seed, epoch, &v));
     if (m->wblk)
-      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kinds[l]->mats, m->vecs[l], m->scal[l],
+      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->mats[l], m->vecs[l], m->scal[l],
                                            m->dW[l], m->grads + m->poff[l]));
     if (l == 0) {
       /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
@@ -531,9 +607,22 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       break;
     }
     t0 = fg_now();
-    /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times 1/(1-p)
-     * where dropout applied (a model layer's input) */
-    fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, l % m->kind->stages == 0 ? scale : 1.0f);
+    if (fg_residual_end(m, l - 1)) {
+      /* dH_l = dropout's backward of dD_l, plus what l's own block passed back when l is a
+       * source; R's path takes dH_l, the ReLU's mask comes from the kept A */
+      const int64_t n = sh->n_in * sh->w_in;
+      fg_bias_relu_dropout(v, v, NULL, sh->n_in, sh->w_in, 0, p, seed, epoch, (uint64_t)l,
+                           sh->ids_in, sh->col0_in);
+      if (fg_residual_source(m, l)) fg_axpy(v, 1.0f, m->Hres[l], n);
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(fg_residual_backward(m, s, l - 1, v));
+      t0 = fg_now();
+      fg_masked_scale(v, m->Ares[l - 1], n, 1.0f);
+    } else {
+      /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times
+       * 1/(1-p) where dropout applied (a model layer's input) */
+      fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, l % m->kind->stages == 0 ? scale : 1.0f);
+    }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->vecs[l - 1] > 1) FG_CHECK(layer_norm_backward(m, s, l - 1, v));
     cur = v;
@@ -578,7 +667,7 @@ double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *selec
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    const int64_t nw = m->kinds[l]->mats * sh->wp_len, o = m->poff[l], ob = o + nw;
+    const int64_t nw = m->mats[l] * sh->wp_len, o = m->poff[l], ob = o + nw;
     fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, nw, adam, wd[l], t);
     /* b, a norm's vectors and the scalars: no decay */
     fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob,
@@ -596,8 +685,8 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t dout = m->widths[l + 1], nw = m->widths[l] * dout;
-    const int64_t boff = off + m->kinds[l]->mats * nw;
-    for (int mat = 0; mat < m->kinds[l]->mats; mat++)
+    const int64_t boff = off + m->mats[l] * nw;
+    for (int mat = 0; mat < m->mats[l]; mat++)
       for (int64_t e = sh->wp0; e < sh->wp0 + sh->wp_len; e++, k++) {
         if (idx)
           idx[k] = off + mat * nw + (sh->col0_in + e / sh->w_out) * dout + sh->col0_out +

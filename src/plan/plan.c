@@ -522,7 +522,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_epoch_agg_widths(L, w, agg, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
-    n_params += (mdl.kind->stage[l % mdl.kind->stages]->mats * w[l] +
+    n_params += (fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) * w[l] +
                  (mdl.norm && l + 1 < L ? 3 : 1)) * w[l + 1];
   while ((1 << lg) < P) lg++;
   fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
@@ -553,7 +553,8 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     }
     for (int l = 0; l < L; l++) {
       const double wi = (double)w[l], wo = (double)w[l + 1];
-      gemm += mdl.kind->stage[l % mdl.kind->stages]->mats * (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) *
+      gemm += fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) *
+              (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) *
               rows * wi * wo / rate;
       other += (2 * 3.0 * rows * wo + 3.0 * rows * wi) * 4.0 / bw +
                rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
@@ -562,8 +563,13 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, mdl.kind, mdl.norm,
-                                mdl.gin_eps, mdl.gin_eps_learn};
+    const fg_model_config mc = {.layers = L,
+                                .widths = w,
+                                .agg_order = (int)cfg->agg_order,
+                                .seed = cfg->seed,
+                                .kind = mdl.kind,
+                                .norm = mdl.norm,
+                                .residual = cfg->residual};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -722,6 +728,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .model = cfg->model,
       .adj_norm = cfg->adj_norm,
       .norm = cfg->norm,
+      .residual = cfg->residual,
       .agg_order = cfg->agg_order,
       .order = cfg->order,
       .double_perm = cfg->double_perm,

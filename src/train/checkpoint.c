@@ -23,7 +23,7 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_NAME 16          /* a section's name field */
 #define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
 #define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
-#define CKPT_MODEL_BYTES 48   /* the "model" payload: a name field, 6 u32, an f32 and a zero u32 */
+#define CKPT_MODEL_BYTES 48   /* the "model" payload: a name field, 6 u32, an f32 and a u32 */
 #define CKPT_MODEL_V1_BYTES 32 /* an older writer's: a name field and 4 u32 (1 stage, eps 0) */
 /* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
  * them, so the payload is copied to and from the struct whole */
@@ -59,16 +59,30 @@ static int add_layer_params(int64_t *n, int mats, int vecs, int64_t fan_in, int6
   return 1;
 }
 
-/* Add stack layer l's parameters (of layers) to *n: its matrices and vectors, and a learned
- * epsilon in each model layer's first stack layer. 0 as add_layer_params. */
-static int add_stack_layer(int64_t *n, int mats, int norm, int stages, int eps_learn, int l,
-                           int layers, int64_t fan_in, int64_t fan_out) {
-  if (!add_layer_params(n, mats, norm && l + 1 < layers ? 3 : 1, fan_in, fan_out)) return 0;
-  if (eps_learn && l % stages == 0) {
+/* Add stack layer l's parameters (of layers, widths w: l + 1 and, with a residual, l + stages
+ * of them read) to *n: its matrices (a residual projection where its block changes the width)
+ * and vectors, and a learned epsilon in each model layer's first stack layer. 0 as
+ * add_layer_params. */
+static int add_stack_layer(int64_t *n, const fg_ckpt_model *md, int l, int layers,
+                           int64_t (*width)(const void *, int), const void *w) {
+  const int stages = md->stages > 0 ? md->stages : 1, mats = md->mats > 0 ? md->mats : 1;
+  const int source = md->residual && l % stages == 0 && l + stages < layers;
+  const int64_t fan_in = width(w, l), fan_out = width(w, l + 1);
+  const int proj = source && fan_in != width(w, l + stages);
+  if (!add_layer_params(n, mats + proj, md->norm && l + 1 < layers ? 3 : 1, fan_in, fan_out))
+    return 0;
+  if (md->eps_learn && l % stages == 0) {
     if (*n == INT64_MAX) return 0;
     (*n)++;
   }
   return 1;
+}
+
+/* Widths as the writer holds them (int64_t) and as a file holds them (little-endian bytes). */
+static int64_t get_i64(const unsigned char *p);
+static int64_t width_of_array(const void *w, int l) { return ((const int64_t *)w)[l]; }
+static int64_t width_of_bytes(const void *w, int l) {
+  return get_i64((const unsigned char *)w + 8 * (size_t)l);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -131,8 +145,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
              mats);
   /* the reader derives the parameter count from the widths: refuse what it would refuse */
   for (int l = 0; l < m->layers; l++)
-    FG_REQUIRE(add_stack_layer(&implied, mats, m->model.norm, stages, m->model.eps_learn, l,
-                               m->layers, m->widths[l], m->widths[l + 1]),
+    FG_REQUIRE(add_stack_layer(&implied, &m->model, l, m->layers, width_of_array, m->widths),
                FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
@@ -166,7 +179,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put_u32(&s, (uint32_t)stages);
     put_u32(&s, (uint32_t)(m->model.eps_learn != 0));
     put(&s, &m->model.eps, 4);
-    put_u32(&s, 0);
+    put_u32(&s, (uint32_t)(m->model.residual != 0));
   }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
@@ -214,7 +227,7 @@ static int64_t get_i64(const unsigned char *p) {
 typedef struct ckpt_view {
   fg_ckpt_meta meta;
   char kind[CKPT_NAME + 1];    /* the model: "gcn" when the file does not say */
-  uint32_t mats, adj_norm, no_self_loops, norm, stages, eps_learn;
+  uint32_t mats, adj_norm, no_self_loops, norm, stages, eps_learn, residual;
   float eps;
   uint32_t layers;
   const unsigned char *widths; /* (layers + 1) i64 */
@@ -395,14 +408,16 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
       v->stages = get_u32(p + CKPT_NAME + 16);
       v->eps_learn = get_u32(p + CKPT_NAME + 20);
       memcpy(&v->eps, p + CKPT_NAME + 24, 4);
+      v->residual = get_u32(p + CKPT_NAME + 28);
     }
     FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
                    v->norm <= 1 && v->stages >= 1 && v->stages <= 16 && v->eps_learn <= 1 &&
-                   isfinite(v->eps),
+                   isfinite(v->eps) && v->residual <= 1,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
-               "%u, norm %u, %u stages, epsilon learned %u (corrupt)",
-               path, v->mats, v->adj_norm, v->no_self_loops, v->norm, v->stages, v->eps_learn);
+               "%u, norm %u, %u stages, epsilon learned %u, residual %u (corrupt)",
+               path, v->mats, v->adj_norm, v->no_self_loops, v->norm, v->stages, v->eps_learn,
+               v->residual);
   }
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
@@ -424,8 +439,12 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   for (uint32_t l = 0; l < v->layers; l++) {
     const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
     const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
-    FG_REQUIRE(add_stack_layer(&n, (int)v->mats, (int)v->norm, (int)v->stages,
-                               (int)v->eps_learn, (int)l, (int)v->layers, fan_in, fan_out),
+    const fg_ckpt_model md = {.mats = (int)v->mats,
+                              .norm = (int)v->norm,
+                              .stages = (int)v->stages,
+                              .eps_learn = (int)v->eps_learn,
+                              .residual = (int)v->residual};
+    FG_REQUIRE(add_stack_layer(&n, &md, (int)l, (int)v->layers, width_of_bytes, v->widths),
                FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
@@ -470,6 +489,9 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              FG_ERR_INVALID_ARG, "%s: the checkpoint's %s model has --gin-eps %s%.9g, this run %s%.9g",
              path, kind, v->eps_learn ? "learn from " : "", (double)v->eps,
              mm->eps_learn ? "learn from " : "", (double)mm->eps);
+  FG_REQUIRE(v->residual == (uint32_t)(mm->residual != 0), FG_ERR_INVALID_ARG,
+             "%s: the checkpoint's %s model is %s residual connections, this run %s", path,
+             kind, v->residual ? "with" : "without", mm->residual ? "with" : "without");
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {

@@ -79,6 +79,8 @@ typedef struct fg_ckpt_model {
   int eps_learn;      /* GIN's epsilon learned: one more parameter in each model layer's first
                          stack layer, after its vectors */
   float eps;          /* GIN's fixed epsilon (or the learned one's initial value) */
+  int residual;       /* --residual: a projection matrix more in each model layer's first stack
+                         layer whose block changes the width (all model layers but the last) */
 } fg_ckpt_model;
 
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with

@@ -68,8 +68,15 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     FG_ALLOC(widths, SL + 1);
     FG_CHECK(fg_model_widths(mdl.kind, L, cfg->hidden, cfg->widths, F, C, widths));
     {
-      const fg_model_config mc = {SL,       widths,       (int)cfg->agg_order, cfg->seed,
-                                  mdl.kind, mdl.norm,     mdl.gin_eps,         mdl.gin_eps_learn};
+      const fg_model_config mc = {.layers = SL,
+                                  .widths = widths,
+                                  .agg_order = (int)cfg->agg_order,
+                                  .seed = cfg->seed,
+                                  .kind = mdl.kind,
+                                  .norm = mdl.norm,
+                                  .gin_eps = mdl.gin_eps,
+                                  .gin_eps_learn = mdl.gin_eps_learn,
+                                  .residual = cfg->residual};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

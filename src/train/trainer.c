@@ -246,9 +246,15 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                             r->s->num_features, r->s->num_classes, r->widths)
                           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK) {
-    const fg_model_config mc = {L,           r->widths,         (int)cfg->agg_order,
-                                cfg->seed,   r->mdl.kind,       r->mdl.norm,
-                                r->mdl.gin_eps, r->mdl.gin_eps_learn};
+    const fg_model_config mc = {.layers = L,
+                                .widths = r->widths,
+                                .agg_order = (int)cfg->agg_order,
+                                .seed = cfg->seed,
+                                .kind = r->mdl.kind,
+                                .norm = r->mdl.norm,
+                                .gin_eps = r->mdl.gin_eps,
+                                .gin_eps_learn = r->mdl.gin_eps_learn,
+                                .residual = cfg->residual};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
@@ -447,10 +453,15 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,
    * on every rank while resuming */
-  state.model = (fg_ckpt_model){r.mdl.kind->name,      r.mdl.kind->stage[0]->mats,
-                                (int)r.mdl.adj.norm,   r.mdl.adj.no_self_loops,
-                                r.mdl.norm,            r.mdl.kind->stages,
-                                r.mdl.gin_eps_learn,   r.mdl.gin_eps};
+  state.model = (fg_ckpt_model){.kind = r.mdl.kind->name,
+                                .mats = r.mdl.kind->stage[0]->mats,
+                                .adj_norm = (int)r.mdl.adj.norm,
+                                .no_self_loops = r.mdl.adj.no_self_loops,
+                                .norm = r.mdl.norm,
+                                .stages = r.mdl.kind->stages,
+                                .eps_learn = r.mdl.gin_eps_learn,
+                                .eps = r.mdl.gin_eps,
+                                .residual = cfg->residual};
   state.layers = r.m->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;

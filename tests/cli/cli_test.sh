@@ -110,6 +110,14 @@ expect 1 "--learn-features: the gin model does not learn its input features" \
   "$FG" train "$DEMO" --model gin --scheme 3d --learn-features --epochs 1
 expect 0 "gin 1433 -> 16 -> 7:" "$FG" info "$DEMO" --model gin
 
+# --residual: layer 0's projection (1433 x 16) is 22928 parameters more; a checkpoint without
+# residual connections is refused by a run with them
+expect 0 "gcn 1433 -> 16 -> 7, 45991 parameters" "$FG" train "$DEMO" --residual --epochs 1
+expect 1 "model is without residual connections, this run with" "$FG" train "$DEMO" \
+  --model gin --residual --epochs 3 --resume "$T/gin.ckpt"
+expect 1 "--learn-features with --residual" "$FG" train "$DEMO" --residual --scheme 3d \
+  --learn-features --epochs 1
+
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
 

@@ -72,7 +72,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   {
     fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = agg_order, .seed = 9,
                           .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
-                          .gin_eps_learn = mdl.eps_learn};
+                          .gin_eps_learn = mdl.eps_learn, .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   if (!m) goto done;
@@ -170,7 +170,10 @@ int main(int argc, char **argv) {
       {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1},
       {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .gin_eps = 0.5f},
       {.gin = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .eps_learn = 1, .layer_norm = 1},
-      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1}};
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1},
+      /* residual connections: projections between every width (5 -> 4 -> 8 -> 6) */
+      {.norm = FG_ADJ_SYM, .residual = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1, .residual = 1}};
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {

@@ -14,7 +14,7 @@
 #include "model_ref.h"
 #include "testutil.h"
 
-enum { N = 14, F = 5, H = 4, C = 3, MAXL = 4 };
+enum { N = 14, F = 5, H = 4, C = 3, MAXL = 6 };
 static const float P = 0.3f;
 static const uint64_t SEED = 7, EPOCH = 3;
 
@@ -23,16 +23,17 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
   fg_model *m = NULL;
-  int64_t src[40], dst[40], widths[MAXL + 1] = {F, H, C};
+  int64_t src[40], dst[40], widths[MAXL + 1];
   int ne = 0, ntrain = 0;
   fg_scheme_config sc;
   memset(&ds, 0, sizeof ds);
   const fg_model_kind *kind = fg_model_kind_find(mdl.gin ? "gin" : mdl.sage ? "sage" : "gcn");
-  const int L = mdl.gin ? 4 : 2; /* GIN: two layers of two stack layers, [F, H, H, C, C] */
-  if (mdl.gin) {
-    widths[2] = H;
-    widths[3] = widths[4] = C;
-  }
+  /* two layers, three with a residual (its first block projects F to H, its second is the
+   * identity); a GIN layer is two stack layers: [F, H, H, C, C], [F, H, H, H, H, C, C] */
+  const int S = mdl.gin ? 2 : 1, LM = mdl.residual ? 3 : 2, L = LM * S;
+  widths[0] = F;
+  for (int k = 1; k <= LM; k++)
+    for (int j = 0; j < S; j++) widths[(k - 1) * S + j + 1] = k < LM ? H : C;
   memset(&sc, 0, sizeof sc);
   sc.adj.norm = mdl.norm;
   sc.adj.no_self_loops = mdl.no_self_loops;
@@ -64,7 +65,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   {
     fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
                           .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
-                          .gin_eps_learn = mdl.eps_learn};
+                          .gin_eps_learn = mdl.eps_learn, .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
@@ -101,9 +102,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  "directed %d, order %d)", (long long)bad, worst, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
-    printf("%s %s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
-           kind->name, fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "", directed,
-           agg_order, loss_f, worst);
+    printf("%s %s%s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
+           kind->name, fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "",
+           mdl.residual ? " residual" : "", directed, agg_order, loss_f, worst);
     free(pd);
   }
   fg_model_destroy(&m);
@@ -118,6 +119,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* kind 0 GCN, 1 SAGE, 2 GIN with eps 0, 3 GIN with eps 0.25, 4 GIN learning eps */
+  for (int res = 0; res <= 1; res++)
   for (int ln = 0; ln <= 1; ln++)
     for (int kind = 0; kind <= 4; kind++)
       for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
@@ -129,7 +131,8 @@ int main(int argc, char **argv) {
                                        .layer_norm = ln,
                                        .gin = kind >= 2,
                                        .gin_eps = kind == 3 ? 0.25f : 0.0f,
-                                       .eps_learn = kind == 4};
+                                       .eps_learn = kind == 4,
+                                       .residual = res};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();

@@ -560,6 +560,33 @@ static void test_gin(void) {
   EXPECT(fg_test_error_contains("has --gin-eps 0.5, this run 0"));
 }
 
+/* --residual: a projection matrix more in the first stack layer of every block that changes the
+ * width (widths 7 -> 5 -> 5 -> 3: block 0 projects, block 1 is the identity, the last layer has
+ * none); refused by a run without residual connections, naming both. */
+static void test_residual(void) {
+  static const int64_t wr[4] = {7, 5, 5, 3};
+  enum { NPR = (2 * 7 + 1) * 5 + (5 + 1) * 5 + (5 + 1) * 3 };
+  static float sp[NPR], sm[NPR], sv[NPR], dp[NPR], dm[NPR], dv[NPR];
+  const fg_ckpt_model res = {.kind = "gcn", .residual = 1};
+  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv};
+  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv};
+  fg_ckpt_meta m2;
+  fg_test_fill(sp, NPR, 10, -1.0f, 1.0f);
+  fg_test_fill(sm, NPR, 11, -1.0f, 1.0f);
+  fg_test_fill(sv, NPR, 12, 0.0f, 1.0f);
+  a.n_params = NPR - 7 * 5; /* without the projection */
+  EXPECT(fg_checkpoint_write(path_in("res.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.n_params = NPR;
+  EXPECT_OK(fg_checkpoint_write(path_in("res.ckpt"), &a, &src_meta));
+  EXPECT_OK(fg_checkpoint_read(path_in("res.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0);
+  b.model.residual = 0;
+  b.n_params = NPR - 7 * 5;
+  EXPECT(fg_checkpoint_read(path_in("res.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("model is with residual connections, this run without"));
+}
+
 static void remove_tmpdir(void) {
   DIR *d = opendir(tmpdir);
   struct dirent *e;
@@ -589,6 +616,7 @@ int main(void) {
   test_write_failures();
   test_models();
   test_gin();
+  test_residual();
   free(written.p);
   remove_tmpdir();
   return fg_test_finish("test_checkpoint");

@@ -109,6 +109,26 @@ static void test_model_buffers(const fg_dataset *ds) {
       fg_model_destroy(&m);
     }
   }
+  {
+    /* --residual on F -> 32 -> 32 -> C: H_1 kept before dropout, both blocks' ReLU outputs
+     * kept (three n x 32 buffers on one process), and layer 0's projection (F x 32) */
+    const int64_t n = s->n_local, F = s->num_features, C = s->num_classes;
+    int64_t w[4] = {F, 32, 32, C}, act0 = 0, act = 0, par = 0;
+    fg_model *m = NULL;
+    fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
+    fg_model_memory(&mc, n, &act0, &par, NULL);
+    mc.residual = 1;
+    fg_model_memory(&mc, n, &act, &par, NULL);
+    EXPECT(act - act0 == 4 * n * 3 * 32);
+    EXPECT_OK(fg_model_create(&mc, s, &m));
+    if (m) {
+      EXPECT(m->mats[0] == 2 && m->mats[1] == 1 && m->mats[2] == 1);
+      EXPECT(m->Hres[1] && !m->Hres[0] && !m->Hres[2] && m->Ares[0] && m->Ares[1] && !m->Ares[2]);
+      EXPECT(m->n_params == 2 * F * 32 + 32 + 32 * 32 + 32 + 32 * C + C);
+      EXPECT(par == 16 * m->n_params);
+      fg_model_destroy(&m);
+    }
+  }
   fg_scheme_destroy(&s);
   fg_dist_destroy(&d);
 }
