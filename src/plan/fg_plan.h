@@ -61,6 +61,8 @@ typedef struct fg_cost3d_input {
   int self_term;           /* the layer moves its input rows (move_rows, move_rows_t) */
   const int *aggregates;   /* (layers) < 0: layer l does not aggregate (a linear layer, whose
                               only move is its self term's); NULL: every layer does */
+  int residual_stages;     /* --residual: stack layers a model layer (every layer but the last
+                              model layer's is a hop of R); 0: no residual connections */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);

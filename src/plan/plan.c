@@ -241,6 +241,17 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
         other += ceil_div(nin, g[FG_DIM_Z]) * win * c->dropout_elem;
       }
     }
+    if (in->residual_stages && l < L - in->residual_stages) {
+      /* a residual hop: rows moved along a, columns regrouped along b (training and
+       * evaluation), and back along a and c in backward; its two buffers and the kept H, A */
+      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+                   fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0));
+      comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+              fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
+      mem += (2 * nout * win + 2 * nout * wout) * 4.0;
+      if (l % in->residual_stages == 0 && in->widths[l] != in->widths[l + in->residual_stages])
+        gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
+    }
     /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
     mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout) * 4.0 + wblock +
            4.0 * wblock / g[cc];
@@ -471,7 +482,8 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .ranks_per_node = cfg->ranks_per_node,
                                 .mats = mdl.kind->stage[0]->mats,
                                 .self_term = mdl.kind->stage[0]->self_term,
-                                .aggregates = agg};
+                                .aggregates = agg,
+                                .residual_stages = cfg->residual ? mdl.kind->stages : 0};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
