@@ -76,7 +76,7 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
       memcpy(hres, h, sizeof(double) * (size_t)(n * wi));
       P = proj ? pp + (1 + mdl.sage) * wi * wo : NULL;
     }
-    wsrc = w[l + 1 - S];
+    if (end) wsrc = w[l + 1 - S];
     pp += (1 + mdl.sage + proj) * wi * wo + (norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {

