@@ -138,8 +138,10 @@ typedef struct fg_train_config {
                               separate self and neighbour weights) */
   const char *adj_norm;    /* the aggregation's normalization: "sym" (D^-1/2 A D^-1/2), "mean"
                               (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean) */
-  const char *norm;        /* every hidden layer's output: "none" (NULL) or "layer" (LayerNorm
-                              over each row's features, before the ReLU) */
+  const char *norm;        /* every hidden layer's output, before the ReLU: "none" (NULL),
+                              "layer" (LayerNorm over each row's features) or "batch" (BatchNorm
+                              over each feature's nodes, the whole graph the batch; evaluation
+                              with the running statistics) */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   double lr;               /* Adam learning rate (default 0.01) */
   double dropout;          /* dropout on every layer's input (default 0.5) */

@@ -37,9 +37,10 @@ double fg_test_model_gradcheck(const fg_dataset *ds, fg_test_model mdl, int L, c
   return worst;
 }
 
-double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
-                         const double *params, float p, uint64_t seed, uint64_t epoch,
-                         double *hidden, double *logits) {
+/* The forward and loss; updated (when not NULL) gets BatchNorm's running statistics moved. */
+static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                      const double *params, float p, uint64_t seed, uint64_t epoch,
+                      double *hidden, double *logits, double *updated) {
   const int64_t n = ds->num_nodes, C = w[L];
   const fg_csr *A = &ds->adj;
   int64_t wmax = 1, ntrain = 0;
@@ -61,9 +62,9 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
     const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
-    const int norm = mdl.layer_norm && l + 1 < L;
-    const double *gamma = b + wo, *beta = b + 2 * wo;
-    pp += (1 + mdl.sage) * wi * wo + (norm ? 3 : 1) * wo;
+    const int norm = mdl.layer_norm && l + 1 < L, bn = mdl.batch_norm && l + 1 < L;
+    const double *gamma = b + wo, *beta = b + 2 * wo, *rmean = b + 3 * wo, *rvar = b + 4 * wo;
+    pp += (1 + mdl.sage) * wi * wo + (bn ? 5 : norm ? 3 : 1) * wo;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
         const int keep = p == 0.0f ||
@@ -96,7 +97,26 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
       for (int64_t c = 0; c < wo; c++) {
         double z = h[v * wo + c];
         if (norm) z = gamma[c] * (z - mean) / sqrt(var / (double)wo + 1e-5) + beta[c];
-        h[v * wo + c] = (l + 1 < L && z < 0) ? 0.0 : z;
+        h[v * wo + c] = (l + 1 < L && !bn && z < 0) ? 0.0 : z;
+      }
+    }
+    for (int64_t c = 0; bn && c < wo; c++) { /* BatchNorm over the column's n nodes, then ReLU */
+      double mean = 0.0, var = 0.0;
+      for (int64_t v = 0; v < n; v++) mean += h[v * wo + c] / (double)n;
+      for (int64_t v = 0; v < n; v++) var += (h[v * wo + c] - mean) * (h[v * wo + c] - mean);
+      var /= (double)n;
+      if (updated) {
+        double *u = updated + (b - params);
+        u[3 * wo + c] = 0.9 * rmean[c] + 0.1 * mean;
+        u[4 * wo + c] = 0.9 * rvar[c] + 0.1 * var * (double)n / (double)(n - 1);
+      }
+      if (mdl.running) {
+        mean = rmean[c];
+        var = rvar[c];
+      }
+      for (int64_t v = 0; v < n; v++) {
+        const double z = gamma[c] * (h[v * wo + c] - mean) / sqrt(var + 1e-5) + beta[c];
+        h[v * wo + c] = z < 0 ? 0.0 : z;
       }
     }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
@@ -116,4 +136,18 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   free(rowc);
   free(colc);
   return loss / (double)ntrain;
+}
+
+double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                         const double *params, float p, uint64_t seed, uint64_t epoch,
+                         double *hidden, double *logits) {
+  return forward(ds, mdl, L, w, params, p, seed, epoch, hidden, logits, NULL);
+}
+
+void fg_test_model_ref_running(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                               const double *params, int64_t n, float p, uint64_t seed,
+                               uint64_t epoch, double *updated) {
+  memcpy(updated, params, sizeof(double) * (size_t)n);
+  mdl.running = 0;
+  forward(ds, mdl, L, w, params, p, seed, epoch, NULL, NULL, updated);
 }

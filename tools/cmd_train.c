@@ -50,7 +50,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one (layers-1 values)", NULL},
       {"--layers", OPT_INT, &tc.layers, "N", "layers (default 2)", NULL},
       {"--model", OPT_STRING, &tc.model, "NAME", "layer kind: gcn (default), sage (mean aggregator, self and neighbour weights)", NULL},
-      {"--norm", OPT_STRING, &tc.norm, "KIND", "every hidden layer's output before its ReLU: none (default), layer (LayerNorm over each row's features)", NULL},
+      {"--norm", OPT_STRING, &tc.norm, "KIND", "every hidden layer's output before its ReLU: none (default), layer (LayerNorm over each row's features), batch (BatchNorm over each feature's nodes, the whole graph as the batch; running statistics for evaluation)", NULL},
       {"--adj-norm", OPT_STRING, &tc.adj_norm, "HOW", "aggregation weights: sym (D^-1/2 A D^-1/2), mean (D^-1 A), sum (A); default: the model's (gcn sym, sage mean)", NULL},
       {"--dropout", OPT_DOUBLE, &tc.dropout, "P", "dropout on every layer's input (default 0.5)", NULL},
       {"--weight-decay", OPT_DOUBLE, &tc.weight_decay, "X", "L2 weight decay (default 5e-4)", NULL},

@@ -509,7 +509,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
-    n_params += (mdl.kind->mats * w[l] + (mdl.norm && l + 1 < L ? 3 : 1)) * w[l + 1];
+    n_params += (mdl.kind->mats * w[l] + fg_model_layer_vecs(mdl.norm, l, L)) * w[l + 1];
   while ((1 << lg) < P) lg++;
   fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
   for (int i = 0; i < P; i++) {

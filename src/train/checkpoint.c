@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "graph/fg_graph.h"
+#include "model/fg_model.h"
 #include "train/fg_checkpoint.h"
 
 static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
@@ -110,13 +111,15 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
              "checkpoint state: widths or arrays missing");
   FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
-                 m->model.adj_norm <= 2 && (m->model.norm == 0 || m->model.norm == 1),
+                 m->model.adj_norm <= 2 && m->model.norm >= FG_NORM_NONE &&
+                 m->model.norm <= FG_NORM_BATCH,
              FG_ERR_INVALID_ARG, "checkpoint state: model %s with %d matrices a layer", kind,
              mats);
   /* the reader derives the parameter count from the widths: refuse what it would refuse */
   for (int l = 0; l < m->layers; l++)
-    FG_REQUIRE(add_layer_params(&implied, mats, m->model.norm && l + 1 < m->layers ? 3 : 1,
-                                m->widths[l], m->widths[l + 1]),
+    FG_REQUIRE(add_layer_params(&implied, mats,
+                                fg_model_layer_vecs(m->model.norm, l, m->layers), m->widths[l],
+                                m->widths[l + 1]),
                FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
@@ -370,7 +373,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     v->no_self_loops = get_u32(p + CKPT_NAME + 8);
     v->norm = get_u32(p + CKPT_NAME + 12);
     FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
-                   v->norm <= 1,
+                   v->norm <= FG_NORM_BATCH,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
                "%u, norm %u (corrupt)",
@@ -393,8 +396,9 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   for (uint32_t l = 0; l < v->layers; l++) {
     const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
     const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
-    FG_REQUIRE(add_layer_params(&n, (int)v->mats, v->norm && l + 1 < v->layers ? 3 : 1, fan_in,
-                                fan_out),
+    FG_REQUIRE(add_layer_params(&n, (int)v->mats,
+                                fg_model_layer_vecs((int)v->norm, (int)l, (int)v->layers),
+                                fan_in, fan_out),
                FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
@@ -433,7 +437,7 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              mm->no_self_loops ? " without self loops" : "");
   FG_REQUIRE(v->norm == (uint32_t)mm->norm, FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model has --norm %s, this run %s", path, kind,
-             v->norm ? "layer" : "none", mm->norm ? "layer" : "none");
+             fg_norm_name((int)v->norm), fg_norm_name(mm->norm));
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {

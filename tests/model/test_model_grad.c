@@ -1,7 +1,9 @@
 /* test_model_grad.c -- the whole model's backward (GCN and GraphSAGE, each with every
- * adjacency normalization) against double-precision central differences of an independent
- * double-precision forward (tests/model_ref.c), for both aggregation orders, with dropout on, on
- * a directed and on an undirected graph; and the float forward against the double one. */
+ * adjacency normalization, without a norm, with LayerNorm and with BatchNorm) against
+ * double-precision central differences of an independent double-precision forward
+ * (tests/model_ref.c), for both aggregation orders, with dropout on, on a directed and on an
+ * undirected graph; the float forward against the double one; and BatchNorm's running
+ * statistics after the training forward against the reference's update. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +59,8 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5, kind, mdl.layer_norm};
+    fg_model_config mc = {L, widths, agg_order, 5, kind,
+                          mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
@@ -68,6 +71,10 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
         m->b[l][widths[l + 1] + c] = 0.9f + 0.1f * (float)c;
         m->b[l][2 * widths[l + 1] + c] = 0.05f * (float)c - 0.04f;
       }
+      if (m->vecs[l] > 3) { /* BatchNorm's running statistics as after some steps */
+        m->b[l][3 * widths[l + 1] + c] = 0.1f * (float)c - 0.2f;
+        m->b[l][4 * widths[l + 1] + c] = 0.5f + 0.2f * (float)c;
+      }
     }
 
   {
@@ -76,11 +83,25 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
     int64_t cnt, cor;
     double loss_f, loss_d, worst = 0.0;
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
+    double *p0 = malloc(sizeof(double) * (size_t)m->n_params);
     for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
+    for (int64_t i = 0; i < m->n_params; i++) p0[i] = m->params[i];
     EXPECT_OK(fg_model_forward(m, s, 1, P, SEED, EPOCH));
     loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
              ntrain;
     EXPECT_OK(fg_model_backward(m, s, dlogits, P, SEED, EPOCH));
+    /* the forward moved BatchNorm's running statistics (and nothing else) as the reference
+     * does */
+    fg_test_model_ref_running(&ds, mdl, L, widths, p0, m->n_params, P, SEED, EPOCH, pd);
+    {
+      double moved = 0.0, off = 0.0;
+      for (int64_t i = 0; i < m->n_params; i++) {
+        moved = fmax(moved, fabs(pd[i] - p0[i]));
+        off = fmax(off, fabs(m->params[i] - pd[i]) / fmax(1.0, fabs(pd[i])));
+      }
+      EXPECT_MSG(off < 1e-6 && (moved > 0.0) == (mdl.batch_norm != 0),
+                 "running statistics off by %.3g (moved by %.3g)", off, moved);
+    }
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
     loss_d = fg_test_model_ref(&ds, mdl, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
@@ -94,9 +115,11 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
     printf("%s %s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
-           kind->name, fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "", directed,
+           kind->name, fg_adj_norm_name(mdl.norm),
+           mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "", directed,
            agg_order, loss_f, worst);
     free(pd);
+    free(p0);
   }
   fg_model_destroy(&m);
   fg_scheme_destroy(&s);
@@ -109,12 +132,13 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int ln = 0; ln <= 1; ln++)
+  for (int nk = FG_NORM_NONE; nk <= FG_NORM_BATCH; nk++)
     for (int sage = 0; sage <= 1; sage++)
       for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
         for (int directed = 0; directed <= 1; directed++)
           for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
-            const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage, ln};
+            const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage, nk == FG_NORM_LAYER,
+                                       nk == FG_NORM_BATCH, 0};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();
