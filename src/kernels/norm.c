@@ -246,11 +246,13 @@ void fg_batchnorm_ref(const float *z, int64_t N, int64_t w, int training, const 
     }
     for (int64_t i = 0; i < N; i++) {
       const double x = (z[i * w + j] - mean) * rstd;
-      dz[i * w + j] = (float)(gamma[j] * rstd * (dy[i * w + j] - s0 / (double)N - x * s1 / (double)N));
+      dz[i * w + j] =
+          (float)(gamma[j] * rstd * (dy[i * w + j] - s0 / (double)N - x * s1 / (double)N));
     }
     dgamma[j] = (float)s1;
     dbeta[j] = (float)s0;
     run_mean[j] = (float)(0.9 * run_mean[j] + 0.1 * mean);
-    run_var[j] = (float)(0.9 * run_var[j] + 0.1 * (N > 1 ? var * (double)N / (double)(N - 1) : 0.0));
+    run_var[j] =
+        (float)(0.9 * run_var[j] + 0.1 * (N > 1 ? var * (double)N / (double)(N - 1) : 0.0));
   }
 }

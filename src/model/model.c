@@ -535,6 +535,13 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     float *v = NULL; /* dD_l (n_in, w_in) */
     double t0;
     FG_CHECK(m->kind->backward(m, s, l, cur, p, seed, epoch, &v));
+    if (m->norm == FG_NORM_BATCH && m->vecs[l] > 1) {
+      /* BatchNorm subtracts each column's batch mean, so b does not change the training loss:
+       * its gradient is exactly 0, and the column sums of dZ are only rounding noise, which
+       * Adam's first steps (m / sqrt(v)) would turn into full steps of a different sign on
+       * different thread and rank counts, moving what the evaluation forward computes */
+      memset(m->db[l], 0, (size_t)sh->w_out * sizeof(float));
+    }
     if (m->wblk)
       FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kind->mats, m->vecs[l], m->dW[l],
                                            m->grads + m->poff[l]));
