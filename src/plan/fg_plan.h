@@ -59,6 +59,9 @@ typedef struct fg_cost3d_input {
   int ranks_per_node;
   int mats;                /* weight matrices a layer (0: 1) */
   int self_term;           /* the layer moves its input rows (move_rows, move_rows_t) */
+  int norm;                /* fg_norm_kind on the hidden layers: its vectors, normalized output
+                              and reductions (LayerNorm's rows along a, BatchNorm's columns
+                              along c) */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);
