@@ -11,11 +11,16 @@ fullgraph loads it.
   sage: H' = D W_self + (D^-1 A) D W_neigh + b  (mean over the neighbours, no self loop;
         a node without neighbours gets 0)
 with D = dropout(H) on every layer's input, ReLU between layers, Glorot weights, zero biases,
+--norm layer|batch on every hidden layer's output after the bias and before its ReLU
+(torch.nn.LayerNorm, or torch.nn.BatchNorm1d over all nodes with its running statistics in
+evaluation; under BatchNorm the hidden layers have no bias: BatchNorm's shift takes its place, as
+in fullgraph, where a bias before the batch mean gets the exact gradient 0 and stays 0),
 cross-entropy on the training nodes, Adam with L2 weight decay on the first layer's weights
 (Kipf & Welling). Reports the test accuracy at the epoch of best validation accuracy (ties: the
 lower validation loss), as fullgraph does. Prints one JSON object.
 
-usage: torch_models.py DATA --split SPLIT.npy --model gcn|sage [--hidden 16] [--layers 2]
+usage: torch_models.py DATA --split SPLIT.npy --model gcn|sage [--norm none|layer|batch]
+                       [--hidden 16] [--layers 2]
                        [--epochs 200] [--lr 0.01] [--weight-decay 5e-4] [--dropout 0.5]
                        [--seed 0] [--normalize-features] [--threads 2] [--split-index 0]
 """
@@ -73,20 +78,38 @@ def operator(n, src, dst, model):
     return torch.sparse_coo_tensor(idx, torch.from_numpy(a.data), (n, n)).coalesce()
 
 
+def norms(widths, norm):
+    """The hidden layers' norms (an empty list without one)."""
+    if norm == "none":
+        return torch.nn.ModuleList()
+    make = torch.nn.LayerNorm if norm == "layer" else torch.nn.BatchNorm1d
+    return torch.nn.ModuleList(make(w) for w in widths[1:-1])
+
+
+def biased(k, widths, norm):
+    """Whether layer k has a bias: not a hidden layer under BatchNorm."""
+    return norm != "batch" or k + 2 == len(widths)
+
+
 class GCN(torch.nn.Module):
-    def __init__(self, widths, p):
+    def __init__(self, widths, p, norm="none"):
         super().__init__()
-        self.lins = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in zip(widths, widths[1:]))
+        self.lins = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=biased(k, widths, norm))
+                                        for k, (i, o) in enumerate(zip(widths, widths[1:])))
+        self.norms = norms(widths, norm)
         self.p = p
         for lin in self.lins:
             torch.nn.init.xavier_uniform_(lin.weight)
-            torch.nn.init.zeros_(lin.bias)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, a, h):
         for k, lin in enumerate(self.lins):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             h = a @ lin(h)
             if k + 1 < len(self.lins):
+                if self.norms:
+                    h = self.norms[k](h)
                 h = torch.relu(h)
         return h
 
@@ -95,22 +118,27 @@ class GCN(torch.nn.Module):
 
 
 class SAGE(torch.nn.Module):
-    def __init__(self, widths, p):
+    def __init__(self, widths, p, norm="none"):
         super().__init__()
         pairs = list(zip(widths, widths[1:]))
-        self.neigh = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in pairs)
+        self.neigh = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=biased(k, widths, norm))
+                                         for k, (i, o) in enumerate(pairs))
         self.self_ = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=False) for i, o in pairs)
+        self.norms = norms(widths, norm)
         self.p = p
         for lin in list(self.neigh) + list(self.self_):
             torch.nn.init.xavier_uniform_(lin.weight)
         for lin in self.neigh:
-            torch.nn.init.zeros_(lin.bias)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, a, h):
         for k in range(len(self.neigh)):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             h = self.neigh[k](a @ h) + self.self_[k](h)
             if k + 1 < len(self.neigh):
+                if self.norms:
+                    h = self.norms[k](h)
                 h = torch.relu(h)
         return h
 
@@ -123,6 +151,7 @@ def main():
     ap.add_argument("data")
     ap.add_argument("--split", required=True)
     ap.add_argument("--model", choices=["gcn", "sage"], default="gcn")
+    ap.add_argument("--norm", choices=["none", "layer", "batch"], default="none")
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=200)
@@ -147,7 +176,7 @@ def main():
     a = operator(n, src, dst, args.model)
     x, y = torch.from_numpy(x), torch.from_numpy(y)
     widths = [x.shape[1]] + [args.hidden] * (args.layers - 1) + [int(y.max()) + 1]
-    net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout)
+    net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout, args.norm)
     first = {id(w) for w in net.first_weights()}
     decay = [w for w in net.parameters() if id(w) in first]
     rest = [w for w in net.parameters() if id(w) not in first]
@@ -169,7 +198,8 @@ def main():
             vloss = float(torch.nn.functional.cross_entropy(out[masks[1]], y[masks[1]]))
         if acc[1] > best[0] or (acc[1] == best[0] and vloss < best[1]):
             best = (acc[1], vloss, epoch, acc[2])
-    print(json.dumps({"model": args.model, "seed": args.seed, "best_epoch": best[2],
+    print(json.dumps({"model": args.model, "norm": args.norm, "seed": args.seed,
+                      "best_epoch": best[2],
                       "valid_acc": best[0], "test_acc": best[3]}))
 
 

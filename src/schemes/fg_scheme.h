@@ -80,9 +80,10 @@ typedef struct fg_scheme_ops {
    * transpose (the self term's backward). May be NULL with move_rows. */
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
-   * blocks of vectors over the output's columns (b; LayerNorm's scale and shift), from every
-   * rank's piece (piece: this rank's wp_len elements of each matrix, then bp_len of each
-   * vector). May be NULL: the piece is the block. Collective. */
+   * blocks of vectors over the output's columns (b; a norm's scale and shift, BatchNorm's
+   * running mean and variance), from every rank's piece (piece: this rank's wp_len elements of
+   * each matrix, then bp_len of each vector). May be NULL: the piece is the block.
+   * Collective. */
   fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats, int vecs,
                               const float *piece, float *block);
   /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
