@@ -4,7 +4,7 @@
 # fullgraph run writes its split with --save-split; the PyTorch run reads it), over seeds
 # 0..SEEDS-1. Prints one line per run and a mean ± std table (Markdown) at the end.
 #
-# usage: bench/quality.sh [SEEDS] [THREADS] [NORM] [ONLY]
+# usage: [MODELS="gcn sage gin"] bench/quality.sh [SEEDS] [THREADS] [NORM] [ONLY]
 #   default 10 seeds, 2 threads, NORM none (--norm on both sides: none, layer, batch), and every
 #   dataset (ONLY: those whose name starts with it, e.g. "cora (planetoid")
 # needs: a built fullgraph (FULLGRAPH, else build/release, else build/ci), /usr/bin/python3 with python3-torch,
@@ -28,7 +28,7 @@ configs=(
   "cora (gnn-benchmark .npz, random 60/20/20 split)|$SHARED/gnn_benchmark/cora.npz|--normalize-features --hidden 16"
   "chameleon (split 0)|$SHARED/heterophilous/chameleon.npz|--hidden 64"
 )
-models=(gcn sage)
+read -r -a models <<< "${MODELS:-gcn sage gin}" # e.g. MODELS="gin" bench/quality.sh
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $THREADS threads; $(date -u +%F)"
 echo "fullgraph: $("$FG" --version); $(/usr/bin/python3 -c 'import torch; print("torch", torch.__version__)')"
 results=$T/results.txt

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_models.py -- the same models as `fullgraph train --model gcn|sage`, written in plain
+"""torch_models.py -- the same models as `fullgraph train --model gcn|sage|gin`, written in plain
 PyTorch the way its users write them, for bench/quality.sh.
 
 Reads the dataset files fullgraph reads (an OGB raw directory such as data/cora, gnn-benchmark's
@@ -10,6 +10,8 @@ fullgraph loads it.
   gcn:  H' = Â D W + b, Â = D^-1/2 (A + I) D^-1/2
   sage: H' = D W_self + (D^-1 A) D W_neigh + b  (mean over the neighbours, no self loop;
         a node without neighbours gets 0)
+  gin:  H' = Linear_2(relu(Linear_1((1 + eps) D + A D)))  (sum over the neighbours, no self
+        loop; eps 0, or learned from 0 with --gin-eps learn: GINConv's train_eps)
 with D = dropout(H) on every layer's input, ReLU between layers, Glorot weights, zero biases,
 --norm layer|batch on every hidden layer's output after the bias and before its ReLU
 (torch.nn.LayerNorm, or torch.nn.BatchNorm1d over all nodes with its running statistics in
@@ -19,7 +21,8 @@ cross-entropy on the training nodes, Adam with L2 weight decay on the first laye
 (Kipf & Welling). Reports the test accuracy at the epoch of best validation accuracy (ties: the
 lower validation loss), as fullgraph does. Prints one JSON object.
 
-usage: torch_models.py DATA --split SPLIT.npy --model gcn|sage [--norm none|layer|batch]
+usage: torch_models.py DATA --split SPLIT.npy --model gcn|sage|gin [--gin-eps 0|learn]
+                       [--norm none|layer|batch]
                        [--hidden 16] [--layers 2]
                        [--epochs 200] [--lr 0.01] [--weight-decay 5e-4] [--dropout 0.5]
                        [--seed 0] [--normalize-features] [--threads 2] [--split-index 0]
@@ -70,7 +73,7 @@ def operator(n, src, dst, model):
         d = np.asarray(a.sum(axis=1)).ravel()
         s = sp.diags(1.0 / np.sqrt(d))
         a = s @ a @ s
-    else:
+    elif model == "sage":
         d = np.asarray(a.sum(axis=1)).ravel()
         a = sp.diags(np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)) @ a
     a = sp.coo_matrix(a, dtype=np.float32)
@@ -146,11 +149,53 @@ class SAGE(torch.nn.Module):
         return [self.neigh[0].weight, self.self_[0].weight]
 
 
+class GIN(torch.nn.Module):
+    def __init__(self, widths, p, learn_eps, norm="none"):
+        super().__init__()
+        pairs = list(zip(widths, widths[1:]))
+        # fullgraph's stack: every Linear but the last is a hidden layer (the norm's place)
+        stack = [w for o in widths[1:] for w in (o, o)]
+        last = len(pairs) - 1
+        self.lin1 = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=norm != "batch")
+                                        for i, o in pairs)
+        self.lin2 = torch.nn.ModuleList(
+            torch.nn.Linear(o, o, bias=norm != "batch" or k == last)
+            for k, (_, o) in enumerate(pairs))
+        self.norms = norms([widths[0]] + stack, norm)
+        eps = torch.zeros(len(pairs))
+        if learn_eps:
+            self.eps = torch.nn.Parameter(eps)
+        else:
+            self.register_buffer("eps", eps)
+        self.p = p
+        for lin in list(self.lin1) + list(self.lin2):
+            torch.nn.init.xavier_uniform_(lin.weight)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
+
+    def forward(self, a, h):
+        for k in range(len(self.lin1)):
+            h = torch.nn.functional.dropout(h, self.p, self.training)
+            h = self.lin1[k]((1 + self.eps[k]) * h + a @ h)
+            if self.norms:
+                h = self.norms[2 * k](h)
+            h = self.lin2[k](torch.relu(h))
+            if k + 1 < len(self.lin1):
+                if self.norms:
+                    h = self.norms[2 * k + 1](h)
+                h = torch.relu(h)
+        return h
+
+    def first_weights(self):
+        return [self.lin1[0].weight, self.lin2[0].weight]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
     ap.add_argument("--split", required=True)
-    ap.add_argument("--model", choices=["gcn", "sage"], default="gcn")
+    ap.add_argument("--model", choices=["gcn", "sage", "gin"], default="gcn")
+    ap.add_argument("--gin-eps", choices=["0", "learn"], default="0")
     ap.add_argument("--norm", choices=["none", "layer", "batch"], default="none")
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--layers", type=int, default=2)
@@ -176,7 +221,10 @@ def main():
     a = operator(n, src, dst, args.model)
     x, y = torch.from_numpy(x), torch.from_numpy(y)
     widths = [x.shape[1]] + [args.hidden] * (args.layers - 1) + [int(y.max()) + 1]
-    net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout, args.norm)
+    if args.model == "gin":
+        net = GIN(widths, args.dropout, args.gin_eps == "learn", args.norm)
+    else:
+        net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout, args.norm)
     first = {id(w) for w in net.first_weights()}
     decay = [w for w in net.parameters() if id(w) in first]
     rest = [w for w in net.parameters() if id(w) not in first]

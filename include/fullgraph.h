@@ -134,14 +134,18 @@ typedef struct fg_train_config {
   int epochs;              /* total epochs (a resumed run continues up to this) */
   int layers;              /* layers (default 2) */
   int hidden;              /* width of every hidden layer (default 16) */
-  const char *model;       /* layer kind: "gcn" (default, NULL) or "sage" (mean aggregator,
-                              separate self and neighbour weights) */
+  const char *model;       /* "gcn" (default, NULL), "sage" (mean aggregator, separate self and
+                              neighbour weights) or "gin" (sum, then a two-Linear MLP) */
   const char *adj_norm;    /* the aggregation's normalization: "sym" (D^-1/2 A D^-1/2), "mean"
-                              (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean) */
+                              (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean, gin
+                              sum) */
+  const char *gin_eps;     /* gin: epsilon, a number (NULL: 0) or "learn" (learned from 0) */
   const char *norm;        /* every hidden layer's output, before the ReLU: "none" (NULL),
                               "layer" (LayerNorm over each row's features) or "batch" (BatchNorm
                               over each feature's nodes, the whole graph the batch; evaluation
                               with the running statistics) */
+  int residual;            /* every layer but the last adds its input to its output (a learned
+                              projection where the widths differ); default 0 */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   double lr;               /* Adam learning rate (default 0.01) */
   double dropout;          /* dropout on every layer's input (default 0.5) */
@@ -302,9 +306,10 @@ typedef struct fg_plan_config {
   int ranks_per_node;      /* 0 = every rank on one node */
   int layers, hidden;      /* as fg_train_config (2, 16) */
   const int *widths;
-  const char *model;       /* as fg_train_config ("gcn", "sage"; NULL gcn) */
+  const char *model;       /* as fg_train_config ("gcn", "sage", "gin"; NULL gcn) */
   const char *adj_norm;    /* as fg_train_config (NULL: the model's) */
   const char *norm;        /* as fg_train_config (NULL: none) */
+  int residual;            /* as fg_train_config */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */

@@ -48,10 +48,13 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
   double *h = malloc(sizeof(double) * (size_t)(n * wmax));
   double *d = malloc(sizeof(double) * (size_t)(n * wmax));
   double *t = malloc(sizeof(double) * (size_t)(n * wmax));
+  double *hres = malloc(sizeof(double) * (size_t)(n * wmax));
+  const double *P = NULL; /* the open residual block's projection (NULL: identity) */
+  const int S = mdl.gin ? 2 : 1;
   int64_t *rowc = calloc((size_t)n, sizeof *rowc), *colc = calloc((size_t)n, sizeof *colc);
   double loss = 0.0;
   const double *pp = params;
-  if (!h || !d || !t || !rowc || !colc) abort();
+  if (!h || !d || !t || !hres || !rowc || !colc) abort();
   for (int64_t v = 0; v < n; v++)
     for (int64_t e = A->rowptr[v]; e < A->rowptr[v + 1]; e++)
       if (!mdl.no_self_loops || A->col[e] != v) {
@@ -61,16 +64,27 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
   for (int64_t i = 0; i < n * w[0]; i++) h[i] = ds->features[i];
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
-    const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage) * wi * wo;
+    const int source = mdl.residual && l % S == 0 && l + S < L;
+    const int end = mdl.residual && (l + 1) % S == 0 && l + 1 < L;
+    const int proj = source && w[l] != w[l + S];
+    const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage + proj) * wi * wo;
     const int norm = mdl.layer_norm && l + 1 < L, bn = mdl.batch_norm && l + 1 < L;
+    const int linear = mdl.gin && l % 2 == 1, learn = mdl.gin && mdl.eps_learn && !linear;
     const double *gamma = b + wo, *beta = b + 2 * wo, *rmean = b + 3 * wo, *rvar = b + 4 * wo;
-    pp += (1 + mdl.sage) * wi * wo + (bn ? 5 : norm ? 3 : 1) * wo;
+    const double eps = learn ? b[(bn ? 5 : norm ? 3 : 1) * wo] : (double)mdl.gin_eps;
+    int64_t wsrc = 0;
+    if (source) { /* the block's input before dropout, and its projection */
+      memcpy(hres, h, sizeof(double) * (size_t)(n * wi));
+      P = proj ? pp + (1 + mdl.sage) * wi * wo : NULL;
+    }
+    wsrc = w[l + 1 - S];
+    pp += (1 + mdl.sage + proj) * wi * wo + (bn ? 5 : norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
-        const int keep = p == 0.0f ||
+        const int keep = p == 0.0f || linear ||
                          fg_dropout_keep(fg_dropout_row_key(seed, epoch, (uint64_t)l, (uint64_t)v),
                                          (uint64_t)c, fg_dropout_threshold(p));
-        d[v * wi + c] = keep ? h[v * wi + c] / (1.0 - p) : 0.0;
+        d[v * wi + c] = keep ? h[v * wi + c] / (linear ? 1.0 : 1.0 - p) : 0.0;
       }
     for (int64_t v = 0; v < n; v++) /* t = Ã d */
       for (int64_t c = 0; c < wi; c++) {
@@ -80,7 +94,8 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
           if (!mdl.no_self_loops || j != v)
             acc += adj_value(ds, mdl, rowc, colc, v, j) * d[j * wi + c];
         }
-        t[v * wi + c] = acc;
+        if (mdl.gin) acc += (1.0 + eps) * d[v * wi + c];
+        t[v * wi + c] = linear ? d[v * wi + c] : acc;
       }
     for (int64_t v = 0; v < n; v++) { /* h = act(norm(t W_n (+ d W_s) + b)) */
       double mean = 0.0, var = 0.0;
@@ -119,6 +134,13 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
         h[v * wo + c] = z < 0 ? 0.0 : z;
       }
     }
+    for (int64_t v = 0; end && v < n; v++) /* + H_l0, or H_l0 P, after the ReLU */
+      for (int64_t c = 0; c < wo; c++) {
+        double r = 0.0;
+        if (!P) r = hres[v * wsrc + c];
+        for (int64_t k = 0; P && k < wsrc; k++) r += hres[v * wsrc + k] * P[k * wo + c];
+        h[v * wo + c] += r;
+      }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
   }
   if (logits) memcpy(logits, h, sizeof(double) * (size_t)(n * C));
@@ -133,6 +155,7 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
   free(h);
   free(d);
   free(t);
+  free(hres);
   free(rowc);
   free(colc);
   return loss / (double)ntrain;

@@ -13,6 +13,13 @@ typedef struct fg_test_model {
                           column counts of Ã's pattern) */
   int no_self_loops;   /* Ã's pattern: ds->adj without its diagonal (else ds->adj) */
   int layer_norm;      /* LayerNorm (scale, shift after b) on every hidden layer before ReLU */
+  int gin;             /* GIN: even layers Z = (Ã D + (1 + eps) D) W + b, odd layers Z = H W + b
+                          (no dropout on their input): the stack of fg_model's "gin" */
+  float gin_eps;       /* its fixed eps */
+  int eps_learn;       /* eps is a parameter after each even layer's vectors instead */
+  int residual;        /* every model layer (GIN: two layers) but the last adds its input H
+                          (before dropout) after its ReLU: H, or H P where the widths differ,
+                          P (w_l0 x w_{l0+1}) after the first layer's matrices */
   int batch_norm;      /* BatchNorm there instead (scale, shift, running mean and variance after
                           b): each column's statistics over all n nodes */
   int running;         /* BatchNorm normalizes with the running statistics in params, as an
@@ -23,7 +30,9 @@ typedef struct fg_test_model {
  * (w[0] = ds->num_features, w[L] = ds->num_classes): per layer D = dropout_l(H) with the
  * masks of fg_dropout_forward (keyed by node id v, layer l; p = 0: none), Z as the model says,
  * ReLU except on the last layer. params holds per layer W_l (w_l x w_{l+1}, row-major; for SAGE
- * W_n then W_s) then b_l and a hidden layer's norm vectors, as fg_model lays them out. When not NULL, hidden gets the last hidden
+ * W_n then W_s) then b_l (a norm's scale and shift, BatchNorm's running mean and variance, GIN's
+ * learned eps), as fg_model lays them
+ * out. When not NULL, hidden gets the last hidden
  * layer's output (n x w[L-1]) and logits the output (n x w[L]), rows in ds's order. */
 double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
                          const double *params, float p, uint64_t seed, uint64_t epoch,

@@ -133,7 +133,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
       {"--layers", OPT_INT, &pc.layers, "N", "layers (default 2)", NULL},
-      {"--model", OPT_STRING, &model, "NAME", "for the memory line: gcn (default), sage", NULL},
+      {"--model", OPT_STRING, &model, "NAME", "for the memory line: gcn (default), sage, gin", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
       {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default auto)", cli_reorder_choices},
       {"--normalize-features", OPT_FLAG, &normalize_features, NULL, "for the memory line: as train (the features are then copied)", NULL},

@@ -22,6 +22,30 @@ void fg_relu_backward(float *din, const float *dout, const float *out, int64_t n
   for (int64_t i = 0; i < n; i++) din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
+/* ---- sums of vectors ----------------------------------------------------------------- */
+
+void fg_axpy(float *y, float a, const float *x, int64_t n) {
+  FG_OMP_FOR_SIMD(n)
+  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+/* The sum of FG_DOT_CHUNKS fixed ranges' double sums, in order: the same whatever the
+ * thread count. */
+#define FG_DOT_CHUNKS 64
+double fg_dot(const float *x, const float *y, int64_t n) {
+  double part[FG_DOT_CHUNKS], s = 0.0;
+  FG_PRAGMA(omp parallel for schedule(static) if (n > FG_PAR_MIN_ELEMS))
+  for (int t = 0; t < FG_DOT_CHUNKS; t++) {
+    const int64_t i1 = fg_task_start(n, t + 1, FG_DOT_CHUNKS);
+    double acc = 0.0;
+    for (int64_t i = fg_task_start(n, t, FG_DOT_CHUNKS); i < i1; i++)
+      acc += (double)x[i] * (double)y[i];
+    part[t] = acc;
+  }
+  for (int t = 0; t < FG_DOT_CHUNKS; t++) s += part[t];
+  return s;
+}
+
 /* ---- bias ------------------------------------------------------------------------- */
 
 void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols) {

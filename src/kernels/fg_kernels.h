@@ -41,6 +41,10 @@ void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float al
 /* ---- elementwise (n = rows * cols contiguous elements) -------------------------- */
 void fg_relu_forward(float *out, const float *in, int64_t n);           /* out may == in */
 void fg_relu_backward(float *din, const float *dout, const float *out, int64_t n); /* din may == dout */
+/* y += a x */
+void fg_axpy(float *y, float a, const float *x, int64_t n);
+/* sum_i x[i] y[i] in double, in an order fixed by n alone (the same for every thread count) */
+double fg_dot(const float *x, const float *y, int64_t n);
 /* out[r][c] = in[r][c] + bias[c] */
 void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols);
 /* dbias[c] = sum_r dy[r][c] (overwrites dbias); deterministic summation order */

@@ -2,8 +2,10 @@
  * scheme: local math (GEMMs, SpMMs through the scheme, elementwise passes) between calls of the
  * scheme's operations, which move every byte that crosses ranks. No MPI here.
  *
- * A layer kind is a forward / backward pair over the model's buffers (fg_layer_kind below); the
- * GCN layer (layer_gcn.c) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
+ * The stack: the model's layers, each one or more stack layers (a GIN layer is two: its
+ * aggregation with a Linear, then a second Linear; fg_model_kind below); everything here counts
+ * stack layers. A layer kind is a forward / backward pair over the model's buffers
+ * (fg_layer_kind below); the GCN layer (layer_gcn.c) maps H_l (n x w_l) to H_{l+1} (n x w_{l+1}):
  *   D_l     = dropout(H_l)                      (training only)
  *   Z_l     = Â D_l W_l + b_l                   computed as Â (D_l W_l) or (Â D_l) W_l,
  *                                               whichever is cheaper for the widths
@@ -42,38 +44,58 @@ enum { FG_TIME_SPMM = 0, FG_TIME_GEMM, FG_TIME_OTHER, FG_TIME_COUNT };
 
 typedef struct fg_model fg_model;
 
-/* A layer kind: forward and backward of layer l over the model's buffers. forward reads its
- * input d (n_in x w_in, dropout already applied) and writes the pre-activation output to
- * m->H[l + 1] (n_out x w_out). backward takes dZ (n_out x w_out) and writes the layer's
- * parameter gradients (the blocks dW[l], db[l]) and, for l > 0, *dd = dD_l (n_in x w_in) in a
- * scratch buffer; at l = 0 with learned features it leaves dD_0's piece in the features'
- * gradient through the scheme's input_grad instead. A kind has `mats` weight matrices of the
- * layer's (w_l x w_{l+1}) shape (W[l] + k w_in w_out is matrix k's block) and one bias, and
- * aggregates with the operator `adj` (fg_adj_operator) unless the run names another. */
+/* A layer kind: the math of one layer of the stack. forward reads its input d (n_in x w_in,
+ * dropout already applied) and writes the pre-activation output to m->H[l + 1] (n_out x w_out).
+ * backward takes dZ (n_out x w_out) and writes the layer's parameter gradients (the blocks
+ * dW[l], db[l], and its scalars' partial sums in ds[l]) and, for l > 0, *dd = dD_l (n_in x
+ * w_in) in a scratch buffer; at l = 0 with learned features it leaves dD_0's piece in the
+ * features' gradient through the scheme's input_grad instead. A kind has `mats` weight
+ * matrices of the layer's (w_l x w_{l+1}) shape (W[l] + k w_in w_out is matrix k's block) and
+ * one bias. */
 typedef struct fg_layer_kind {
   const char *name;
   int mats;
-  fg_adj_spec adj;         /* the default operator: GCN's sym with self loops, ... */
+  int aggregates;          /* multiplies by the operator (0: a linear layer: rows only moved) */
   int self_term;           /* uses the scheme's move_rows (a term in the input's own rows) */
   int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
+  int agg_last_ok;         /* may multiply by the weights before aggregating (1D schemes) */
+  int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
   fg_status (*forward)(fg_model *m, fg_scheme *s, int l, const float *d);
   fg_status (*backward)(fg_model *m, fg_scheme *s, int l, float *dz, float p, uint64_t seed,
                         uint64_t epoch, float **dd);
 } fg_layer_kind;
 
-extern const fg_layer_kind fg_layer_gcn;  /* layer_gcn.c */
-extern const fg_layer_kind fg_layer_sage; /* layer_sage.c */
+extern const fg_layer_kind fg_layer_gcn;    /* layer_gcn.c */
+extern const fg_layer_kind fg_layer_sage;   /* layer_sage.c */
+extern const fg_layer_kind fg_layer_gin;    /* layer_gin.c: GIN's aggregation and first Linear */
+extern const fg_layer_kind fg_layer_linear; /* layer_gin.c: a Linear (GIN's second) */
 
-/* The layer kind named `name` (NULL: gcn), or NULL when there is none. */
-const fg_layer_kind *fg_layer_kind_find(const char *name);
+/* A model (what --model names): each of its layers is `stages` layers of the stack, of the
+ * kinds stage[0..stages-1] (a GIN layer is its aggregation with the MLP's first Linear, then
+ * its second Linear). The stack's widths repeat each model layer's output width once a stage
+ * (fg_model_widths); dropout applies to a model layer's input (stage 0's), and every stack
+ * layer but the last is followed by the norm and ReLU (GIN's MLP: Linear, norm, ReLU, Linear).
+ * adj is the operator it aggregates with unless the run names another. */
+enum { FG_MAX_STAGES = 2, FG_MAX_STACK = 64 * FG_MAX_STAGES /* 64 layers of any model */ };
+typedef struct fg_model_kind {
+  const char *name;
+  fg_adj_spec adj;
+  int stages;
+  const fg_layer_kind *stage[FG_MAX_STAGES];
+} fg_model_kind;
+
+/* The model named `name` (NULL: gcn), or NULL when there is none. */
+const fg_model_kind *fg_model_kind_find(const char *name);
 /* The names, comma-separated, for messages. */
-const char *fg_layer_kind_names(void);
-
+const char *fg_model_kind_names(void);
 
 struct fg_model {
-  const fg_layer_kind *kind;
+  const fg_model_kind *kind;
+  const fg_layer_kind **kinds; /* (layers) each stack layer's kind */
   int norm;               /* fg_norm_kind */
-  int layers;
+  int residual;           /* residual connections (residual.c) */
+  float gin_eps;          /* GIN's fixed epsilon (when not learned) */
+  int layers;             /* stack layers: the model's layers times its stages */
   int64_t *widths;        /* (layers + 1): input, hidden..., classes */
   int *agg_first;         /* (layers) 1: (Â D) W; 0: Â (D W) */
   fg_layer_shape *shape;  /* (layers) this rank's part of every layer */
@@ -91,6 +113,17 @@ struct fg_model {
                              (state, not trained: their gradients are 0 and Adam skips them) */
   int *vecs;              /* (layers) vectors a layer has: 1, 3 with LayerNorm, 5 with BatchNorm
                              (fg_model_layer_vecs) */
+  int *mats;              /* (layers) weight matrices: the kind's, and a residual projection
+                             P as one more (fg_residual_proj) */
+  float **Hres;           /* (layers + 1) a residual source's input H_l before dropout (and in
+                             backward the gradient its residual passes back); NULL elsewhere,
+                             and at l = 0 unless the features are read through a row map */
+  float **Ares;           /* (layers) a residual block end's ReLU output, whose sign is the
+                             ReLU's mask after the sum; else NULL */
+  float **RM, **RT;       /* (layers) 3d: a residual hop's moved rows (n_out x w_in) and its
+                             output (n_out x w_out); else NULL */
+  int *scal;              /* (layers) scalars after the vectors (in the block and, whole, in
+                             every rank's piece): GIN's learned epsilon, 1; else 0 */
   float **X;              /* (layers) a normed layer's normalized output (n_out x w_out), for
                              backward; else NULL */
   double **rstd;          /* (layers) and 1 / sqrt(var + eps) of its rows (LayerNorm, n_out) or
@@ -121,8 +154,11 @@ typedef struct fg_model_config {
   const int64_t *widths;  /* (layers + 1) */
   int agg_order;          /* fg_agg_order */
   uint64_t seed;
-  const fg_layer_kind *kind; /* NULL: gcn */
+  const fg_model_kind *kind; /* NULL: gcn; layers and widths count its stages */
   int norm;               /* fg_norm_kind: on every hidden layer's output, before its ReLU */
+  float gin_eps;          /* GIN: epsilon, fixed, or the learned one's initial value */
+  int gin_eps_learn;
+  int residual;           /* residual connections on every model layer but the last */
 } fg_model_config;
 
 /* Normalization of a hidden layer's output Z (n x w): none, LayerNorm over each row's w
@@ -143,17 +179,31 @@ int fg_model_layer_vecs(int norm, int l, int L);
  * with adj_norm's normalization in place of its own). An unknown name is FG_ERR_INVALID_ARG
  * naming the option and the names it takes. Not collective. */
 typedef struct fg_model_choice {
-  const fg_layer_kind *kind;
+  const fg_model_kind *kind;
   int norm;
   fg_adj_spec adj;
+  float gin_eps;          /* --gin-eps: a number (default 0), or "learn" (from 0) */
+  int gin_eps_learn;
 } fg_model_choice;
 fg_status fg_model_choose(const char *model, const char *norm, const char *adj_norm,
-                          fg_model_choice *out);
+                          const char *gin_eps, fg_model_choice *out);
 
-/* out (layers + 1) = features, the hidden widths (hidden_widths[0..layers-2] when given, else
- * hidden each), classes: the model's widths from a run's options. */
-fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
-                          int64_t classes, int64_t *out);
+/* agg[l] (stack layers L) = how each stack layer of widths (L + 1) aggregates on a 1D scheme,
+ * as fg_model_create chooses under agg_order: 1 before its weight product, 0 after, -1 not at
+ * all (a linear layer). What the volume plans count. */
+void fg_model_agg_plan(const fg_model_kind *kind, int L, const int64_t *widths, int agg_order,
+                       int *agg);
+/* The weight matrices of stack layer l of L (widths w): its kind's, and a residual projection
+ * where --residual changes the width of the block l starts. */
+int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const int64_t *w, int l);
+/* The stack's layer count for `layers` layers of the model (times its stages). */
+int fg_model_stack_layers(const fg_model_kind *kind, int layers);
+/* out (stack layers + 1) = features, then each model layer's output width once a stage
+ * (hidden_widths[0..layers-2] when given, else hidden each; the last layer's, classes): the
+ * stack's widths from a run's options. */
+fg_status fg_model_widths(const fg_model_kind *kind, int layers, int hidden,
+                          const int *hidden_widths, int64_t features, int64_t classes,
+                          int64_t *out);
 
 /* Allocate for the scheme's layout and initialize this rank's pieces (Glorot, element (i, j)
  * of W_l the one-process model's draw; biases 0; learned features the input). Not
@@ -209,6 +259,17 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc);
 float *fg_model_other_work(const fg_model *m, const float *x);
+
+/* residual.c, for the stack: whether stack layer l ends a residual block (adds R to its
+ * output) or starts one (its input is a source); the projection's block of l0 within blocks
+ * (m->W or m->dW), NULL when the widths agree; R added into H[l1 + 1] after the block end's
+ * ReLU; and from dH (the gradient of H[l1 + 1] after the next dropout's backward) dP and the
+ * source's gradient (into Hres[l0], for l0 > 0). Collective under 3d. */
+int fg_residual_end(const fg_model *m, int l);
+int fg_residual_source(const fg_model *m, int l);
+float *fg_residual_proj(const fg_model *m, int l0, float **blocks);
+fg_status fg_residual_forward(fg_model *m, fg_scheme *s, int l1);
+fg_status fg_residual_backward(fg_model *m, fg_scheme *s, int l1, const float *dh);
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                          float *out);
 

@@ -80,9 +80,10 @@ cleanup:
 const fg_layer_kind fg_layer_gcn = {
     .name = "gcn",
     .mats = 1,
-    .adj = {FG_ADJ_SYM, 0},
+    .aggregates = 1,
     .self_term = 0,
     .learn_features_ok = 1,
+    .agg_last_ok = 1,
     .forward = gcn_forward,
     .backward = gcn_backward,
 };

@@ -15,13 +15,6 @@
 
 #include "model/fg_model.h"
 
-static void add_into(float *y, const float *x, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++) y[i] += x[i];
-}
-
 static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
@@ -87,7 +80,7 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
       self = u;
     }
     t0 = fg_now();
-    add_into(y, self, sh->n_in * wi);
+    fg_axpy(y, 1.0f, self, sh->n_in * wi);
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   } else {
     /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), as the GCN does */
@@ -121,9 +114,10 @@ cleanup:
 const fg_layer_kind fg_layer_sage = {
     .name = "sage",
     .mats = 2,
-    .adj = {FG_ADJ_MEAN, 1},
+    .aggregates = 1,
     .self_term = 1,
     .learn_features_ok = 0,
+    .agg_last_ok = 1,
     .forward = sage_forward,
     .backward = sage_backward,
 };

@@ -6,31 +6,40 @@
 
 #include "model/fg_model.h"
 
-static const fg_layer_kind *const kKinds[] = {&fg_layer_gcn, &fg_layer_sage};
-enum { N_KINDS = sizeof kKinds / sizeof kKinds[0] };
+#include <math.h>
+#include <stdlib.h>
 
-const fg_layer_kind *fg_layer_kind_find(const char *name) {
-  if (!name) return &fg_layer_gcn;
-  for (int k = 0; k < N_KINDS; k++)
-    if (strcmp(name, kKinds[k]->name) == 0) return kKinds[k];
+/* The models --model names: one row each (a new model is its layer kinds' files and a row). */
+static const fg_model_kind kModels[] = {
+    {"gcn", {FG_ADJ_SYM, 0}, 1, {&fg_layer_gcn}},
+    {"sage", {FG_ADJ_MEAN, 1}, 1, {&fg_layer_sage}},
+    {"gin", {FG_ADJ_SUM, 1}, 2, {&fg_layer_gin, &fg_layer_linear}},
+};
+enum { N_MODELS = sizeof kModels / sizeof kModels[0] };
+
+const fg_model_kind *fg_model_kind_find(const char *name) {
+  if (!name) return &kModels[0];
+  for (int k = 0; k < N_MODELS; k++)
+    if (strcmp(name, kModels[k].name) == 0) return &kModels[k];
   return NULL;
 }
 
-const char *fg_layer_kind_names(void) {
+const char *fg_model_kind_names(void) {
   static char names[128];
   if (!names[0])
-    for (int k = 0; k < N_KINDS; k++)
+    for (int k = 0; k < N_MODELS; k++)
       snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
-               kKinds[k]->name);
+               kModels[k].name);
   return names;
 }
 
 fg_status fg_model_choose(const char *model, const char *norm, const char *adj_norm,
-                          fg_model_choice *out) {
+                          const char *gin_eps, fg_model_choice *out) {
   fg_status st = FG_OK;
-  out->kind = fg_layer_kind_find(model);
+  memset(out, 0, sizeof *out);
+  out->kind = fg_model_kind_find(model);
   FG_REQUIRE(out->kind, FG_ERR_INVALID_ARG, "--model: no model '%s' (models: %s)", model,
-             fg_layer_kind_names());
+             fg_model_kind_names());
   out->norm = FG_NORM_NONE;
   for (int k = FG_NORM_NONE; norm && k <= FG_NORM_BATCH; k++)
     if (strcmp(norm, fg_norm_name(k)) == 0) out->norm = k;
@@ -39,8 +48,23 @@ fg_status fg_model_choose(const char *model, const char *norm, const char *adj_n
   out->adj = out->kind->adj;
   FG_REQUIRE(!adj_norm || fg_adj_norm_parse(adj_norm, &out->adj.norm), FG_ERR_INVALID_ARG,
              "--adj-norm: no normalization '%s' (sym, mean, sum)", adj_norm);
+  if (gin_eps) {
+    char *end = NULL;
+    FG_REQUIRE(out->kind->stage[0] == &fg_layer_gin, FG_ERR_INVALID_ARG,
+               "--gin-eps applies to --model gin, not %s", out->kind->name);
+    out->gin_eps_learn = strcmp(gin_eps, "learn") == 0;
+    if (!out->gin_eps_learn) {
+      out->gin_eps = strtof(gin_eps, &end);
+      FG_REQUIRE(end != gin_eps && *end == '\0' && isfinite(out->gin_eps), FG_ERR_INVALID_ARG,
+                 "--gin-eps: '%s' is neither a number nor 'learn'", gin_eps);
+    }
+  }
 cleanup:
   return st;
+}
+
+int fg_model_stack_layers(const fg_model_kind *kind, int layers) {
+  return layers * (kind ? kind->stages : 1);
 }
 
 const char *fg_norm_name(int norm) {
@@ -58,18 +82,20 @@ static int layer_vecs(int norm, int l, int L) {
 int fg_model_layer_vecs(int norm, int l, int L) { return layer_vecs(norm, l, L); }
 
 
-fg_status fg_model_widths(int layers, int hidden, const int *hidden_widths, int64_t features,
-                          int64_t classes, int64_t *out) {
+fg_status fg_model_widths(const fg_model_kind *kind, int layers, int hidden,
+                          const int *hidden_widths, int64_t features, int64_t classes,
+                          int64_t *out) {
   fg_status st = FG_OK;
-  FG_REQUIRE(layers >= 1 && layers <= 64, FG_ERR_INVALID_ARG,
+  const int S = kind ? kind->stages : 1;
+  FG_REQUIRE(layers >= 1 && layers <= 64 && layers * S <= FG_MAX_STACK, FG_ERR_INVALID_ARG,
              "--layers must be in [1, 64], got %d", layers);
   out[0] = features;
-  for (int l = 1; l < layers; l++) {
-    out[l] = hidden_widths ? hidden_widths[l - 1] : hidden;
-    FG_REQUIRE(out[l] >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
-               (long long)out[l]);
+  for (int l = 1; l <= layers; l++) {
+    const int64_t w = l == layers ? classes : hidden_widths ? hidden_widths[l - 1] : hidden;
+    FG_REQUIRE(w >= 1, FG_ERR_INVALID_ARG, "hidden width %d is %lld; must be >= 1", l,
+               (long long)w);
+    for (int k = 0; k < S; k++) out[(l - 1) * S + k + 1] = w;
   }
-  out[layers] = classes;
 cleanup:
   return st;
 }
@@ -111,7 +137,12 @@ void fg_model_destroy(fg_model **mp) {
     for (int l = 1; l <= m->layers; l++) free(m->H[l]);
     free(m->H);
   }
+  if (m->Hres)
+    for (int l = 0; l <= m->layers; l++) free(m->Hres[l]);
   for (int l = 0; l < m->layers; l++) {
+    if (m->Ares) free(m->Ares[l]);
+    if (m->RM) free(m->RM[l]);
+    if (m->RT) free(m->RT[l]);
     if (m->S) free(m->S[l]);
     if (m->M) free(m->M[l]);
     if (m->X) free(m->X[l]);
@@ -123,6 +154,13 @@ void fg_model_destroy(fg_model **mp) {
   free(m->X);
   free(m->rstd);
   free(m->vecs);
+  free(m->scal);
+  free(m->mats);
+  free(m->Hres);
+  free(m->Ares);
+  free(m->RM);
+  free(m->RT);
+  free(m->kinds);
   free(m->ln_mean);
   free(m->ln_part);
   free(m->input);
@@ -139,31 +177,66 @@ void fg_model_destroy(fg_model **mp) {
   *mp = NULL;
 }
 
+/* Each stack layer's kind: the model's stages in turn. */
+static const fg_layer_kind *stack_kind(const fg_model_kind *kind, int l) {
+  return kind->stage[l % kind->stages];
+}
+
+/* Residual blocks of a stack of L layers, S a model layer (residual.c's rule, before a model
+ * exists): l starts a block (its input is a source), l ends one, or l is inside one; and the
+ * matrices of l: its kind's, and the projection of a source whose block changes the width. */
+static int res_source(int residual, int S, int L, int l) {
+  return residual && l % S == 0 && l + S < L;
+}
+static int res_end(int residual, int S, int L, int l) {
+  return residual && (l + 1) % S == 0 && l + 1 < L;
+}
+int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const int64_t *w, int l) {
+  const int S = kind->stages;
+  return stack_kind(kind, l)->mats + (res_source(residual, S, L, l) && w[l] != w[l + S]);
+}
+
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates (moved: a self term's M[l] in every layer, and a norm's X[l], counted with S; the
- * norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer makes outside H and S: its
- * output-sized products, the input-sized gradients of layers that pass one back (l >= 1, or
- * layer 0 with learned features), D W of a layer that aggregates last; work_a also the
- * layer-0 input's dropout. */
-static void buffer_sizes(int L, const fg_layer_shape *sh, const int *agg_first, int learn,
-                         int moved, int norm, int64_t *h_total, int64_t *s_total,
+ * allocates (a self term's M[l] when the scheme moves rows, and a norm's X[l], counted with S;
+ * the norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer
+ * makes outside H and S: its output-sized products, the input-sized gradients of layers that
+ * pass one back (l >= 1, or layer 0 with learned features or a learned GIN epsilon, whose
+ * gradient needs dY), D W of a layer that aggregates last; work_a also the layer-0 input's
+ * dropout. */
+static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
+                         const int *agg_first, int learn, int eps_learn, int residual,
+                         int move_ok, int norm, int64_t *h_total, int64_t *s_total,
                          int64_t *work_a, int64_t *work_b) {
+  const int S = kind->stages;
   int64_t x = 0;
   *h_total = *s_total = 0;
   for (int l = 0; l < L; l++) {
+    /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
+    if (l > 0 && res_source(residual, S, L, l)) *s_total += sh[l].n_in * sh[l].w_in;
+    if (res_end(residual, S, L, l)) *s_total += sh[l].n_out * sh[l].w_out;
+    if (move_ok && residual && l < L - S) /* every layer of a block is a hop */
+      *s_total += sh[l].n_out * (sh[l].w_in + sh[l].w_out);
     *h_total += sh[l].n_out * sh[l].w_out;
     if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
-    if (moved) *s_total += sh[l].n_out * sh[l].w_in;
+    if (move_ok && stack_kind(kind, l)->self_term) *s_total += sh[l].n_out * sh[l].w_in;
     if (layer_vecs(norm, l, L) > 1) *s_total += sh[l].n_out * sh[l].w_out; /* X[l] */
     x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
     if (!agg_first[l]) x = FG_MAX(x, sh[l].n_in * sh[l].w_out);
-    if (l > 0 || learn) {
+    if (l > 0 || learn || (eps_learn && stack_kind(kind, l)->eps)) {
       x = FG_MAX(x, sh[l].n_in * sh[l].w_in);
       x = FG_MAX(x, sh[l].n_out * sh[l].w_in);
     }
   }
   *work_a = FG_MAX(x, sh[0].n_in * sh[0].w_in);
   *work_b = x;
+}
+
+/* Whether stack layer l aggregates before its weight product (a layer that does not
+ * aggregate: 0). */
+static int layer_agg_first(const fg_layer_kind *k, int agg_last_ok, int agg_order, int l,
+                           int64_t w_in, int64_t w_out) {
+  if (!k->aggregates) return 0;
+  return agg_last_ok && k->agg_last_ok ? fg_agg_first(agg_order, l, w_in, w_out) : 1;
 }
 
 /* A norm's statistics: LayerNorm's rstd of each normed layer, a mean and two partial sums a
@@ -192,22 +265,26 @@ static void rows_shapes(int L, const int64_t *w, int64_t n, fg_layer_shape *sh) 
 void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_bytes,
                      int64_t *param_bytes, double *buffers) {
   const int L = cfg->layers;
-  fg_layer_shape sh[64];
-  int agg[64];
+  const fg_model_kind *kind = cfg->kind ? cfg->kind : fg_model_kind_find(NULL);
+  fg_layer_shape sh[FG_MAX_STACK];
+  int agg[FG_MAX_STACK];
   int64_t h, sz, wa, wb, np = 0, wref = 1;
-  const int mats = cfg->kind ? cfg->kind->mats : 1;
-  if (L < 1 || L > 64) {
+  if (L < 1 || L > FG_MAX_STACK) {
     if (activation_bytes) *activation_bytes = 0;
     if (param_bytes) *param_bytes = 0;
     if (buffers) *buffers = 0.0;
     return;
   }
   rows_shapes(L, cfg->widths, n, sh);
-  for (int l = 0; l < L; l++)
-    agg[l] = fg_agg_first(cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
-  buffer_sizes(L, sh, agg, 0, 0, cfg->norm, &h, &sz, &wa, &wb);
-  for (int l = 0; l < L; l++)
-    np += (mats * cfg->widths[l] + layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1];
+  for (int l = 0; l < L; l++) {
+    const fg_layer_kind *k = stack_kind(kind, l);
+    agg[l] = layer_agg_first(k, 1, cfg->agg_order, l, cfg->widths[l], cfg->widths[l + 1]);
+    np += (fg_model_layer_mats(kind, cfg->residual, L, cfg->widths, l) * cfg->widths[l] +
+           layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1] +
+          (cfg->gin_eps_learn && k->eps);
+  }
+  buffer_sizes(kind, L, sh, agg, 0, cfg->gin_eps_learn, cfg->residual, 0, cfg->norm, &h, &sz,
+               &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes)
@@ -216,15 +293,25 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
 }
 
+void fg_model_agg_plan(const fg_model_kind *kind, int L, const int64_t *widths, int agg_order,
+                       int *agg) {
+  if (!kind) kind = fg_model_kind_find(NULL);
+  for (int l = 0; l < L; l++) {
+    const fg_layer_kind *k = stack_kind(kind, l);
+    agg[l] = k->aggregates ? layer_agg_first(k, 1, agg_order, l, widths[l], widths[l + 1]) : -1;
+  }
+}
+
 fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_model **out) {
   fg_status st = FG_OK;
   fg_model *m = NULL;
   const int L = cfg->layers;
   const int split = s->ops->gather_weights != NULL;
-  const fg_layer_kind *kind = cfg->kind ? cfg->kind : &fg_layer_gcn;
-  const int mats = kind->mats, moved = kind->self_term && s->ops->move_rows != NULL;
+  const fg_model_kind *kind = cfg->kind ? cfg->kind : fg_model_kind_find(NULL);
+  const int move_ok = s->ops->move_rows != NULL;
   int64_t off = 0, blk = 0;
-  FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "a model needs 1 to 64 layers, got %d", L);
+  FG_REQUIRE(L >= 1 && L <= FG_MAX_STACK, FG_ERR_INVALID_ARG,
+             "a model needs 1 to %d stack layers, got %d", FG_MAX_STACK, L);
   for (int l = 0; l <= L; l++)
     FG_REQUIRE(cfg->widths[l] >= 1, FG_ERR_INVALID_ARG, "layer width %d is %lld; must be >= 1",
                l, (long long)cfg->widths[l]);
@@ -235,7 +322,12 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_REQUIRE(cfg->agg_order != FG_AGG_LAST || s->ops->agg_last_ok, FG_ERR_INVALID_ARG,
              "--scheme %s aggregates first in every layer (its layout splits the columns); "
              "--agg-order last is not available", s->ops->name);
-  FG_REQUIRE(!s->learn_features || kind->learn_features_ok, FG_ERR_INVALID_ARG,
+  FG_REQUIRE(L % kind->stages == 0, FG_ERR_INTERNAL, "%d stack layers for %s's %d stages", L,
+             kind->name, kind->stages);
+  FG_REQUIRE(!s->learn_features || !cfg->residual, FG_ERR_INVALID_ARG,
+             "--learn-features with --residual: a learned input's residual gradient is not "
+             "built; drop one of them");
+  FG_REQUIRE(!s->learn_features || kind->stage[0]->learn_features_ok, FG_ERR_INVALID_ARG,
              "--learn-features: the %s model does not learn its input features (gcn does)",
              kind->name);
   FG_REQUIRE(cfg->norm >= FG_NORM_NONE && cfg->norm <= FG_NORM_BATCH, FG_ERR_INVALID_ARG,
@@ -243,6 +335,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m, 1);
   m->kind = kind;
   m->norm = cfg->norm;
+  m->residual = cfg->residual;
+  m->gin_eps = cfg->gin_eps;
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
@@ -262,18 +356,34 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->X, L);
   FG_CALLOC(m->rstd, L);
   FG_CALLOC(m->vecs, L);
+  FG_CALLOC(m->scal, L);
+  FG_CALLOC(m->mats, L);
+  FG_CALLOC(m->Hres, L + 1);
+  FG_CALLOC(m->Ares, L);
+  FG_CALLOC(m->RM, L);
+  FG_CALLOC(m->RT, L);
+  FG_CALLOC(m->kinds, L);
   for (int l = 0; l <= L; l++) m->widths[l] = cfg->widths[l];
   for (int l = 0; l < L; l++) {
     fg_layer_shape *sh = &m->shape[l];
+    const fg_layer_kind *k = m->kinds[l] = stack_kind(kind, l);
     s->ops->shape(s, l, m->widths, sh);
-    m->agg_first[l] = s->ops->agg_last_ok
-                          ? fg_agg_first(cfg->agg_order, l, m->widths[l], m->widths[l + 1])
-                          : 1;
+    m->agg_first[l] = layer_agg_first(k, s->ops->agg_last_ok, cfg->agg_order, l, m->widths[l],
+                                      m->widths[l + 1]);
     m->vecs[l] = layer_vecs(m->norm, l, L);
+    m->scal[l] = cfg->gin_eps_learn && k->eps;
+    m->mats[l] = fg_model_layer_mats(kind, cfg->residual, L, m->widths, l);
+    /* a hop without a projection copies columns: its widths must agree */
+    FG_REQUIRE(!cfg->residual || l >= L - kind->stages || m->mats[l] > k->mats ||
+                   m->widths[l] == m->widths[l + 1],
+               FG_ERR_INVALID_ARG, "--residual: stack layer %d maps width %lld to %lld inside "
+               "a block without a projection", l, (long long)m->widths[l],
+               (long long)m->widths[l + 1]);
     m->poff[l] = m->n_params;
-    m->n_params += mats * sh->wp_len + m->vecs[l] * sh->bp_len;
-    m->n_params_global += (mats * m->widths[l] + m->vecs[l]) * m->widths[l + 1];
-    blk += mats * sh->w_in * sh->w_out + m->vecs[l] * sh->w_out;
+    m->n_params += m->mats[l] * sh->wp_len + m->vecs[l] * sh->bp_len + m->scal[l];
+    m->n_params_global +=
+        (m->mats[l] * m->widths[l] + m->vecs[l]) * m->widths[l + 1] + m->scal[l];
+    blk += m->mats[l] * sh->w_in * sh->w_out + m->vecs[l] * sh->w_out + m->scal[l];
   }
   FG_REQUIRE(m->shape[L - 1].n_out == s->n_local, FG_ERR_INTERNAL,
              "the last layer has %lld output rows, the scheme %lld labelled rows",
@@ -298,11 +408,12 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t wi = m->widths[l], wo = m->widths[l + 1], nw = sh->w_in * sh->w_out;
+    const int mats = m->mats[l];
     float *piece = m->params + m->poff[l];
     if (split) {
       m->W[l] = m->wblk + off;
       m->dW[l] = m->gblk + off;
-      off += mats * nw + m->vecs[l] * sh->w_out;
+      off += mats * nw + m->vecs[l] * sh->w_out + m->scal[l];
     } else {
       FG_REQUIRE(sh->wp_len == nw && sh->bp_len == sh->w_out, FG_ERR_INTERNAL,
                  "layer %d: a weight piece that is not the block needs gather_weights", l);
@@ -322,13 +433,20 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
       piece[mats * sh->wp_len + sh->bp_len + e] = 1.0f;
     for (int64_t e = 0; m->vecs[l] > 3 && e < sh->bp_len; e++)
       piece[mats * sh->wp_len + 4 * sh->bp_len + e] = 1.0f;
+    if (m->scal[l]) piece[mats * sh->wp_len + m->vecs[l] * sh->bp_len] = cfg->gin_eps;
     FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
     if (m->vecs[l] > 1) {
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
       FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
     }
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
-    if (moved) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
+    if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
+    if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
+    if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
+    if (move_ok && m->residual && l < L - kind->stages) {
+      FG_ALLOC_ACT(m->RM[l], sh->n_out * sh->w_in);
+      FG_ALLOC_ACT(m->RT[l], sh->n_out * sh->w_out);
+    }
   }
   if (s->learn_features) {
     const int64_t w0 = m->shape[0].w_in;
@@ -339,10 +457,15 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   } else {
     m->H[0] = s->features;
   }
+  if (fg_residual_source(m, 0) && s->feature_rows) {
+    /* the source H_0 is the features, here read through a row map: gathered once */
+    FG_ALLOC_ACT(m->Hres[0], m->shape[0].n_in * m->shape[0].w_in);
+    fg_model_redo_input(m, s, 0.0f, 0, 0, m->Hres[0]);
+  }
   {
     int64_t h, sz, wa, wb;
-    buffer_sizes(L, m->shape, m->agg_first, s->learn_features, moved, m->norm, &h, &sz, &wa,
-                 &wb);
+    buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features, cfg->gin_eps_learn,
+                 cfg->residual, move_ok, m->norm, &h, &sz, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }
@@ -450,7 +573,7 @@ static fg_status batch_norm(fg_model *m, fg_scheme *s, int l, int training) {
   fg_bn_forward(z, m->X[l], n, w, m->ln_mean, m->rstd[l], m->b[l] + w, m->b[l] + 2 * w);
   fg_bn_running(m->ln_mean, m->ln_part, w, N, run, run + w);
   if (m->wblk) { /* the piece: elements bp0.. of each of the two vectors */
-    float *piece = m->params + m->poff[l] + m->kind->mats * sh->wp_len + 3 * sh->bp_len;
+    float *piece = m->params + m->poff[l] + m->mats[l] * sh->wp_len + 3 * sh->bp_len;
     memcpy(piece, run + sh->bp0, (size_t)sh->bp_len * sizeof(float));
     memcpy(piece + sh->bp_len, run + w + sh->bp0, (size_t)sh->bp_len * sizeof(float));
   }
@@ -487,8 +610,8 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const float pp = drop ? p : 0.0f;
   double t0;
   for (int l = 0; l < L && m->wblk; l++)
-    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->kind->mats, m->vecs[l],
-                                    m->params + m->poff[l], m->W[l]));
+    FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->mats[l], m->vecs[l],
+                                    m->scal[l], m->params + m->poff[l], m->W[l]));
   if (m->input) FG_CHECK(s->ops->gather_input(s, m->params + m->feat_off, m->input));
   t0 = fg_now();
   for (int l = 0; l < L; l++) {
@@ -502,7 +625,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
       fg_model_redo_input(m, s, pp, seed, epoch, m->work_a);
       d = m->work_a;
     }
-    FG_CHECK(m->kind->forward(m, s, l, d));
+    FG_CHECK(m->kinds[l]->forward(m, s, l, d));
     /* out = dropout_{l+1}(relu(norm(out + b))): without a norm in one sweep; the last layer
      * only adds the bias */
     t0 = fg_now();
@@ -516,9 +639,24 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
         FG_CHECK(layer_norm(m, s, l));
       t0 = fg_now();
     }
-    fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out, l + 1 < L,
-                         l + 1 < L ? pp : 0.0f, seed, epoch, (uint64_t)(l + 1), sh->ids_out,
-                         sh->col0_out);
+    if (fg_residual_end(m, l)) {
+      /* A = relu(norm(out + b)) kept for its mask; H = A + R (kept when H is a source);
+       * then the next layer's dropout in place */
+      const int64_t n = sh->n_out * sh->w_out;
+      fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out, 1,
+                           0.0f, seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+      memcpy(m->Ares[l], out, (size_t)n * sizeof(float));
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(fg_residual_forward(m, s, l));
+      t0 = fg_now();
+      if (fg_residual_source(m, l + 1)) memcpy(m->Hres[l + 1], out, (size_t)n * sizeof(float));
+      fg_bias_relu_dropout(out, out, NULL, sh->n_out, sh->w_out, 0, pp, seed, epoch,
+                           (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+      continue;
+    }
+    fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out,
+                         l + 1 < L, l + 1 < L && (l + 1) % m->kind->stages == 0 ? pp : 0.0f,
+                         seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
   }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 cleanup:
@@ -534,7 +672,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     const fg_layer_shape *sh = &m->shape[l];
     float *v = NULL; /* dD_l (n_in, w_in) */
     double t0;
-    FG_CHECK(m->kind->backward(m, s, l, cur, p, seed, epoch, &v));
+    FG_CHECK(m->kinds[l]->backward(m, s, l, cur, p, seed, epoch, &v));
     if (m->norm == FG_NORM_BATCH && m->vecs[l] > 1) {
       /* BatchNorm subtracts each column's batch mean, so b does not change the training loss:
        * its gradient is exactly 0, and the column sums of dZ are only rounding noise, which
@@ -543,8 +681,8 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       memset(m->db[l], 0, (size_t)sh->w_out * sizeof(float));
     }
     if (m->wblk)
-      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->kind->mats, m->vecs[l], m->dW[l],
-                                           m->grads + m->poff[l]));
+      FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->mats[l], m->vecs[l], m->scal[l],
+                                           m->dW[l], m->grads + m->poff[l]));
     if (l == 0) {
       /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
       t0 = fg_now();
@@ -557,8 +695,22 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       break;
     }
     t0 = fg_now();
-    /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times 1/(1-p) */
-    fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, scale);
+    if (fg_residual_end(m, l - 1)) {
+      /* dH_l = dropout's backward of dD_l, plus what l's own block passed back when l is a
+       * source; R's path takes dH_l, the ReLU's mask comes from the kept A */
+      const int64_t n = sh->n_in * sh->w_in;
+      fg_bias_relu_dropout(v, v, NULL, sh->n_in, sh->w_in, 0, p, seed, epoch, (uint64_t)l,
+                           sh->ids_in, sh->col0_in);
+      if (fg_residual_source(m, l)) fg_axpy(v, 1.0f, m->Hres[l], n);
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+      FG_CHECK(fg_residual_backward(m, s, l - 1, v));
+      t0 = fg_now();
+      fg_masked_scale(v, m->Ares[l - 1], n, 1.0f);
+    } else {
+      /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times
+       * 1/(1-p) where dropout applied (a model layer's input) */
+      fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, l % m->kind->stages == 0 ? scale : 1.0f);
+    }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->vecs[l - 1] > 1)
       FG_CHECK(m->norm == FG_NORM_BATCH ? batch_norm_backward(m, s, l - 1, v)
@@ -605,14 +757,19 @@ double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *selec
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    const int64_t nw = m->kind->mats * sh->wp_len, o = m->poff[l], ob = o + nw;
+    const int64_t nw = m->mats[l] * sh->wp_len, o = m->poff[l], ob = o + nw;
     fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, nw, adam, wd[l], t);
-    /* b and a norm's scale and shift: no decay; BatchNorm's running statistics (the last two
-     * vectors) are state, not trained */
+    /* b and a norm's scale and shift, and the scalars: no decay; BatchNorm's running
+     * statistics (the last two vectors) are state, not trained */
     const int trained =
         m->norm == FG_NORM_BATCH && m->vecs[l] > 1 ? m->vecs[l] - 2 : m->vecs[l];
     fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob,
                  trained * sh->bp_len, adam, 0.0f, t);
+    if (m->scal[l]) {
+      const int64_t os = ob + m->vecs[l] * sh->bp_len;
+      fg_adam_step(m->params + os, m->grads + os, m->adam_m + os, m->adam_v + os, m->scal[l],
+                   adam, 0.0f, t);
+    }
   }
   if (m->feat_off >= 0) {
     const int64_t o = m->feat_off;
@@ -626,8 +783,8 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t dout = m->widths[l + 1], nw = m->widths[l] * dout;
-    const int64_t boff = off + m->kind->mats * nw;
-    for (int mat = 0; mat < m->kind->mats; mat++)
+    const int64_t boff = off + m->mats[l] * nw;
+    for (int mat = 0; mat < m->mats[l]; mat++)
       for (int64_t e = sh->wp0; e < sh->wp0 + sh->wp_len; e++, k++) {
         if (idx)
           idx[k] = off + mat * nw + (sh->col0_in + e / sh->w_out) * dout + sh->col0_out +
@@ -639,7 +796,12 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
         if (idx) idx[k] = boff + v * dout + sh->col0_out + e;
         if (own) own[k] = (uint8_t)sh->b_primary;
       }
-    off = boff + m->vecs[l] * dout;
+    /* a scalar is on every rank: kept from the one with the primary copy of b's first element */
+    for (int j = 0; j < m->scal[l]; j++, k++) {
+      if (idx) idx[k] = boff + m->vecs[l] * dout + j;
+      if (own) own[k] = (uint8_t)(sh->b_primary && sh->bp0 == 0 && sh->col0_out == 0);
+    }
+    off = boff + m->vecs[l] * dout + m->scal[l];
   }
   return k;
 }

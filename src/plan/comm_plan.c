@@ -67,6 +67,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   const fg_layout *gl = NULL;
   fg_order_kind kind;
   int64_t *w = NULL;
+  int *agg = NULL, L;
   int64_t fwd_sum = 0, bwd_sum = 0;
   int fwd_n = 0, bwd_n = 0, sa = 0;
   const int P = cfg ? cfg->ranks : 0;
@@ -84,12 +85,15 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
              "grid's collectives)", scheme->name);
   sa = scheme->volume == FG_VOLUME_HALO;
   FG_CHECK(fg_order_parse(cfg->order, &kind));
-  FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, &mdl));
+  FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, NULL, &mdl));
 
-  FG_ALLOC(w, cfg->layers + 1);
-  FG_CHECK(fg_model_widths(cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
+  L = fg_model_stack_layers(mdl.kind, cfg->layers);
+  FG_ALLOC(w, L + 1);
+  FG_ALLOC(agg, L);
+  FG_CHECK(fg_model_widths(mdl.kind, cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
                            ds->num_classes, w));
-  fg_epoch_agg_widths(cfg->layers, w, (int)cfg->agg_order, &fwd_sum, &fwd_n, &bwd_sum, &bwd_n);
+  fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
+  fg_epoch_agg_widths(L, w, agg, &fwd_sum, &fwd_n, &bwd_sum, &bwd_n);
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
@@ -114,5 +118,6 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   if (cut_entries) *cut_entries = gl->cut;
 cleanup:
   free(w);
+  free(agg);
   return st;
 }

@@ -59,6 +59,10 @@ typedef struct fg_cost3d_input {
   int ranks_per_node;
   int mats;                /* weight matrices a layer (0: 1) */
   int self_term;           /* the layer moves its input rows (move_rows, move_rows_t) */
+  const int *aggregates;   /* (layers) < 0: layer l does not aggregate (a linear layer, whose
+                              only move is its self term's); NULL: every layer does */
+  int residual_stages;     /* --residual: stack layers a model layer (every layer but the last
+                              model layer's is a hop of R); 0: no residual connections */
   int norm;                /* fg_norm_kind on the hidden layers: its vectors, normalized output
                               and reductions (LayerNorm's rows along a, BatchNorm's columns
                               along c) */

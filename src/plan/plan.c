@@ -204,14 +204,17 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const double nnz = in->shard_nnz[l];
     const int vecs = fg_model_layer_vecs(in->norm, l, L);
     const double wblock = (mats * win * wout + vecs * wout) * 4.0;
+    const int aggregates = !in->aggregates || in->aggregates[l] >= 0; /* else a linear layer */
     const int bwd_spmm = l > 0 || in->learn_features;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
     /* forward, twice (training and evaluation) */
     s = fg_cost_spmm(c, nnz, nout, nin, win);
     cm = fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
-    spmm += 2 * s;
-    comm += 2 * (pipelined(s, cm, k, alpha[a], g[a]) - s);
+    if (aggregates) {
+      spmm += 2 * s;
+      comm += 2 * (pipelined(s, cm, k, alpha[a], g[a]) - s);
+    }
     comm += 2 * fg_cost_allgather(alpha[cc], beta[cc], g[cc], wblock);
     comm += 2 * fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0);
     if (l == 0 && in->learn_features)
@@ -240,16 +243,27 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     }
     if (bwd_spmm) {
       comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
-      s = fg_cost_spmm(c, nnz, nin, nout, win);
+      s = aggregates ? fg_cost_spmm(c, nnz, nin, nout, win) : 0.0;
       spmm += s;
       if (l > 0) {
-        cm = fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
+        cm = aggregates ? fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0) : 0.0;
         comm += pipelined(s, cm, k, alpha[cc], g[cc]) - s;
         other += nin * win * c->dropout_elem + 3.0 * nin * win * 4.0 / bw; /* dropout, ReLU */
       } else {
         comm += fg_cost_allgather(alpha[FG_DIM_Z], beta[FG_DIM_Z], g[FG_DIM_Z], nin * win * 4.0);
         other += ceil_div(nin, g[FG_DIM_Z]) * win * c->dropout_elem;
       }
+    }
+    if (in->residual_stages && l < L - in->residual_stages) {
+      /* a residual hop: rows moved along a, columns regrouped along b (training and
+       * evaluation), and back along a and c in backward; its two buffers and the kept H, A */
+      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+                   fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0));
+      comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+              fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
+      mem += (2 * nout * win + 2 * nout * wout) * 4.0;
+      if (l % in->residual_stages == 0 && in->widths[l] != in->widths[l + in->residual_stages])
+        gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
     }
     /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
     mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
@@ -425,14 +439,16 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              int *count) {
   fg_status st = FG_OK;
   fg_perm_kind perm = FG_PERM_NONE;
-  const int P = cfg->ranks, L = cfg->layers;
+  const int P = cfg->ranks;
+  int L;
   fg_model_choice mdl;
   const int64_t n = ds->num_nodes;
-  int grids[512][3], ng;
+  int grids[512][3], ng, *agg = NULL;
   double *shard = NULL;
   nnz_cache *cache = NULL;
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
+  L = fg_model_stack_layers(mdl.kind, cfg->layers);
   if (cfg->only_grid) {
     FG_REQUIRE(cfg->only_grid[0] >= 1 && cfg->only_grid[1] >= 1 && cfg->only_grid[2] >= 1 &&
                    (int64_t)cfg->only_grid[0] * cfg->only_grid[1] * cfg->only_grid[2] == P,
@@ -446,6 +462,8 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   }
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
+  FG_ALLOC(agg, L);
+  fg_model_agg_plan(mdl.kind, L, w, FG_AGG_FIRST, agg);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
   FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed, mdl.adj));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
@@ -475,8 +493,10 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .learn_features = cfg->learn_features,
                                 .agg_blocks = cfg->agg_blocks,
                                 .ranks_per_node = cfg->ranks_per_node,
-                                .mats = mdl.kind->mats,
-                                .self_term = mdl.kind->self_term,
+                                .mats = mdl.kind->stage[0]->mats,
+                                .self_term = mdl.kind->stage[0]->self_term,
+                                .aggregates = agg,
+                                .residual_stages = cfg->residual ? mdl.kind->stages : 0,
                                 .norm = mdl.norm};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
@@ -486,6 +506,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
 cleanup:
   free(shard);
   free(cache);
+  free(agg);
   return st;
 }
 
@@ -497,13 +518,14 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   fg_plan_entry *e = &out[*count];
   fg_comm_rank_plan *pr = NULL;
-  const int P = cfg->ranks, L = cfg->layers;
+  const int P = cfg->ranks;
+  int L, *agg = NULL;
   fg_model_choice mdl;
   const fg_comm_plan_config pc = {.ranks = P,
                                   .scheme = self->name,
                                   .order = cfg->order,
                                   .seed = cfg->seed,
-                                  .layers = L,
+                                  .layers = cfg->layers,
                                   .hidden = cfg->hidden,
                                   .widths = cfg->widths,
                                   .agg_order = cfg->agg_order,
@@ -517,13 +539,17 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   double alpha[3], beta[3], tot_nnz = 0.0;
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
+  L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(pr, P);
+  FG_ALLOC(agg, L);
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
-  fg_epoch_agg_widths(L, w, (int)cfg->agg_order, &fs, &fn, &bs, &bn);
+  fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
+  fg_epoch_agg_widths(L, w, agg, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
-    n_params += (mdl.kind->mats * w[l] + fg_model_layer_vecs(mdl.norm, l, L)) * w[l + 1];
+    n_params += (fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) * w[l] +
+                 fg_model_layer_vecs(mdl.norm, l, L)) * w[l + 1];
   while ((1 << lg) < P) lg++;
   fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
   for (int i = 0; i < P; i++) {
@@ -556,7 +582,9 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     }
     for (int l = 0; l < L; l++) {
       const double wi = (double)w[l], wo = (double)w[l + 1];
-      gemm += mdl.kind->mats * (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) * rows * wi * wo / rate;
+      gemm += fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) *
+              (2 * 2.0 + 1.0 + (l > 0 ? 1.0 : 0.0)) *
+              rows * wi * wo / rate;
       other += (2 * 3.0 * rows * wo + 3.0 * rows * wi) * 4.0 / bw +
                rows * wi * cal->dropout_elem * (l > 0 ? 2 : 1);
     }
@@ -564,7 +592,13 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     /* memory: the rank's rows of Â (and Âᵀ), its input rows, the model's shared activation
      * buffers and parameter state exactly as fg_model_create sizes them, the loss's rows, and
      * the received rows of the widest aggregation */
-    const fg_model_config mc = {L, w, (int)cfg->agg_order, cfg->seed, mdl.kind, mdl.norm};
+    const fg_model_config mc = {.layers = L,
+                                .widths = w,
+                                .agg_order = (int)cfg->agg_order,
+                                .seed = cfg->seed,
+                                .kind = mdl.kind,
+                                .norm = mdl.norm,
+                                .residual = cfg->residual};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -586,6 +620,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   (*count)++;
 cleanup:
   free(pr);
+  free(agg);
   return st;
 }
 
@@ -643,9 +678,13 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
              cfg->agg_blocks);
   FG_REQUIRE(cfg->ranks_per_node >= 0, FG_ERR_INVALID_ARG,
              "--ranks-per-node must be >= 0, got %d", cfg->ranks_per_node);
-  FG_ALLOC(w, FG_MAX(cfg->layers, 1) + 1);
-  FG_CHECK(fg_model_widths(cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
-                           ds->num_classes, w));
+  {
+    fg_model_choice mdl;
+    FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
+    FG_ALLOC(w, fg_model_stack_layers(mdl.kind, FG_MAX(cfg->layers, 1)) + 1);
+    FG_CHECK(fg_model_widths(mdl.kind, cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
+                             ds->num_classes, w));
+  }
   for (int i = 0; i < fg_scheme_registry_size(); i++) {
     const fg_scheme_info *r = fg_scheme_registry_at(i);
     if (!(mask & (1u << i)) || !r->predict || (opts & ~r->options) ||
@@ -700,7 +739,7 @@ fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_cali
   *out = NULL;
   *count = 0;
   FG_REQUIRE(cfg != NULL, FG_ERR_INVALID_ARG, "fg_plan: NULL argument");
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &(fg_model_choice){0}));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &(fg_model_choice){0}));
   FG_CHECK(schemes_mask(cfg->schemes, &mask));
   FG_CHECK(fg_plan_layouts(ds, cfg, cal, mask, &lay, out, count));
 cleanup:
@@ -718,6 +757,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .model = cfg->model,
       .adj_norm = cfg->adj_norm,
       .norm = cfg->norm,
+      .residual = cfg->residual,
       .agg_order = cfg->agg_order,
       .order = cfg->order,
       .double_perm = cfg->double_perm,

@@ -77,10 +77,11 @@ fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p,
                          const char *order, int64_t recv_rows, int64_t sent_rows, FILE *log);
 
 /* Widths of the aggregations of one training epoch as fg_train runs it (a training forward, a
- * backward, an evaluation forward), for a GCN with widths w[0..layers] (the rule of
- * model/gcn.c). Returns the sum of forward widths (one forward pass) and of backward widths,
- * and the number of aggregations of each. */
-void fg_epoch_agg_widths(int layers, const int64_t *w, int agg_order, int64_t *fwd_sum,
+ * backward, an evaluation forward), for a stack of widths w[0..layers] whose layer l
+ * aggregates as agg[l] says (fg_model_agg_plan: 1 first, 0 last, -1 not at all). Returns the
+ * sum of forward widths (one forward pass) and of backward widths, and the number of
+ * aggregations of each. */
+void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int64_t *fwd_sum,
                          int *fwd_count, int64_t *bwd_sum, int *bwd_count);
 
 #endif /* FG_PARTITION_H */

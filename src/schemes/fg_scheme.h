@@ -55,6 +55,8 @@ typedef struct fg_layer_shape {
   int in_primary;            /* this rank's copy of its input rows is the one that counts (other
                                 ranks may hold replicas): outputs are taken from it */
   int out_primary;           /* likewise for the output rows: outputs, loss, accuracy */
+  int agg_primary;           /* likewise for an aggregated input (n_out x w_in: the output's
+                                rows, the input's columns) */
   int64_t wp0, wp_len;       /* this rank's piece of the (w_in x w_out) block of W_l: elements
                                 [wp0, wp0 + wp_len) in row-major order */
   int64_t bp0, bp_len;       /* and of the w_out block of b_l */
@@ -81,21 +83,23 @@ typedef struct fg_scheme_ops {
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
    * blocks of vectors over the output's columns (b; a norm's scale and shift, BatchNorm's
-   * running mean and variance), from every rank's piece (piece: this rank's wp_len elements of
-   * each matrix, then bp_len of each vector). May be NULL: the piece is the block.
-   * Collective. */
+   * running mean and variance) and its `scalars` (GIN's epsilon), from every rank's piece
+   * (piece: this rank's wp_len elements of each matrix, then bp_len of each vector, then the
+   * scalars whole: every rank holds them). May be NULL: the piece is the block. Collective. */
   fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats, int vecs,
-                              const float *piece, float *block);
+                              int scalars, const float *piece, float *block);
   /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
    * NULL: no split. Collective. */
   fg_status (*reduce_product)(fg_scheme *s, int l, float *buf, int64_t n);
   /* Sum a partial dQ Wᵀ (n_out x w_in, summed over the output's column split). May be NULL.
    * Collective. */
   fg_status (*reduce_input_grad)(fg_scheme *s, int l, float *buf, int64_t n);
-  /* piece = this rank's part of the sum over ranks of block ([dW block | db block], the layout
-   * of gather_weights). May be NULL: the block is the piece, summed by reduce_grads. Collective. */
+  /* piece = this rank's part of the sum over ranks of block ([dW block | db block | scalars],
+   * the layout of gather_weights; a scalar's partial sums are summed over every rank, so each
+   * must count its terms once). May be NULL: the block is the piece, summed by reduce_grads.
+   * Collective. */
   fg_status (*reduce_weight_grads)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                   int vecs, const float *block, float *piece);
+                                   int vecs, int scalars, const float *block, float *piece);
   /* The whole gradient buffer (n floats) once backward is done. May be NULL. Collective. */
   fg_status (*reduce_grads)(fg_scheme *s, float *grads, int64_t n);
   /* Row maxima (with their columns) and row sums of layer l's output (n_out rows), over its

@@ -306,13 +306,14 @@ cleanup:
   return st;
 }
 
-void fg_epoch_agg_widths(int layers, const int64_t *w, int agg_order, int64_t *fwd_sum,
+void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int64_t *fwd_sum,
                          int *fwd_count, int64_t *bwd_sum, int *bwd_count) {
   *fwd_sum = *bwd_sum = 0;
   *fwd_count = *bwd_count = 0;
   for (int l = 0; l < layers; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
-    const int agg_first = fg_agg_first(agg_order, l, wi, wo); /* as the model chooses */
+    const int agg_first = agg[l] == 1;
+    if (agg[l] < 0) continue; /* a linear layer: its rows stay where they are */
     /* forward: Â D at width wi, or Â (D W) at width wo */
     *fwd_sum += agg_first ? wi : wo;
     (*fwd_count)++;

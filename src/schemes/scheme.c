@@ -10,7 +10,7 @@ void fg_scheme_shape_rows(const fg_scheme *s, int l, const int64_t *widths, fg_l
   out->w_in = widths[l];
   out->w_out = widths[l + 1];
   out->ids_in = out->ids_out = s->global_ids;
-  out->in_primary = out->out_primary = 1;
+  out->in_primary = out->out_primary = out->agg_primary = 1;
   out->wp_len = widths[l] * widths[l + 1];
   out->bp_len = widths[l + 1];
   /* every rank holds the whole weights: rank 0's copy is the one to keep */

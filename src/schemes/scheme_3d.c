@@ -319,6 +319,7 @@ static void shape_3d(const fg_scheme *s, int l, const int64_t *widths, fg_layer_
   /* the input is replicated along c (the previous layer's b), the output along b */
   o->in_primary = t->q[c] == 0;
   o->out_primary = t->q[b] == 0;
+  o->agg_primary = t->q[a] == 0; /* Â F is summed along a, and held by every rank of it */
   o->wp0 = fg_block_start(o->w_in * o->w_out, t->g[c], t->q[c]);
   o->wp_len = fg_block_size(o->w_in * o->w_out, t->g[c], t->q[c]);
   o->bp0 = fg_block_start(o->w_out, t->g[c], t->q[c]);
@@ -476,11 +477,13 @@ static fg_status piece_counts(impl3d *t, int64_t n, int G, int64_t unit) {
  * the pieces (src) all-gathered into the blocks (dst); else the blocks (src) reduce-scattered
  * into the pieces (dst). The mats matrices first, then the vecs vectors (b first). */
 static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                 int vecs, int gather, const float *src, float *dst) {
+                                 int vecs, int scalars, int gather, const float *src,
+                                 float *dst) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   int a, b, c;
   const int64_t nw = sh->w_in * sh->w_out;
+  const int64_t sp = mats * sh->wp_len + vecs * sh->bp_len, sb = mats * nw + vecs * sh->w_out;
   fg_layer_roles(l, &a, &b, &c);
   for (int k = 0; k < mats + vecs; k++) {
     const int bias = k >= mats; /* a vector over the output's columns, cut like b */
@@ -493,18 +496,24 @@ static fg_status weights_along_c(fg_scheme *s, int l, const fg_layer_shape *sh, 
     else
       FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[c], src + block_off, dst + piece_off, t->cnt));
   }
+  /* scalars: every rank holds them whole; their gradients are sums over every rank */
+  if (scalars > 0 && gather) memcpy(dst + sb, src + sp, (size_t)scalars * sizeof(float));
+  if (scalars > 0 && !gather) {
+    memcpy(dst + sp, src + sb, (size_t)scalars * sizeof(float));
+    FG_CHECK(fg_dist_allreduce_f32(s->dist, dst + sp, scalars));
+  }
 cleanup:
   return st;
 }
 
 static fg_status gather_weights_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                   int vecs, const float *piece, float *block) {
-  return weights_along_c(s, l, sh, mats, vecs, 1, piece, block);
+                                   int vecs, int scalars, const float *piece, float *block) {
+  return weights_along_c(s, l, sh, mats, vecs, scalars, 1, piece, block);
 }
 
 static fg_status reduce_weight_grads_3d(fg_scheme *s, int l, const fg_layer_shape *sh, int mats,
-                                        int vecs, const float *block, float *piece) {
-  return weights_along_c(s, l, sh, mats, vecs, 0, block, piece);
+                                        int vecs, int scalars, const float *block, float *piece) {
+  return weights_along_c(s, l, sh, mats, vecs, scalars, 0, block, piece);
 }
 
 static fg_status reduce_product_3d(fg_scheme *s, int l, float *buf, int64_t n) {

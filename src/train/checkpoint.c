@@ -6,6 +6,7 @@
  * that it cannot overflow, so arbitrary bytes are refused and never read out of bounds. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_NAME 16          /* a section's name field */
 #define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
 #define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
-#define CKPT_MODEL_BYTES 32   /* the "model" payload: a name field and 4 u32 */
+#define CKPT_MODEL_BYTES 48   /* the "model" payload: a name field, 6 u32, an f32 and a u32 */
+#define CKPT_MODEL_V1_BYTES 32 /* an older writer's: a name field and 4 u32 (1 stage, eps 0) */
 /* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
  * them, so the payload is copied to and from the struct whole */
 _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the meta payload");
@@ -56,6 +58,33 @@ static int add_layer_params(int64_t *n, int mats, int vecs, int64_t fan_in, int6
   if (per > INT64_MAX - *n) return 0;
   *n += per;
   return 1;
+}
+
+/* Add stack layer l's parameters (of layers, widths w: l + 1 and, with a residual, l + stages
+ * of them read) to *n: its matrices (a residual projection where its block changes the width)
+ * and vectors, and a learned epsilon in each model layer's first stack layer. 0 as
+ * add_layer_params. */
+static int add_stack_layer(int64_t *n, const fg_ckpt_model *md, int l, int layers,
+                           int64_t (*width)(const void *, int), const void *w) {
+  const int stages = md->stages > 0 ? md->stages : 1, mats = md->mats > 0 ? md->mats : 1;
+  const int source = md->residual && l % stages == 0 && l + stages < layers;
+  const int64_t fan_in = width(w, l), fan_out = width(w, l + 1);
+  const int proj = source && fan_in != width(w, l + stages);
+  if (!add_layer_params(n, mats + proj, fg_model_layer_vecs(md->norm, l, layers), fan_in,
+                        fan_out))
+    return 0;
+  if (md->eps_learn && l % stages == 0) {
+    if (*n == INT64_MAX) return 0;
+    (*n)++;
+  }
+  return 1;
+}
+
+/* Widths as the writer holds them (int64_t) and as a file holds them (little-endian bytes). */
+static int64_t get_i64(const unsigned char *p);
+static int64_t width_of_array(const void *w, int l) { return ((const int64_t *)w)[l]; }
+static int64_t width_of_bytes(const void *w, int l) {
+  return get_i64((const unsigned char *)w + 8 * (size_t)l);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -104,6 +133,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   const float *const arrays[3] = {m->params, m->adam_m, m->adam_v};
   const int mats = m->model.mats > 0 ? m->model.mats : 1;
   const char *kind = m->model.kind ? m->model.kind : "gcn";
+  const int stages = m->model.stages > 0 ? m->model.stages : 1;
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
   FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
@@ -112,14 +142,13 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
              "checkpoint state: widths or arrays missing");
   FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
                  m->model.adj_norm <= 2 && m->model.norm >= FG_NORM_NONE &&
-                 m->model.norm <= FG_NORM_BATCH,
+                 m->model.norm <= FG_NORM_BATCH &&
+                 stages <= 16 && m->layers % stages == 0,
              FG_ERR_INVALID_ARG, "checkpoint state: model %s with %d matrices a layer", kind,
              mats);
   /* the reader derives the parameter count from the widths: refuse what it would refuse */
   for (int l = 0; l < m->layers; l++)
-    FG_REQUIRE(add_layer_params(&implied, mats,
-                                fg_model_layer_vecs(m->model.norm, l, m->layers), m->widths[l],
-                                m->widths[l + 1]),
+    FG_REQUIRE(add_stack_layer(&implied, &m->model, l, m->layers, width_of_array, m->widths),
                FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
@@ -138,7 +167,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   put(&s, ckpt_magic, 8);
   put_u32(&s, CKPT_VERSION);
   put_u32(&s, SEC_COUNT);
-  /* (56 and 32 bytes: multiples of 8, no padding) */
+  /* (56 and 48 bytes: multiples of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
   put(&s, meta, CKPT_META_BYTES);
   put_section_head(&s, sec_names[SEC_MODEL], CKPT_MODEL_BYTES);
@@ -150,6 +179,10 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put_u32(&s, (uint32_t)m->model.adj_norm);
     put_u32(&s, (uint32_t)(m->model.no_self_loops != 0));
     put_u32(&s, (uint32_t)m->model.norm);
+    put_u32(&s, (uint32_t)stages);
+    put_u32(&s, (uint32_t)(m->model.eps_learn != 0));
+    put(&s, &m->model.eps, 4);
+    put_u32(&s, (uint32_t)(m->model.residual != 0));
   }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
@@ -197,7 +230,8 @@ static int64_t get_i64(const unsigned char *p) {
 typedef struct ckpt_view {
   fg_ckpt_meta meta;
   char kind[CKPT_NAME + 1];    /* the model: "gcn" when the file does not say */
-  uint32_t mats, adj_norm, no_self_loops, norm;
+  uint32_t mats, adj_norm, no_self_loops, norm, stages, eps_learn, residual;
+  float eps;
   uint32_t layers;
   const unsigned char *widths; /* (layers + 1) i64 */
   int64_t n_params;
@@ -365,19 +399,28 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   memcpy(&v->meta, buf + req[SEC_META]->at + CKPT_SECTION_HEAD, CKPT_META_BYTES);
   if (req[SEC_MODEL]) {
     p = buf + req[SEC_MODEL]->at + CKPT_SECTION_HEAD;
-    FG_REQUIRE(req[SEC_MODEL]->len == CKPT_MODEL_BYTES && section_name(p, v->kind),
+    const size_t len = req[SEC_MODEL]->len;
+    FG_REQUIRE((len == CKPT_MODEL_BYTES || len == CKPT_MODEL_V1_BYTES) && section_name(p, v->kind),
                FG_ERR_FORMAT, "%s: section \"model\" at byte %zu is malformed (corrupt)", path,
                req[SEC_MODEL]->at);
     v->mats = get_u32(p + CKPT_NAME);
     v->adj_norm = get_u32(p + CKPT_NAME + 4);
     v->no_self_loops = get_u32(p + CKPT_NAME + 8);
     v->norm = get_u32(p + CKPT_NAME + 12);
+    if (len == CKPT_MODEL_BYTES) {
+      v->stages = get_u32(p + CKPT_NAME + 16);
+      v->eps_learn = get_u32(p + CKPT_NAME + 20);
+      memcpy(&v->eps, p + CKPT_NAME + 24, 4);
+      v->residual = get_u32(p + CKPT_NAME + 28);
+    }
     FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
-                   v->norm <= FG_NORM_BATCH,
+                   v->norm <= FG_NORM_BATCH && v->stages >= 1 && v->stages <= 16 && v->eps_learn <= 1 &&
+                   isfinite(v->eps) && v->residual <= 1,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
-               "%u, norm %u (corrupt)",
-               path, v->mats, v->adj_norm, v->no_self_loops, v->norm);
+               "%u, norm %u, %u stages, epsilon learned %u, residual %u (corrupt)",
+               path, v->mats, v->adj_norm, v->no_self_loops, v->norm, v->stages, v->eps_learn,
+               v->residual);
   }
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
@@ -393,12 +436,18 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
              req[SEC_WIDTHS]->at, req[SEC_WIDTHS]->len, v->layers,
              4 + 8 * ((size_t)v->layers + 1));
   v->widths = p + 4;
+  FG_REQUIRE(v->layers % v->stages == 0, FG_ERR_FORMAT,
+             "%s: section \"widths\": %u layers for a model of %u stages a layer (corrupt)",
+             path, v->layers, v->stages);
   for (uint32_t l = 0; l < v->layers; l++) {
     const int64_t fan_in = get_i64(v->widths + 8 * (size_t)l);
     const int64_t fan_out = get_i64(v->widths + 8 * ((size_t)l + 1));
-    FG_REQUIRE(add_layer_params(&n, (int)v->mats,
-                                fg_model_layer_vecs((int)v->norm, (int)l, (int)v->layers),
-                                fan_in, fan_out),
+    const fg_ckpt_model md = {.mats = (int)v->mats,
+                              .norm = (int)v->norm,
+                              .stages = (int)v->stages,
+                              .eps_learn = (int)v->eps_learn,
+                              .residual = (int)v->residual};
+    FG_REQUIRE(add_stack_layer(&n, &md, (int)l, (int)v->layers, width_of_bytes, v->widths),
                FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
@@ -438,6 +487,14 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
   FG_REQUIRE(v->norm == (uint32_t)mm->norm, FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model has --norm %s, this run %s", path, kind,
              fg_norm_name((int)v->norm), fg_norm_name(mm->norm));
+  FG_REQUIRE(v->eps_learn == (uint32_t)(mm->eps_learn != 0) &&
+                 (v->eps_learn || v->eps == mm->eps),
+             FG_ERR_INVALID_ARG, "%s: the checkpoint's %s model has --gin-eps %s%.9g, this run %s%.9g",
+             path, kind, v->eps_learn ? "learn from " : "", (double)v->eps,
+             mm->eps_learn ? "learn from " : "", (double)mm->eps);
+  FG_REQUIRE(v->residual == (uint32_t)(mm->residual != 0), FG_ERR_INVALID_ARG,
+             "%s: the checkpoint's %s model is %s residual connections, this run %s", path,
+             kind, v->residual ? "with" : "without", mm->residual ? "with" : "without");
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {
@@ -464,6 +521,7 @@ fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *m, fg_ckpt_meta *m
   memset(&v, 0, sizeof v);
   strcpy(v.kind, "gcn"); /* what a file without a "model" section holds */
   v.mats = 1;
+  v.stages = 1;
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
   FG_CHECK(read_whole(path, &buf, &size));

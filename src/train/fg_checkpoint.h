@@ -76,6 +76,12 @@ typedef struct fg_ckpt_model {
   int no_self_loops;
   int norm;           /* fg_norm_kind: 1 (LayerNorm) gives each hidden layer 2 more vectors,
                          2 (BatchNorm) 4 (scale, shift, running mean and variance) */
+  int stages;         /* stack layers a model layer (0: 1); the file's layers are the stack's */
+  int eps_learn;      /* GIN's epsilon learned: one more parameter in each model layer's first
+                         stack layer, after its vectors */
+  float eps;          /* GIN's fixed epsilon (or the learned one's initial value) */
+  int residual;       /* --residual: a projection matrix more in each model layer's first stack
+                         layer whose block changes the width (all model layers but the last) */
 } fg_ckpt_model;
 
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with

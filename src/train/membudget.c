@@ -58,17 +58,25 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   if (!scheme) FG_CHECK(fg_scheme_resolve(NULL, 0, 1, &scheme, &any));
   borrows = scheme->borrows_features;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &mdl));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, cfg->gin_eps, &mdl));
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
   {
     const int64_t n = ds->num_nodes, nnz = ds->adj.nnz, F = ds->num_features;
     const int64_t C = ds->num_classes;
     int64_t act = 0, par = 0;
-    FG_ALLOC(widths, L + 1);
-    FG_CHECK(fg_model_widths(L, cfg->hidden, cfg->widths, F, C, widths));
+    const int SL = fg_model_stack_layers(mdl.kind, L);
+    FG_ALLOC(widths, SL + 1);
+    FG_CHECK(fg_model_widths(mdl.kind, L, cfg->hidden, cfg->widths, F, C, widths));
     {
-      const fg_model_config mc = {L, widths, (int)cfg->agg_order, cfg->seed, mdl.kind,
-                                  mdl.norm};
+      const fg_model_config mc = {.layers = SL,
+                                  .widths = widths,
+                                  .agg_order = (int)cfg->agg_order,
+                                  .seed = cfg->seed,
+                                  .kind = mdl.kind,
+                                  .norm = mdl.norm,
+                                  .gin_eps = mdl.gin_eps,
+                                  .gin_eps_learn = mdl.gin_eps_learn,
+                                  .residual = cfg->residual};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

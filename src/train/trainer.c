@@ -54,7 +54,7 @@ static fg_status validate(const fg_train_config *c) {
              c->agg_blocks);
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
              c->ranks_per_node);
-  FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, &(fg_model_choice){0}));
+  FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, c->gin_eps, &(fg_model_choice){0}));
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
@@ -205,7 +205,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                             FILE *log, run *r) {
   fg_status st = FG_OK;
   fg_scheme_config sc;
-  const int L = cfg->layers;
+  int L = cfg->layers; /* the model's; the stack's once the model is chosen */
   uint8_t *own = NULL;
   memset(&sc, 0, sizeof sc);
   r->d = d;
@@ -224,7 +224,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, &r->mdl));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, cfg->gin_eps, &r->mdl));
+  L = fg_model_stack_layers(r->mdl.kind, cfg->layers);
   sc.adj = r->mdl.adj;
   sc.verbose = cfg->verbose;
   sc.log = log;
@@ -241,12 +242,19 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   /* the model: widths input, hidden..., classes */
   r->widths = fg_malloc_array((size_t)L + 1, sizeof *r->widths);
   r->wd = fg_malloc_array((size_t)L, sizeof *r->wd);
-  st = r->widths && r->wd ? fg_model_widths(L, cfg->hidden, cfg->widths, r->s->num_features,
-                                            r->s->num_classes, r->widths)
+  st = r->widths && r->wd ? fg_model_widths(r->mdl.kind, cfg->layers, cfg->hidden, cfg->widths,
+                                            r->s->num_features, r->s->num_classes, r->widths)
                           : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK) {
-    const fg_model_config mc = {L, r->widths, (int)cfg->agg_order, cfg->seed, r->mdl.kind,
-                                r->mdl.norm};
+    const fg_model_config mc = {.layers = L,
+                                .widths = r->widths,
+                                .agg_order = (int)cfg->agg_order,
+                                .seed = cfg->seed,
+                                .kind = r->mdl.kind,
+                                .norm = r->mdl.norm,
+                                .gin_eps = r->mdl.gin_eps,
+                                .gin_eps_learn = r->mdl.gin_eps_learn,
+                                .residual = cfg->residual};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
@@ -264,8 +272,10 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the loss buffers");
   }
   FG_CHECK(fg_dist_agree(d, st));
-  for (int l = 0; l < L; l++)
-    r->wd[l] = (cfg->weight_decay_layers == FG_WD_ALL || l == 0) ? (float)cfg->weight_decay : 0.0f;
+  for (int l = 0; l < L; l++) /* FG_WD_FIRST: the first model layer's stack layers */
+    r->wd[l] = (cfg->weight_decay_layers == FG_WD_ALL || l < r->mdl.kind->stages)
+                   ? (float)cfg->weight_decay
+                   : 0.0f;
   /* the parameters checkpoints take from this rank: the primary copy of each */
   fg_model_param_index(r->m, r->idx, own);
   for (int64_t k = 0; k < r->n_idx; k++) r->n_owned += own[k];
@@ -380,14 +390,15 @@ cleanup:
   return st;
 }
 
-/* Collective: write the logits (which = 0) or the last hidden layer (which = 1) of the last
- * forward, gathered in original node order on rank 0. */
+/* Collective: write the logits (which = 0) or the last hidden layer (which = 1: the input of
+ * the model's last layer, the first of its stack layers) of the last forward, gathered in
+ * original node order on rank 0. */
 static fg_status save_output(run *r, int which, const char *path) {
   fg_status st = FG_OK, st2;
   fg_dist *d = r->d;
-  const int L = r->m->layers;
-  const fg_layer_shape *sh = &r->m->shape[L - 1];
-  const int64_t w = r->widths[which == 0 ? L : L - 1], n = r->s->n_global;
+  const int L = r->m->layers, lh = L - r->m->kind->stages;
+  const fg_layer_shape *sh = &r->m->shape[which == 0 ? L - 1 : lh];
+  const int64_t w = r->widths[which == 0 ? L : lh], n = r->s->n_global;
   float *all = NULL;
   if (d->rank == 0) {
     all = fg_malloc_array((size_t)FG_MAX(n * w, 1), sizeof *all);
@@ -398,7 +409,7 @@ static fg_status save_output(run *r, int which, const char *path) {
     FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[L], sh->ids_out, sh->out_primary ? sh->n_out : 0,
                                    sh->col0_out, sh->w_out, w, all));
   else
-    FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[L - 1], sh->ids_in,
+    FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[lh], sh->ids_in,
                                    sh->in_primary ? sh->n_in : 0, sh->col0_in, sh->w_in, w, all));
   if (d->rank == 0) st = fg_npy_write_f32(path, all, n, w);
 cleanup:
@@ -442,9 +453,16 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,
    * on every rank while resuming */
-  state.model = (fg_ckpt_model){r.mdl.kind->name, r.mdl.kind->mats, (int)r.mdl.adj.norm,
-                                r.mdl.adj.no_self_loops, r.mdl.norm};
-  state.layers = cfg->layers;
+  state.model = (fg_ckpt_model){.kind = r.mdl.kind->name,
+                                .mats = r.mdl.kind->stage[0]->mats,
+                                .adj_norm = (int)r.mdl.adj.norm,
+                                .no_self_loops = r.mdl.adj.no_self_loops,
+                                .norm = r.mdl.norm,
+                                .stages = r.mdl.kind->stages,
+                                .eps_learn = r.mdl.gin_eps_learn,
+                                .eps = r.mdl.gin_eps,
+                                .residual = cfg->residual};
+  state.layers = r.m->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;
   if (d->rank == 0 || cfg->resume_path) {
@@ -489,7 +507,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   if (d->rank == 0 && cfg->verbose) {
     const fg_adj_spec adj = r.mdl.adj;
     fprintf(log, "%s", r.mdl.kind->name);
-    for (int l = 0; l <= cfg->layers; l++)
+    for (int l = 0; l <= r.m->layers; l++)
       fprintf(log, "%s%lld", l ? " -> " : " ", (long long)r.widths[l]);
     fprintf(log, ", %lld parameters, adjacency %s%s%s; %d rank(s) x %d thread(s); "
             "train/valid/test %lld/%lld/%lld\n",

@@ -75,7 +75,7 @@ expect 0 "sage 1433 -> 16 -> 7, 46103 parameters, adjacency mean without self lo
   "$FG" train "$DEMO" --model sage --epochs 2 --checkpoint "$T/sage.ckpt"
 expect 0 "gcn 1433 -> 16 -> 7, 23063 parameters, adjacency sum;" "$FG" train "$DEMO" --epochs 1 \
   --adj-norm sum
-expect 1 "--model: no model 'gat' \(models: gcn, sage\)" "$FG" train "$DEMO" --model gat
+expect 1 "--model: no model 'gat' \(models: gcn, sage, gin\)" "$FG" train "$DEMO" --model gat
 expect 1 "--adj-norm: no normalization 'row'" "$FG" train "$DEMO" --adj-norm row
 expect 1 "the checkpoint is of a sage model, this run trains gcn" "$FG" train "$DEMO" \
   --epochs 3 --resume "$T/sage.ckpt"
@@ -100,6 +100,28 @@ expect 1 "the checkpoint's sage model has --norm none, this run layer" "$FG" tra
 expect 1 "the checkpoint's sage model has --norm batch, this run layer" "$FG" train "$DEMO" \
   --model sage --norm layer --epochs 3 --resume "$T/bn.ckpt"
 expect 0 "epoch    2" "$FG" train "$DEMO" --model sage --norm batch --epochs 3 --resume "$T/bn.ckpt"
+# GIN: two Linears a layer, epsilon fixed or learned (2 more parameters), refused elsewhere
+expect 0 "gin 1433 -> 16 -> 16 -> 7 -> 7, 23391 parameters, adjacency sum without self loops" \
+  "$FG" train "$DEMO" --model gin --epochs 2 --checkpoint "$T/gin.ckpt"
+expect 0 "23393 parameters" "$FG" train "$DEMO" --model gin --gin-eps learn --epochs 1
+expect 1 "has --gin-eps 0, this run learn from 0" "$FG" train "$DEMO" --model gin \
+  --gin-eps learn --epochs 3 --resume "$T/gin.ckpt"
+expect 0 "epoch    3" "$FG" train "$DEMO" --model gin --epochs 3 --resume "$T/gin.ckpt"
+expect 1 "--gin-eps applies to --model gin, not sage" "$FG" train "$DEMO" --model sage \
+  --gin-eps 0.5
+expect 1 "--gin-eps: 'often' is neither a number nor 'learn'" "$FG" train "$DEMO" --model gin \
+  --gin-eps often
+expect 1 "--learn-features: the gin model does not learn its input features" \
+  "$FG" train "$DEMO" --model gin --scheme 3d --learn-features --epochs 1
+expect 0 "gin 1433 -> 16 -> 7:" "$FG" info "$DEMO" --model gin
+
+# --residual: layer 0's projection (1433 x 16) is 22928 parameters more; a checkpoint without
+# residual connections is refused by a run with them
+expect 0 "gcn 1433 -> 16 -> 7, 45991 parameters" "$FG" train "$DEMO" --residual --epochs 1
+expect 1 "model is without residual connections, this run with" "$FG" train "$DEMO" \
+  --model gin --residual --epochs 3 --resume "$T/gin.ckpt"
+expect 1 "--learn-features with --residual" "$FG" train "$DEMO" --residual --scheme 3d \
+  --learn-features --epochs 1
 
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2

@@ -37,7 +37,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   fg_scheme_config sc;
   const int64_t C = kWidths[L];
   memset(&ds, 0, sizeof ds);
-  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
+  const fg_model_kind *kind = fg_model_kind_find(mdl.gin ? "gin" : mdl.sage ? "sage" : "gcn");
   memset(&sc, 0, sizeof sc);
   sc.reorder = reorder;
   sc.adj.norm = mdl.norm;
@@ -73,8 +73,11 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, kWidths, agg_order, 9, kind,
-                          mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0};
+    fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = agg_order, .seed = 9,
+                          .kind = kind,
+                          .norm = mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0,
+                          .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
+                          .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   if (!m) goto done;
@@ -89,6 +92,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
         m->b[l][3 * kWidths[l + 1] + c] = 0.2f - 0.05f * (float)c;
         m->b[l][4 * kWidths[l + 1] + c] = 0.7f + 0.1f * (float)(c % 3);
       }
+      if (m->scal[l]) m->b[l][m->vecs[l] * kWidths[l + 1]] = 0.2f * (float)l - 0.1f; /* eps */
     }
   {
     uint8_t sel[N];
@@ -182,10 +186,27 @@ done:
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* GCN and SAGE with their own operators, and each with another normalization */
+  /* and GIN (two layers of two stack layers) with a fixed and a learned eps */
   const fg_test_model models[] = {
-      {0, FG_ADJ_SYM, 0, 0, 0, 0},  {0, FG_ADJ_MEAN, 0, 0, 0, 0}, {1, FG_ADJ_MEAN, 1, 0, 0, 0},
-      {1, FG_ADJ_SUM, 1, 0, 0, 0},  {1, FG_ADJ_SYM, 1, 0, 0, 0},  {0, FG_ADJ_SYM, 0, 1, 0, 0},
-      {1, FG_ADJ_MEAN, 1, 1, 0, 0}, {0, FG_ADJ_SYM, 0, 0, 1, 0},  {1, FG_ADJ_MEAN, 1, 0, 1, 0}};
+      {.norm = FG_ADJ_SYM},
+      {.norm = FG_ADJ_MEAN},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1},
+      {.sage = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1},
+      {.sage = 1, .norm = FG_ADJ_SYM, .no_self_loops = 1},
+      {.norm = FG_ADJ_SYM, .layer_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .gin_eps = 0.5f},
+      {.gin = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .eps_learn = 1, .layer_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1},
+      /* residual connections: projections between every width (5 -> 4 -> 8 -> 6) */
+      {.norm = FG_ADJ_SYM, .residual = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1, .residual = 1},
+      /* BatchNorm on every hidden (stack) layer, stacked: GCN, SAGE, GIN (its MLP's inner layer
+       * too) learning eps, and with residual connections */
+      {.norm = FG_ADJ_SYM, .batch_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1, .batch_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1, .residual = 1}};
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {

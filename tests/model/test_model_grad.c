@@ -1,9 +1,10 @@
-/* test_model_grad.c -- the whole model's backward (GCN and GraphSAGE, each with every
- * adjacency normalization, without a norm, with LayerNorm and with BatchNorm) against
- * double-precision central differences of an independent double-precision forward
- * (tests/model_ref.c), for both aggregation orders, with dropout on, on a directed and on an
- * undirected graph; the float forward against the double one; and BatchNorm's running
- * statistics after the training forward against the reference's update. */
+/* test_model_grad.c -- the whole model's backward (GCN, GraphSAGE and GIN with a fixed and a
+ * learned epsilon, each with every adjacency normalization, without a norm, with LayerNorm and
+ * with BatchNorm, with and without residual connections) against double-precision central
+ * differences of an independent double-precision forward (tests/model_ref.c), for both
+ * aggregation orders, with dropout on, on a directed and on an undirected graph; the float
+ * forward against the double one; and BatchNorm's running statistics after the training forward
+ * against the reference's update. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include "model_ref.h"
 #include "testutil.h"
 
-enum { N = 14, F = 5, H = 4, C = 3, L = 2 };
+enum { N = 14, F = 5, H = 4, C = 3, MAXL = 6 };
 static const float P = 0.3f;
 static const uint64_t SEED = 7, EPOCH = 3;
 
@@ -25,11 +26,17 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   fg_dist *dist = NULL;
   fg_scheme *s = NULL;
   fg_model *m = NULL;
-  int64_t src[40], dst[40], widths[L + 1] = {F, H, C};
+  int64_t src[40], dst[40], widths[MAXL + 1];
   int ne = 0, ntrain = 0;
   fg_scheme_config sc;
   memset(&ds, 0, sizeof ds);
-  const fg_layer_kind *kind = fg_layer_kind_find(mdl.sage ? "sage" : "gcn");
+  const fg_model_kind *kind = fg_model_kind_find(mdl.gin ? "gin" : mdl.sage ? "sage" : "gcn");
+  /* two layers, three with a residual (its first block projects F to H, its second is the
+   * identity); a GIN layer is two stack layers: [F, H, H, C, C], [F, H, H, H, H, C, C] */
+  const int S = mdl.gin ? 2 : 1, LM = mdl.residual ? 3 : 2, L = LM * S;
+  widths[0] = F;
+  for (int k = 1; k <= LM; k++)
+    for (int j = 0; j < S; j++) widths[(k - 1) * S + j + 1] = k < LM ? H : C;
   memset(&sc, 0, sizeof sc);
   sc.adj.norm = mdl.norm;
   sc.adj.no_self_loops = mdl.no_self_loops;
@@ -59,8 +66,11 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
-    fg_model_config mc = {L, widths, agg_order, 5, kind,
-                          mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0};
+    fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
+                          .kind = kind,
+                          .norm = mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0,
+                          .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
+                          .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
@@ -75,6 +85,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
         m->b[l][3 * widths[l + 1] + c] = 0.1f * (float)c - 0.2f;
         m->b[l][4 * widths[l + 1] + c] = 0.5f + 0.2f * (float)c;
       }
+      if (m->scal[l]) m->b[l][m->vecs[l] * widths[l + 1]] = 0.3f - 0.5f * (float)l; /* eps */
     }
 
   {
@@ -114,10 +125,10 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  "directed %d, order %d)", (long long)bad, worst, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
-    printf("%s %s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
+    printf("%s %s%s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
            kind->name, fg_adj_norm_name(mdl.norm),
-           mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "", directed,
-           agg_order, loss_f, worst);
+           mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "",
+           mdl.residual ? " residual" : "", directed, agg_order, loss_f, worst);
     free(pd);
     free(p0);
   }
@@ -132,13 +143,22 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  /* kind 0 GCN, 1 SAGE, 2 GIN with eps 0, 3 GIN with eps 0.25, 4 GIN learning eps */
+  for (int res = 0; res <= 1; res++)
   for (int nk = FG_NORM_NONE; nk <= FG_NORM_BATCH; nk++)
-    for (int sage = 0; sage <= 1; sage++)
+    for (int kind = 0; kind <= 4; kind++)
       for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
         for (int directed = 0; directed <= 1; directed++)
           for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
-            const fg_test_model mdl = {sage, (fg_adj_norm)norm, sage, nk == FG_NORM_LAYER,
-                                       nk == FG_NORM_BATCH, 0};
+            const fg_test_model mdl = {.sage = kind == 1,
+                                       .norm = (fg_adj_norm)norm,
+                                       .no_self_loops = kind >= 1,
+                                       .layer_norm = nk == FG_NORM_LAYER,
+                                       .gin = kind >= 2,
+                                       .gin_eps = kind == 3 ? 0.25f : 0.0f,
+                                       .eps_learn = kind == 4,
+                                       .residual = res,
+                                       .batch_norm = nk == FG_NORM_BATCH};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();

@@ -42,65 +42,93 @@ typedef struct row {
   const char *model;    /* NULL gcn */
   const char *adj;      /* --adj-norm; NULL the model's */
   const char *norm;     /* --norm; NULL none */
+  const char *gin_eps;  /* --gin-eps; NULL 0 */
+  int residual;         /* --residual */
 } row;
 
 /* The table. A grid scheme's row runs on every grid of P. */
 static const row table[] = {
     /* 1D schemes: every order, with and without overlap, on an undirected graph, a directed
      * one (Âᵀ has its own plan) and a path with an empty block at P = 5 */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0},
     /* 3d: depths 2 to 4 (shards cycle after 3), the single and the double permutation, blocked
      * aggregation, learned features; uneven and empty blocks */
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL, NULL},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
     /* GraphSAGE (two weight products, the self term through move_rows, a row-normalized Â
      * without self loops: its transpose is its own), and the other normalizations */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
-    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL, NULL},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean", NULL},
-    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym", NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean", NULL},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, NULL},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0},
+    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym", NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
     /* LayerNorm on the hidden layers: row statistics over 3d's column split */
-    {TEST_DATA_CORA, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "layer"},
-    {TEST_DATA_RMAT, "1d", NULL, 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "layer"},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer"},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 2, 0, 3, FG_AGG_AUTO, NULL, NULL, "layer"},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 4, FG_AGG_AUTO, "sage", NULL, "layer"},
+    {TEST_DATA_CORA, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
+    {TEST_DATA_RMAT, "1d", NULL, 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "layer", NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 2, 0, 3, FG_AGG_AUTO, NULL, NULL, "layer", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 4, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
+    /* GIN: two stack layers a layer (the second a Linear: 3d moves its rows through the
+     * identity's shard), a plain sum without self loops, epsilon fixed and learned (its
+     * gradient summed over the distinct aggregated elements) */
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", "layer", "learn", 0},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "0.5", 0},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "layer", "learn", 0},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
+    /* residual connections: a projection where the width changes (layer 0), the identity
+     * where it does not; 3d moves R through every layer of the block (a GIN layer's two) and
+     * regroups its columns */
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 1},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
     /* BatchNorm: column statistics over the distinct rows (1D: every rank's block; 3d: along c,
      * not over the replicas along b), empty blocks included */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch"},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch"},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch"},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch"},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch"},
-    {TEST_DATA_TINY, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch"},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch"},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, "batch"},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 1, 2, FG_AGG_AUTO, NULL, NULL, "batch"},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch"},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_TINY, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 1, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
+    {TEST_DATA_CORA, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 1},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -129,6 +157,8 @@ static fg_train_config row_config(const row *r, double *history) {
   c.model = r->model;
   c.adj_norm = r->adj;
   c.norm = r->norm;
+  c.gin_eps = r->gin_eps;
+  c.residual = r->residual;
   return c;
 }
 
@@ -190,7 +220,8 @@ static int runs_here(const char *scheme) {
 }
 
 static void describe(const row *r, const char *grid, char *buf, size_t len) {
-  snprintf(buf, len, "%s%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
+  snprintf(buf, len, "%s%s%s%s%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
+           r->gin_eps ? " eps " : "", r->gin_eps ? r->gin_eps : "", r->residual ? " +res" : "",
            r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "",
            !r->norm ? "" : strcmp(r->norm, "batch") == 0 ? " +bn" : " +ln", test_data_name(r->data),
            r->scheme,
@@ -210,11 +241,12 @@ static int same_name(const char *a, const char *b) {
 }
 
 /* Two rows train the same one-process reference: depth, aggregation order, learned features,
- * model, operator and norm. */
+ * model, operator, norm and GIN's epsilon. */
 static int same_reference(const row *a, const row *b) {
   return a->layers == b->layers && a->agg_order == b->agg_order && a->learn == b->learn &&
          same_name(a->model, b->model) && same_name(a->adj, b->adj) &&
-         same_name(a->norm, b->norm);
+         same_name(a->norm, b->norm) && same_name(a->gin_eps, b->gin_eps) &&
+         a->residual == b->residual;
 }
 
 /* Every row of the table on dataset `data`. Consecutive rows with the same reference share one
@@ -239,6 +271,8 @@ static void check_table(int data, const fg_dataset *ds) {
     rc.model = r->model;
     rc.adj_norm = r->adj;
     rc.norm = r->norm;
+    rc.gin_eps = r->gin_eps;
+    rc.residual = r->residual;
     rc.scheme = r->learn ? "3d" : "serial";
     if (r->learn) {
       rc.grid = "1x1x1";
@@ -249,7 +283,9 @@ static void check_table(int data, const fg_dataset *ds) {
     for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
       /* a model row (SAGE, another operator, a norm) takes every third grid, rows staggered
        * so that together they cover every grid: the suite stays within its time */
-      if (e->grid && (r->model || r->adj || r->norm) && ng > 2 && (gi + i) % 3 != 0) continue;
+      if (e->grid && (r->model || r->adj || r->norm || r->residual) && ng > 2 &&
+          (gi + i) % 3 != 0)
+        continue;
       if (e->grid) {
         snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
         c.grid = grid;
@@ -315,7 +351,8 @@ static void some_grid(char *buf, size_t len) {
 
 /* Every scheme that runs on P, for a model: checkpoint at 10, resume to 20, bit for bit; the
  * one-process serial run resumes the same file. */
-static void check_resume(const fg_dataset *ds, const char *model, const char *norm) {
+static void check_resume(const fg_dataset *ds, const char *model, const char *norm,
+                         const char *gin_eps, int residual) {
   char ck[600], grid[32];
   some_grid(grid, sizeof grid);
   snprintf(ck, sizeof ck, "%s/run.ckpt", tmpdir);
@@ -328,6 +365,8 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
     c.scheme = e->name;
     c.model = model;
     c.norm = norm;
+    c.gin_eps = gin_eps;
+    c.residual = residual;
     if (e->grid) {
       c.grid = grid;
       c.double_perm = 1;
@@ -349,15 +388,17 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
     c.scheme = "serial";
     c.model = model;
     c.norm = norm;
+    c.gin_eps = gin_eps;
+    c.residual = residual;
     c.resume_path = ck;
     if (rank == 0) {
       EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &res));
       EXPECT_MSG(worst_rel(h3 + 10, h1 + 10, 10) <= TOL,
                  "serial resume of a %s checkpoint differs by %.3g", e->name,
                  worst_rel(h3 + 10, h1 + 10, 10));
-      printf("P=%d resume %-4s%s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
+      printf("P=%d resume %-4s%s%s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
              model ? model : "gcn", !norm ? "" : strcmp(norm, "batch") == 0 ? " +bn" : " +ln",
-             e->name,
+             residual ? " +res" : "", e->name,
              worst_rel(h3 + 10, h1 + 10, 10));
       unlink(ck);
     }
@@ -492,9 +533,10 @@ int main(int argc, char **argv) {
     if (st != FG_OK) continue;
     check_table(data, ds);
     if (data == TEST_DATA_RMAT8) {
-      check_resume(ds, NULL, NULL);
-      check_resume(ds, "sage", "layer");
-      check_resume(ds, NULL, "batch");
+      check_resume(ds, NULL, NULL, NULL, 0);
+      check_resume(ds, "sage", "layer", NULL, 0);
+      check_resume(ds, "gin", NULL, "learn", 1);
+      check_resume(ds, NULL, "batch", NULL, 0);
       check_outputs(ds);
       check_choices_and_errors(ds);
     }

@@ -62,7 +62,8 @@ static double ref_mul(const fg_csr *M, int64_t v, int64_t j) {
 static float fz(int64_t v, int64_t j) { return (float)((v + j) % 3) - 0.5f * (float)(v % 2); }
 
 /* Element (r, c) of the whole W_l and c of b_l: distinct integers, exact in float. */
-enum { MATS = 2, VECS = 3 }; /* a layer's matrices (SAGE's two) and vectors (b, LayerNorm's) */
+/* a layer's matrices (SAGE's two), vectors (b, LayerNorm's) and scalars (GIN's epsilon) */
+enum { MATS = 2, VECS = 3, SCALS = 1 };
 static float gw(int l, int64_t r, int64_t c) { return (float)(1000000 * l + 1000 * r + c + 1); }
 static float gb(int l, int64_t c) { return (float)(-1000 * l - c - 1); }
 
@@ -158,13 +159,17 @@ static int check_shapes(ctx *c, fg_scheme *s, const fg_layer_shape *sh) {
   for (int l = 0; l < NL; l++) {
     const fg_layer_shape *p = &sh[l];
     const int64_t nin = n * w[l], nout = n * w[l + 1], nw = w[l] * w[l + 1];
-    int *cnt = calloc((size_t)(nin + nout + nw + w[l + 1]), sizeof *cnt);
-    int *cin, *cout, *cw, *cb;
+    int *cnt = calloc((size_t)(nin + nout + nw + w[l + 1] + nin), sizeof *cnt);
+    int *cin, *cout, *cw, *cb, *cagg;
     if (!cnt) exit(2);
     cin = cnt;
     cout = cin + nin;
     cw = cout + nout;
     cb = cw + nw;
+    cagg = cb + w[l + 1];
+    /* an aggregated input: the output's rows, the input's columns */
+    for (int64_t i = 0; p->agg_primary && i < p->n_out; i++)
+      for (int64_t j = 0; j < p->w_in; j++) cagg[p->ids_out[i] * w[l] + p->col0_in + j]++;
     for (int64_t i = 0; p->in_primary && i < p->n_in; i++)
       for (int64_t j = 0; j < p->w_in; j++) cin[p->ids_in[i] * w[l] + p->col0_in + j]++;
     for (int64_t i = 0; p->out_primary && i < p->n_out; i++)
@@ -178,6 +183,8 @@ static int check_shapes(ctx *c, fg_scheme *s, const fg_layer_shape *sh) {
                "a primary copy", c->what, l);
     EXPECT_MSG(claimed_not_once(cout, nout) == 0, "%s layer %d: output elements not held once "
                "by a primary copy", c->what, l);
+    EXPECT_MSG(claimed_not_once(cagg, nin) == 0, "%s layer %d: aggregated elements not held "
+               "once by a primary copy", c->what, l);
     EXPECT_MSG(claimed_not_once(cw, nw) == 0, "%s layer %d: W elements not in exactly one "
                "primary piece", c->what, l);
     EXPECT_MSG(claimed_not_once(cb, w[l + 1]) == 0, "%s layer %d: b elements not in exactly one "
@@ -291,7 +298,8 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
     /* MATS matrices (a SAGE layer has two): piece element k of matrix m is element wp0 + k of
      * its row-major (w_in x w_out) block at (col0_in, col0_out); then VECS vectors' pieces (b,
      * and LayerNorm's scale and shift), each elements bp0.. of its w_out block */
-    const int64_t np = MATS * sh->wp_len + VECS * sh->bp_len, nb = MATS * nw + VECS * sh->w_out;
+    const int64_t np0 = MATS * sh->wp_len + VECS * sh->bp_len, nb0 = MATS * nw + VECS * sh->w_out;
+    const int64_t np = np0 + SCALS, nb = nb0 + SCALS;
     for (int m = 0; m < MATS; m++)
       for (int64_t k = 0; k < sh->wp_len; k++) {
         const int64_t e = sh->wp0 + k;
@@ -302,8 +310,10 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
       for (int64_t k = 0; k < sh->bp_len; k++)
         c->piece[MATS * sh->wp_len + v * sh->bp_len + k] =
             gb(l + 10 * v, sh->col0_out + sh->bp0 + k);
+    for (int j = 0; j < SCALS; j++) c->piece[np0 + j] = gb(l + 100 * (j + 1), 0); /* whole */
     for (int64_t e = 0; e < nb; e++) c->block[e] = -0.5f;
-    EXPECT_OK(s->ops->gather_weights(s, l, sh, MATS, VECS, c->piece, c->block));
+    EXPECT_OK(s->ops->gather_weights(s, l, sh, MATS, VECS, SCALS, c->piece, c->block));
+    for (int j = 0; j < SCALS; j++) ok &= c->block[nb0 + j] == gb(l + 100 * (j + 1), 0);
     for (int m = 0; m < MATS; m++)
       for (int64_t e = 0; e < nw; e++)
         ok &= c->block[m * nw + e] ==
@@ -316,7 +326,9 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
     /* the c group shares the block: each rank passes it times 1 + its c coordinate */
     for (int64_t e = 0; e < nb; e++) c->block[e] = (float)((e + 1) * (1 + q[2]));
     for (int64_t k = 0; k < np; k++) c->piece[k] = -0.5f;
-    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, MATS, VECS, c->block, c->piece));
+    /* a scalar's partial sums: each rank passes 1 + its rank, summed over every rank */
+    for (int j = 0; j < SCALS; j++) c->block[nb0 + j] = (float)(1 + rank);
+    EXPECT_OK(s->ops->reduce_weight_grads(s, l, sh, MATS, VECS, SCALS, c->block, c->piece));
     ok = 1;
     for (int m = 0; m < MATS; m++)
       for (int64_t k = 0; k < sh->wp_len; k++)
@@ -325,7 +337,9 @@ static void check_sums(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
       for (int64_t k = 0; k < sh->bp_len; k++)
         ok &= c->piece[MATS * sh->wp_len + v * sh->bp_len + k] ==
               (float)((MATS * nw + v * sh->w_out + sh->bp0 + k + 1) * tri(G[2]));
-    EXPECT_MSG(ok, "%s layer %d: the reduced W, b pieces are not the c group's sums", c->what, l);
+    for (int j = 0; j < SCALS; j++) ok &= c->piece[np0 + j] == (float)tri(nprocs);
+    EXPECT_MSG(ok, "%s layer %d: the reduced W, b pieces are not the c group's sums (scalars: "
+               "every rank's)", c->what, l);
   }
   /* H W (n_out x w_out) is partial over b, dQ Wᵀ (n_out x w_in) over a */
   for (int64_t i = 0; i < sh->n_out * sh->w_out; i++) c->y[i] = (float)((i % 5 + 1) * (1 + q[1]));
@@ -584,8 +598,8 @@ int main(int argc, char **argv) {
     c.x = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.x);
     c.y = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.y);
     c.z = malloc((size_t)(ds->num_nodes * widest) * sizeof *c.z);
-    c.piece = malloc((size_t)(MATS * widest * widest + VECS * widest) * sizeof *c.piece);
-    c.block = malloc((size_t)(MATS * widest * widest + VECS * widest) * sizeof *c.block);
+    c.piece = malloc((size_t)(MATS * widest * widest + VECS * widest + SCALS) * sizeof *c.piece);
+    c.block = malloc((size_t)(MATS * widest * widest + VECS * widest + SCALS) * sizeof *c.block);
     if (!c.x || !c.y || !c.z || !c.piece || !c.block) exit(2);
     for (int i = 0; i < nsetups; i++) {
       const fg_scheme_info *e = fg_scheme_lookup(setups[i].scheme);

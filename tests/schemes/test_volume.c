@@ -49,7 +49,7 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   for (int l = 1; l < sh->layers; l++) w[l] = sh->hidden;
   w[sh->layers] = s->num_classes;
   {
-    fg_model_config mc = {sh->layers, w, (int)sh->agg, 11, NULL, 0};
+    fg_model_config mc = {.layers = sh->layers, .widths = w, .agg_order = (int)sh->agg, .seed = 11};
     st = fg_model_create(&mc, s, &m);
   }
   if (st == FG_OK) {

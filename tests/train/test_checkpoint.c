@@ -45,8 +45,8 @@ static void setup_model(void) {
   src_p[0] = -0.0f;
   memcpy(&src_p[1], &nan_bits, 4);
   memcpy(&src_v[NP - 1], &subnormal_bits, 4);
-  src = (fg_ckpt_state){{NULL, 0, 0, 0, 0}, LAYERS, widths, NP, src_p, src_m, src_v};
-  dst = (fg_ckpt_state){{NULL, 0, 0, 0, 0}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
+  src = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, src_p, src_m, src_v};
+  dst = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
   src_meta = (fg_ckpt_meta){.seed = 0xfedcba9876543210ull,
                             .epoch = 17,
                             .adam_t = 51,
@@ -231,8 +231,9 @@ static section secs[NSEC];
 static void test_round_trip(void) {
   static const char *const names[NSEC] = {"meta", "model", "widths", "params", "adam_m",
                                           "adam_v"};
-  static const uint64_t lens[NSEC] = {56, 32, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
-  static const unsigned char gcn_model[32] = {'g', 'c', 'n', [16] = 1};
+  static const uint64_t lens[NSEC] = {56, 48, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
+  /* "gcn", 1 matrix, sym, self loops, no norm, 1 stage, eps fixed at 0 */
+  static const unsigned char gcn_model[48] = {'g', 'c', 'n', [16] = 1, [32] = 1};
   uint32_t layers;
   EXPECT_OK(fg_checkpoint_write(path_in("a.ckpt"), &src, &src_meta));
   EXPECT(!fg_test_exists(path_in("a.ckpt.tmp")));
@@ -251,7 +252,7 @@ static void test_round_trip(void) {
   }
   EXPECT(memcmp(secs[0].payload, &src_meta.seed, 8) == 0);
   EXPECT(memcmp(secs[0].payload + 48, &src_meta.best_test_acc, 8) == 0);
-  EXPECT(memcmp(secs[1].payload, gcn_model, 32) == 0);
+  EXPECT(memcmp(secs[1].payload, gcn_model, 48) == 0);
   memcpy(&layers, secs[2].payload, 4);
   EXPECT(layers == LAYERS && memcmp(secs[2].payload + 4, widths, sizeof widths) == 0);
   EXPECT(memcmp(secs[3].payload, src_p, sizeof src_p) == 0);
@@ -312,6 +313,14 @@ static void test_unknown_sections(void) {
   b = emit_v2(2, more, NSEC - 1);
   put_file(path_in("nomodel.ckpt"), b.p, b.n);
   EXPECT_OK(read_fresh(path_in("nomodel.ckpt")));
+  EXPECT(same_state());
+  free(b.p);
+  /* the 32-byte "model" section of builds before GIN (one stage, no epsilon) */
+  memcpy(more, secs, sizeof secs);
+  more[1].len = 32;
+  b = emit_v2(2, more, NSEC);
+  put_file(path_in("model32.ckpt"), b.p, b.n);
+  EXPECT_OK(read_fresh(path_in("model32.ckpt")));
   EXPECT(same_state());
   free(b.p);
 }
@@ -419,7 +428,7 @@ static void test_refusals(void) {
   memcpy(b.p, written.p, written.n);
   b.p[secs[1].at + 24 + 28] = 3; /* norm 3: none, layer and batch are 0 to 2 */
   fix_crc(&b);
-  expect_refused("model norm", &b, "modnorm.ckpt", FG_ERR_FORMAT, "norm 3 (corrupt)");
+  expect_refused("model norm", &b, "modnorm.ckpt", FG_ERR_FORMAT, "no self loops 0, norm 3,");
   free(b.p);
 
   /* a file sound in itself that belongs to another model */
@@ -491,7 +500,8 @@ static void test_write_failures(void) {
 static void test_models(void) {
   enum { NPS = (2 * 7 + 1) * 5 + (2 * 5 + 1) * 3 + (2 * 3 + 1) * 3 };
   static float sp[NPS], sm[NPS], sv[NPS], dp[NPS], dm[NPS], dv[NPS];
-  const fg_ckpt_model sage = {"sage", 2, FG_ADJ_MEAN, 1, 0};
+  const fg_ckpt_model sage = {.kind = "sage", .mats = 2, .adj_norm = FG_ADJ_MEAN,
+                              .no_self_loops = 1};
   fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv};
   fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv};
   fg_ckpt_meta m2;
@@ -522,7 +532,7 @@ static void test_models(void) {
 static void test_batchnorm(void) {
   enum { NPB = (7 + 5) * 5 + (5 + 5) * 3 + (3 + 1) * 3, NPL = NPB - 2 * (5 + 3) };
   static float sp[NPB], sm[NPB], sv[NPB], dp[NPB], dm[NPB], dv[NPB];
-  const fg_ckpt_model bn = {"gcn", 1, FG_ADJ_SYM, 0, 2};
+  const fg_ckpt_model bn = {.kind = "gcn", .mats = 1, .adj_norm = FG_ADJ_SYM, .norm = 2};
   fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv};
   fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv};
   fg_ckpt_meta m2;
@@ -550,6 +560,73 @@ static void test_batchnorm(void) {
   b.model.norm = 1;
   EXPECT(fg_checkpoint_read(path_in("bn.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
   EXPECT(fg_test_error_contains("the checkpoint's gcn model has --norm batch, this run layer"));
+}
+
+/* GIN: two stack layers a model layer, a learned epsilon after the first one's b; refused by a
+ * run with a fixed epsilon, and a fixed epsilon by a run with another. */
+static void test_gin(void) {
+  static const int64_t w4[5] = {7, 5, 5, 3, 3};
+  enum { NPG = (7 + 1) * 5 + 1 + (5 + 1) * 5 + (5 + 1) * 3 + 1 + (3 + 1) * 3 };
+  static float sp[NPG], sm[NPG], sv[NPG], dp[NPG], dm[NPG], dv[NPG];
+  const fg_ckpt_model gin = {.kind = "gin", .mats = 1, .adj_norm = FG_ADJ_SUM,
+                             .no_self_loops = 1, .stages = 2, .eps_learn = 1};
+  fg_ckpt_state a = {gin, 4, w4, NPG, sp, sm, sv};
+  fg_ckpt_state b = {gin, 4, w4, NPG, dp, dm, dv};
+  fg_ckpt_meta m2;
+  fg_test_fill(sp, NPG, 7, -1.0f, 1.0f);
+  fg_test_fill(sm, NPG, 8, -1.0f, 1.0f);
+  fg_test_fill(sv, NPG, 9, 0.0f, 1.0f);
+  a.n_params = NPG - 2; /* without the two epsilons */
+  EXPECT(fg_checkpoint_write(path_in("gin.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.n_params = NPG;
+  a.layers = 3; /* not a whole number of GIN layers */
+  EXPECT(fg_checkpoint_write(path_in("gin.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.layers = 4;
+  EXPECT_OK(fg_checkpoint_write(path_in("gin.ckpt"), &a, &src_meta));
+  EXPECT_OK(fg_checkpoint_read(path_in("gin.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0);
+  b.model.eps_learn = 0;
+  b.n_params = NPG - 2;
+  EXPECT(fg_checkpoint_read(path_in("gin.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("has --gin-eps learn from 0, this run 0"));
+  /* fixed epsilons: equal ones read, different ones are refused */
+  a.model.eps_learn = 0;
+  a.model.eps = 0.5f;
+  a.n_params = NPG - 2;
+  EXPECT_OK(fg_checkpoint_write(path_in("gin.ckpt"), &a, &src_meta));
+  b.model.eps = 0.5f;
+  EXPECT_OK(fg_checkpoint_read(path_in("gin.ckpt"), &b, &m2));
+  b.model.eps = 0.0f;
+  EXPECT(fg_checkpoint_read(path_in("gin.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("has --gin-eps 0.5, this run 0"));
+}
+
+/* --residual: a projection matrix more in the first stack layer of every block that changes the
+ * width (widths 7 -> 5 -> 5 -> 3: block 0 projects, block 1 is the identity, the last layer has
+ * none); refused by a run without residual connections, naming both. */
+static void test_residual(void) {
+  static const int64_t wr[4] = {7, 5, 5, 3};
+  enum { NPR = (2 * 7 + 1) * 5 + (5 + 1) * 5 + (5 + 1) * 3 };
+  static float sp[NPR], sm[NPR], sv[NPR], dp[NPR], dm[NPR], dv[NPR];
+  const fg_ckpt_model res = {.kind = "gcn", .residual = 1};
+  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv};
+  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv};
+  fg_ckpt_meta m2;
+  fg_test_fill(sp, NPR, 10, -1.0f, 1.0f);
+  fg_test_fill(sm, NPR, 11, -1.0f, 1.0f);
+  fg_test_fill(sv, NPR, 12, 0.0f, 1.0f);
+  a.n_params = NPR - 7 * 5; /* without the projection */
+  EXPECT(fg_checkpoint_write(path_in("res.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.n_params = NPR;
+  EXPECT_OK(fg_checkpoint_write(path_in("res.ckpt"), &a, &src_meta));
+  EXPECT_OK(fg_checkpoint_read(path_in("res.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0);
+  b.model.residual = 0;
+  b.n_params = NPR - 7 * 5;
+  EXPECT(fg_checkpoint_read(path_in("res.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("model is with residual connections, this run without"));
 }
 
 static void remove_tmpdir(void) {
@@ -581,6 +658,8 @@ int main(void) {
   test_write_failures();
   test_models();
   test_batchnorm();
+  test_gin();
+  test_residual();
   free(written.p);
   remove_tmpdir();
   return fg_test_finish("test_checkpoint");

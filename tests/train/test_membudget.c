@@ -56,7 +56,7 @@ static void test_model_buffers(const fg_dataset *ds) {
     const int64_t n = s->n_local;
     int64_t w[4] = {128, 128, 128, 32}, act = 0, par = 0;
     double bufs = 0.0;
-    fg_model_config mc = {3, w, FG_AGG_AUTO, 1, NULL, 0};
+    fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
     fg_model_memory(&mc, n, &act, &par, &bufs);
     /* S0 (layer 0 aggregates first), H1, H2, work_a, work_b of n x 128 and H3 of n x 32 */
     EXPECT(act == 4 * n * (5 * 128 + 32));
@@ -71,7 +71,8 @@ static void test_model_buffers(const fg_dataset *ds) {
     fg_model *m = NULL;
     for (int k = 0; k < 6; k++) { /* every aggregation order, GCN and SAGE */
       const int order = k % 3;
-      fg_model_config mc = {3, w, order, 1, fg_layer_kind_find(k < 3 ? "gcn" : "sage"), 0};
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = order, .seed = 1,
+                            .kind = fg_model_kind_find(k < 3 ? "gcn" : "sage")};
       fg_model_memory(&mc, s->n_local, &act, &par, NULL);
       EXPECT_OK(fg_model_create(&mc, s, &m));
       if (!m) continue;
@@ -91,7 +92,8 @@ static void test_model_buffers(const fg_dataset *ds) {
     /* a norm: X[l] (n x w) of each hidden layer, its statistics (LayerNorm: rstd and three
      * shared doubles a row; BatchNorm: the same a column), two (four) more vectors a layer */
     for (int norm = FG_NORM_LAYER; norm <= FG_NORM_BATCH; norm++) {
-      fg_model_config mc = {3, w, FG_AGG_AUTO, 1, NULL, norm};
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1,
+                            .norm = norm};
       const int64_t n = s->n_local, stats = norm == FG_NORM_LAYER ? 8 * n * (2 + 3)
                                                                   : 8 * (32 + 48 + 3 * 48);
       fg_model_memory(&mc, n, &act, &par, NULL);
@@ -105,6 +107,45 @@ static void test_model_buffers(const fg_dataset *ds) {
       EXPECT(par == 16 * m->n_params);
       EXPECT(m->n_params == w[0] * w[1] + w[1] * w[2] + w[2] * w[3] + w[3] +
                                 (norm == FG_NORM_LAYER ? 3 : 5) * (w[1] + w[2]));
+      fg_model_destroy(&m);
+    }
+  }
+  {
+    /* GIN learning epsilon: two layers of two stack layers F -> 32 -> 32 -> C -> C, each
+     * aggregating first (S of n x F and n x 32); scratch as wide as the features, since layer
+     * 0 forms dY for epsilon's gradient */
+    const int64_t n = s->n_local, F = s->num_features, C = s->num_classes;
+    int64_t w[5] = {F, 32, 32, C, C}, act = 0, par = 0;
+    fg_model *m = NULL;
+    fg_model_config mc = {.layers = 4, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1,
+                          .kind = fg_model_kind_find("gin"), .gin_eps_learn = 1};
+    fg_model_memory(&mc, n, &act, &par, NULL);
+    EXPECT_OK(fg_model_create(&mc, s, &m));
+    if (m) {
+      EXPECT(m->S[0] && !m->S[1] && m->S[2] && !m->S[3] && m->scal[0] == 1 && m->scal[2] == 1);
+      EXPECT(m->n_params == F * 32 + 32 + 1 + 32 * 32 + 32 + 32 * C + C + 1 + C * C + C);
+      EXPECT(par == 16 * m->n_params);
+      EXPECT(act == 4 * n * ((32 + 32 + C + C) + (F + 32) + 2 * F));
+      fg_model_destroy(&m);
+    }
+  }
+  {
+    /* --residual on F -> 32 -> 32 -> C: H_1 kept before dropout, both blocks' ReLU outputs
+     * kept (three n x 32 buffers on one process), and layer 0's projection (F x 32) */
+    const int64_t n = s->n_local, F = s->num_features, C = s->num_classes;
+    int64_t w[4] = {F, 32, 32, C}, act0 = 0, act = 0, par = 0;
+    fg_model *m = NULL;
+    fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
+    fg_model_memory(&mc, n, &act0, &par, NULL);
+    mc.residual = 1;
+    fg_model_memory(&mc, n, &act, &par, NULL);
+    EXPECT(act - act0 == 4 * n * 3 * 32);
+    EXPECT_OK(fg_model_create(&mc, s, &m));
+    if (m) {
+      EXPECT(m->mats[0] == 2 && m->mats[1] == 1 && m->mats[2] == 1);
+      EXPECT(m->Hres[1] && !m->Hres[0] && !m->Hres[2] && m->Ares[0] && m->Ares[1] && !m->Ares[2]);
+      EXPECT(m->n_params == 2 * F * 32 + 32 + 32 * 32 + 32 + 32 * C + C);
+      EXPECT(par == 16 * m->n_params);
       fg_model_destroy(&m);
     }
   }

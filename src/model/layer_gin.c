@@ -1,0 +1,164 @@
+/* layer_gin.c -- the Graph Isomorphism Network (Xu et al., ICLR 2019):
+ *   H' = MLP((1 + eps) D + Ã D),  MLP = Linear, ReLU, Linear
+ * with Ã the run's operator, by default the plain sum A without self loops, and eps fixed (0
+ * unless --gin-eps names another) or learned (--gin-eps learn). A GIN layer is two layers of
+ * the stack (the model table's "gin" row): this file's `gin` kind, the aggregation with the
+ * MLP's first Linear, and its `linear` kind, the second Linear; the model puts the norm and
+ * the ReLU between them, as after every stack layer but the last.
+ *
+ * gin:     S = Ã D;  M = move_rows(D);  Y = S + (1 + eps) M (in S);  Z = Y W
+ *   backward:  dW = Yᵀ dZ;  dY = dZ Wᵀ;  deps = sum(dY ⊙ M);  dD = Ãᵀ dY + (1 + eps) move_rows_t(dY)
+ * It always aggregates first, as GIN's definition does: the sum is taken over the input's
+ * features, and deps needs Y's two terms apart.
+ * linear:  M = move_rows(D);  Z = M W
+ *   backward:  dW = Mᵀ dZ;  dD = move_rows_t(dZ Wᵀ)
+ * On a 1D scheme move_rows is no move: M is D itself. On 3d it is the identity's shard
+ * (Â's pattern replaced by I), so a Linear cycles the grid like any layer. deps is summed
+ * over the distinct elements of dY ⊙ M: the ranks holding the primary copy of an aggregated
+ * block (fg_layer_shape's agg_primary), then over every rank by reduce_weight_grads or
+ * reduce_grads.
+ */
+#include <string.h>
+
+#include "model/fg_model.h"
+
+/* eps of layer l: its learned scalar (after its vectors in the gathered block), or the fixed
+ * value. */
+static float gin_eps(const fg_model *m, int l) {
+  return m->scal[l] ? m->b[l][m->vecs[l] * m->shape[l].w_out] : m->gin_eps;
+}
+
+static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const float *self = d;
+  double t0;
+  FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+  if (m->M[l]) {
+    FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+    self = m->M[l];
+  }
+  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d; /* D_0 in work_a: redone later */
+  t0 = fg_now();
+  fg_axpy(m->S[l], 1.0f + gin_eps(m, l), self, sh->n_out * wi);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  m->Sv[l] = m->S[l];
+  fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, m->W[l], wo, m->H[l + 1], wo);
+  FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
+cleanup:
+  return st;
+}
+
+static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
+                              uint64_t seed, uint64_t epoch, float **dd) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const float eps = gin_eps(m, l);
+  float *u, *y;
+  double t0 = fg_now();
+  *dd = NULL;
+  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
+  if (l == 0 && !m->scal[l]) return FG_OK; /* the input features are not learned: no dX */
+  u = fg_model_other_work(m, dz); /* dY (n_out, wi) */
+  fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+  FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
+  if (m->scal[l]) {
+    const float *mv = m->Mv[l];
+    if (!mv) { /* D_0 again, into S[0]: dead now, and n_in = n_out on a 1D scheme */
+      fg_model_redo_input(m, s, p, seed, epoch, m->S[l]);
+      mv = m->S[l];
+    }
+    t0 = fg_now();
+    m->db[l][m->vecs[l] * wo] = sh->agg_primary ? (float)fg_dot(u, mv, sh->n_out * wi) : 0.0f;
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  }
+  if (l == 0) return FG_OK;
+  y = fg_model_other_work(m, u); /* dZ is dead: y may take its buffer */
+  FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
+  if (s->ops->move_rows_t) { /* dY's rows back in the input's layout: through S[l], dead now */
+    memcpy(m->S[l], u, (size_t)(sh->n_out * wi) * sizeof(float));
+    FG_CHECK(s->ops->move_rows_t(s, l, m->S[l], u, wi));
+  }
+  t0 = fg_now();
+  fg_axpy(y, 1.0f + eps, u, sh->n_in * wi);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  *dd = y;
+cleanup:
+  return st;
+}
+
+static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const float *self = d;
+  if (m->M[l]) {
+    FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+    self = m->M[l];
+  }
+  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
+  fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, self, wi, m->W[l], wo, m->H[l + 1], wo);
+  FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
+cleanup:
+  return st;
+}
+
+static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
+                                 uint64_t seed, uint64_t epoch, float **dd) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const float *mv = m->Mv[l];
+  float *u;
+  double t0 = fg_now();
+  *dd = NULL;
+  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  if (!mv) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if it is there */
+    if (dz == m->work_a) {
+      memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
+      dz = m->work_b;
+    }
+    fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
+    mv = m->work_a;
+  }
+  fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, m->dW[l], wo);
+  if (l == 0) return FG_OK;
+  u = fg_model_other_work(m, dz);
+  fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+  FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
+  *dd = u;
+  if (s->ops->move_rows_t) {
+    *dd = fg_model_other_work(m, u);
+    FG_CHECK(s->ops->move_rows_t(s, l, u, *dd, wi));
+  }
+cleanup:
+  return st;
+}
+
+const fg_layer_kind fg_layer_gin = {
+    .name = "gin",
+    .mats = 1,
+    .aggregates = 1,
+    .self_term = 1,
+    .learn_features_ok = 0,
+    .agg_last_ok = 0,
+    .eps = 1,
+    .forward = gin_forward,
+    .backward = gin_backward,
+};
+
+const fg_layer_kind fg_layer_linear = {
+    .name = "linear",
+    .mats = 1,
+    .aggregates = 0,
+    .self_term = 1,
+    .learn_features_ok = 0,
+    .agg_last_ok = 0,
+    .forward = linear_forward,
+    .backward = linear_backward,
+};
