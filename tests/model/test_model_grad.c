@@ -68,7 +68,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   {
     fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
                           .kind = kind,
-                          .norm = mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : 0,
+                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
+                                  : mdl.layer_norm ? FG_NORM_LAYER
+                                                   : FG_NORM_NONE,
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
                           .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
