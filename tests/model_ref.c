@@ -77,7 +77,7 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
       memcpy(hres, h, sizeof(double) * (size_t)(n * wi));
       P = proj ? pp + (1 + mdl.sage) * wi * wo : NULL;
     }
-    wsrc = w[l + 1 - S];
+    if (end) wsrc = w[l + 1 - S]; /* (a GIN's first stack layer has no block start behind it) */
     pp += (1 + mdl.sage + proj) * wi * wo + (bn ? 5 : norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
