@@ -4,13 +4,17 @@
 # fullgraph run writes its split with --save-split; the PyTorch run reads it), over seeds
 # 0..SEEDS-1. Prints one line per run and a mean ± std table (Markdown) at the end.
 #
-# usage: [MODELS="gcn sage gin"] bench/quality.sh [SEEDS] [THREADS]   (default 10 seeds, 2 threads)
+# usage: [MODELS="gcn sage gin"] bench/quality.sh [SEEDS] [THREADS] [NORM] [ONLY]
+#   default 10 seeds, 2 threads, NORM none (--norm on both sides: none, layer, batch), and every
+#   dataset (ONLY: those whose name starts with it, e.g. "cora (planetoid")
 # needs: a built fullgraph (FULLGRAPH, else build/release, else build/ci), /usr/bin/python3 with python3-torch,
 #        -numpy, -scipy (scripts/install-deps.sh --bench), ../shared/data/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=${1:-10}
 THREADS=${2:-2}
+NORM=${3:-none}
+ONLY=${4:-}
 FG=${FULLGRAPH:-build/release/fullgraph} # build it first: cmake --preset release && cmake --build build/release
 [ -x "$FG" ] || FG=build/ci/fullgraph
 SHARED=../shared/data
@@ -31,8 +35,12 @@ results=$T/results.txt
 : > "$results"
 for cfg in "${configs[@]}"; do
   IFS='|' read -r name path opts <<< "$cfg"
+  [ -z "$ONLY" ] || [[ $name == "$ONLY"* ]] || continue
   [ -e "$path" ] || { echo "skip $name: $path missing"; continue; }
+  opts="$opts --norm $NORM"
   for model in "${models[@]}"; do
+    label=$model
+    [ "$NORM" = none ] || label="$model --norm $NORM"
     for ((seed = 0; seed < SEEDS; seed++)); do
       # shellcheck disable=SC2086
       fg=$("$FG" train "$path" --model "$model" --seed "$seed" --threads "$THREADS" --quiet \
@@ -41,7 +49,7 @@ for cfg in "${configs[@]}"; do
       pt=$(/usr/bin/python3 bench/torch_models.py "$path" --split "$T/split.npy" \
              --model "$model" --seed "$seed" --threads "$THREADS" $opts |
            /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["test_acc"])')
-      echo "$name|$model|$seed|$fg|$pt" | tee -a "$results"
+      echo "$name|$label|$seed|$fg|$pt" | tee -a "$results"
     done
   done
 done

@@ -13,11 +13,16 @@ fullgraph loads it.
   gin:  H' = Linear_2(relu(Linear_1((1 + eps) D + A D)))  (sum over the neighbours, no self
         loop; eps 0, or learned from 0 with --gin-eps learn: GINConv's train_eps)
 with D = dropout(H) on every layer's input, ReLU between layers, Glorot weights, zero biases,
+--norm layer|batch on every hidden layer's output after the bias and before its ReLU
+(torch.nn.LayerNorm, or torch.nn.BatchNorm1d over all nodes with its running statistics in
+evaluation; under BatchNorm the hidden layers have no bias: BatchNorm's shift takes its place, as
+in fullgraph, where a bias before the batch mean gets the exact gradient 0 and stays 0),
 cross-entropy on the training nodes, Adam with L2 weight decay on the first layer's weights
 (Kipf & Welling). Reports the test accuracy at the epoch of best validation accuracy (ties: the
 lower validation loss), as fullgraph does. Prints one JSON object.
 
 usage: torch_models.py DATA --split SPLIT.npy --model gcn|sage|gin [--gin-eps 0|learn]
+                       [--norm none|layer|batch]
                        [--hidden 16] [--layers 2]
                        [--epochs 200] [--lr 0.01] [--weight-decay 5e-4] [--dropout 0.5]
                        [--seed 0] [--normalize-features] [--threads 2] [--split-index 0]
@@ -76,20 +81,38 @@ def operator(n, src, dst, model):
     return torch.sparse_coo_tensor(idx, torch.from_numpy(a.data), (n, n)).coalesce()
 
 
+def norms(widths, norm):
+    """The hidden layers' norms (an empty list without one)."""
+    if norm == "none":
+        return torch.nn.ModuleList()
+    make = torch.nn.LayerNorm if norm == "layer" else torch.nn.BatchNorm1d
+    return torch.nn.ModuleList(make(w) for w in widths[1:-1])
+
+
+def biased(k, widths, norm):
+    """Whether layer k has a bias: not a hidden layer under BatchNorm."""
+    return norm != "batch" or k + 2 == len(widths)
+
+
 class GCN(torch.nn.Module):
-    def __init__(self, widths, p):
+    def __init__(self, widths, p, norm="none"):
         super().__init__()
-        self.lins = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in zip(widths, widths[1:]))
+        self.lins = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=biased(k, widths, norm))
+                                        for k, (i, o) in enumerate(zip(widths, widths[1:])))
+        self.norms = norms(widths, norm)
         self.p = p
         for lin in self.lins:
             torch.nn.init.xavier_uniform_(lin.weight)
-            torch.nn.init.zeros_(lin.bias)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, a, h):
         for k, lin in enumerate(self.lins):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             h = a @ lin(h)
             if k + 1 < len(self.lins):
+                if self.norms:
+                    h = self.norms[k](h)
                 h = torch.relu(h)
         return h
 
@@ -98,22 +121,27 @@ class GCN(torch.nn.Module):
 
 
 class SAGE(torch.nn.Module):
-    def __init__(self, widths, p):
+    def __init__(self, widths, p, norm="none"):
         super().__init__()
         pairs = list(zip(widths, widths[1:]))
-        self.neigh = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in pairs)
+        self.neigh = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=biased(k, widths, norm))
+                                         for k, (i, o) in enumerate(pairs))
         self.self_ = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=False) for i, o in pairs)
+        self.norms = norms(widths, norm)
         self.p = p
         for lin in list(self.neigh) + list(self.self_):
             torch.nn.init.xavier_uniform_(lin.weight)
         for lin in self.neigh:
-            torch.nn.init.zeros_(lin.bias)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, a, h):
         for k in range(len(self.neigh)):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             h = self.neigh[k](a @ h) + self.self_[k](h)
             if k + 1 < len(self.neigh):
+                if self.norms:
+                    h = self.norms[k](h)
                 h = torch.relu(h)
         return h
 
@@ -122,11 +150,18 @@ class SAGE(torch.nn.Module):
 
 
 class GIN(torch.nn.Module):
-    def __init__(self, widths, p, learn_eps):
+    def __init__(self, widths, p, learn_eps, norm="none"):
         super().__init__()
         pairs = list(zip(widths, widths[1:]))
-        self.lin1 = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in pairs)
-        self.lin2 = torch.nn.ModuleList(torch.nn.Linear(o, o) for _, o in pairs)
+        # fullgraph's stack: every Linear but the last is a hidden layer (the norm's place)
+        stack = [w for o in widths[1:] for w in (o, o)]
+        last = len(pairs) - 1
+        self.lin1 = torch.nn.ModuleList(torch.nn.Linear(i, o, bias=norm != "batch")
+                                        for i, o in pairs)
+        self.lin2 = torch.nn.ModuleList(
+            torch.nn.Linear(o, o, bias=norm != "batch" or k == last)
+            for k, (_, o) in enumerate(pairs))
+        self.norms = norms([widths[0]] + stack, norm)
         eps = torch.zeros(len(pairs))
         if learn_eps:
             self.eps = torch.nn.Parameter(eps)
@@ -135,13 +170,19 @@ class GIN(torch.nn.Module):
         self.p = p
         for lin in list(self.lin1) + list(self.lin2):
             torch.nn.init.xavier_uniform_(lin.weight)
-            torch.nn.init.zeros_(lin.bias)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, a, h):
         for k in range(len(self.lin1)):
             h = torch.nn.functional.dropout(h, self.p, self.training)
-            h = self.lin2[k](torch.relu(self.lin1[k]((1 + self.eps[k]) * h + a @ h)))
+            h = self.lin1[k]((1 + self.eps[k]) * h + a @ h)
+            if self.norms:
+                h = self.norms[2 * k](h)
+            h = self.lin2[k](torch.relu(h))
             if k + 1 < len(self.lin1):
+                if self.norms:
+                    h = self.norms[2 * k + 1](h)
                 h = torch.relu(h)
         return h
 
@@ -155,6 +196,7 @@ def main():
     ap.add_argument("--split", required=True)
     ap.add_argument("--model", choices=["gcn", "sage", "gin"], default="gcn")
     ap.add_argument("--gin-eps", choices=["0", "learn"], default="0")
+    ap.add_argument("--norm", choices=["none", "layer", "batch"], default="none")
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=200)
@@ -180,9 +222,9 @@ def main():
     x, y = torch.from_numpy(x), torch.from_numpy(y)
     widths = [x.shape[1]] + [args.hidden] * (args.layers - 1) + [int(y.max()) + 1]
     if args.model == "gin":
-        net = GIN(widths, args.dropout, args.gin_eps == "learn")
+        net = GIN(widths, args.dropout, args.gin_eps == "learn", args.norm)
     else:
-        net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout)
+        net = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout, args.norm)
     first = {id(w) for w in net.first_weights()}
     decay = [w for w in net.parameters() if id(w) in first]
     rest = [w for w in net.parameters() if id(w) not in first]
@@ -204,7 +246,8 @@ def main():
             vloss = float(torch.nn.functional.cross_entropy(out[masks[1]], y[masks[1]]))
         if acc[1] > best[0] or (acc[1] == best[0] and vloss < best[1]):
             best = (acc[1], vloss, epoch, acc[2])
-    print(json.dumps({"model": args.model, "seed": args.seed, "best_epoch": best[2],
+    print(json.dumps({"model": args.model, "norm": args.norm, "seed": args.seed,
+                      "best_epoch": best[2],
                       "valid_acc": best[0], "test_acc": best[3]}))
 
 

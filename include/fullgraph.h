@@ -140,8 +140,10 @@ typedef struct fg_train_config {
                               (D^-1 A), "sum" (A); NULL: the model's (gcn sym, sage mean, gin
                               sum) */
   const char *gin_eps;     /* gin: epsilon, a number (NULL: 0) or "learn" (learned from 0) */
-  const char *norm;        /* every hidden layer's output: "none" (NULL) or "layer" (LayerNorm
-                              over each row's features, before the ReLU) */
+  const char *norm;        /* every hidden layer's output, before the ReLU: "none" (NULL),
+                              "layer" (LayerNorm over each row's features) or "batch" (BatchNorm
+                              over each feature's nodes, the whole graph the batch; evaluation
+                              with the running statistics) */
   int residual;            /* every layer but the last adds its input to its output (a learned
                               projection where the widths differ); default 0 */
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */

@@ -37,9 +37,10 @@ double fg_test_model_gradcheck(const fg_dataset *ds, fg_test_model mdl, int L, c
   return worst;
 }
 
-double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
-                         const double *params, float p, uint64_t seed, uint64_t epoch,
-                         double *hidden, double *logits) {
+/* The forward and loss; updated (when not NULL) gets BatchNorm's running statistics moved. */
+static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                      const double *params, float p, uint64_t seed, uint64_t epoch,
+                      double *hidden, double *logits, double *updated) {
   const int64_t n = ds->num_nodes, C = w[L];
   const fg_csr *A = &ds->adj;
   int64_t wmax = 1, ntrain = 0;
@@ -67,17 +68,17 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
     const int end = mdl.residual && (l + 1) % S == 0 && l + 1 < L;
     const int proj = source && w[l] != w[l + S];
     const double *Wn = pp, *Ws = pp + wi * wo, *b = pp + (1 + mdl.sage + proj) * wi * wo;
-    const int norm = mdl.layer_norm && l + 1 < L;
+    const int norm = mdl.layer_norm && l + 1 < L, bn = mdl.batch_norm && l + 1 < L;
     const int linear = mdl.gin && l % 2 == 1, learn = mdl.gin && mdl.eps_learn && !linear;
-    const double *gamma = b + wo, *beta = b + 2 * wo;
-    const double eps = learn ? b[(norm ? 3 : 1) * wo] : (double)mdl.gin_eps;
+    const double *gamma = b + wo, *beta = b + 2 * wo, *rmean = b + 3 * wo, *rvar = b + 4 * wo;
+    const double eps = learn ? b[(bn ? 5 : norm ? 3 : 1) * wo] : (double)mdl.gin_eps;
     int64_t wsrc = 0;
     if (source) { /* the block's input before dropout, and its projection */
       memcpy(hres, h, sizeof(double) * (size_t)(n * wi));
       P = proj ? pp + (1 + mdl.sage) * wi * wo : NULL;
     }
-    if (end) wsrc = w[l + 1 - S];
-    pp += (1 + mdl.sage + proj) * wi * wo + (norm ? 3 : 1) * wo + learn;
+    if (end) wsrc = w[l + 1 - S]; /* (a GIN's first stack layer has no block start behind it) */
+    pp += (1 + mdl.sage + proj) * wi * wo + (bn ? 5 : norm ? 3 : 1) * wo + learn;
     for (int64_t v = 0; v < n; v++) /* d = dropout(h) */
       for (int64_t c = 0; c < wi; c++) {
         const int keep = p == 0.0f || linear ||
@@ -111,15 +112,35 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
       for (int64_t c = 0; c < wo; c++) {
         double z = h[v * wo + c];
         if (norm) z = gamma[c] * (z - mean) / sqrt(var / (double)wo + 1e-5) + beta[c];
-        h[v * wo + c] = (l + 1 < L && z < 0) ? 0.0 : z;
+        h[v * wo + c] = (l + 1 < L && !bn && z < 0) ? 0.0 : z;
       }
-      for (int64_t c = 0; end && c < wo; c++) { /* + H_l0, or H_l0 P */
+    }
+    for (int64_t c = 0; bn && c < wo; c++) { /* BatchNorm over the column's n nodes, then ReLU */
+      double mean = 0.0, var = 0.0;
+      for (int64_t v = 0; v < n; v++) mean += h[v * wo + c] / (double)n;
+      for (int64_t v = 0; v < n; v++) var += (h[v * wo + c] - mean) * (h[v * wo + c] - mean);
+      var /= (double)n;
+      if (updated) {
+        double *u = updated + (b - params);
+        u[3 * wo + c] = 0.9 * rmean[c] + 0.1 * mean;
+        u[4 * wo + c] = 0.9 * rvar[c] + 0.1 * var * (double)n / (double)(n - 1);
+      }
+      if (mdl.running) {
+        mean = rmean[c];
+        var = rvar[c];
+      }
+      for (int64_t v = 0; v < n; v++) {
+        const double z = gamma[c] * (h[v * wo + c] - mean) / sqrt(var + 1e-5) + beta[c];
+        h[v * wo + c] = z < 0 ? 0.0 : z;
+      }
+    }
+    for (int64_t v = 0; end && v < n; v++) /* + H_l0, or H_l0 P, after the ReLU */
+      for (int64_t c = 0; c < wo; c++) {
         double r = 0.0;
         if (!P) r = hres[v * wsrc + c];
         for (int64_t k = 0; P && k < wsrc; k++) r += hres[v * wsrc + k] * P[k * wo + c];
         h[v * wo + c] += r;
       }
-    }
     if (l == L - 2 && hidden) memcpy(hidden, h, sizeof(double) * (size_t)(n * wo));
   }
   if (logits) memcpy(logits, h, sizeof(double) * (size_t)(n * C));
@@ -138,4 +159,18 @@ double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const i
   free(rowc);
   free(colc);
   return loss / (double)ntrain;
+}
+
+double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                         const double *params, float p, uint64_t seed, uint64_t epoch,
+                         double *hidden, double *logits) {
+  return forward(ds, mdl, L, w, params, p, seed, epoch, hidden, logits, NULL);
+}
+
+void fg_test_model_ref_running(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                               const double *params, int64_t n, float p, uint64_t seed,
+                               uint64_t epoch, double *updated) {
+  memcpy(updated, params, sizeof(double) * (size_t)n);
+  mdl.running = 0;
+  forward(ds, mdl, L, w, params, p, seed, epoch, NULL, NULL, updated);
 }

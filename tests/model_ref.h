@@ -20,18 +20,29 @@ typedef struct fg_test_model {
   int residual;        /* every model layer (GIN: two layers) but the last adds its input H
                           (before dropout) after its ReLU: H, or H P where the widths differ,
                           P (w_l0 x w_{l0+1}) after the first layer's matrices */
+  int batch_norm;      /* BatchNorm there instead (scale, shift, running mean and variance after
+                          b): each column's statistics over all n nodes */
+  int running;         /* BatchNorm normalizes with the running statistics in params, as an
+                          evaluation forward does (else with the batch's, as training does) */
 } fg_test_model;
 
 /* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]
  * (w[0] = ds->num_features, w[L] = ds->num_classes): per layer D = dropout_l(H) with the
  * masks of fg_dropout_forward (keyed by node id v, layer l; p = 0: none), Z as the model says,
  * ReLU except on the last layer. params holds per layer W_l (w_l x w_{l+1}, row-major; for SAGE
- * W_n then W_s) then b_l (a norm's scale and shift, GIN's learned eps), as fg_model lays them
+ * W_n then W_s) then b_l (a norm's scale and shift, BatchNorm's running mean and variance, GIN's
+ * learned eps), as fg_model lays them
  * out. When not NULL, hidden gets the last hidden
  * layer's output (n x w[L-1]) and logits the output (n x w[L]), rows in ds's order. */
 double fg_test_model_ref(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
                          const double *params, float p, uint64_t seed, uint64_t epoch,
                          double *hidden, double *logits);
+
+/* What a training forward leaves of params: into updated (n) params with each BatchNorm's
+ * running mean and variance moved towards the batch's (momentum 0.1, the unbiased variance). */
+void fg_test_model_ref_running(const fg_dataset *ds, fg_test_model mdl, int L, const int64_t *w,
+                               const double *params, int64_t n, float p, uint64_t seed,
+                               uint64_t epoch, double *updated);
 
 /* The largest relative difference (denominator at least 1e-2) between grads (n) and the central
  * differences (step 1e-6) of fg_test_model_ref's loss at params (n, restored on return); *bad

@@ -78,7 +78,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--layers", OPT_INT, &pc.layers, "N", "layers (default 2)", NULL},
       {"--model", OPT_STRING, &pc.model, "NAME", "gcn (default), sage, gin", NULL},
       {"--residual", OPT_FLAG, &pc.residual, NULL, "residual connections (train's --residual)", NULL},
-      {"--norm", OPT_STRING, &pc.norm, "KIND", "none (default), layer", NULL},
+      {"--norm", OPT_STRING, &pc.norm, "KIND", "none (default), layer, batch", NULL},
       {"--adj-norm", OPT_STRING, &pc.adj_norm, "HOW", "sym, mean, sum (default: the model's)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one", NULL},

@@ -52,7 +52,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--model", OPT_STRING, &tc.model, "NAME", "gcn (default), sage (mean aggregator, self and neighbour weights), gin (sum, then a two-Linear MLP)", NULL},
       {"--gin-eps", OPT_STRING, &tc.gin_eps, "X|learn", "gin: the weight 1 + X of a node's own row (default 0), or learn X from 0", NULL},
       {"--residual", OPT_FLAG, &tc.residual, NULL, "every layer but the last adds its input after its ReLU (a learned projection where the widths differ)", NULL},
-      {"--norm", OPT_STRING, &tc.norm, "KIND", "every hidden layer's output before its ReLU: none (default), layer (LayerNorm over each row's features)", NULL},
+      {"--norm", OPT_STRING, &tc.norm, "KIND", "every hidden layer's output before its ReLU: none (default), layer (LayerNorm over each row's features), batch (BatchNorm over each feature's nodes, the whole graph as the batch; running statistics for evaluation)", NULL},
       {"--adj-norm", OPT_STRING, &tc.adj_norm, "HOW", "aggregation weights: sym (D^-1/2 A D^-1/2), mean (D^-1 A), sum (A); default: the model's (gcn sym, sage mean, gin sum)", NULL},
       {"--dropout", OPT_DOUBLE, &tc.dropout, "P", "dropout on every layer's input (default 0.5)", NULL},
       {"--weight-decay", OPT_DOUBLE, &tc.weight_decay, "X", "L2 weight decay (default 5e-4)", NULL},

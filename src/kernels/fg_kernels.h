@@ -177,6 +177,39 @@ void fg_layernorm_ref(const float *z, int64_t n, int64_t W, const float *gamma,
                       const float *beta, const float *dy, float *y, float *dz, float *dgamma,
                       float *dbeta);
 
+/* ---- BatchNorm (norm.c) ---------------------------------------------------------------- */
+/* y = gamma (z - mean) / sqrt(var + eps) + beta with each column's mean and biased variance over
+ * the N rows of the whole graph, in phases over this rank's n rows (of its w columns), the
+ * caller summing each phase's per-column partials over the ranks that hold the other rows:
+ *   fg_bn_col_sums(z, center NULL) -> s: column sums;  fg_bn_stats(second 0) -> mean
+ *   fg_bn_col_sums(z, center mean) -> s: sums of squared deviations;  fg_bn_stats(1) -> rstd,
+ *     and fg_bn_running folds the batch's mean and unbiased variance into the running ones
+ *   fg_bn_forward: xhat = (z - mean) rstd kept for backward (may be NULL); z becomes y
+ * An evaluation forward normalizes with the running statistics instead (fg_bn_eval_stats).
+ * Backward, dy (n x w) in, dz out in place: a (2w) = the column partials of sum(dy) and
+ * sum(dy xhat) (fg_bn_backward_sums; this rank's rows only, they are also the shift's and the
+ * scale's gradients), summed over the rows' split, then fg_bn_backward. The column sums add
+ * fixed blocks of FG_BN_BLOCK_ROWS rows in order: the same bits at any thread count. */
+#define FG_BN_EPS 1e-5      /* PyTorch's BatchNorm defaults */
+#define FG_BN_MOMENTUM 0.1
+void fg_bn_col_sums(const float *z, int64_t n, int64_t w, const double *center, double *s);
+void fg_bn_stats(const double *s, int64_t w, int64_t N, int second, double *mean, double *rstd);
+void fg_bn_running(const double *mean, const double *sq, int64_t w, int64_t N, float *run_mean,
+                   float *run_var);
+void fg_bn_eval_stats(const float *run_mean, const float *run_var, int64_t w, double *mean,
+                      double *rstd);
+void fg_bn_forward(float *z, float *xhat, int64_t n, int64_t w, const double *mean,
+                   const double *rstd, const float *gamma, const float *beta);
+void fg_bn_backward_sums(const float *dy, const float *xhat, int64_t n, int64_t w, double *a);
+void fg_bn_backward(float *dy, const float *xhat, const float *gamma, const double *a,
+                    const double *rstd, int64_t n, int64_t w, int64_t N);
+/* Reference: all N rows at once in double. training: the batch's statistics, y, and for the
+ * upstream gradient dy, dz, dgamma and dbeta, and the running statistics updated; else y from
+ * the running statistics (dy, dz, dgamma, dbeta unused). */
+void fg_batchnorm_ref(const float *z, int64_t N, int64_t w, int training, const float *gamma,
+                      const float *beta, float *run_mean, float *run_var, const float *dy,
+                      float *y, float *dz, float *dgamma, float *dbeta);
+
 /* Row-normalize (each row divided by its sum; zero rows stay zero). */
 void fg_row_normalize(float *x, int64_t rows, int64_t cols);
 

@@ -108,8 +108,11 @@ struct fg_model {
                              or into wblk and gblk when the scheme splits the weights. A layer's
                              blocks: its kind's matrices (W[l] + k w_in w_out), then its vectors
                              over the output's columns: b[l], and with a norm its scale
-                             b[l] + w_out and shift b[l] + 2 w_out (db likewise) */
-  int *vecs;              /* (layers) vectors a layer has: 1, or 3 with a norm */
+                             b[l] + w_out and shift b[l] + 2 w_out (db likewise), and with
+                             BatchNorm its running mean b[l] + 3 w_out and variance b[l] + 4 w_out
+                             (state, not trained: their gradients are 0 and Adam skips them) */
+  int *vecs;              /* (layers) vectors a layer has: 1, 3 with LayerNorm, 5 with BatchNorm
+                             (fg_model_layer_vecs) */
   int *mats;              /* (layers) weight matrices: the kind's, and a residual projection
                              P as one more (fg_residual_proj) */
   float **Hres;           /* (layers + 1) a residual source's input H_l before dropout (and in
@@ -123,8 +126,10 @@ struct fg_model {
                              every rank's piece): GIN's learned epsilon, 1; else 0 */
   float **X;              /* (layers) a normed layer's normalized output (n_out x w_out), for
                              backward; else NULL */
-  double **rstd;          /* (layers) and its rows' 1 / sqrt(var + eps) */
-  double *ln_mean, *ln_part; /* (n) row means and (2 n) row partial sums, shared */
+  double **rstd;          /* (layers) and 1 / sqrt(var + eps) of its rows (LayerNorm, n_out) or
+                             of its columns (BatchNorm, w_out) */
+  double *ln_mean, *ln_part; /* LayerNorm: (n) row means and (2 n) row partial sums; BatchNorm:
+                             (w) column means and (2 w) column partial sums; shared */
   float *wblk, *gblk;     /* gathered weight blocks and gradient blocks (split weights) */
   int64_t n;              /* rows of the last layer's output (the scheme's n_local) */
   float **H;              /* (layers + 1): H[0] = the layer-0 input (scheme features, or the
@@ -156,10 +161,19 @@ typedef struct fg_model_config {
   int residual;           /* residual connections on every model layer but the last */
 } fg_model_config;
 
-/* Normalization of a hidden layer's output Z (n x w): none, or LayerNorm over each row's w
- * features (y = gamma (z - mean) / sqrt(var + 1e-5) + beta; SuperGCN's choice). The last layer
- * (the logits) is never normalized. */
-typedef enum fg_norm_kind { FG_NORM_NONE = 0, FG_NORM_LAYER = 1 } fg_norm_kind;
+/* Normalization of a hidden layer's output Z (n x w): none, LayerNorm over each row's w
+ * features (y = gamma (z - mean) / sqrt(var + 1e-5) + beta; SuperGCN's choice), or BatchNorm
+ * over each column's n rows: the whole graph is the batch, its statistics over the distinct
+ * rows (the scheme's col_sum); a training forward also updates the running mean and variance
+ * (PyTorch's: momentum 0.1, the unbiased variance; from 0 and 1), and an evaluation forward
+ * normalizes with them. The last layer (the logits) is never normalized. */
+typedef enum fg_norm_kind { FG_NORM_NONE = 0, FG_NORM_LAYER = 1, FG_NORM_BATCH = 2 } fg_norm_kind;
+/* "none", "layer", "batch" (the --norm values), or "?" */
+const char *fg_norm_name(int norm);
+/* The vectors of layer l of L over its output's columns: b, and on a hidden layer the norm's
+ * scale and shift (LayerNorm) and running mean and variance (BatchNorm): 1, 3 or 5. What the
+ * parameter buffer, checkpoints and the planners count. */
+int fg_model_layer_vecs(int norm, int l, int L);
 /* The model a run's options name (--model, --norm, --adj-norm; NULL: gcn, none, the kind's
  * own): its layer kind, its norm (fg_norm_kind) and the operator it aggregates with (the kind's,
  * with adj_norm's normalization in place of its own). An unknown name is FG_ERR_INVALID_ARG
@@ -197,8 +211,9 @@ fg_status fg_model_widths(const fg_model_kind *kind, int layers, int hidden,
 fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_model **out);
 void fg_model_destroy(fg_model **m);
 
-/* Collective. Forward pass; training = apply dropout with rate p and the (seed, epoch) masks.
- * Leaves the logits in m->H[m->layers]. */
+/* Collective. Forward pass; training = apply dropout with rate p and the (seed, epoch) masks,
+ * and normalize BatchNorm layers with the batch's statistics, folding them into the running
+ * ones (else: with the running ones, which stay). Leaves the logits in m->H[m->layers]. */
 fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
                            uint64_t epoch);
 /* Collective. Backward from dlogits (n x classes block; overwritten as scratch), with the same
@@ -219,8 +234,8 @@ fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *selec
 double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
                      float *dlogits, int64_t *count, int64_t *correct);
 
-/* One Adam step t on every piece: the weights of layer l decay by wd[l]; biases and features
- * do not. */
+/* One Adam step t on every piece: the weights of layer l decay by wd[l]; biases, a norm's
+ * scale and shift, and features do not; BatchNorm's running statistics take no step. */
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t);
 
 /* For each element of this rank's W and b pieces (the first n_layer_params() of the buffer):

@@ -40,9 +40,11 @@ fg_status fg_model_choose(const char *model, const char *norm, const char *adj_n
   out->kind = fg_model_kind_find(model);
   FG_REQUIRE(out->kind, FG_ERR_INVALID_ARG, "--model: no model '%s' (models: %s)", model,
              fg_model_kind_names());
-  FG_REQUIRE(!norm || strcmp(norm, "none") == 0 || strcmp(norm, "layer") == 0,
-             FG_ERR_INVALID_ARG, "--norm: no normalization '%s' (none, layer)", norm);
-  out->norm = norm && strcmp(norm, "layer") == 0 ? FG_NORM_LAYER : FG_NORM_NONE;
+  out->norm = FG_NORM_NONE;
+  for (int k = FG_NORM_NONE; norm && k <= FG_NORM_BATCH; k++)
+    if (strcmp(norm, fg_norm_name(k)) == 0) out->norm = k;
+  FG_REQUIRE(!norm || strcmp(norm, fg_norm_name(out->norm)) == 0, FG_ERR_INVALID_ARG,
+             "--norm: no normalization '%s' (none, layer, batch)", norm);
   out->adj = out->kind->adj;
   FG_REQUIRE(!adj_norm || fg_adj_norm_parse(adj_norm, &out->adj.norm), FG_ERR_INVALID_ARG,
              "--adj-norm: no normalization '%s' (sym, mean, sum)", adj_norm);
@@ -65,8 +67,19 @@ int fg_model_stack_layers(const fg_model_kind *kind, int layers) {
   return layers * (kind ? kind->stages : 1);
 }
 
-/* Vectors of layer l: b, and a hidden layer's norm scale and shift. */
-static int layer_vecs(int norm, int l, int L) { return norm && l + 1 < L ? 3 : 1; }
+const char *fg_norm_name(int norm) {
+  static const char *const names[] = {"none", "layer", "batch"};
+  return norm >= FG_NORM_NONE && norm <= FG_NORM_BATCH ? names[norm] : "?";
+}
+
+/* Vectors of layer l: b, and a hidden layer's norm scale and shift, and BatchNorm's running
+ * mean and variance. */
+static int layer_vecs(int norm, int l, int L) {
+  if (!norm || l + 1 >= L) return 1;
+  return norm == FG_NORM_BATCH ? 5 : 3;
+}
+
+int fg_model_layer_vecs(int norm, int l, int L) { return layer_vecs(norm, l, L); }
 
 
 fg_status fg_model_widths(const fg_model_kind *kind, int layers, int hidden,
@@ -226,9 +239,17 @@ static int layer_agg_first(const fg_layer_kind *k, int agg_last_ok, int agg_orde
   return agg_last_ok && k->agg_last_ok ? fg_agg_first(agg_order, l, w_in, w_out) : 1;
 }
 
-/* A norm's row statistics: rstd of each normed layer, a mean and two partial sums a row. */
-static int64_t ln_bytes(int norm, int L, int64_t n) {
-  return norm && L > 1 ? 8 * FG_MAX(n, 1) * (L - 1 + 3) : 0;
+/* A norm's statistics: LayerNorm's rstd of each normed layer, a mean and two partial sums a
+ * row; BatchNorm's the same a column (of the widest hidden layer for the shared three). */
+static int64_t ln_bytes(int norm, int L, const int64_t *w, int64_t n) {
+  int64_t cols = 0, widest = 1;
+  if (!norm || L < 2) return 0;
+  if (norm == FG_NORM_LAYER) return 8 * FG_MAX(n, 1) * (L - 1 + 3);
+  for (int l = 1; l < L; l++) {
+    cols += w[l];
+    widest = FG_MAX(widest, w[l]);
+  }
+  return 8 * (cols + 3 * widest);
 }
 
 /* The shapes of a 1D scheme of n rows (fg_model_memory's model of a run). */
@@ -266,7 +287,8 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
                &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
-  if (activation_bytes) *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, n);
+  if (activation_bytes)
+    *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, cfg->widths, n);
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
   if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
 }
@@ -308,7 +330,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_REQUIRE(!s->learn_features || kind->stage[0]->learn_features_ok, FG_ERR_INVALID_ARG,
              "--learn-features: the %s model does not learn its input features (gcn does)",
              kind->name);
-  FG_REQUIRE(cfg->norm == FG_NORM_NONE || cfg->norm == FG_NORM_LAYER, FG_ERR_INVALID_ARG,
+  FG_REQUIRE(cfg->norm >= FG_NORM_NONE && cfg->norm <= FG_NORM_BATCH, FG_ERR_INVALID_ARG,
              "model: unknown norm %d", cfg->norm);
   FG_CALLOC(m, 1);
   m->kind = kind;
@@ -405,15 +427,17 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     for (int k = 0; k < mats; k++)
       fg_glorot_init_piece(piece + k * sh->wp_len, wi, wo, sh->col0_in, sh->col0_out, sh->w_out,
                            sh->wp0, sh->wp_len, cfg->seed, (uint64_t)l | (uint64_t)k << 32);
-    /* b and a norm's shift 0, its scale 1 */
+    /* b and a norm's shift 0, its scale 1; BatchNorm's running mean 0, variance 1 */
     memset(piece + mats * sh->wp_len, 0, (size_t)(m->vecs[l] * sh->bp_len) * sizeof(float));
     for (int64_t e = 0; m->vecs[l] > 1 && e < sh->bp_len; e++)
       piece[mats * sh->wp_len + sh->bp_len + e] = 1.0f;
+    for (int64_t e = 0; m->vecs[l] > 3 && e < sh->bp_len; e++)
+      piece[mats * sh->wp_len + 4 * sh->bp_len + e] = 1.0f;
     if (m->scal[l]) piece[mats * sh->wp_len + m->vecs[l] * sh->bp_len] = cfg->gin_eps;
     FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
     if (m->vecs[l] > 1) {
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
-      FG_ALLOC(m->rstd[l], FG_MAX(sh->n_out, 1));
+      FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
     }
     if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
     if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
@@ -446,8 +470,9 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_ACT(m->work_b, wb);
   }
   if (m->norm && L > 1) {
-    int64_t rows = 1;
-    for (int l = 0; l + 1 < L; l++) rows = FG_MAX(rows, m->shape[l].n_out);
+    int64_t rows = 1; /* LayerNorm's rows, BatchNorm's columns */
+    for (int l = 0; l + 1 < L; l++)
+      rows = FG_MAX(rows, m->norm == FG_NORM_BATCH ? m->shape[l].w_out : m->shape[l].n_out);
     FG_ALLOC(m->ln_mean, rows);
     FG_ALLOC(m->ln_part, 2 * rows);
   }
@@ -525,6 +550,58 @@ cleanup:
   return st;
 }
 
+/* H[l + 1] = BatchNorm of layer l's output, in place. Training: the columns' statistics over
+ * the graph's distinct rows (the scheme's col_sum of layer l), keeping X[l] and rstd[l], and the
+ * running statistics updated in the gathered block and in this rank's piece of it (the block
+ * is gathered again from the pieces before every forward); evaluation: the running ones. */
+static fg_status batch_norm(fg_model *m, fg_scheme *s, int l, int training) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t n = sh->n_out, w = sh->w_out, N = s->n_global;
+  float *z = m->H[l + 1], *run = m->b[l] + 3 * w; /* running mean, then variance */
+  if (!training) {
+    fg_bn_eval_stats(run, run + w, w, m->ln_mean, m->ln_part);
+    fg_bn_forward(z, NULL, n, w, m->ln_mean, m->ln_part, m->b[l] + w, m->b[l] + 2 * w);
+    return FG_OK;
+  }
+  fg_bn_col_sums(z, n, w, NULL, m->ln_part);
+  FG_CHECK(fg_scheme_col_sum(s, l, m->ln_part, w));
+  fg_bn_stats(m->ln_part, w, N, 0, m->ln_mean, NULL);
+  fg_bn_col_sums(z, n, w, m->ln_mean, m->ln_part);
+  FG_CHECK(fg_scheme_col_sum(s, l, m->ln_part, w));
+  fg_bn_stats(m->ln_part, w, N, 1, NULL, m->rstd[l]);
+  fg_bn_forward(z, m->X[l], n, w, m->ln_mean, m->rstd[l], m->b[l] + w, m->b[l] + 2 * w);
+  fg_bn_running(m->ln_mean, m->ln_part, w, N, run, run + w);
+  if (m->wblk) { /* the piece: elements bp0.. of each of the two vectors */
+    float *piece = m->params + m->poff[l] + m->mats[l] * sh->wp_len + 3 * sh->bp_len;
+    memcpy(piece, run + sh->bp0, (size_t)sh->bp_len * sizeof(float));
+    memcpy(piece + sh->bp_len, run + w + sh->bp0, (size_t)sh->bp_len * sizeof(float));
+  }
+cleanup:
+  return st;
+}
+
+/* g (layer l's n_out x w_out) = the gradient of its BatchNorm's input from that of its output,
+ * in place: through the batch's statistics, whose column sums of g and g xhat are summed over
+ * the distinct rows; the scale's and shift's gradients (this rank's rows: the gradient
+ * reduction sums them) into db[l]'s vectors, and 0 for the running statistics. */
+static fg_status batch_norm_backward(fg_model *m, fg_scheme *s, int l, float *g) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t n = sh->n_out, w = sh->w_out;
+  float *db = m->db[l];
+  fg_bn_backward_sums(g, m->X[l], n, w, m->ln_part);
+  for (int64_t j = 0; j < w; j++) {
+    db[w + j] = (float)m->ln_part[w + j];
+    db[2 * w + j] = (float)m->ln_part[j];
+  }
+  memset(db + 3 * w, 0, (size_t)(2 * w) * sizeof(float));
+  FG_CHECK(fg_scheme_col_sum(s, l, m->ln_part, 2 * w));
+  fg_bn_backward(g, m->X[l], m->b[l] + w, m->ln_part, m->rstd[l], n, w, s->n_global);
+cleanup:
+  return st;
+}
+
 fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
                            uint64_t epoch) {
   fg_status st = FG_OK;
@@ -555,7 +632,11 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     if (m->vecs[l] > 1) {
       fg_bias_add(out, m->b[l], sh->n_out, sh->w_out);
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-      FG_CHECK(layer_norm(m, s, l)); /* (its time: elementwise passes and row reductions) */
+      /* (its time: elementwise passes and row or column reductions) */
+      if (m->norm == FG_NORM_BATCH)
+        FG_CHECK(batch_norm(m, s, l, training));
+      else
+        FG_CHECK(layer_norm(m, s, l));
       t0 = fg_now();
     }
     if (fg_residual_end(m, l)) {
@@ -592,6 +673,13 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     float *v = NULL; /* dD_l (n_in, w_in) */
     double t0;
     FG_CHECK(m->kinds[l]->backward(m, s, l, cur, p, seed, epoch, &v));
+    if (m->norm == FG_NORM_BATCH && m->vecs[l] > 1) {
+      /* BatchNorm subtracts each column's batch mean, so b does not change the training loss:
+       * its gradient is exactly 0, and the column sums of dZ are only rounding noise, which
+       * Adam's first steps (m / sqrt(v)) would turn into full steps of a different sign on
+       * different thread and rank counts, moving what the evaluation forward computes */
+      memset(m->db[l], 0, (size_t)sh->w_out * sizeof(float));
+    }
     if (m->wblk)
       FG_CHECK(s->ops->reduce_weight_grads(s, l, sh, m->mats[l], m->vecs[l], m->scal[l],
                                            m->dW[l], m->grads + m->poff[l]));
@@ -624,7 +712,9 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, l % m->kind->stages == 0 ? scale : 1.0f);
     }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-    if (m->vecs[l - 1] > 1) FG_CHECK(layer_norm_backward(m, s, l - 1, v));
+    if (m->vecs[l - 1] > 1)
+      FG_CHECK(m->norm == FG_NORM_BATCH ? batch_norm_backward(m, s, l - 1, v)
+                                        : layer_norm_backward(m, s, l - 1, v));
     cur = v;
   }
 cleanup:
@@ -669,9 +759,17 @@ void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t)
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t nw = m->mats[l] * sh->wp_len, o = m->poff[l], ob = o + nw;
     fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, nw, adam, wd[l], t);
-    /* b, a norm's vectors and the scalars: no decay */
+    /* b and a norm's scale and shift, and the scalars: no decay; BatchNorm's running
+     * statistics (the last two vectors) are state, not trained */
+    const int trained =
+        m->norm == FG_NORM_BATCH && m->vecs[l] > 1 ? m->vecs[l] - 2 : m->vecs[l];
     fg_adam_step(m->params + ob, m->grads + ob, m->adam_m + ob, m->adam_v + ob,
-                 m->vecs[l] * sh->bp_len + m->scal[l], adam, 0.0f, t);
+                 trained * sh->bp_len, adam, 0.0f, t);
+    if (m->scal[l]) {
+      const int64_t os = ob + m->vecs[l] * sh->bp_len;
+      fg_adam_step(m->params + os, m->grads + os, m->adam_m + os, m->adam_v + os, m->scal[l],
+                   adam, 0.0f, t);
+    }
   }
   if (m->feat_off >= 0) {
     const int64_t o = m->feat_off;

@@ -63,6 +63,9 @@ typedef struct fg_cost3d_input {
                               only move is its self term's); NULL: every layer does */
   int residual_stages;     /* --residual: stack layers a model layer (every layer but the last
                               model layer's is a hop of R); 0: no residual connections */
+  int norm;                /* fg_norm_kind on the hidden layers: its vectors, normalized output
+                              and reductions (LayerNorm's rows along a, BatchNorm's columns
+                              along c) */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);

@@ -202,8 +202,9 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const double win = ceil_div((double)in->widths[l], g[b]);
     const double wout = ceil_div((double)in->widths[l + 1], g[a]);
     const double nnz = in->shard_nnz[l];
+    const int vecs = fg_model_layer_vecs(in->norm, l, L);
+    const double wblock = (mats * win * wout + vecs * wout) * 4.0;
     const int aggregates = !in->aggregates || in->aggregates[l] >= 0; /* else a linear layer */
-    const double wblock = (mats * win * wout + wout) * 4.0;
     const int bwd_spmm = l > 0 || in->learn_features;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
@@ -228,6 +229,18 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
       comm += fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
     comm += fg_cost_allgather(alpha[cc], beta[cc], g[cc], wblock); /* reduce-scatter of dW, db */
     other += nout * wout * 4.0 / bw;                                /* bias gradient */
+    if (vecs > 1) {
+      /* the norm: LayerNorm sums rows over the output's column split (two reductions each
+       * forward, one of two values a row backward), BatchNorm columns over the rows (two in a
+       * training forward, one of two values backward); about four passes each way */
+      if (in->norm == FG_NORM_BATCH)
+        comm += 2 * fg_cost_allreduce(alpha[cc], beta[cc], g[cc], wout * 8.0) +
+                fg_cost_allreduce(alpha[cc], beta[cc], g[cc], 2 * wout * 8.0);
+      else
+        comm += 2 * 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * 8.0) +
+                fg_cost_allreduce(alpha[a], beta[a], g[a], 2 * nout * 8.0);
+      other += 2 * 4.0 * nout * wout * 4.0 / bw;
+    }
     if (bwd_spmm) {
       comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
       s = aggregates ? fg_cost_spmm(c, nnz, nin, nout, win) : 0.0;
@@ -253,10 +266,10 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
         gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
     }
     /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
-    mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout) * 4.0 + wblock +
-           4.0 * wblock / g[cc];
+    mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
+           wblock + 4.0 * wblock / g[cc];
     max_in = FG_MAX(max_in, nin * win);
-    max_w = FG_MAX(max_w, mats * win * wout + wout);
+    max_w = FG_MAX(max_w, mats * win * wout + vecs * wout);
     max_dh = FG_MAX(max_dh, nout * win);
     max_g = FG_MAX(max_g, FG_MAX(nin * win, nout * wout));
   }
@@ -483,7 +496,8 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .mats = mdl.kind->stage[0]->mats,
                                 .self_term = mdl.kind->stage[0]->self_term,
                                 .aggregates = agg,
-                                .residual_stages = cfg->residual ? mdl.kind->stages : 0};
+                                .residual_stages = cfg->residual ? mdl.kind->stages : 0,
+                                .norm = mdl.norm};
     fg_cost3d(&in, cal, e);
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
@@ -535,7 +549,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
     n_params += (fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) * w[l] +
-                 (mdl.norm && l + 1 < L ? 3 : 1)) * w[l + 1];
+                 fg_model_layer_vecs(mdl.norm, l, L)) * w[l + 1];
   while ((1 << lg) < P) lg++;
   fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
   for (int i = 0; i < P; i++) {
@@ -562,6 +576,9 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
       }
       comm += fg_cost_allreduce(a, b, P, (double)n_params * 4.0) +
               3 * fg_cost_allreduce(a, b, P, 64.0);
+      for (int l = 0; l + 1 < L && mdl.norm == FG_NORM_BATCH; l++) /* column sums */
+        comm += 2 * fg_cost_allreduce(a, b, P, (double)w[l + 1] * 8.0) +
+                fg_cost_allreduce(a, b, P, (double)w[l + 1] * 16.0);
     }
     for (int l = 0; l < L; l++) {
       const double wi = (double)w[l], wo = (double)w[l + 1];

@@ -82,10 +82,10 @@ typedef struct fg_scheme_ops {
    * transpose (the self term's backward). May be NULL with move_rows. */
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
-   * blocks of vectors over the output's columns (b; a norm's scale and shift) and its `scalars`
-   * (GIN's epsilon), from every rank's piece (piece: this rank's wp_len elements of each
-   * matrix, then bp_len of each vector, then the scalars whole: every rank holds them). May be
-   * NULL: the piece is the block. Collective. */
+   * blocks of vectors over the output's columns (b; a norm's scale and shift, BatchNorm's
+   * running mean and variance) and its `scalars` (GIN's epsilon), from every rank's piece
+   * (piece: this rank's wp_len elements of each matrix, then bp_len of each vector, then the
+   * scalars whole: every rank holds them). May be NULL: the piece is the block. Collective. */
   fg_status (*gather_weights)(fg_scheme *s, int l, const fg_layer_shape *sh, int mats, int vecs,
                               int scalars, const float *piece, float *block);
   /* Sum a partial product H W (n_out x w_out, summed over the input's column split). May be
@@ -107,6 +107,11 @@ typedef struct fg_scheme_ops {
    * whole rows. Collective. */
   fg_status (*row_max)(fg_scheme *s, int l, fg_maxloc *buf, int64_t n);
   fg_status (*row_sum)(fg_scheme *s, int l, double *buf, int64_t n);
+  /* Column sums of layer l's output over its distinct rows: buf (n per-column partials of this
+   * rank's output rows) summed over the ranks that hold the layer's other rows, each row counted
+   * once (a replica of a row is not another row): BatchNorm's statistics. May be NULL: this
+   * rank holds every row. Collective. */
+  fg_status (*col_sum)(fg_scheme *s, int l, double *buf, int64_t n);
   /* Learned input features (learn_features): the layer-0 input (n_in x w_in) from every rank's
    * feature piece, and the piece's gradient from the layer-0 dH (n_out x w_in; scratch is
    * n_in x w_in). May be NULL: the scheme does not learn features. Collective. */
@@ -159,6 +164,7 @@ fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n
 fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);
 fg_status fg_scheme_row_max(fg_scheme *s, int l, fg_maxloc *buf, int64_t n);
 fg_status fg_scheme_row_sum(fg_scheme *s, int l, double *buf, int64_t n);
+fg_status fg_scheme_col_sum(fg_scheme *s, int l, double *buf, int64_t n);
 
 /* Collective: the one-process layout on rank 0. gather_params: n values of this rank with
  * their one-process indices (each index passed by one rank) into out (n_global; rank 0).
@@ -170,10 +176,12 @@ fg_status fg_scheme_gather_params(fg_scheme *s, const float *vals, const int64_t
 fg_status fg_scheme_gather_rows(fg_scheme *s, const float *vals, const int64_t *ids, int64_t rows,
                                 int64_t col0, int64_t w, int64_t width, float *out);
 
-/* The shape of layer l of a 1D scheme (whole rows, replicated weights), and the gradient sum
- * of replicated weights (one all-reduce of the buffer): the 1D schemes' operations. */
+/* The shape of layer l of a 1D scheme (whole rows, replicated weights), the gradient sum of
+ * replicated weights (one all-reduce of the buffer) and the column sums over rows cut into
+ * blocks (one all-reduce in double): the 1D schemes' operations. */
 void fg_scheme_shape_rows(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out);
 fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n);
+fg_status fg_scheme_allreduce_cols(fg_scheme *s, int l, double *buf, int64_t n);
 
 /* Schemes are created by name through the registry (plan/fg_registry.h: fg_scheme_create) or
  * by their constructors below; ds is needed on rank 0 only (rank 0 scatters). */

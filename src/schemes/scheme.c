@@ -55,6 +55,15 @@ fg_status fg_scheme_allreduce_grads(fg_scheme *s, float *grads, int64_t n) {
   return fg_dist_allreduce_f32(s->dist, grads, n);
 }
 
+fg_status fg_scheme_col_sum(fg_scheme *s, int l, double *buf, int64_t n) {
+  return s->ops->col_sum ? s->ops->col_sum(s, l, buf, n) : FG_OK;
+}
+
+fg_status fg_scheme_allreduce_cols(fg_scheme *s, int l, double *buf, int64_t n) {
+  (void)l; /* every layer's rows are the rank's block */
+  return fg_dist_allreduce_f64(s->dist, buf, n);
+}
+
 fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
                         fg_scheme **out) {
   fg_scheme *s = fg_calloc_array(1, sizeof *s);

@@ -160,6 +160,7 @@ static const fg_scheme_ops ops_1d = {
     .aggregate = agg_1d,
     .aggregate_t = agg_t_1d,
     .reduce_grads = fg_scheme_allreduce_grads,
+    .col_sum = fg_scheme_allreduce_cols,
     .agg_last_ok = 1,
     .destroy = destroy_1d,
 };

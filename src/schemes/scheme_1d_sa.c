@@ -245,6 +245,7 @@ static const fg_scheme_ops ops_sa = {
     .aggregate = agg_sa,
     .aggregate_t = agg_t_sa,
     .reduce_grads = fg_scheme_allreduce_grads,
+    .col_sum = fg_scheme_allreduce_cols,
     .agg_last_ok = 1,
     .destroy = destroy_sa,
 };

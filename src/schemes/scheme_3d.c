@@ -16,6 +16,7 @@
  *   reduce_input_grad     dH = dQ Wᵀ all-reduced along a
  *   reduce_weight_grads   dW, db blocks reduce-scattered along c into the pieces
  *   row_max, row_sum      a layer's row statistics (softmax, LayerNorm) over its a group
+ *   col_sum        a layer's column statistics (BatchNorm) over its c group (its other rows)
  *   gather_input, input_grad   learned features: all-gather along Z; Â_0ᵀ dH reduce-scattered
  *                  along Z into the feature pieces
  * Dropout keys are the rows' original ids and global columns, Glorot element (i, j) the serial
@@ -545,6 +546,16 @@ static fg_status row_sum_3d(fg_scheme *s, int l, double *buf, int64_t n) {
   return fg_group_allreduce_f64(output_column_group(s, l), buf, n);
 }
 
+/* Layer l's output rows are node block q[c] (its columns block q[a], the same rows and columns
+ * replicated along b): the other rows lie along c, and summing along b too would count each row
+ * G_b times. */
+static fg_status col_sum_3d(fg_scheme *s, int l, double *buf, int64_t n) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  return fg_group_allreduce_f64(&t->grp[c], buf, n);
+}
+
 /* Learned features: the X block's rows cut along Z, each rank owning its piece. */
 static fg_status feature_counts(const fg_scheme *s) {
   impl3d *t = s->impl;
@@ -605,6 +616,7 @@ static const fg_scheme_ops ops_3d = {
     .reduce_weight_grads = reduce_weight_grads_3d,
     .row_max = row_max_3d,
     .row_sum = row_sum_3d,
+    .col_sum = col_sum_3d,
     .gather_input = gather_input_3d,
     .input_grad = input_grad_3d,
     .agg_last_ok = 0,

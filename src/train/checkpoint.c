@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "graph/fg_graph.h"
+#include "model/fg_model.h"
 #include "train/fg_checkpoint.h"
 
 static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
@@ -69,7 +70,8 @@ static int add_stack_layer(int64_t *n, const fg_ckpt_model *md, int l, int layer
   const int source = md->residual && l % stages == 0 && l + stages < layers;
   const int64_t fan_in = width(w, l), fan_out = width(w, l + 1);
   const int proj = source && fan_in != width(w, l + stages);
-  if (!add_layer_params(n, mats + proj, md->norm && l + 1 < layers ? 3 : 1, fan_in, fan_out))
+  if (!add_layer_params(n, mats + proj, fg_model_layer_vecs(md->norm, l, layers), fan_in,
+                        fan_out))
     return 0;
   if (md->eps_learn && l % stages == 0) {
     if (*n == INT64_MAX) return 0;
@@ -139,7 +141,8 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
              "checkpoint state: widths or arrays missing");
   FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
-                 m->model.adj_norm <= 2 && (m->model.norm == 0 || m->model.norm == 1) &&
+                 m->model.adj_norm <= 2 && m->model.norm >= FG_NORM_NONE &&
+                 m->model.norm <= FG_NORM_BATCH &&
                  stages <= 16 && m->layers % stages == 0,
              FG_ERR_INVALID_ARG, "checkpoint state: model %s with %d matrices a layer", kind,
              mats);
@@ -411,7 +414,7 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
       v->residual = get_u32(p + CKPT_NAME + 28);
     }
     FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
-                   v->norm <= 1 && v->stages >= 1 && v->stages <= 16 && v->eps_learn <= 1 &&
+                   v->norm <= FG_NORM_BATCH && v->stages >= 1 && v->stages <= 16 && v->eps_learn <= 1 &&
                    isfinite(v->eps) && v->residual <= 1,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
@@ -483,7 +486,7 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              mm->no_self_loops ? " without self loops" : "");
   FG_REQUIRE(v->norm == (uint32_t)mm->norm, FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model has --norm %s, this run %s", path, kind,
-             v->norm ? "layer" : "none", mm->norm ? "layer" : "none");
+             fg_norm_name((int)v->norm), fg_norm_name(mm->norm));
   FG_REQUIRE(v->eps_learn == (uint32_t)(mm->eps_learn != 0) &&
                  (v->eps_learn || v->eps == mm->eps),
              FG_ERR_INVALID_ARG, "%s: the checkpoint's %s model has --gin-eps %s%.9g, this run %s%.9g",

@@ -74,7 +74,8 @@ typedef struct fg_ckpt_model {
   int mats;           /* weight matrices per layer (0: 1) */
   int adj_norm;       /* fg_adj_norm */
   int no_self_loops;
-  int norm;           /* fg_norm_kind: 1 (LayerNorm) gives each hidden layer 2 more vectors */
+  int norm;           /* fg_norm_kind: 1 (LayerNorm) gives each hidden layer 2 more vectors,
+                         2 (BatchNorm) 4 (scale, shift, running mean and variance) */
   int stages;         /* stack layers a model layer (0: 1); the file's layers are the stack's */
   int eps_learn;      /* GIN's epsilon learned: one more parameter in each model layer's first
                          stack layer, after its vectors */

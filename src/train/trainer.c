@@ -513,7 +513,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
             "train/valid/test %lld/%lld/%lld\n",
             (long long)r.m->n_params_global, fg_adj_norm_name(adj.norm),
             adj.no_self_loops ? " without self loops" : "",
-            r.m->norm ? ", LayerNorm" : "", d->size, fg_max_threads(),
+            r.m->norm == FG_NORM_BATCH ? ", BatchNorm" : r.m->norm ? ", LayerNorm" : "",
+            d->size, fg_max_threads(),
             (long long)r.counts[0], (long long)r.counts[1], (long long)r.counts[2]);
     fprintf(log, "scheme %s%s%s\n", r.info->name, r.s->note[0] ? ": " : "", r.s->note);
   }

@@ -92,9 +92,14 @@ expect 0 "^(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2]|ff)(00|ff){7}(0[0-2
 expect 0 "sage 1433 -> 16 -> 7:" "$FG" info "$DEMO" --model sage
 expect 0 "46135 parameters, adjacency mean without self loops, LayerNorm;" "$FG" train "$DEMO" \
   --model sage --norm layer --epochs 1
-expect 1 "--norm: no normalization 'batchy' \(none, layer\)" "$FG" train "$DEMO" --norm batchy
+expect 0 "46167 parameters, adjacency mean without self loops, BatchNorm;" "$FG" train "$DEMO" \
+  --model sage --norm batch --epochs 1 --checkpoint "$T/bn.ckpt"
+expect 1 "--norm: no normalization 'batchy' \(none, layer, batch\)" "$FG" train "$DEMO" --norm batchy
 expect 1 "the checkpoint's sage model has --norm none, this run layer" "$FG" train "$DEMO" \
   --model sage --norm layer --epochs 3 --resume "$T/sage.ckpt"
+expect 1 "the checkpoint's sage model has --norm batch, this run layer" "$FG" train "$DEMO" \
+  --model sage --norm layer --epochs 3 --resume "$T/bn.ckpt"
+expect 0 "epoch    2" "$FG" train "$DEMO" --model sage --norm batch --epochs 3 --resume "$T/bn.ckpt"
 # GIN: two Linears a layer, epsilon fixed or learned (2 more parameters), refused elsewhere
 expect 0 "gin 1433 -> 16 -> 16 -> 7 -> 7, 23391 parameters, adjacency sum without self loops" \
   "$FG" train "$DEMO" --model gin --epochs 2 --checkpoint "$T/gin.ckpt"

@@ -2,8 +2,11 @@
  * or GraphSAGE, under each adjacency normalization, whose layers mix both aggregation orders (a hidden layer aggregating first keeps its own
  * Â·D; the others keep D in place of H), with and without dropout, directed and undirected:
  * gradients against double-precision central differences of an independent forward; the
- * evaluation forward's hidden layer and logits against the double forward; and a second
- * training step after an evaluation gives the same gradients (no stale buffer is read).
+ * evaluation forward's hidden layer and logits against the double forward (with BatchNorm,
+ * normalized by the running statistics the training forward left, which must be the
+ * reference's update of them); and a second training step after an evaluation gives the same
+ * gradients (no stale buffer is read). LayerNorm and BatchNorm stack on the three hidden
+ * layers.
  * Each case also runs on a reordered scheme (--reorder rcm, degree), whose rows are a
  * permutation of the nodes and whose layer-0 input is gathered from the dataset's features
  * through a row map: same gradients against the reference in the dataset's numbering. */
@@ -71,8 +74,12 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
     fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = agg_order, .seed = 9,
-                          .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
-                          .gin_eps_learn = mdl.eps_learn, .residual = mdl.residual};
+                          .kind = kind,
+                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
+                                  : mdl.layer_norm ? FG_NORM_LAYER
+                                                   : FG_NORM_NONE,
+                          .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
+                          .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   if (!m) goto done;
@@ -83,6 +90,10 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
         m->b[l][kWidths[l + 1] + c] = 0.8f + 0.1f * (float)(c % 4);
         m->b[l][2 * kWidths[l + 1] + c] = 0.03f * (float)c - 0.05f;
       }
+      if (m->vecs[l] > 3) { /* BatchNorm's running statistics as after some steps */
+        m->b[l][3 * kWidths[l + 1] + c] = 0.2f - 0.05f * (float)c;
+        m->b[l][4 * kWidths[l + 1] + c] = 0.7f + 0.1f * (float)(c % 3);
+      }
       if (m->scal[l]) m->b[l][m->vecs[l] * kWidths[l + 1]] = 0.2f * (float)l - 0.1f; /* eps */
     }
   {
@@ -92,13 +103,23 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
     double worst = 0.0, hid[N * MAXW], lg[N * MAXW];
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
     float *g1 = malloc(sizeof(float) * (size_t)m->n_params);
+    double *p0 = malloc(sizeof(double) * (size_t)m->n_params);
     for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
+    for (int64_t i = 0; i < m->n_params; i++) p0[i] = m->params[i];
     EXPECT_OK(fg_model_forward(m, s, 1, p, SEED, EPOCH));
     const double loss_f =
         fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
         ntrain;
     EXPECT_OK(fg_model_backward(m, s, dlogits, p, SEED, EPOCH));
     memcpy(g1, m->grads, sizeof(float) * (size_t)m->n_params);
+    /* the training forward moved BatchNorm's running statistics as the reference does */
+    fg_test_model_ref_running(&ds, mdl, L, kWidths, p0, m->n_params, p, SEED, EPOCH, pd);
+    {
+      double off = 0.0;
+      for (int64_t i = 0; i < m->n_params; i++)
+        off = fmax(off, fabs(m->params[i] - pd[i]) / fmax(1.0, fabs(pd[i])));
+      EXPECT_MSG(off < 1e-6, "running statistics off by %.3g", off);
+    }
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
     const double loss_d = fg_test_model_ref(&ds, mdl, L, kWidths, pd, p, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
@@ -111,9 +132,15 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
                  "directed %d, order %d, p %g)", (long long)bad, worst, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order, (double)p);
     }
-    /* evaluation forward: the last hidden layer and the logits, without dropout */
+    /* evaluation forward: the last hidden layer and the logits, without dropout, BatchNorm with
+     * the running statistics (which it leaves as they are) */
     EXPECT_OK(fg_model_forward(m, s, 0, 0.0f, SEED, EPOCH));
-    fg_test_model_ref(&ds, mdl, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
+    {
+      fg_test_model ev = mdl;
+      ev.running = 1;
+      fg_test_model_ref(&ds, ev, L, kWidths, pd, 0.0f, SEED, EPOCH, hid, lg);
+      for (int64_t i = 0; i < m->n_params; i++) EXPECT(m->params[i] == (float)pd[i]);
+    }
     {
       double dh = 0.0, dl = 0.0;
       const int64_t wh = kWidths[L - 1];
@@ -139,12 +166,14 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
       EXPECT(moved > 0 && s->feature_rows == s->global_ids);
     }
     printf("%s %s%s directed %d agg_order %d p %.1f reorder %s: agg_first", kind->name,
-           fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "", directed, agg_order,
+           fg_adj_norm_name(mdl.norm),
+           mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "", directed, agg_order,
            (double)p, reorder ? reorder : "none");
     for (int l = 0; l < L; l++) printf(" %d", m->agg_first[l]);
     printf("; loss %.6f, max relative gradient error %.2e\n", loss_f, worst);
     free(pd);
     free(g1);
+    free(p0);
   }
 done:
   fg_model_destroy(&m);
@@ -173,7 +202,13 @@ int main(int argc, char **argv) {
       {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1},
       /* residual connections: projections between every width (5 -> 4 -> 8 -> 6) */
       {.norm = FG_ADJ_SYM, .residual = 1},
-      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1, .residual = 1}};
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .layer_norm = 1, .residual = 1},
+      /* BatchNorm on every hidden (stack) layer, stacked: GCN, SAGE, GIN (its MLP's inner layer
+       * too) learning eps, and with residual connections */
+      {.norm = FG_ADJ_SYM, .batch_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1},
+      {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1, .batch_norm = 1},
+      {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1, .residual = 1}};
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {

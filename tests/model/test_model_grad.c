@@ -1,7 +1,10 @@
 /* test_model_grad.c -- the whole model's backward (GCN, GraphSAGE and GIN with a fixed and a
- * learned epsilon, each with every adjacency normalization) against double-precision central differences of an independent
- * double-precision forward (tests/model_ref.c), for both aggregation orders, with dropout on, on
- * a directed and on an undirected graph; and the float forward against the double one. */
+ * learned epsilon, each with every adjacency normalization, without a norm, with LayerNorm and
+ * with BatchNorm, with and without residual connections) against double-precision central
+ * differences of an independent double-precision forward (tests/model_ref.c), for both
+ * aggregation orders, with dropout on, on a directed and on an undirected graph; the float
+ * forward against the double one; and BatchNorm's running statistics after the training forward
+ * against the reference's update. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +67,12 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   {
     fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
-                          .kind = kind, .norm = mdl.layer_norm, .gin_eps = mdl.gin_eps,
-                          .gin_eps_learn = mdl.eps_learn, .residual = mdl.residual};
+                          .kind = kind,
+                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
+                                  : mdl.layer_norm ? FG_NORM_LAYER
+                                                   : FG_NORM_NONE,
+                          .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
+                          .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));
   }
   /* perturb biases away from zero so their gradients are exercised */
@@ -76,6 +83,10 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
         m->b[l][widths[l + 1] + c] = 0.9f + 0.1f * (float)c;
         m->b[l][2 * widths[l + 1] + c] = 0.05f * (float)c - 0.04f;
       }
+      if (m->vecs[l] > 3) { /* BatchNorm's running statistics as after some steps */
+        m->b[l][3 * widths[l + 1] + c] = 0.1f * (float)c - 0.2f;
+        m->b[l][4 * widths[l + 1] + c] = 0.5f + 0.2f * (float)c;
+      }
       if (m->scal[l]) m->b[l][m->vecs[l] * widths[l + 1]] = 0.3f - 0.5f * (float)l; /* eps */
     }
 
@@ -85,11 +96,25 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
     int64_t cnt, cor;
     double loss_f, loss_d, worst = 0.0;
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
+    double *p0 = malloc(sizeof(double) * (size_t)m->n_params);
     for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
+    for (int64_t i = 0; i < m->n_params; i++) p0[i] = m->params[i];
     EXPECT_OK(fg_model_forward(m, s, 1, P, SEED, EPOCH));
     loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
              ntrain;
     EXPECT_OK(fg_model_backward(m, s, dlogits, P, SEED, EPOCH));
+    /* the forward moved BatchNorm's running statistics (and nothing else) as the reference
+     * does */
+    fg_test_model_ref_running(&ds, mdl, L, widths, p0, m->n_params, P, SEED, EPOCH, pd);
+    {
+      double moved = 0.0, off = 0.0;
+      for (int64_t i = 0; i < m->n_params; i++) {
+        moved = fmax(moved, fabs(pd[i] - p0[i]));
+        off = fmax(off, fabs(m->params[i] - pd[i]) / fmax(1.0, fabs(pd[i])));
+      }
+      EXPECT_MSG(off < 1e-6 && (moved > 0.0) == (mdl.batch_norm != 0),
+                 "running statistics off by %.3g (moved by %.3g)", off, moved);
+    }
     for (int64_t i = 0; i < m->n_params; i++) pd[i] = m->params[i];
     loss_d = fg_test_model_ref(&ds, mdl, L, widths, pd, P, SEED, EPOCH, NULL, NULL);
     EXPECT_MSG(fabs(loss_f - loss_d) < 1e-5 * fabs(loss_d) + 1e-6,
@@ -103,9 +128,11 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
     printf("%s %s%s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
-           kind->name, fg_adj_norm_name(mdl.norm), mdl.layer_norm ? " layernorm" : "",
+           kind->name, fg_adj_norm_name(mdl.norm),
+           mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "",
            mdl.residual ? " residual" : "", directed, agg_order, loss_f, worst);
     free(pd);
+    free(p0);
   }
   fg_model_destroy(&m);
   fg_scheme_destroy(&s);
@@ -120,7 +147,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* kind 0 GCN, 1 SAGE, 2 GIN with eps 0, 3 GIN with eps 0.25, 4 GIN learning eps */
   for (int res = 0; res <= 1; res++)
-  for (int ln = 0; ln <= 1; ln++)
+  for (int nk = FG_NORM_NONE; nk <= FG_NORM_BATCH; nk++)
     for (int kind = 0; kind <= 4; kind++)
       for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm++)
         for (int directed = 0; directed <= 1; directed++)
@@ -128,11 +155,12 @@ int main(int argc, char **argv) {
             const fg_test_model mdl = {.sage = kind == 1,
                                        .norm = (fg_adj_norm)norm,
                                        .no_self_loops = kind >= 1,
-                                       .layer_norm = ln,
+                                       .layer_norm = nk == FG_NORM_LAYER,
                                        .gin = kind >= 2,
                                        .gin_eps = kind == 3 ? 0.25f : 0.0f,
                                        .eps_learn = kind == 4,
-                                       .residual = res};
+                                       .residual = res,
+                                       .batch_norm = nk == FG_NORM_BATCH};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();

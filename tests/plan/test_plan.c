@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "graph/fg_graph.h"
+#include "model/fg_model.h"
 #include "plan/fg_plan.h"
 #include "schemes/fg_grid3d.h"
 #include "testutil.h"
@@ -116,6 +117,51 @@ static void test_cost3d(void) {
   fg_cost3d(&in, &c, &e);
   comm_blocked = comm - 2 * 2.128e-6 + 2 * (2.128e-6 + 20e-9 + 2e-6 - 40e-9);
   EXPECT_NEAR(e.comm_seconds, comm_blocked);
+}
+
+/* A norm on the hidden layer of a 2-layer model on a 1 x 1 x 2 grid (layer 0: a = X, b = Y,
+ * c = Z, so its output rows are cut in two and its columns not): BatchNorm adds its column
+ * sums along c, two of 3 doubles forward and one of 6 backward, 2 us + 1 ns a byte each
+ * (2 (G - 1) alpha + 2 (G - 1) / G beta bytes); LayerNorm's row sums go along a, a group of
+ * one: nothing. They have four and two more vectors, and a normalized output. */
+static void test_cost3d_norm(void) {
+  fg_calibration c;
+  fg_cost3d_input in;
+  fg_plan_entry none, layer, batch;
+  const int64_t widths[3] = {4, 3, 2};
+  const double shard[2] = {10, 10};
+  memset(&c, 0, sizeof c);
+  c.spmm[0] = 1e-9;
+  c.cache_bytes = c.llc_bytes = 1e12;
+  c.gemm_flops = 1e9;
+  c.stream_bytes = 1e9;
+  c.dropout_elem = 1e-9;
+  c.softmax_elem = 2e-9;
+  c.alpha_intra = 1e-6;
+  c.beta_intra = 1e-9;
+  memset(&in, 0, sizeof in);
+  in.n = 8;
+  in.layers = 2;
+  in.widths = widths;
+  in.g[0] = in.g[1] = 1;
+  in.g[2] = 2;
+  in.shard_nnz = shard;
+  in.mean_nnz = 10;
+  in.nkeys = 2;
+  in.agg_blocks = 1;
+  fg_cost3d(&in, &c, &none);
+  in.norm = FG_NORM_LAYER;
+  fg_cost3d(&in, &c, &layer);
+  in.norm = FG_NORM_BATCH;
+  fg_cost3d(&in, &c, &batch);
+  /* and the vectors' pieces gathered along c twice and reduce-scattered once: (G - 1) / G of
+   * 4 (2) more vectors of 3 floats, 1 ns a byte */
+  EXPECT_NEAR(batch.comm_seconds - none.comm_seconds,
+              2 * (2e-6 + 24e-9) + (2e-6 + 48e-9) + 3 * 24e-9);
+  EXPECT_NEAR(layer.comm_seconds - none.comm_seconds, 3 * 12e-9);
+  /* four passes of the 4 x 3 block each way, 4 B an element at 1 GB/s */
+  EXPECT_NEAR(batch.other_seconds - none.other_seconds, 2 * 4 * 4 * 3 * 4e-9);
+  EXPECT(batch.mem_bytes > layer.mem_bytes && layer.mem_bytes > none.mem_bytes);
 }
 
 static void test_fit(void) {
@@ -238,6 +284,7 @@ static void test_plan(void) {
 int main(void) {
   test_formulas();
   test_cost3d();
+  test_cost3d_norm();
   test_fit();
   test_calibration_file();
   test_plan();

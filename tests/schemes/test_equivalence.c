@@ -116,6 +116,22 @@ static const row table[] = {
      * some grids -- the one-process match holds to 1e-8 until then) */
     {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 1},
     {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
+    /* BatchNorm: column statistics over the distinct rows (1D: every rank's block; 3d: along c,
+     * not over the replicas along b), empty blocks included */
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_TINY, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 1, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
+    {TEST_DATA_CORA, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 1},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -210,7 +226,7 @@ static void describe(const row *r, const char *grid, char *buf, size_t len) {
   snprintf(buf, len, "%s%s%s%s%s%s%s%s %s %s%s%s %s%s%s%s L%d%s", r->model ? r->model : "gcn",
            r->gin_eps ? " eps " : "", r->gin_eps ? r->gin_eps : "", r->residual ? " +res" : "",
            r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "",
-           r->norm ? " +ln" : "", test_data_name(r->data),
+           !r->norm ? "" : strcmp(r->norm, "batch") == 0 ? " +bn" : " +ln", test_data_name(r->data),
            r->scheme,
            grid ? " " : "", grid ? grid : "", r->order ? r->order : "natural",
            r->overlap ? " overlap" : "", r->double_perm ? " double-perm" : "",
@@ -384,7 +400,8 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
                  "serial resume of a %s checkpoint differs by %.3g", e->name,
                  worst_rel(h3 + 10, h1 + 10, 10));
       printf("P=%d resume %-4s%s%s %-6s bit for bit; serial resumes it within %.2e\n", nprocs,
-             model ? model : "gcn", norm ? " +ln" : "", residual ? " +res" : "", e->name,
+             model ? model : "gcn", !norm ? "" : strcmp(norm, "batch") == 0 ? " +bn" : " +ln",
+             residual ? " +res" : "", e->name,
              worst_rel(h3 + 10, h1 + 10, 10));
       unlink(ck);
     }
@@ -522,6 +539,7 @@ int main(int argc, char **argv) {
       check_resume(ds, NULL, NULL, NULL, 0);
       check_resume(ds, "sage", "layer", NULL, 0);
       check_resume(ds, "gin", NULL, "learn", 1);
+      check_resume(ds, NULL, "batch", NULL, 0);
       check_outputs(ds);
       check_choices_and_errors(ds);
     }

@@ -19,6 +19,8 @@
  *    1 + its coordinate there, so a sum over another group of the same size shows;
  *  - row_max and row_sum turn the loss kernels' column-block statistics into whole rows'
  *    (maximum with ties to the lowest column, exp sum);
+ *  - col_sum turns the column sums of a rank's output rows into the sums over every node, each
+ *    counted once (3d: along c, not over the replicas along b), and counts its all-reduce;
  *  - the layer-0 input is the dataset's features (gathered from the pieces when learned), and a
  *    learned piece's gradient is its rows of Â_0ᵀ dH;
  *  - 3d counts, in the current phase, a ring all-reduce of each aggregation block along the
@@ -390,6 +392,33 @@ static void check_row_stats(ctx *c, fg_scheme *s, int l, const fg_layer_shape *s
   free(sum);
 }
 
+/* Layer l's column sums over its distinct rows, as BatchNorm takes them: each rank sums its
+ * output rows' columns; after col_sum every column's sum is over every node once (exact: the
+ * values are halves). */
+static void check_col_sum(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
+  const int64_t wo = sh->w_out, n = c->ds->num_nodes;
+  double *sum = calloc((size_t)FG_MAX(wo, 1), sizeof *sum);
+  int G[3], q[3], ok = 1;
+  if (!sum) exit(2);
+  layer_groups(c, l, G, q);
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < wo; j++) sum[j] += fz(sh->ids_out[i], sh->col0_out + j);
+  reset_counters(c, FG_PHASE_FORWARD);
+  EXPECT_OK(fg_scheme_col_sum(s, l, sum, wo));
+  {
+    /* a ring all-reduce of wo doubles over the rows' owners: the c group, or every rank */
+    const int64_t g = c->e->grid ? G[2] : (s->ops->col_sum ? nprocs : 1);
+    check_volume(c, l, "col_sum", FG_PHASE_FORWARD, g > 1 ? 2 * wo * 8 * (g - 1) / g : 0);
+  }
+  for (int64_t j = 0; j < wo; j++) {
+    double total = 0.0;
+    for (int64_t v = 0; v < n; v++) total += fz(v, sh->col0_out + j);
+    ok &= sum[j] == total;
+  }
+  EXPECT_MSG(ok, "%s layer %d: col_sum is not the sum over every node once", c->what, l);
+  free(sum);
+}
+
 /* The layer-0 input: the dataset's features keyed by shape(0)'s ids and columns; learned, it is
  * gathered from the pieces, the pieces cover the features once, and a piece's gradient is its
  * rows of the c group's Â_0ᵀ dH. */
@@ -471,6 +500,7 @@ static void run_config(ctx *c) {
       check_products(c, s, l, &sh[l], err);
       check_sums(c, s, l, &sh[l]);
       check_row_stats(c, s, l, &sh[l], err);
+      check_col_sum(c, s, l, &sh[l]);
     }
     check_input(c, s, &sh[0], err);
   }

@@ -424,6 +424,12 @@ static void test_refusals(void) {
   fix_crc(&b);
   expect_refused("model matrices", &b, "modmats.ckpt", FG_ERR_FORMAT, "0 matrices a layer");
   free(b.p);
+  b = (bytes){malloc(written.n), written.n, written.n};
+  memcpy(b.p, written.p, written.n);
+  b.p[secs[1].at + 24 + 28] = 3; /* norm 3: none, layer and batch are 0 to 2 */
+  fix_crc(&b);
+  expect_refused("model norm", &b, "modnorm.ckpt", FG_ERR_FORMAT, "no self loops 0, norm 3,");
+  free(b.p);
 
   /* a file sound in itself that belongs to another model */
   dst.widths = other_widths;
@@ -518,6 +524,42 @@ static void test_models(void) {
   b.model.adj_norm = FG_ADJ_SUM;
   EXPECT(fg_checkpoint_read(path_in("sage.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
   EXPECT(fg_test_error_contains("--adj-norm mean without self loops, this run with sum"));
+}
+
+/* A BatchNorm model: each hidden layer has four vectors besides b (scale, shift, running mean
+ * and variance), the file says norm 2, the state round-trips, and a run with another norm is
+ * refused naming both. */
+static void test_batchnorm(void) {
+  enum { NPB = (7 + 5) * 5 + (5 + 5) * 3 + (3 + 1) * 3, NPL = NPB - 2 * (5 + 3) };
+  static float sp[NPB], sm[NPB], sv[NPB], dp[NPB], dm[NPB], dv[NPB];
+  const fg_ckpt_model bn = {.kind = "gcn", .mats = 1, .adj_norm = FG_ADJ_SYM, .norm = 2};
+  fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv};
+  fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv};
+  fg_ckpt_meta m2;
+  bytes f;
+  fg_test_fill(sp, NPB, 7, -1.0f, 1.0f);
+  fg_test_fill(sm, NPB, 8, -1.0f, 1.0f);
+  fg_test_fill(sv, NPB, 9, 0.0f, 1.0f);
+  /* LayerNorm's count of parameters is not a BatchNorm model's */
+  EXPECT(fg_checkpoint_write(path_in("bn.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("its widths imply 102"));
+  a.n_params = NPB;
+  EXPECT_OK(fg_checkpoint_write(path_in("bn.ckpt"), &a, &src_meta));
+  f = slurp(path_in("bn.ckpt"));
+  {
+    section bs[NSEC];
+    uint32_t norm = 0;
+    EXPECT(split_v2(&f, bs, NSEC) == NSEC);
+    memcpy(&norm, bs[1].payload + 28, 4);
+    EXPECT_MSG(norm == 2, "the model section says norm %u", norm);
+  }
+  free(f.p);
+  EXPECT_OK(fg_checkpoint_read(path_in("bn.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0);
+  b.model.norm = 1;
+  EXPECT(fg_checkpoint_read(path_in("bn.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("the checkpoint's gcn model has --norm batch, this run layer"));
 }
 
 /* GIN: two stack layers a model layer, a learned epsilon after the first one's b; refused by a
@@ -615,6 +657,7 @@ int main(void) {
   }
   test_write_failures();
   test_models();
+  test_batchnorm();
   test_gin();
   test_residual();
   free(written.p);

@@ -89,6 +89,26 @@ static void test_model_buffers(const fg_dataset *ds) {
                                 w[1] + w[2] + w[3]);
       fg_model_destroy(&m);
     }
+    /* a norm: X[l] (n x w) of each hidden layer, its statistics (LayerNorm: rstd and three
+     * shared doubles a row; BatchNorm: the same a column), two (four) more vectors a layer */
+    for (int norm = FG_NORM_LAYER; norm <= FG_NORM_BATCH; norm++) {
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1,
+                            .norm = norm};
+      const int64_t n = s->n_local, stats = norm == FG_NORM_LAYER ? 8 * n * (2 + 3)
+                                                                  : 8 * (32 + 48 + 3 * 48);
+      fg_model_memory(&mc, n, &act, &par, NULL);
+      EXPECT_OK(fg_model_create(&mc, s, &m));
+      if (!m) continue;
+      got = n * (w[1] + w[2] + w[3]) + n * (w[1] + w[2]) +
+            n * (s->num_features > 48 ? s->num_features : 48) + n * 48;
+      for (int l = 0; l < 3; l++) got += m->S[l] ? n * w[l] : 0;
+      EXPECT_MSG(4 * got + stats == act, "%s: %lld activation bytes, fg_model_memory %lld",
+                 fg_norm_name(norm), (long long)(4 * got + stats), (long long)act);
+      EXPECT(par == 16 * m->n_params);
+      EXPECT(m->n_params == w[0] * w[1] + w[1] * w[2] + w[2] * w[3] + w[3] +
+                                (norm == FG_NORM_LAYER ? 3 : 5) * (w[1] + w[2]));
+      fg_model_destroy(&m);
+    }
   }
   {
     /* GIN learning epsilon: two layers of two stack layers F -> 32 -> 32 -> C -> C, each

@@ -95,6 +95,37 @@ int main(int argc, char **argv) {
   EXPECT(same_file(path_in("straight.npy"), path_in("resumed.npy")));
   EXPECT(r1.best_epoch == r2.best_epoch && r1.test_acc == r2.test_acc);
 
+  /* BatchNorm: the running statistics, which the evaluation forward (and so the predictions)
+   * uses, are parameters the checkpoint carries; a resume is bit for bit */
+  {
+    double ha[10], hb[10];
+    fg_train_config c = quiet_config();
+    c.norm = "batch";
+    c.epochs = 10;
+    c.checkpoint_path = path_in("bn_straight.ckpt");
+    c.predictions_path = path_in("bn_straight.npy");
+    c.loss_history = ha;
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r1));
+    c = quiet_config();
+    c.norm = "batch";
+    c.epochs = 5;
+    c.checkpoint_path = path_in("bn_half.ckpt");
+    c.loss_history = hb;
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+    c.epochs = 10;
+    c.resume_path = path_in("bn_half.ckpt");
+    c.checkpoint_path = path_in("bn_resumed.ckpt");
+    c.predictions_path = path_in("bn_resumed.npy");
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+    for (int e = 0; e < 10; e++)
+      EXPECT_MSG(ha[e] == hb[e], "batch norm: epoch %d loss %.17g vs resumed %.17g", e + 1, ha[e],
+                 hb[e]);
+    EXPECT(same_file(path_in("bn_straight.ckpt"), path_in("bn_resumed.ckpt")));
+    EXPECT(same_file(path_in("bn_straight.npy"), path_in("bn_resumed.npy")));
+    EXPECT(r1.best_epoch == r2.best_epoch && r1.test_acc == r2.test_acc &&
+           r1.final_valid_acc == r2.final_valid_acc);
+  }
+
   /* predictions: N x C float32 .npy */
   {
     long len = 0;
