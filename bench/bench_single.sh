@@ -9,14 +9,16 @@
 # fullgraph: about 35 minutes on 2 cores when it ran once (PyTorch about 20 of them), so expect
 # about 75 (an estimate, not yet measured).
 #
-# --model gcn|sage|gcn,sage picks the layer kind (default gcn): GraphSAGE with the mean
-# aggregator is `fullgraph train --model sage` against bench/torch_gcn.py --model sage. With
-# both, every repeat runs each model in turn (fullgraph, then PyTorch) and a second table gives
-# the SAGE epoch over the GCN epoch of the same widths, fullgraph's and PyTorch's, and the SpMM
-# and GEMM shares of fullgraph's epoch for each model; about twice the time.
+# --model gcn|sage|gin|gcn,sage,gin picks the layer kinds (default gcn): GraphSAGE with the
+# mean aggregator is `fullgraph train --model sage` against bench/torch_gcn.py --model sage, GIN
+# (sum without self loops, eps 0) `--model gin` against torch_gcn.py --model gin. With several,
+# every repeat runs each model in turn (fullgraph, then PyTorch) and a second table gives each
+# model's epoch over the GCN epoch of the same widths, fullgraph's and PyTorch's, and the SpMM
+# and GEMM shares of fullgraph's epoch for both; about twice the time with two models, three
+# times or more with three.
 #
 # usage: bench/bench_single.sh [OUTDIR] [more single_process.py options, e.g. --reorder degree
-#                                         --model gcn,sage]
+#                                         --model gcn,sage,gin --graphs rmat16]
 # environment: FULLGRAPH (default build/release/fullgraph), THREADS (default: all CPUs)
 # Writes OUTDIR/single_process.md and .json (default OUTDIR bench/out/single).
 set -eu

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""single_process.py -- one process, full-graph GCN (or GraphSAGE, --model): fullgraph against
-the machine's memory bandwidth and against PyTorch, on the same machine in one go.
+"""single_process.py -- one process, full-graph GCN (or GraphSAGE or GIN, --model): fullgraph
+against the machine's memory bandwidth and against PyTorch, on the same machine in one go.
 
 For each graph: R-MAT scale 18 and 20 (edge factor 16, generated with `fullgraph generate
 rmat`) and the largest SNAP graph in ../shared/data/snap/ (its nodes the ids that occur, as
@@ -21,16 +21,19 @@ earlier versions read it) -- with 128 random features and 32 degree-quantile cla
   3. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
      the faster of its COO and CSR formats, the same work per epoch) right after each model's
      fullgraph runs of a repeat, and reports the ratio of the medians.
-With --model gcn,sage each repeat runs every model in turn (fullgraph, then its peer), so that
-both see the same load, and a second table gives for each graph and order the SAGE epoch over
-the GCN epoch of the same widths (fullgraph's and PyTorch's: the median over the repeats of each
-repeat's ratio) and the SpMM and GEMM shares of fullgraph's epoch for each model.
+With --model gcn,sage (or gcn,sage,gin, or gcn,gin) each repeat runs every model in turn
+(fullgraph, then its peer), so that all see the same load, and a second table gives for each
+graph, order and model other than the GCN its epoch over the GCN epoch of the same widths
+(fullgraph's and PyTorch's: the median over the repeats of each repeat's ratio) and the SpMM and
+GEMM shares of fullgraph's epoch for both models.
 Peak memory is also compared with graph + features + (L + 3) activation buffers of
-nodes x 128 floats + parameters (the issue's yardstick) and with `fullgraph info`'s estimate.
+nodes x 128 floats + parameters (the issue's yardstick; the parameters the model's: SAGE two
+matrices of w_in x w_out a layer, GIN w_in x w_out and w_out x w_out and two biases) and with
+`fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
            [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder auto|none|degree|rcm]
-           [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gcn,sage]
+           [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gin|gcn,sage,gin]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
 -scipy.
@@ -154,13 +157,15 @@ MEDIANS = ("epoch_seconds", "spmm_seconds", "gemm_seconds", "rest_seconds", "spm
 
 def yardstick(nodes, entries, model="gcn"):
     """graph + features + (L + 3) activation buffers of nodes x HIDDEN + parameters, bytes
-    (SAGE: two weight matrices a layer)."""
+    (SAGE: two weight matrices a layer; GIN: the MLP's two Linears, w_in -> w_out -> w_out)."""
     graph = 8 * (nodes + 1) + 8 * entries
     feats = 4 * nodes * FEATURES
     bufs = (LAYERS + 3) * 4 * nodes * HIDDEN
     widths = [FEATURES] + [HIDDEN] * (LAYERS - 1) + [CLASSES]
     mats = 2 if model == "sage" else 1
     params = 4 * sum(mats * widths[i] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
+    if model == "gin":                            # Linear_2: w_out x w_out and its bias
+        params += 4 * sum(widths[i + 1] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
     return graph + feats + bufs + params
 
 
@@ -186,8 +191,8 @@ def main():
                     "table gives their medians and the range of SpMM / triad (PyTorch runs once "
                     "a repeat too, after its model's fullgraph runs)")
     ap.add_argument("--model", default="gcn",
-                    help="gcn, sage, or both separated by commas: each graph is trained with "
-                    "each, the models taking turns within every repeat")
+                    help="gcn, sage, gin, or several separated by commas: each graph is "
+                    "trained with each, the models taking turns within every repeat")
     args = ap.parse_args()
     fg = os.path.abspath(args.fullgraph)
     if not os.access(fg, os.X_OK):
@@ -201,8 +206,9 @@ def main():
             sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
     models = args.model.split(",")
     for m in models:
-        if m not in ("gcn", "sage") or models.count(m) > 1:
-            sys.exit(f"single_process.py: bad --model '{args.model}' (gcn, sage, once each)")
+        if m not in ("gcn", "sage", "gin") or models.count(m) > 1:
+            sys.exit(f"single_process.py: bad --model '{args.model}' (gcn, sage, gin, once "
+                     "each)")
 
     graphs = []
     for g in args.graphs.split(","):
@@ -261,28 +267,28 @@ def main():
                 med = statistics.median_low(t["mean_epoch_seconds"] for t in ts)
                 g["torch"] = next(t for t in ts if t["mean_epoch_seconds"] == med)
                 g["torch_runs"] = ts
-                # SAGE's Ã drops the self loop every node has as loaded
-                want = entries - (nodes if m == "sage" else 0)
+                # SAGE's and GIN's Ã drop the self loop every node has as loaded
+                want = entries - (nodes if m in ("sage", "gin") else 0)
                 for t in ts:
                     if t["adjacency_entries"] != want:
                         print(f"warning: PyTorch's {m} operator has {t['adjacency_entries']} "
                               f"entries, fullgraph's {want}", file=sys.stderr)
             report["graphs"].append(g)
-        if "gcn" in models and "sage" in models:
+        for mo in (m for m in models if m != "gcn" and "gcn" in models):
             for o in orders:
                 ratio = [s["epoch_seconds"] / c["epoch_seconds"]
-                         for s, c in zip(runs["sage"][o], runs["gcn"][o])]
-                c = {"graph": name, "reorder": o, "fullgraph_sage_over_gcn": ratio,
+                         for s, c in zip(runs[mo][o], runs["gcn"][o])]
+                c = {"graph": name, "reorder": o, "model": mo, "fullgraph_over_gcn": ratio,
                      "share": {m: {"spmm": statistics.median(r["spmm_seconds"] / r["epoch_seconds"]
                                                              for r in runs[m][o]),
                                    "gemm": statistics.median(r["gemm_seconds"] / r["epoch_seconds"]
                                                              for r in runs[m][o])}
-                               for m in models}}
+                               for m in ("gcn", mo)}}
                 if not args.no_peer:
-                    c["torch_sage_over_gcn"] = [
+                    c["torch_over_gcn"] = [
                         s["mean_epoch_seconds"] / t["mean_epoch_seconds"]
-                        for s, t in zip(peers["sage"], peers["gcn"])]
-                report.setdefault("sage_over_gcn", []).append(c)
+                        for s, t in zip(peers[mo], peers["gcn"])]
+                report.setdefault("over_gcn", []).append(c)
     report["load_after"] = os.getloadavg()
 
     rows = []
@@ -322,24 +328,24 @@ def main():
           f"SpMM / triad's range in brackets; load average "
           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "
           f"({report['started']}).", "", head, sep] + rows
-    if report.get("sage_over_gcn"):
-        md += ["", "SAGE against GCN of the same widths: epoch time (fullgraph's SpMM share, GEMM "
-               "share); SAGE / GCN the median over the repeats of each repeat's ratio.", "",
-               "| graph | reorder | GCN epoch s (SpMM, GEMM) | SAGE epoch s (SpMM, GEMM) | "
-               "SAGE / GCN |" + (" PyTorch SAGE / GCN |" if not args.no_peer else ""),
-               "|---|---|---:|---:|---:|" + ("---:|" if not args.no_peer else "")]
-        for c in report["sage_over_gcn"]:
+    if report.get("over_gcn"):
+        md += ["", "Each model against GCN of the same widths: epoch time (fullgraph's SpMM share, "
+               "GEMM share); model / GCN the median over the repeats of each repeat's ratio.", "",
+               "| graph | reorder | model | GCN epoch s (SpMM, GEMM) | model epoch s (SpMM, GEMM) "
+               "| model / GCN |" + (" PyTorch model / GCN |" if not args.no_peer else ""),
+               "|---|---|---|---:|---:|---:|" + ("---:|" if not args.no_peer else "")]
+        for c in report["over_gcn"]:
             cells = []
-            for m in ("gcn", "sage"):
+            for m in ("gcn", c["model"]):
                 rs = next(g for g in report["graphs"]
                           if g["graph"] == c["graph"] and g["model"] == m)["fullgraph"]
                 e = statistics.median(x["epoch_seconds"] for x in rs[c["reorder"]])
                 cells.append(f"{e:.3f} ({c['share'][m]['spmm']:.0%}, "
                              f"{c['share'][m]['gemm']:.0%})")
-            row = (f"| {c['graph']} | {c['reorder']} | {cells[0]} | {cells[1]} | "
-                   f"{statistics.median(c['fullgraph_sage_over_gcn']):.2f} |")
-            if "torch_sage_over_gcn" in c:
-                row += f" {statistics.median(c['torch_sage_over_gcn']):.2f} |"
+            row = (f"| {c['graph']} | {c['reorder']} | {c['model'].upper()} | {cells[0]} | "
+                   f"{cells[1]} | {statistics.median(c['fullgraph_over_gcn']):.2f} |")
+            if "torch_over_gcn" in c:
+                row += f" {statistics.median(c['torch_over_gcn']):.2f} |"
             md.append(row)
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:

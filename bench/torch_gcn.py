@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_gcn.py -- the PyTorch peer of `fullgraph train` (--model gcn|sage) for
+"""torch_gcn.py -- the PyTorch peer of `fullgraph train` (--model gcn|sage|gin) for
 bench/single_process.py.
 
 The same full-graph GCN as fullgraph: Â = D^-1/2 (A + I) D^-1/2 of the undirected,
@@ -18,13 +18,20 @@ node without neighbours gets 0), each layer lin_neigh(Ã D) + lin_self(D), or Ã
 lin_self(D) where fullgraph's rule aggregates last, with one bias (lin_neigh's), Glorot weights
 and the L2 decay on both of the first layer's weights; everything else as the GCN.
 
-Sparse format: the one (COO or CSR) whose product Â·X (SAGE: Ã·X) is fastest on this graph,
-timed before training. Prints one JSON object: epoch seconds, the mean of the epochs after the
-first two, the sparse format used, the peak resident memory of the process, the model, and the
-graph's sizes (to check that it is the graph fullgraph read; SAGE's Ã has no diagonal, so n
-entries fewer than Â).
+--model gin: GIN as `fullgraph train --model gin` (eps 0): the operator A of the same graph
+without self loops, every entry 1 (row i the sum over i's neighbours), each layer
+Linear_2(ReLU(Linear_1(Ã D + (1 + eps) D))), always aggregating first, both Linears mapping to
+the layer's output width, Glorot weights, zero biases, and the L2 decay on both of the first
+layer's weights (fullgraph decays the first GIN layer's two stack layers); everything else as
+the GCN.
 
-usage: torch_gcn.py EDGES --threads T [--model gcn|sage] [--epochs 10]
+Sparse format: the one (COO or CSR) whose product Â·X (SAGE and GIN: Ã·X) is fastest on this
+graph, timed before training. Prints one JSON object: epoch seconds, the mean of the epochs
+after the first two, the sparse format used, the peak resident memory of the process, the model,
+and the graph's sizes (to check that it is the graph fullgraph read; SAGE's and GIN's Ã have no
+diagonal, so n entries fewer than Â).
+
+usage: torch_gcn.py EDGES --threads T [--model gcn|sage|gin] [--epochs 10]
                     [--widths 128,128,128,32] [--format auto|coo|csr] [--dropout 0.5]
                     [--seed 0] [--keep-ids]
 """
@@ -73,13 +80,17 @@ def read_snap(path, keep_ids=False):
 
 def normalized_adjacency(src, dst, n, model="gcn"):
     """The model's operator (CSR, float32) and each node's degree in A + I (the labels' key):
-    gcn Â = D^-1/2 (A + I) D^-1/2, sage Ã = D^-1 A without self loops (empty rows stay empty)."""
+    gcn Â = D^-1/2 (A + I) D^-1/2, sage Ã = D^-1 A without self loops (empty rows stay empty),
+    gin Ã = A without self loops."""
     ones = np.ones(len(src), dtype=np.float32)
     a = sp.coo_matrix((ones, (dst, src)), shape=(n, n)).tocsr()
     a = a + a.T                                   # undirected
     a = a - sp.diags(a.diagonal(), format="csr")  # no self loops yet
     a.eliminate_zeros()
     a.data[:] = 1.0                               # deduplicated
+    if model == "gin":
+        a.sort_indices()                          # the plain sum: A as it is
+        return a.astype(np.float32), np.asarray(a.sum(axis=1)).ravel() + 1
     if model == "sage":
         a.sort_indices()
         deg = np.asarray(a.sum(axis=1)).ravel()
@@ -171,9 +182,42 @@ class SAGE(torch.nn.Module):
         return [self.neigh[0].weight, self.self_[0].weight]
 
 
+class GIN(torch.nn.Module):
+    """Z = Linear_2(ReLU(Linear_1(Ã D + (1 + eps) D))), eps 0 (GINConv's form, eps not learned):
+    both Linears map to the layer's output width."""
+
+    def __init__(self, widths, p, eps=0.0):
+        super().__init__()
+        self.p = p
+        self.eps = eps
+        self.lin1 = torch.nn.ModuleList()
+        self.lin2 = torch.nn.ModuleList()
+        for l in range(len(widths) - 1):
+            wi, wo = widths[l], widths[l + 1]
+            lin1, lin2 = torch.nn.Linear(wi, wo), torch.nn.Linear(wo, wo)
+            for lin in (lin1, lin2):
+                torch.nn.init.xavier_uniform_(lin.weight)
+                torch.nn.init.zeros_(lin.bias)
+            self.lin1.append(lin1)
+            self.lin2.append(lin2)
+
+    def forward(self, a, x):
+        h = x
+        for l, (lin1, lin2) in enumerate(zip(self.lin1, self.lin2)):
+            h = torch.nn.functional.dropout(h, self.p, self.training)
+            y = torch.sparse.mm(a, h) + (1 + self.eps) * h   # Ã D + (1 + eps) D
+            h = lin2(torch.relu(lin1(y)))
+            if l + 1 < len(self.lin1):
+                h = torch.relu(h)
+        return h
+
+    def first_weights(self):
+        return [self.lin1[0].weight, self.lin2[0].weight]
+
+
 def run(a, x, y, masks, widths, args, epochs):
     torch.manual_seed(args.seed)
-    model = (GCN if args.model == "gcn" else SAGE)(widths, args.dropout)
+    model = {"gcn": GCN, "sage": SAGE, "gin": GIN}[args.model](widths, args.dropout)
     # L2 weight decay on the first layer's weights only, as fullgraph (Kipf & Welling)
     first = {id(w) for w in model.first_weights()}
     decay = [w for w in model.parameters() if id(w) in first]
@@ -206,7 +250,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("edges")
     ap.add_argument("--threads", type=int, required=True)
-    ap.add_argument("--model", default="gcn", choices=["gcn", "sage"])
+    ap.add_argument("--model", default="gcn", choices=["gcn", "sage", "gin"])
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--widths", default="128,128,128,32")
     ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr"])
@@ -234,7 +278,7 @@ def main():
 
     formats = ["coo", "csr"] if args.format == "auto" else [args.format]
     trial = {}
-    if len(formats) > 1:   # the format whose Â·X (n x w_0; SAGE Ã·X) is fastest, best of three
+    if len(formats) > 1:   # the format whose Â·X (n x w_0; SAGE, GIN Ã·X) is fastest, best of 3
         for f in formats:
             try:
                 at = to_torch(a, f)
