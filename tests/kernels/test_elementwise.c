@@ -1,6 +1,7 @@
 /* test_elementwise.c -- ReLU, bias add and dropout: values, gradients against central
  * differences in double, dropout tuned vs reference and the dropout mask's independence from
- * row order and subset (global ids), bias gradient determinism. */
+ * row order and subset (global ids), bias gradient determinism; axpy and the dot product (GIN's
+ * epsilon gradient) against plain loops, the dot's bits the same at every thread count. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,8 +259,43 @@ static void test_dropout_backward(void) {
   free(num);
 }
 
+/* ---- axpy, dot ---- */
+
+static void test_axpy_dot(void) {
+  static const int64_t sizes[] = {0, 1, 63, 64, 65, 1000, 40000, 100003};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    const int64_t n = sizes[k];
+    float *x = malloc((size_t)(n + 1) * sizeof *x), *y = malloc((size_t)(n + 1) * sizeof *y);
+    float *z = malloc((size_t)(n + 1) * sizeof *z);
+    double plain = 0.0, dots[3];
+    int same = 1;
+    if (!x || !y || !z) exit(2);
+    for (int64_t i = 0; i < n; i++) {
+      x[i] = (float)(2.0 * kt_u(31, (uint64_t)i, 0) - 1.0);
+      y[i] = (float)(2.0 * kt_u(32, (uint64_t)i, 0) - 1.0);
+      z[i] = y[i];
+      plain += (double)x[i] * (double)y[i];
+    }
+    fg_axpy(z, -0.75f, x, n);
+    for (int64_t i = 0; i < n; i++) same &= z[i] == y[i] + -0.75f * x[i];
+    EXPECT_MSG(same, "axpy of %lld elements differs from y + a x", (long long)n);
+    for (int t = 1; t <= 3; t++) {
+      kt_set_threads(t);
+      dots[t - 1] = fg_dot(x, y, n);
+    }
+    kt_set_threads(2);
+    EXPECT_MSG(fabs(dots[0] - plain) <= 1e-12 * (1.0 + fabs(plain)) * (double)(n + 1),
+               "dot of %lld elements: %.17g, plain loop %.17g", (long long)n, dots[0], plain);
+    EXPECT_MSG(dots[0] == dots[1] && dots[1] == dots[2],
+               "dot of %lld elements differs with the thread count", (long long)n);
+    free(x);
+    free(y);
+    free(z);
+  }
+}
 
 int main(void) {
+  test_axpy_dot();
   test_relu();
   test_bias();
   test_dropout_values();
