@@ -129,6 +129,28 @@ void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, in
  * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale);
 
+/* ---- quantized messages (quant.c) ------------------------------------------------------ */
+/* Each of rows x cols values becomes a `bits`-bit code (bits 2, 4 or 8): per row zero = its
+ * minimum and scale = (max - min) / (2^bits - 1) (0 for a constant row, which dequantizes to
+ * itself exactly), code = floor((x - zero) / scale + u) clamped to [0, 2^bits - 1] with u
+ * uniform in [0, 1) drawn from (seed, FG_RNG_QUANTIZE, key, row id, column), so that zero +
+ * scale * code is x in expectation (stochastic rounding). row_ids (NULL: 0..rows-1) name the
+ * rows, so the codes do not depend on the rows' order or the thread count; the caller folds
+ * what else distinguishes a message (epoch, layer, direction, sender) into key. Codes are
+ * packed 8 / bits a byte, the first column in the low bits, fg_quant_row_bytes a row. Rows must
+ * be finite. */
+int64_t fg_quant_row_bytes(int64_t cols, int bits);
+void fg_quantize_rows(const float *x, int64_t rows, int64_t cols, int bits, uint64_t seed,
+                      uint64_t key, const int64_t *row_ids, uint8_t *codes, float *scale,
+                      float *zero);
+void fg_dequantize_rows(const uint8_t *codes, const float *scale, const float *zero,
+                        int64_t rows, int64_t cols, int bits, float *out);
+void fg_quantize_rows_ref(const float *x, int64_t rows, int64_t cols, int bits, uint64_t seed,
+                          uint64_t key, const int64_t *row_ids, uint8_t *codes, float *scale,
+                          float *zero);
+void fg_dequantize_rows_ref(const uint8_t *codes, const float *scale, const float *zero,
+                            int64_t rows, int64_t cols, int bits, float *out);
+
 /* ---- optimizer ---------------------------------------------------------------- */
 typedef struct fg_adam_params {
   float lr, beta1, beta2, eps;
