@@ -260,11 +260,17 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
                        int64_t ldc);
 float *fg_model_other_work(const fg_model *m, const float *x);
 
-/* residual.c, for the stack: whether stack layer l ends a residual block (adds R to its
- * output) or starts one (its input is a source); the projection's block of l0 within blocks
+/* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
+ * without residual connections (the one rule, also before a model exists): whether stack layer
+ * l starts a block (its input is a source), ends one (adds R to its output), or lies in one (a
+ * hop of R under 3d). The model's own: fg_residual_source, fg_residual_end. The projection's
+ * block of l0 within blocks
  * (m->W or m->dW), NULL when the widths agree; R added into H[l1 + 1] after the block end's
  * ReLU; and from dH (the gradient of H[l1 + 1] after the next dropout's backward) dP and the
  * source's gradient (into Hres[l0], for l0 > 0). Collective under 3d. */
+int fg_residual_starts(int residual, int S, int L, int l);
+int fg_residual_ends(int residual, int S, int L, int l);
+int fg_residual_hop(int residual, int S, int L, int l);
 int fg_residual_end(const fg_model *m, int l);
 int fg_residual_source(const fg_model *m, int l);
 float *fg_residual_proj(const fg_model *m, int l0, float **blocks);

@@ -182,18 +182,10 @@ static const fg_layer_kind *stack_kind(const fg_model_kind *kind, int l) {
   return kind->stage[l % kind->stages];
 }
 
-/* Residual blocks of a stack of L layers, S a model layer (residual.c's rule, before a model
- * exists): l starts a block (its input is a source), l ends one, or l is inside one; and the
- * matrices of l: its kind's, and the projection of a source whose block changes the width. */
-static int res_source(int residual, int S, int L, int l) {
-  return residual && l % S == 0 && l + S < L;
-}
-static int res_end(int residual, int S, int L, int l) {
-  return residual && (l + 1) % S == 0 && l + 1 < L;
-}
 int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const int64_t *w, int l) {
   const int S = kind->stages;
-  return stack_kind(kind, l)->mats + (res_source(residual, S, L, l) && w[l] != w[l + S]);
+  return stack_kind(kind, l)->mats +
+         (fg_residual_starts(residual, S, L, l) && w[l] != w[l + S]);
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
@@ -212,9 +204,9 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
   *h_total = *s_total = 0;
   for (int l = 0; l < L; l++) {
     /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
-    if (l > 0 && res_source(residual, S, L, l)) *s_total += sh[l].n_in * sh[l].w_in;
-    if (res_end(residual, S, L, l)) *s_total += sh[l].n_out * sh[l].w_out;
-    if (move_ok && residual && l < L - S) /* every layer of a block is a hop */
+    if (l > 0 && fg_residual_starts(residual, S, L, l)) *s_total += sh[l].n_in * sh[l].w_in;
+    if (fg_residual_ends(residual, S, L, l)) *s_total += sh[l].n_out * sh[l].w_out;
+    if (move_ok && fg_residual_hop(residual, S, L, l))
       *s_total += sh[l].n_out * (sh[l].w_in + sh[l].w_out);
     *h_total += sh[l].n_out * sh[l].w_out;
     if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
@@ -374,7 +366,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     m->scal[l] = cfg->gin_eps_learn && k->eps;
     m->mats[l] = fg_model_layer_mats(kind, cfg->residual, L, m->widths, l);
     /* a hop without a projection copies columns: its widths must agree */
-    FG_REQUIRE(!cfg->residual || l >= L - kind->stages || m->mats[l] > k->mats ||
+    FG_REQUIRE(!fg_residual_hop(cfg->residual, kind->stages, L, l) || m->mats[l] > k->mats ||
                    m->widths[l] == m->widths[l + 1],
                FG_ERR_INVALID_ARG, "--residual: stack layer %d maps width %lld to %lld inside "
                "a block without a projection", l, (long long)m->widths[l],
@@ -443,7 +435,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
     if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
     if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
-    if (move_ok && m->residual && l < L - kind->stages) {
+    if (move_ok && fg_residual_hop(m->residual, kind->stages, L, l)) {
       FG_ALLOC_ACT(m->RM[l], sh->n_out * sh->w_in);
       FG_ALLOC_ACT(m->RT[l], sh->n_out * sh->w_out);
     }

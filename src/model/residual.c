@@ -21,12 +21,23 @@
 
 #include "model/fg_model.h"
 
+/* Every model layer but the last is a block: stack layers l0 = k S .. l1 = k S + S - 1. */
+int fg_residual_starts(int residual, int S, int L, int l) {
+  return residual && l % S == 0 && l + S < L;
+}
+
+int fg_residual_ends(int residual, int S, int L, int l) {
+  return residual && (l + 1) % S == 0 && l + 1 < L;
+}
+
+int fg_residual_hop(int residual, int S, int L, int l) { return residual && l < L - S; }
+
 int fg_residual_end(const fg_model *m, int l) {
-  return m->residual && (l + 1) % m->kind->stages == 0 && l + 1 < m->layers;
+  return fg_residual_ends(m->residual, m->kind->stages, m->layers, l);
 }
 
 int fg_residual_source(const fg_model *m, int l) {
-  return m->residual && l % m->kind->stages == 0 && l + m->kind->stages < m->layers;
+  return fg_residual_starts(m->residual, m->kind->stages, m->layers, l);
 }
 
 float *fg_residual_proj(const fg_model *m, int l0, float **blocks) {

@@ -22,26 +22,16 @@ fg_status fg_halo_volumes(const fg_csr *B, const int64_t *offs, int parts, fg_ha
   for (int p = 0; p < parts; p++)
     for (int64_t v = offs[p]; v < offs[p + 1]; v++) owner[v] = p;
   for (int64_t v = 0; v < n; v++) lid[v] = rid[v] = -1;
+  /* room for every in-edge of the largest block */
+  for (int r = 0; r < parts; r++)
+    cap = FG_MAX(cap, B->rowptr[offs[r + 1]] - B->rowptr[offs[r]]);
+  FG_ALLOC(src, FG_MAX(cap, 1));
+  FG_ALLOC(dst, FG_MAX(cap, 1));
+  FG_ALLOC(adj, FG_MAX(cap, 1));
+  FG_ALLOC(ptr, cap + 1);
+  FG_ALLOC(cl, FG_MAX(cap, 1));
+  FG_ALLOC(cr, FG_MAX(cap, 1));
   for (int r = 0; r < parts; r++) {
-    const int64_t e0 = B->rowptr[offs[r]], e1 = B->rowptr[offs[r + 1]];
-    if (e1 - e0 > cap) { /* room for every in-edge of this block */
-      cap = e1 - e0;
-      free(src);
-      free(dst);
-      free(adj);
-      free(ptr);
-      free(cl);
-      free(cr);
-      src = dst = ptr = NULL;
-      adj = NULL;
-      cl = cr = NULL;
-      FG_ALLOC(src, cap);
-      FG_ALLOC(dst, cap);
-      FG_ALLOC(adj, cap);
-      FG_ALLOC(ptr, cap + 1);
-      FG_ALLOC(cl, cap);
-      FG_ALLOC(cr, cap);
-    }
     /* the cut in-edges (source v, destination u), bucketed by the source's block */
     memset(start, 0, ((size_t)parts + 1) * sizeof *start);
     for (int64_t u = offs[r]; u < offs[r + 1]; u++)
