@@ -163,6 +163,11 @@ typedef struct fg_train_config {
                               computed (default 1) */
   int learn_features;      /* 3d: train the input features too (sharded with their Adam state) */
   int double_perm;         /* 3d: different random row and column permutations (Plexus 5.1) */
+  const char *aggregation; /* halo: what crosses a cut -- "pre" (the sender's partial sums),
+                              "post" (the source rows), "hybrid" (NULL: a minimum vertex cover
+                              of each cut, edge by edge the cheaper) */
+  const char *quantize;    /* halo: the exchanged rows as "int8", "int4" or "int2" codes with
+                              stochastic rounding; "none" (NULL) float32 */
   const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
                                    --calibrate); NULL = built-in defaults */
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */

@@ -56,6 +56,11 @@ void fg_dist_count_recv(fg_dist *d, int64_t bytes) {
   d->counters.msgs_recv[d->phase] += 1;
 }
 
+void fg_dist_count_params(fg_dist *d, int64_t sent, int64_t recv) {
+  d->counters.param_bytes_sent[d->phase] += sent;
+  d->counters.param_bytes_recv[d->phase] += recv;
+}
+
 fg_status fg_dist_agree(fg_dist *d, fg_status local) {
   fg_status st = FG_OK;
   struct { int value, rank; } mine = {(int)local, d->rank}, worst;

@@ -16,6 +16,9 @@ enum { FG_PHASE_SETUP = 0, FG_PHASE_FORWARD, FG_PHASE_BACKWARD, FG_PHASE_GRADS,
 typedef struct fg_comm_counters {
   int64_t bytes_sent[FG_PHASE_COUNT], bytes_recv[FG_PHASE_COUNT];
   int64_t msgs_sent[FG_PHASE_COUNT], msgs_recv[FG_PHASE_COUNT];
+  /* the part of bytes_sent / bytes_recv that is not data but the parameters of quantized rows
+   * (each row's scale and zero point: SuperGCN Table 4's two columns) */
+  int64_t param_bytes_sent[FG_PHASE_COUNT], param_bytes_recv[FG_PHASE_COUNT];
   double seconds_comm; /* time inside communication calls (includes waiting) */
   double seconds_wait; /* part of it spent blocked in waits after computing */
 } fg_comm_counters;
@@ -82,6 +85,8 @@ fg_status fg_dist_waitall(fg_dist *d, MPI_Request *reqs, int n, int overlapped);
 /* Count a message in the current phase. */
 void fg_dist_count_send(fg_dist *d, int64_t bytes);
 void fg_dist_count_recv(fg_dist *d, int64_t bytes);
+/* Of the bytes counted (by the two above), how many were quantization parameters. */
+void fg_dist_count_params(fg_dist *d, int64_t sent, int64_t recv);
 
 /* Narrow an element count for MPI (error beyond INT_MAX). */
 fg_status fg_mpi_count(int64_t n, int *out);

@@ -601,6 +601,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const int drop = training && p > 0.0f;
   const float pp = drop ? p : 0.0f;
   double t0;
+  s->epoch = epoch; /* keys the scheme's own random draws (quantized messages) */
   for (int l = 0; l < L && m->wblk; l++)
     FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->mats[l], m->vecs[l],
                                     m->scal[l], m->params + m->poff[l], m->W[l]));
@@ -660,6 +661,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
   fg_status st = FG_OK;
   const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
   float *cur = dlogits; /* dZ_l (n_out, w_out) */
+  s->epoch = epoch;
   for (int l = m->layers - 1; l >= 0; l--) {
     const fg_layer_shape *sh = &m->shape[l];
     float *v = NULL; /* dD_l (n_in, w_in) */

@@ -26,7 +26,9 @@ enum {
   FG_SOPT_DOUBLE_PERM = 1u << 6,    /* --double-perm */
   FG_SOPT_AGG_BLOCKS = 1u << 7,     /* --agg-blocks N > 1 */
   FG_SOPT_LEARN_FEATURES = 1u << 8, /* --learn-features */
-  FG_SOPT_COUNT = 9
+  FG_SOPT_AGGREGATION = 1u << 9,    /* --aggregation pre|post|hybrid */
+  FG_SOPT_QUANTIZE = 1u << 10,      /* --quantize int8|int4|int2 */
+  FG_SOPT_COUNT = 11
 };
 
 typedef struct fg_scheme_info fg_scheme_info;
@@ -45,7 +47,8 @@ typedef fg_status (*fg_scheme_predict_fn)(const fg_dataset *ds, const fg_plan_co
 typedef enum fg_volume_kind {
   FG_VOLUME_NONE = 0, /* no exchange (one process) */
   FG_VOLUME_BCAST,    /* staged broadcasts of whole blocks (1d) */
-  FG_VOLUME_HALO      /* only the referenced rows (1d-sa) */
+  FG_VOLUME_HALO,     /* only the referenced rows (1d-sa) */
+  FG_VOLUME_COVER     /* a vertex cover of each cut, pre/post/hybrid (halo; fg_halo.h) */
 } fg_volume_kind;
 
 struct fg_scheme_info {
@@ -63,6 +66,8 @@ struct fg_scheme_info {
                                they are normalized): the memory budget counts them once */
   int plan_min_ranks;       /* plan and --scheme auto consider it from this many ranks (1d on one
                                rank is serial with copies) */
+  const char *default_order; /* the vertex order when --order is not given (NULL: natural);
+                               taken only where it is available (METIS found at build time) */
 };
 
 int fg_scheme_registry_size(void);
@@ -73,6 +78,10 @@ uint32_t fg_scheme_bit(const fg_scheme_info *e);
 const fg_scheme_info *fg_scheme_lookup(const char *name);
 /* "serial, 1d, 1d-sa, 3d": every name, for messages. */
 const char *fg_scheme_names(void);
+
+/* The order a run of row e lays its vertices out in: the one given, else the row's default when
+ * this build has it, else NULL (natural). */
+const char *fg_scheme_order(const fg_scheme_info *e, const char *given);
 
 /* The options a training configuration uses (FG_SOPT_* bits). */
 unsigned fg_scheme_options_of(const fg_train_config *cfg);

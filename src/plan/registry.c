@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "plan/fg_plan.h"
+#include "graph/fg_order.h"
 #include "plan/fg_registry.h"
 
 static int default_one_rank(int ranks) { return ranks == 1; }
@@ -34,6 +35,15 @@ static const fg_scheme_info registry[] = {
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_HALO,
      .plan_min_ranks = 2},
+    {.name = "halo",
+     .summary = "vertex partition, a vertex cover of each cut sent pre- or post-aggregated, "
+                "optionally int8/4/2 rows (SuperGCN)",
+     .create = fg_scheme_halo_create,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_AGG_LAST |
+                FG_SOPT_AGGREGATION | FG_SOPT_QUANTIZE,
+     .volume = FG_VOLUME_COVER,
+     .plan_min_ranks = 2,
+     .default_order = "metis"},
     {.name = "3d",
      .summary = "an X x Y x Z grid, rows and columns cut in two dimensions (Plexus)",
      .create = fg_scheme_3d_create,
@@ -79,7 +89,8 @@ const char *fg_scheme_names(void) {
 
 static const char *const option_flags[FG_SOPT_COUNT] = {
     "--order random", "--order metis", "--overlap",   "--reorder",       "--agg-order last",
-    "--grid",         "--double-perm", "--agg-blocks", "--learn-features"};
+    "--grid",         "--double-perm", "--agg-blocks", "--learn-features", "--aggregation",
+    "--quantize"};
 
 const char *fg_scheme_option_flag(unsigned bit) {
   for (int k = 0; k < FG_SOPT_COUNT; k++)
@@ -99,7 +110,17 @@ unsigned fg_scheme_options_of(const fg_train_config *c) {
   if (c->double_perm) o |= FG_SOPT_DOUBLE_PERM;
   if (c->agg_blocks > 1) o |= FG_SOPT_AGG_BLOCKS;
   if (c->learn_features) o |= FG_SOPT_LEARN_FEATURES;
+  if (c->aggregation) o |= FG_SOPT_AGGREGATION;
+  if (c->quantize && strcmp(c->quantize, "none") != 0) o |= FG_SOPT_QUANTIZE;
   return o;
+}
+
+const char *fg_scheme_order(const fg_scheme_info *e, const char *given) {
+  fg_order_kind k;
+  if (given) return given;
+  if (e && e->default_order && fg_order_parse(e->default_order, &k) == FG_OK)
+    return e->default_order;
+  return NULL;
 }
 
 /* The first option of `given` that row e does not take (0: none). */

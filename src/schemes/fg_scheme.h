@@ -38,6 +38,8 @@ typedef struct fg_scheme_config {
   int double_perm;     /* 3d: different row and column permutations (Plexus 5.1) */
   int agg_blocks;      /* 3d: row blocks per aggregation, each reduced as soon as it is done */
   int learn_features;  /* 3d: the input features are parameters, cut along Z */
+  int aggregation;     /* halo: the cut's rule, an fg_halo_rule (0 hybrid, 1 pre, 2 post) */
+  int quantize_bits;   /* halo: rows exchanged as 2-, 4- or 8-bit codes (0: float32) */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
                           shared with the planner and the memory check; NULL: build privately */
 } fg_scheme_config;
@@ -151,6 +153,8 @@ struct fg_scheme {
                              nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
   const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
   char note[512];          /* a line for the run's log about the layout ("" none) */
+  uint64_t epoch;          /* the epoch of the pass under way (the model's forward and backward
+                              set it): keys the random draws of quantized messages */
   void *impl;
 };
 
@@ -223,6 +227,10 @@ fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_sche
 /* Sparsity-aware 1D: exchange of exactly the referenced rows (scheme_1d_sa.c). */
 fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds,
                                  const fg_scheme_config *cfg, fg_scheme **out);
+/* SuperGCN's halo exchange: pre, post or hybrid aggregation over a vertex cover of each cut,
+ * optionally quantized rows (scheme_halo.c). */
+fg_status fg_scheme_halo_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                                fg_scheme **out);
 /* 3D (Plexus): a grid of ranks, rows and columns cut in two dimensions (scheme_3d.c). */
 fg_status fg_scheme_3d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                               fg_scheme **out);

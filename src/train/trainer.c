@@ -12,6 +12,7 @@
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
 #include "schemes/fg_grid3d.h"
+#include "schemes/fg_halo.h"
 #include "schemes/fg_scheme.h"
 #include "train/fg_checkpoint.h"
 #include "train/fg_membudget.h"
@@ -55,6 +56,8 @@ static fg_status validate(const fg_train_config *c) {
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
              c->ranks_per_node);
   FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, c->gin_eps, &(fg_model_choice){0}));
+  FG_CHECK(fg_halo_rule_parse(c->aggregation, &(fg_halo_rule){FG_HALO_HYBRID}));
+  FG_CHECK(fg_halo_quant_parse(c->quantize, &(int){0}));
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
@@ -220,7 +223,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   }
   FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid, &r->lay, r->mem_bytes));
   sc.name = r->info->name;
-  sc.order = cfg->order;
+  sc.order = fg_scheme_order(r->info, cfg->order);
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
@@ -236,6 +239,13 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.double_perm = cfg->double_perm;
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;
+  {
+    fg_halo_rule rule = FG_HALO_HYBRID;
+    st = fg_halo_rule_parse(cfg->aggregation, &rule);
+    if (st == FG_OK) st = fg_halo_quant_parse(cfg->quantize, &sc.quantize_bits);
+    sc.aggregation = (int)rule;
+    FG_CHECK(fg_dist_agree(d, st));
+  }
   sc.layouts = d->rank == 0 ? &r->lay : NULL;
   FG_CHECK(r->info->create(d, ds, &sc, &r->s));
   fg_layouts_free(&r->lay); /* distributed: rank 0 keeps no copy */
