@@ -44,94 +44,111 @@ typedef struct row {
   const char *norm;     /* --norm; NULL none */
   const char *gin_eps;  /* --gin-eps; NULL 0 */
   int residual;         /* --residual */
+  const char *aggregation; /* halo: --aggregation; NULL hybrid */
 } row;
 
 /* The table. A grid scheme's row runs on every grid of P. */
 static const row table[] = {
     /* 1D schemes: every order, with and without overlap, on an undirected graph, a directed
      * one (Âᵀ has its own plan) and a path with an empty block at P = 5 */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_TINY, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0, NULL},
     /* 3d: depths 2 to 4 (shards cycle after 3), the single and the double permutation, blocked
      * aggregation, learned features; uneven and empty blocks */
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 4, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 3, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 2, 1, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 0, 1, 1, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
     /* GraphSAGE (two weight products, the self term through move_rows, a row-normalized Â
      * without self loops: its transpose is its own), and the other normalizations */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0},
-    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0},
-    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym", NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0, NULL},
+    {TEST_DATA_TINY, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", "sym", NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 3, 0, 2, FG_AGG_AUTO, "sage", "sum", NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, "mean", NULL, NULL, 0, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
     /* LayerNorm on the hidden layers: row statistics over 3d's column split */
-    {TEST_DATA_CORA, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
-    {TEST_DATA_RMAT, "1d", NULL, 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "layer", NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 2, 0, 3, FG_AGG_AUTO, NULL, NULL, "layer", NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 4, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0},
+    {TEST_DATA_CORA, "1d-sa", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", NULL, 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "layer", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 2, 0, 3, FG_AGG_AUTO, NULL, NULL, "layer", NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 4, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0, NULL},
     /* GIN: two stack layers a layer (the second a Linear: 3d moves its rows through the
      * identity's shard), a plain sum without self loops, epsilon fixed and learned (its
      * gradient summed over the distinct aggregated elements) */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, NULL, 0},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", "layer", "learn", 0},
-    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "0.5", 0},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "layer", "learn", 0},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", "layer", "learn", 0, NULL},
+    {TEST_DATA_TINY, "1d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "0.5", 0, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 2, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "layer", "learn", 0, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0, NULL},
     /* residual connections: a projection where the width changes (layer 0), the identity
      * where it does not; 3d moves R through every layer of the block (a GIN layer's two) and
      * regroups its columns */
-    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
-    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 1},
+    {TEST_DATA_CORA, "1d", "random", 1, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "metis", 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, "learn", 1, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 1, NULL},
     /* (epsilon fixed here: learned, with residual sums, its gradient is a sum that nearly
      * cancels, and Adam turns its rounding into full steps of either sign after ~15 epochs at
      * some grids -- the one-process match holds to 1e-8 until then) */
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 1},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "gin", "mean", NULL, NULL, 1, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 1, NULL},
     /* BatchNorm: column statistics over the distinct rows (1D: every rank's block; 3d: along c,
      * not over the replicas along b), empty blocks included */
-    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_TINY, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 1, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0},
-    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
-    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0},
-    {TEST_DATA_CORA, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 1},
-    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1},
+    {TEST_DATA_CORA, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d", "metis", 1, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "serial", NULL, 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_TINY, "1d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 2, 0, 4, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 1, 2, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_PATH5, "3d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1d-sa", "random", 1, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0, NULL},
+    {TEST_DATA_RMAT8, "3d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, "batch", "learn", 0, NULL},
+    {TEST_DATA_CORA, "1d-sa", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 1, NULL},
+    {TEST_DATA_RMAT8, "3d", "random", 0, 1, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1, NULL},
+    /* halo (SuperGCN): each cut covered pre, post or hybrid; the transposed exchange of
+     * backward (a directed R-MAT too); every model; an empty block at P = 5 (the path) */
+    {TEST_DATA_CORA, "halo", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "halo", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, "pre"},
+    {TEST_DATA_CORA, "halo", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, "post"},
+    {TEST_DATA_RMAT, "halo", "metis", 0, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "halo", "natural", 0, 0, 1, 0, 3, FG_AGG_LAST, NULL, NULL, NULL, NULL, 0, "pre"},
+    {TEST_DATA_RMAT, "halo", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, "post"},
+    {TEST_DATA_TINY, "halo", "natural", 0, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_PATH5, "halo", "natural", 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, "pre"},
+    {TEST_DATA_CORA, "halo", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "halo", "metis", 0, 0, 1, 0, 3, FG_AGG_AUTO, "sage", NULL, "layer", NULL, 0, "pre"},
+    {TEST_DATA_RMAT, "halo", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", NULL, NULL, "learn", 0, NULL},
+    {TEST_DATA_CORA, "halo", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", "batch", NULL, 0, "post"},
+    {TEST_DATA_RMAT, "halo", "random", 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1, NULL},
+    {TEST_DATA_CORA, "halo", "natural", 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1, "pre"},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -162,6 +179,7 @@ static fg_train_config row_config(const row *r, double *history) {
   c.norm = r->norm;
   c.gin_eps = r->gin_eps;
   c.residual = r->residual;
+  c.aggregation = r->aggregation;
   return c;
 }
 
@@ -228,7 +246,7 @@ static void describe(const row *r, const char *grid, char *buf, size_t len) {
            r->adj ? " (" : "", r->adj ? r->adj : "", r->adj ? ")" : "",
            !r->norm ? "" : strcmp(r->norm, "batch") == 0 ? " +bn" : " +ln", test_data_name(r->data),
            r->scheme,
-           grid ? " " : "", grid ? grid : "", r->order ? r->order : "natural",
+           grid ? " " : "", grid ? grid : "", r->order ? r->order : "default-order",
            r->overlap ? " overlap" : "", r->double_perm ? " double-perm" : "",
            r->learn ? " learned" : "", r->layers,
            r->agg_order == FG_AGG_LAST ? " agg-last" : r->agg_order == FG_AGG_FIRST ? " agg-first"
@@ -236,6 +254,10 @@ static void describe(const row *r, const char *grid, char *buf, size_t len) {
   if (r->agg_blocks > 1) {
     const size_t k = strlen(buf);
     snprintf(buf + k, len - k, " blocks %d", r->agg_blocks);
+  }
+  if (r->aggregation || strcmp(r->scheme, "halo") == 0) {
+    const size_t k = strlen(buf);
+    snprintf(buf + k, len - k, " %s", r->aggregation ? r->aggregation : "hybrid");
   }
 }
 
@@ -408,6 +430,54 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
   }
 }
 
+/* halo --quantize: the codes' stochastic rounding is keyed by (seed, epoch, message, row,
+ * column), so a run repeats bit for bit and resumes from a checkpoint bit for bit; its losses
+ * differ from float32's (the codes are on) by no more than the noise of their bits. (The
+ * exchange gives the same bits at any thread count: test_scheme_ops. A whole run does not:
+ * OpenBLAS's GEMM rounds differently at 1 and 2 threads, and a last-bit change can flip a
+ * stochastic rounding.) */
+static void check_quantized(const fg_dataset *ds) {
+  static const char *const q[] = {"int8", "int4", "int2"};
+  static const double noise[] = {0.02, 0.1, 0.3};
+  double hf[EPOCHS], h1[EPOCHS], h2[EPOCHS], h3[EPOCHS];
+  char ck[600];
+  fg_train_result res;
+  fg_train_config c = base_config(hf, 2);
+  if (!runs_here("halo") || nprocs < 2) return;
+  snprintf(ck, sizeof ck, "%s/quant.ckpt", tmpdir);
+  c.scheme = "halo";
+  c.order = "random";
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+  for (int k = 0; k < 3; k++) {
+    double w;
+    c.quantize = q[k];
+    c.loss_history = h1;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    c.loss_history = h2;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    EXPECT_MSG(memcmp(h1, h2, sizeof h1) == 0, "halo %s: a repeated run differs", q[k]);
+    c.loss_history = h3;
+    c.epochs = 10;
+    c.checkpoint_path = ck;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    c.epochs = EPOCHS;
+    c.checkpoint_path = NULL;
+    c.resume_path = ck;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    c.resume_path = NULL;
+    EXPECT_MSG(memcmp(h1 + 10, h3 + 10, 10 * sizeof(double)) == 0,
+               "halo %s: resume is not bitwise equal to an uninterrupted run", q[k]);
+    w = worst_rel(h1, hf, EPOCHS);
+    EXPECT_MSG(w > 0 && w <= noise[k], "halo %s: losses differ from float32's by %.3g", q[k],
+               w);
+    if (rank == 0) {
+      printf("P=%d halo %s: repeated and resumed bit for bit; losses within %.2e of float32\n",
+             nprocs, q[k], w);
+      unlink(ck);
+    }
+  }
+}
+
 /* Two identical runs are bitwise identical (losses and predictions); a grid scheme's
  * predictions equal serial's. */
 static void check_outputs(const fg_dataset *ds) {
@@ -542,6 +612,9 @@ int main(int argc, char **argv) {
       check_resume(ds, NULL, "batch", NULL, 0);
       check_outputs(ds);
       check_choices_and_errors(ds);
+    }
+    if (data == TEST_DATA_CORA) check_quantized(ds);
+    if (0) {
     }
     fg_dataset_destroy(&ds);
   }

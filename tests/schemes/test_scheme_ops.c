@@ -86,6 +86,7 @@ static int64_t ring_bytes(int64_t rows, int64_t f, int G, int blocks) {
 typedef struct setup {
   const char *scheme, *order;
   int overlap, double_perm, agg_blocks, learn;
+  int aggregation; /* halo: an fg_halo_rule */
 } setup;
 
 /* What one configuration checks against. */
@@ -479,8 +480,12 @@ static void run_config(ctx *c) {
              su->double_perm ? "double-perm" : su->order ? su->order : "natural", su->agg_blocks,
              su->learn ? " learned" : "", c->grid[0], c->grid[1], c->grid[2]);
   else
-    snprintf(c->what, sizeof c->what, "%s %s %s%s", c->ds->num_nodes < 10 ? "tiny3" : "rmat8",
-             su->scheme, su->order ? su->order : "natural", su->overlap ? " overlap" : "");
+    snprintf(c->what, sizeof c->what, "%s %s %s%s%s", c->ds->num_nodes < 10 ? "tiny3" : "rmat8",
+             su->scheme, su->order ? su->order : "natural", su->overlap ? " overlap" : "",
+             strcmp(su->scheme, "halo") != 0 ? ""
+             : su->aggregation == 1         ? " pre"
+             : su->aggregation == 2         ? " post"
+                                            : " hybrid");
   memset(&sc, 0, sizeof sc);
   sc.name = su->scheme;
   sc.order = su->order;
@@ -491,6 +496,7 @@ static void run_config(ctx *c) {
   sc.double_perm = su->double_perm;
   sc.agg_blocks = su->agg_blocks;
   sc.learn_features = su->learn;
+  sc.aggregation = su->aggregation;
   st = fg_scheme_create(c->d, rank == 0 ? c->ds : NULL, &sc, &s);
   EXPECT_MSG(st == FG_OK, "%s: %s", c->what, fg_last_error());
   if (st != FG_OK) return;
@@ -512,6 +518,97 @@ static void run_config(ctx *c) {
   if (rank == 0)
     printf("P=%d %-50s largest error %.2e (%s)\n", nprocs, c->what, all[worst], err_name[worst]);
   fg_scheme_destroy(&s);
+}
+
+/* halo --quantize: Â X and Âᵀ X with the exchanged rows as 8-, 4- and 2-bit codes. The same bits
+ * at 1 and 2 threads (the draws are keyed by the message, row and column); every element within
+ * what its codes can miss (a row's error is at most its scale, (max - min) / (2^bits - 1), so an
+ * output element's at most the sum of |Â| over its row times the inputs' range over the
+ * levels); and at P > 1 the codes are really on (some element differs from the float product).
+ * The bytes each rank counts are its rows times (packed codes + 8 parameter bytes), the 8 also
+ * counted apart. */
+static void check_quantized_ops(ctx *c) {
+  static const int bits[3] = {8, 4, 2};
+  const fg_scheme_info *e = fg_scheme_lookup("halo");
+  double xmin = 1e30, xmax = -1e30;
+  for (int64_t v = 0; v < c->ds->num_nodes; v++)
+    for (int64_t j = 0; j < c->widths[0]; j++)
+      xmin = fmin(xmin, fx(v, j)), xmax = fmax(xmax, fx(v, j));
+  for (int b = 0; b < 3; b++)
+    for (int t = 0; t < 2; t++) {
+      const fg_csr *M = t ? c->At : c->A;
+      fg_scheme *s = NULL;
+      fg_scheme_config sc;
+      fg_layer_shape sh;
+      int64_t f, n, diff = 0, bad = 0, alldiff = 0;
+      float *y1, *y2;
+      memset(&sc, 0, sizeof sc);
+      sc.name = "halo";
+      sc.order = "random";
+      sc.seed = 11;
+      sc.quantize_bits = bits[b];
+      c->e = e;
+      EXPECT_OK(fg_scheme_create(c->d, rank == 0 ? c->ds : NULL, &sc, &s));
+      if (!s) return;
+      s->ops->shape(s, 0, c->widths, &sh);
+      f = sh.w_in;
+      n = sh.n_in;
+      y1 = malloc((size_t)FG_MAX(n * f, 1) * sizeof *y1);
+      y2 = malloc((size_t)FG_MAX(n * f, 1) * sizeof *y2);
+      if (!y1 || !y2) exit(2);
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < f; j++) c->x[i * f + j] = fx(sh.ids_in[i], j);
+      /* a new epoch restarts the key's count of aggregations: epoch 1, 2, then 1 again */
+      fg_set_threads(1);
+      s->epoch = 1;
+      reset_counters(c, FG_PHASE_FORWARD);
+      EXPECT_OK((t ? s->ops->aggregate_t : s->ops->aggregate)(s, 0, c->x, y1, f));
+      {
+        const fg_comm_counters *k = &c->d->counters;
+        const int64_t rowb = fg_quant_row_bytes(f, bits[b]) + 8;
+        EXPECT_MSG(k->bytes_sent[FG_PHASE_FORWARD] % rowb == 0 &&
+                       k->bytes_recv[FG_PHASE_FORWARD] % rowb == 0 &&
+                       k->param_bytes_sent[FG_PHASE_FORWARD] * rowb ==
+                           8 * k->bytes_sent[FG_PHASE_FORWARD] &&
+                       k->param_bytes_recv[FG_PHASE_FORWARD] * rowb ==
+                           8 * k->bytes_recv[FG_PHASE_FORWARD],
+                   "halo int%d: %lld bytes sent (%lld parameters) are not rows of %lld + 8",
+                   bits[b], (long long)k->bytes_sent[FG_PHASE_FORWARD],
+                   (long long)k->param_bytes_sent[FG_PHASE_FORWARD], (long long)rowb - 8);
+      }
+      s->epoch = 2;
+      EXPECT_OK((t ? s->ops->aggregate_t : s->ops->aggregate)(s, 0, c->x, y2, f));
+      s->epoch = 1;
+      fg_set_threads(2);
+      EXPECT_OK((t ? s->ops->aggregate_t : s->ops->aggregate)(s, 0, c->x, y2, f));
+      fg_set_threads(1);
+      EXPECT_MSG(memcmp(y1, y2, (size_t)(n * f) * sizeof *y1) == 0,
+                 "halo int%d %s: 1 and 2 threads give different bits", bits[b],
+                 t ? "aggregate_t" : "aggregate");
+      for (int64_t i = 0; i < n; i++) {
+        double rs = 0.0;
+        const int64_t v = sh.ids_in[i];
+        for (int64_t k = M->rowptr[v]; k < M->rowptr[v + 1]; k++) rs += fabs(M->val[k]);
+        for (int64_t j = 0; j < f; j++) {
+          const double err = fabs(y1[i * f + j] - ref_mul(M, v, j));
+          bad += err > rs * (xmax - xmin) / ((1 << bits[b]) - 1) + 1e-5;
+          diff += err > 1e-5;
+        }
+      }
+      MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(&diff, &alldiff, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_MSG(bad == 0, "halo int%d %s: %lld elements beyond their codes' error", bits[b],
+                 t ? "aggregate_t" : "aggregate", (long long)bad);
+      EXPECT_MSG(nprocs == 1 || alldiff > 0, "halo int%d: no element differs from float32",
+                 bits[b]);
+      if (rank == 0)
+        printf("P=%d rmat8 halo int%d %-11s same bits at 1 and 2 threads, %lld elements off "
+               "the float product, all within their codes' error\n",
+               nprocs, bits[b], t ? "aggregate_t" : "aggregate", (long long)alldiff);
+      free(y1);
+      free(y2);
+      fg_scheme_destroy(&s);
+    }
 }
 
 /* A directed 3-node graph (0 -> 1, 0 -> 2, 2 -> 1 and self loops): fewer nodes than ranks, and
@@ -542,20 +639,24 @@ static int make_setups(setup *out) {
   static const char *const orders[2] = {NULL, "random"};
   static const char *const oned[2] = {"1d", "1d-sa"};
   int n = 0;
-  out[n++] = (setup){"serial", NULL, 0, 0, 1, 0};
+  out[n++] = (setup){"serial", NULL, 0, 0, 1, 0, 0};
   for (int k = 0; k < 2; k++)
     for (int o = 0; o < 2; o++)
-      for (int ov = 0; ov < 2; ov++) out[n++] = (setup){oned[k], orders[o], ov, 0, 1, 0};
+      for (int ov = 0; ov < 2; ov++) out[n++] = (setup){oned[k], orders[o], ov, 0, 1, 0, 0};
+  /* halo: each rule, natural and random order (its default, metis, is the equivalence's) */
+  for (int o = 0; o < 2; o++)
+    for (int rule = 0; rule < 3; rule++)
+      out[n++] = (setup){"halo", o ? "random" : "natural", 0, 0, 1, 0, rule};
   /* 3d: no permutation, single (--order random), double; 1 or 2 blocks; fixed or learned */
   for (int perm = 0; perm < 3; perm++)
     for (int ab = 1; ab <= 2; ab++)
       for (int learn = 0; learn < 2; learn++)
-        out[n++] = (setup){"3d", perm == 1 ? "random" : NULL, 0, perm == 2, ab, learn};
+        out[n++] = (setup){"3d", perm == 1 ? "random" : NULL, 0, perm == 2, ab, learn, 0};
   return n;
 }
 
 int main(int argc, char **argv) {
-  setup setups[32];
+  setup setups[40];
   int nsetups, failures = 0, grids[64][3], ngrids;
   fg_dist *d = NULL;
   MPI_Init(&argc, &argv);
@@ -616,6 +717,7 @@ int main(int argc, char **argv) {
         run_config(&c);
       }
     }
+    if (data == 0) check_quantized_ops(&c);
     free(c.x);
     free(c.y);
     free(c.z);
