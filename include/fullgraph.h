@@ -238,6 +238,7 @@ typedef struct fg_comm_plan_config {
   const int *widths;       /* optional: layers-1 hidden widths, overrides hidden */
   fg_agg_order agg_order;  /* (default FG_AGG_AUTO) */
   const char *model, *adj_norm; /* as fg_train_config: the operator laid out (NULL: GCN's) */
+  const char *aggregation, *quantize; /* halo, as fg_train_config */
 } fg_comm_plan_config;
 
 fg_comm_plan_config fg_comm_plan_config_default(void);
@@ -253,6 +254,11 @@ typedef struct fg_comm_rank_plan {
   /* per training epoch as fg_train runs it (training forward, backward, evaluation forward):
    * index 0 = forward phase (both forwards), 1 = backward phase */
   int64_t bytes_sent[2], bytes_recv[2], msgs_sent[2], msgs_recv[2];
+  /* of those bytes, the quantized rows' parameters (scale and zero point; halo --quantize) */
+  int64_t param_bytes_sent[2], param_bytes_recv[2];
+  /* halo: rows per forward aggregation under each rule (0 hybrid, 1 pre, 2 post), whichever
+   * the configuration runs, to compare them */
+  int64_t rule_rows_sent[3], rule_rows_recv[3];
 } fg_comm_rank_plan;
 
 /* Lay ds out as fg_train would on cfg->ranks processes and count every rank's aggregation
@@ -260,6 +266,15 @@ typedef struct fg_comm_rank_plan {
  * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective; no MPI. */
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries);
+
+/* What fg_comm_plan lays out for cfg: the scheme (static name), the vertex order (the one
+ * given, else the scheme's default: metis for halo when this build has METIS; NULL natural),
+ * and whether its volume is the halo exchange's, whose rows per rule (rule_rows_*) it fills. */
+typedef struct fg_comm_plan_layout {
+  const char *scheme, *order;
+  int halo;
+} fg_comm_plan_layout;
+fg_status fg_comm_plan_describe(const fg_comm_plan_config *cfg, fg_comm_plan_layout *out);
 
 /* ---- 3D scheme: adjacency shards ------------------------------------------------------ */
 

@@ -11,6 +11,8 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
   fg_status st;
   fg_comm_rank_plan *pr = calloc((size_t)pc->ranks, sizeof *pr);
   int64_t cut = 0, nnz = 0, tot_sent = 0, max_sent = 0;
+  const char *order = pc->order;
+  int print_rules = 0;
   if (!pr) {
     fprintf(stderr, "fullgraph info: out of memory for %d ranks\n", pc->ranks);
     return FG_ERR_NOMEM;
@@ -21,9 +23,20 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
     return st;
   }
   for (int r = 0; r < pc->ranks; r++) nnz += pr[r].nnz;
-  printf("\ncommunication plan: scheme %s, order %s, %d rank(s), GCN %lld",
+  {
+    fg_comm_plan_layout lay;
+    if (fg_comm_plan_describe(pc, &lay) == FG_OK) {
+      order = lay.order;
+      print_rules = lay.halo;
+    }
+  }
+  printf("\ncommunication plan: scheme %s%s%s%s%s, order %s, %d rank(s), %s %lld",
          pc->scheme ? pc->scheme : (pc->ranks == 1 ? "serial" : "1d-sa"),
-         pc->order ? pc->order : "natural", pc->ranks, (long long)fg_dataset_num_features(ds));
+         print_rules ? ", " : "", print_rules ? (pc->aggregation ? pc->aggregation : "hybrid") : "",
+         print_rules ? " aggregation, " : "",
+         print_rules ? (pc->quantize ? pc->quantize : "float32") : "",
+         order ? order : "natural", pc->ranks, pc->model ? pc->model : "gcn",
+         (long long)fg_dataset_num_features(ds));
   for (int l = 1; l < pc->layers; l++)
     printf(" -> %d", pc->widths ? pc->widths[l - 1] : pc->hidden);
   printf(" -> %lld\n", (long long)fg_dataset_num_classes(ds));
@@ -47,6 +60,38 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
   }
   printf("  per epoch: %lld bytes sent in all, max %lld and mean %.1f per rank\n",
          (long long)tot_sent, (long long)max_sent, (double)tot_sent / pc->ranks);
+  if (pc->quantize && strcmp(pc->quantize, "none") != 0) {
+    int64_t par = 0;
+    for (int r = 0; r < pc->ranks; r++) par += pr[r].param_bytes_sent[0] + pr[r].param_bytes_sent[1];
+    printf("  of which %lld data (%s codes) and %lld parameters (each row's scale and zero "
+           "point)\n", (long long)(tot_sent - par), pc->quantize, (long long)par);
+  }
+  if (print_rules) {
+    /* the three rules side by side: rows per forward aggregation (backward: the same rows the
+     * other way) */
+    int64_t tot[3] = {0, 0, 0}, mx[3] = {0, 0, 0};
+    static const char *const rule[3] = {"hybrid", "pre", "post"};
+    printf("  halo exchange, rows per aggregation under each --aggregation rule:\n");
+    printf("  %4s %10s %10s %10s %10s %10s %10s\n", "rank", "pre sent", "pre recv",
+           "post sent", "post recv", "hyb sent", "hyb recv");
+    for (int r = 0; r < pc->ranks; r++) {
+      const fg_comm_rank_plan *p = &pr[r];
+      printf("  %4d %10lld %10lld %10lld %10lld %10lld %10lld\n", r,
+             (long long)p->rule_rows_sent[1], (long long)p->rule_rows_recv[1],
+             (long long)p->rule_rows_sent[2], (long long)p->rule_rows_recv[2],
+             (long long)p->rule_rows_sent[0], (long long)p->rule_rows_recv[0]);
+      for (int k = 0; k < 3; k++) {
+        tot[k] += p->rule_rows_sent[k];
+        if (p->rule_rows_sent[k] > mx[k]) mx[k] = p->rule_rows_sent[k];
+      }
+    }
+    for (int k = 0; k < 3; k++)
+      printf("  %-6s %lld rows in all, max %lld per rank\n", rule[k], (long long)tot[k],
+             (long long)mx[k]);
+    printf("  hybrid / pre %.3f, hybrid / post %.3f (total rows)\n",
+           tot[1] ? (double)tot[0] / (double)tot[1] : 1.0,
+           tot[2] ? (double)tot[0] / (double)tot[2] : 1.0);
+  }
   free(pr);
   return FG_OK;
 }
@@ -128,12 +173,14 @@ int cmd_info(int argc, char **argv, int rank) {
   const cli_opt opts[] = {
       {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split and the random order", NULL},
       {"--ranks", OPT_INT, &ranks, "P", "also print the layout and communication volumes on P ranks", NULL},
-      {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d or 1d-sa (default as train)", NULL},
-      {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default), random, metis", NULL},
+      {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d, 1d-sa or halo (default as train)", NULL},
+      {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis", NULL},
+      {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
+      {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
       {"--layers", OPT_INT, &pc.layers, "N", "layers (default 2)", NULL},
-      {"--model", OPT_STRING, &model, "NAME", "for the memory line: gcn (default), sage, gin", NULL},
+      {"--model", OPT_STRING, &model, "NAME", "gcn (default), sage, gin: the memory line and the volumes", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "with --ranks: as train (default auto)", info_agg_choices},
       {"--reorder", OPT_CHOICE, &reorder, "HOW", "for the memory line: as train (default auto)", cli_reorder_choices},
       {"--normalize-features", OPT_FLAG, &normalize_features, NULL, "for the memory line: as train (the features are then copied)", NULL},
@@ -170,6 +217,7 @@ int cmd_info(int argc, char **argv, int rank) {
   }
   pc.ranks = ranks;
   pc.seed = lc.seed;
+  pc.model = model;
   pc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);

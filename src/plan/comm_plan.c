@@ -6,7 +6,56 @@
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
+#include "kernels/fg_kernels.h"
+#include "schemes/fg_halo.h"
 #include "schemes/fg_partition.h"
+
+/* The halo scheme's traffic: rows per rank pair under the run's rule (the cover of each cut);
+ * backward sends what forward received, for a directed graph too. */
+static fg_status cover_volume(const fg_csr *B, const int64_t *offs, int P, fg_halo_rule rule,
+                              fg_comm_rank_plan *pr) {
+  fg_status st = FG_OK;
+  fg_halo_volume *vol = NULL;
+  FG_ALLOC(vol, (int64_t)P * P);
+  FG_CHECK(fg_halo_volumes(B, offs, P, vol));
+  for (int i = 0; i < P; i++) {
+    fg_comm_rank_plan *r = &pr[i];
+    for (int j = 0; j < P; j++) {
+      const fg_halo_volume *out = &vol[(int64_t)i * P + j], *in = &vol[(int64_t)j * P + i];
+      const int64_t so = fg_halo_volume_rows(out, rule), ri = fg_halo_volume_rows(in, rule);
+      for (int k = 0; k < 3; k++) {
+        r->rule_rows_sent[k] += fg_halo_volume_rows(out, (fg_halo_rule)k);
+        r->rule_rows_recv[k] += fg_halo_volume_rows(in, (fg_halo_rule)k);
+      }
+      r->agg_rows_sent += so;
+      r->agg_msgs_sent += so > 0;
+      r->agg_rows_recv += ri;
+      r->agg_msgs_recv += ri > 0;
+    }
+    r->aggt_rows_sent = r->agg_rows_recv;
+    r->aggt_msgs_sent = r->agg_msgs_recv;
+    r->aggt_rows_recv = r->agg_rows_sent;
+    r->aggt_msgs_recv = r->agg_msgs_sent;
+  }
+cleanup:
+  free(vol);
+  return st;
+}
+
+fg_status fg_comm_plan_describe(const fg_comm_plan_config *cfg, fg_comm_plan_layout *out) {
+  fg_status st = FG_OK;
+  const fg_scheme_info *e = NULL;
+  uint32_t any = 0;
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(cfg, FG_ERR_INVALID_ARG, "fg_comm_plan_describe: NULL argument");
+  FG_CHECK(fg_scheme_resolve(cfg->scheme, 0, cfg->ranks, &e, &any));
+  FG_REQUIRE(e, FG_ERR_INVALID_ARG, "--scheme auto: name the scheme whose volumes to count");
+  out->scheme = e->name;
+  out->order = fg_scheme_order(e, cfg->order);
+  out->halo = e->volume == FG_VOLUME_COVER;
+cleanup:
+  return st;
+}
 
 fg_comm_plan_config fg_comm_plan_config_default(void) {
   return (fg_comm_plan_config){.ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO};
@@ -66,10 +115,10 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   fg_status st = FG_OK;
   const fg_layout *gl = NULL;
   fg_order_kind kind;
-  int64_t *w = NULL;
+  int64_t *w = NULL, *fw = NULL, *bw = NULL;
   int *agg = NULL, L;
-  int64_t fwd_sum = 0, bwd_sum = 0;
-  int fwd_n = 0, bwd_n = 0, sa = 0;
+  int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0;
+  fg_halo_rule rule = FG_HALO_HYBRID;
   const int P = cfg ? cfg->ranks : 0;
   const fg_scheme_info *scheme = NULL;
   uint32_t any = 0;
@@ -84,34 +133,54 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
              "--scheme %s: volumes are counted for the 1D layouts (`fullgraph plan` models the "
              "grid's collectives)", scheme->name);
   sa = scheme->volume == FG_VOLUME_HALO;
-  FG_CHECK(fg_order_parse(cfg->order, &kind));
+  FG_CHECK(fg_order_parse(fg_scheme_order(scheme, cfg->order), &kind));
+  FG_CHECK(fg_halo_rule_parse(cfg->aggregation, &rule));
+  FG_CHECK(fg_halo_quant_parse(cfg->quantize, &bits));
   FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, NULL, &mdl));
 
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(w, L + 1);
   FG_ALLOC(agg, L);
+  FG_ALLOC(fw, L);
+  FG_ALLOC(bw, L);
   FG_CHECK(fg_model_widths(mdl.kind, cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
                            ds->num_classes, w));
   fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
-  fg_epoch_agg_widths(L, w, agg, &fwd_sum, &fwd_n, &bwd_sum, &bwd_n);
+  fg_epoch_agg_list(L, w, agg, fw, &fwd_n, bw, &bwd_n);
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
   FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
                          cfg->seed, mdl.adj, &gl));
-  FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
-  FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
+  if (scheme->volume == FG_VOLUME_COVER) {
+    FG_CHECK(cover_volume(&gl->B, gl->offs, P, rule, per_rank));
+  } else {
+    FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
+    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
+  }
+  if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
     r->rows = gl->offs[i + 1] - gl->offs[i];
     r->nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
-    /* forward phase: the training forward and the evaluation forward */
-    r->bytes_sent[0] = 2 * r->agg_rows_sent * fwd_sum * 4;
-    r->bytes_recv[0] = 2 * r->agg_rows_recv * fwd_sum * 4;
+    /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
+     * forward phase: the training forward and the evaluation forward */
+    for (int k = 0; k < fwd_n; k++) {
+      const int64_t rb = bits ? fg_quant_row_bytes(fw[k], bits) + 8 : 4 * fw[k];
+      r->bytes_sent[0] += 2 * r->agg_rows_sent * rb;
+      r->bytes_recv[0] += 2 * r->agg_rows_recv * rb;
+      r->param_bytes_sent[0] += bits ? 2 * r->agg_rows_sent * 8 : 0;
+      r->param_bytes_recv[0] += bits ? 2 * r->agg_rows_recv * 8 : 0;
+    }
+    for (int k = 0; k < bwd_n; k++) {
+      const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : 4 * bw[k];
+      r->bytes_sent[1] += r->aggt_rows_sent * rb;
+      r->bytes_recv[1] += r->aggt_rows_recv * rb;
+      r->param_bytes_sent[1] += bits ? r->aggt_rows_sent * 8 : 0;
+      r->param_bytes_recv[1] += bits ? r->aggt_rows_recv * 8 : 0;
+    }
     r->msgs_sent[0] = 2 * r->agg_msgs_sent * fwd_n;
     r->msgs_recv[0] = 2 * r->agg_msgs_recv * fwd_n;
-    r->bytes_sent[1] = r->aggt_rows_sent * bwd_sum * 4;
-    r->bytes_recv[1] = r->aggt_rows_recv * bwd_sum * 4;
     r->msgs_sent[1] = r->aggt_msgs_sent * bwd_n;
     r->msgs_recv[1] = r->aggt_msgs_recv * bwd_n;
   }
@@ -119,5 +188,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
 cleanup:
   free(w);
   free(agg);
+  free(fw);
+  free(bw);
   return st;
 }

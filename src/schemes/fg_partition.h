@@ -83,5 +83,9 @@ fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p,
  * aggregations of each. */
 void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int64_t *fwd_sum,
                          int *fwd_count, int64_t *bwd_sum, int *bwd_count);
+/* The same aggregations one by one: the widths of one forward pass's (fwd, *nf of them) and of
+ * the backward's (bwd, *nb), each array room for `layers`. */
+void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int64_t *fwd, int *nf,
+                       int64_t *bwd, int *nb);
 
 #endif /* FG_PARTITION_H */

@@ -66,11 +66,13 @@ cleanup:
 }
 
 /* Per-epoch statistics, reduced over ranks. */
-enum { N_COMM_PHASES = 4, N_COMM_STATS = 4 }; /* forward, backward, grads, metrics x 4 counts */
+enum { N_COMM_PHASES = 4, N_COMM_STATS = 6 }; /* forward, backward, grads, metrics x 6 counts */
 static const char *const comm_phase_names[N_COMM_PHASES] = {"forward", "backward", "grads",
                                                             "metrics"};
-static const char *const comm_stat_names[N_COMM_STATS] = {"bytes_sent", "bytes_recv",
-                                                          "msgs_sent", "msgs_recv"};
+/* param_bytes: the part of the bytes that is quantized rows' scale and zero point (halo
+ * --quantize); the rest is data */
+static const char *const comm_stat_names[N_COMM_STATS] = {
+    "bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv", "param_bytes_sent", "param_bytes_recv"};
 
 typedef struct epoch_stats {
   double loss;
@@ -92,6 +94,8 @@ static void comm_delta(const fg_comm_counters *now, const fg_comm_counters *befo
     out[k][1] = (double)(now->bytes_recv[ph] - before->bytes_recv[ph]);
     out[k][2] = (double)(now->msgs_sent[ph] - before->msgs_sent[ph]);
     out[k][3] = (double)(now->msgs_recv[ph] - before->msgs_recv[ph]);
+    out[k][4] = (double)(now->param_bytes_sent[ph] - before->param_bytes_sent[ph]);
+    out[k][5] = (double)(now->param_bytes_recv[ph] - before->param_bytes_recv[ph]);
   }
 }
 

@@ -14,13 +14,22 @@
 #include "model/fg_model.h"
 #include "test_data.h"
 #include "plan/fg_registry.h"
+#include "schemes/fg_halo.h"
 #include "schemes/fg_scheme.h"
 #include "testutil.h"
 
 static int rank, nprocs;
 
-/* measured per rank: bytes sent/recv, msgs sent/recv for forward, backward (8 values) */
-enum { NV = 8 };
+/* measured per rank: bytes sent/recv, msgs sent/recv for forward, backward (8 values), then
+ * the parameter bytes (quantized rows' scale and zero point) sent/recv for both (4 more) */
+enum { NV = 12 };
+
+/* A scheme and the options that change its traffic. */
+typedef struct variant {
+  const char *scheme;
+  int overlap;
+  const char *aggregation, *quantize; /* halo */
+} variant;
 
 typedef struct shape {
   int layers, hidden;
@@ -28,7 +37,7 @@ typedef struct shape {
 } shape;
 
 /* One epoch as fg_train runs it; fills this rank's NV counters. */
-static fg_status measure(const fg_dataset *ds, const char *scheme, const char *order, int overlap,
+static fg_status measure(const fg_dataset *ds, const variant *v, const char *order,
                          const shape *sh, int64_t *mine, int64_t *n_local, int64_t *nnz) {
   fg_status st = FG_OK;
   fg_dist *d = NULL;
@@ -38,10 +47,16 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
   int64_t w[8];
   fg_scheme_config sc;
   memset(&sc, 0, sizeof sc);
-  sc.name = scheme;
+  sc.name = v->scheme;
   sc.order = order;
-  sc.overlap = overlap;
+  sc.overlap = v->overlap;
   sc.seed = 11;
+  {
+    fg_halo_rule rule = FG_HALO_HYBRID;
+    FG_CHECK(fg_halo_rule_parse(v->aggregation, &rule));
+    FG_CHECK(fg_halo_quant_parse(v->quantize, &sc.quantize_bits));
+    sc.aggregation = (int)rule;
+  }
   FG_CHECK(fg_dist_create(MPI_COMM_WORLD, &d));
   d->phase = FG_PHASE_SETUP;
   FG_CHECK(fg_scheme_create(d, ds, &sc, &s));
@@ -71,6 +86,8 @@ static fg_status measure(const fg_dataset *ds, const char *scheme, const char *o
     mine[4 * ph + 1] = d->counters.bytes_recv[p];
     mine[4 * ph + 2] = d->counters.msgs_sent[p];
     mine[4 * ph + 3] = d->counters.msgs_recv[p];
+    mine[8 + 2 * ph] = d->counters.param_bytes_sent[p];
+    mine[8 + 2 * ph + 1] = d->counters.param_bytes_recv[p];
   }
   *n_local = s->n_local;
   *nnz = s->local_nnz;
@@ -83,13 +100,19 @@ cleanup:
 }
 
 static void check_dataset(int which) {
-  static const char *const schemes[] = {"1d", "1d-sa"};
+  /* 1d, 1d-sa with and without overlap; halo under each rule, float32 and quantized */
+  static const variant variants[] = {
+      {"1d", 0, NULL, NULL},       {"1d", 1, NULL, NULL},         {"1d-sa", 0, NULL, NULL},
+      {"1d-sa", 1, NULL, NULL},    {"halo", 0, NULL, NULL},       {"halo", 0, "pre", "int4"},
+      {"halo", 0, "post", NULL},   {"halo", 0, "hybrid", "int2"}, {"halo", 0, "pre", "int8"}};
+  enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
   static const char *const orders[] = {"natural", "random", "metis"};
   static const shape shapes[] = {{2, 16, FG_AGG_AUTO}, {3, 8, FG_AGG_FIRST}};
   fg_dataset *ds = NULL;
   fg_status st = FG_OK;
   int64_t *all = NULL;            /* rank 0: (P x (NV + 2)) */
   int64_t *sent_1d = NULL;        /* rank 0: (P) bytes sent per epoch by 1d, for the last order */
+  int64_t *fwd_sa = NULL;         /* rank 0: (P) forward bytes sent by 1d-sa, for the last order */
   fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
   if (rank == 0) st = test_data_make(which, &ds);
   st = fg_agree(MPI_COMM_WORLD, st);
@@ -97,26 +120,31 @@ static void check_dataset(int which) {
   if (st != FG_OK) return;
   all = calloc((size_t)nprocs * (NV + 2), sizeof *all);
   sent_1d = calloc((size_t)nprocs * 2, sizeof *sent_1d);
+  fwd_sa = calloc((size_t)nprocs, sizeof *fwd_sa);
   plan = calloc((size_t)nprocs, sizeof *plan);
-  EXPECT(all && sent_1d && plan);
-  if (!all || !sent_1d || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
+  EXPECT(all && sent_1d && fwd_sa && plan);
+  if (!all || !sent_1d || !fwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
     for (int oi = 0; oi < (test_have_metis() ? 3 : 2); oi++) {
-      for (int si = 0; si < 2; si++) {
-        for (int ov = 0; ov <= 1; ov++) {
+      for (int vi = 0; vi < NVAR; vi++) {
+        {
+          const variant *v = &variants[vi];
+          const int si = strcmp(v->scheme, "1d") == 0 ? 0 : strcmp(v->scheme, "1d-sa") == 0 ? 1 : 2;
+          const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
           memset(mine, 0, sizeof mine);
-          st =
-              measure(ds, schemes[si], orders[oi], ov, &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
+          st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
           MPI_Gather(mine, NV + 2, MPI_INT64_T, all, NV + 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
           if (rank != 0 || st != FG_OK) continue;
           {
             fg_comm_plan_config pc = fg_comm_plan_config_default();
             pc.ranks = nprocs;
-            pc.scheme = schemes[si];
+            pc.scheme = v->scheme;
+            pc.aggregation = v->aggregation;
+            pc.quantize = v->quantize;
             pc.order = orders[oi];
             pc.seed = 11;
             pc.layers = shapes[hi].layers;
@@ -130,11 +158,15 @@ static void check_dataset(int which) {
             for (int ph = 0; ph < 2; ph++) {
               EXPECT_MSG(got[4 * ph] == p->bytes_sent[ph] && got[4 * ph + 1] == p->bytes_recv[ph] &&
                              got[4 * ph + 2] == p->msgs_sent[ph] &&
-                             got[4 * ph + 3] == p->msgs_recv[ph],
-                         "%s %s %s overlap %d layers %d, rank %d phase %d: measured "
+                             got[4 * ph + 3] == p->msgs_recv[ph] &&
+                             got[8 + 2 * ph] == p->param_bytes_sent[ph] &&
+                             got[8 + 2 * ph + 1] == p->param_bytes_recv[ph],
+                         "%s %s %s overlap %d %s %s layers %d, rank %d phase %d: measured "
                          "%lld/%lld bytes %lld/%lld msgs (sent/recv), plan %lld/%lld bytes "
                          "%lld/%lld msgs",
-                         test_data_name(which), schemes[si], orders[oi], ov, shapes[hi].layers, r,
+                         test_data_name(which), v->scheme, orders[oi], ov,
+                         v->aggregation ? v->aggregation : "-", v->quantize ? v->quantize : "-",
+                         shapes[hi].layers, r,
                          ph, (long long)got[4 * ph], (long long)got[4 * ph + 1],
                          (long long)got[4 * ph + 2], (long long)got[4 * ph + 3],
                          (long long)p->bytes_sent[ph], (long long)p->bytes_recv[ph],
@@ -142,7 +174,7 @@ static void check_dataset(int which) {
             }
             EXPECT_MSG(got[NV] == p->rows && got[NV + 1] == p->nnz,
                        "%s %s %s rank %d: holds %lld rows, %lld nnz; plan %lld, %lld",
-                       test_data_name(which), schemes[si], orders[oi], r, (long long)got[NV],
+                       test_data_name(which), v->scheme, orders[oi], r, (long long)got[NV],
                        (long long)got[NV + 1], (long long)p->rows, (long long)p->nnz);
             {
               const int64_t sent = got[0] + got[4], recv = got[1] + got[5];
@@ -150,7 +182,20 @@ static void check_dataset(int which) {
               if (si == 0) {
                 sent_1d[2 * r] = sent;
                 sent_1d[2 * r + 1] = recv;
+              } else if (si == 2) {
+                /* the hybrid's rows are a cover: never more than post's, 1d-sa's (forward: a
+                 * directed graph's backward 1d-sa multiplies Âᵀ's own plan) */
+                if (!v->quantize && (!v->aggregation || strcmp(v->aggregation, "post") == 0))
+                  EXPECT_MSG(got[0] <= fwd_sa[r],
+                             "%s %s rank %d: halo sends %lld forward bytes, 1d-sa %lld",
+                             test_data_name(which), orders[oi], r, (long long)got[0],
+                             (long long)fwd_sa[r]);
+                if (!v->quantize && v->aggregation && strcmp(v->aggregation, "post") == 0)
+                  EXPECT_MSG(got[0] == fwd_sa[r], "%s %s rank %d: post sends %lld, 1d-sa %lld",
+                             test_data_name(which), orders[oi], r, (long long)got[0],
+                             (long long)fwd_sa[r]);
               } else {
+                if (ov == 0) fwd_sa[r] = got[0];
                 EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
                            "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
                            test_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
@@ -159,8 +204,9 @@ static void check_dataset(int which) {
             }
           }
           if (ov == 0)
-            printf("P=%d %-15s layers %d %-5s %-7s: cut %lld, max bytes sent per epoch %lld\n",
-                   nprocs, test_data_name(which), shapes[hi].layers, schemes[si], orders[oi],
+            printf("P=%d %-15s layers %d %-5s %-7s %-6s %-4s: cut %lld, max bytes sent per "
+                   "epoch %lld\n", nprocs, test_data_name(which), shapes[hi].layers, v->scheme,
+                   orders[oi], v->aggregation ? v->aggregation : "", v->quantize ? v->quantize : "",
                    (long long)cut, (long long)max_sent);
         }
       }
@@ -168,6 +214,7 @@ static void check_dataset(int which) {
   }
   free(all);
   free(sent_1d);
+  free(fwd_sa);
   free(plan);
   fg_dataset_destroy(&ds);
 }
