@@ -333,6 +333,7 @@ typedef struct fg_plan_config {
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */
+  const char *aggregation, *quantize; /* halo, as fg_train_config */
   uint64_t seed;
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */

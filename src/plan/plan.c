@@ -530,8 +530,12 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                   .widths = cfg->widths,
                                   .agg_order = cfg->agg_order,
                                   .model = cfg->model,
-                                  .adj_norm = cfg->adj_norm};
-  const int sa = self->volume == FG_VOLUME_HALO, serial = self->volume == FG_VOLUME_NONE;
+                                  .adj_norm = cfg->adj_norm,
+                                  .aggregation = cfg->aggregation,
+                                  .quantize = cfg->quantize};
+  /* sa: only the referenced rows move (1d-sa's halo, or halo's cover of each cut) */
+  const int cover = self->volume == FG_VOLUME_COVER;
+  const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
   int fn = 0, bn = 0, lg = 0;
@@ -565,7 +569,18 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     spmm += cal->spmm[5] * cols * fsum * (1.0 - 1.0 / stages); /* all stages' columns */
     if (!serial) {
       const double a = alpha[FG_DIM_Y], b = beta[FG_DIM_Y];
-      if (sa) {
+      if (cover) {
+        /* one neighbourhood exchange per aggregation: its messages, the larger of the bytes
+         * sent and received (quantized rows: codes and parameters, as the plan counts them),
+         * and the codes' quantize and dequantize passes (a hash per element, like dropout) */
+        const double rows_fb = (double)(r->agg_rows_sent + r->agg_rows_recv);
+        comm += 2 * fn * a * (double)FG_MAX(r->agg_msgs_sent, r->agg_msgs_recv) +
+                b * (double)FG_MAX(r->bytes_sent[0], r->bytes_recv[0]);
+        comm += bn * a * (double)FG_MAX(r->aggt_msgs_sent, r->aggt_msgs_recv) +
+                b * (double)FG_MAX(r->bytes_sent[1], r->bytes_recv[1]);
+        if (r->param_bytes_sent[0] + r->param_bytes_recv[0] > 0)
+          other += rows_fb * (double)(2 * fs + bs) * cal->dropout_elem;
+      } else if (sa) {
         comm += 2 * fn * a * (double)FG_MAX(r->agg_msgs_sent, r->agg_msgs_recv) +
                 b * 4.0 * 2 * (double)fs * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv);
         comm += bn * a * (double)FG_MAX(r->aggt_msgs_sent, r->aggt_msgs_recv) +
@@ -605,6 +620,11 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
           rows * (double)w[0] * 4.0 + (double)act + (double)par +
           rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
+    if (cover) /* its send buffer beside the receive one, and both ways' codes */
+      mem += (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv) * (double)maxw * 4.0 +
+             (r->param_bytes_sent[0] > 0
+                  ? 2.0 * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv) * ((double)maxw + 8.0)
+                  : 0.0);
     tot_nnz += nnz;
     if (spmm + comm + gemm + other > e->seconds) {
       e->seconds = spmm + comm + gemm + other;
@@ -631,7 +651,9 @@ static unsigned plan_options(const fg_plan_config *cfg) {
                              .agg_order = cfg->agg_order,
                              .double_perm = cfg->double_perm,
                              .agg_blocks = cfg->agg_blocks,
-                             .learn_features = cfg->learn_features};
+                             .learn_features = cfg->learn_features,
+                             .aggregation = cfg->aggregation,
+                             .quantize = cfg->quantize};
   return fg_scheme_options_of(&t);
 }
 
@@ -763,6 +785,8 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .double_perm = cfg->double_perm,
       .learn_features = cfg->learn_features,
       .agg_blocks = cfg->agg_blocks,
+      .aggregation = cfg->aggregation,
+      .quantize = cfg->quantize,
       .seed = cfg->seed,
       /* --mem-limit is per process; its default (0) is the node's available memory over its
        * ranks */

@@ -41,6 +41,7 @@ static const fg_scheme_info registry[] = {
      .create = fg_scheme_halo_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_AGG_LAST |
                 FG_SOPT_AGGREGATION | FG_SOPT_QUANTIZE,
+     .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_COVER,
      .plan_min_ranks = 2,
      .default_order = "metis"},

@@ -240,16 +240,17 @@ static void test_plan(void) {
   pc.double_perm = 0;
   pc.mem_per_rank = -1;
   EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
-  EXPECT(n == 12); /* 10 grids of 8, 1d and 1d-sa */
+  EXPECT(n == 13); /* 10 grids of 8, 1d, 1d-sa and halo */
   for (int i = 0; i < n; i++) {
     n3 += strcmp(e[i].scheme, "3d") == 0;
-    n1 += strcmp(e[i].scheme, "1d") == 0 || strcmp(e[i].scheme, "1d-sa") == 0;
+    n1 += strcmp(e[i].scheme, "1d") == 0 || strcmp(e[i].scheme, "1d-sa") == 0 ||
+          strcmp(e[i].scheme, "halo") == 0;
     EXPECT(e[i].fits && e[i].seconds > 0 && e[i].mem_bytes > 0);
     if (i > 0) EXPECT(e[i - 1].seconds <= e[i].seconds);
     EXPECT(fabs(e[i].seconds - (e[i].spmm_seconds + e[i].gemm_seconds + e[i].comm_seconds +
                                 e[i].other_seconds)) <= 1e-12 + 1e-9 * e[i].seconds);
   }
-  EXPECT(n3 == 10 && n1 == 2);
+  EXPECT(n3 == 10 && n1 == 3);
   free(e);
   /* a limit nobody meets: nothing fits, still ranked by time */
   pc.mem_per_rank = 1000;
