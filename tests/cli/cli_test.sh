@@ -123,6 +123,21 @@ expect 1 "model is without residual connections, this run with" "$FG" train "$DE
 expect 1 "--learn-features with --residual" "$FG" train "$DEMO" --residual --scheme 3d \
   --learn-features --epochs 1
 
+# the halo scheme's flags: bad values, and flags of other schemes refused, naming the owner
+expect 1 "--aggregation must be pre, post or hybrid, got 'both'" "$FG" train "$DEMO" \
+  --scheme halo --aggregation both --epochs 1
+expect 1 "--quantize must be none, int8, int4 or int2, got 'int3'" "$FG" train "$DEMO" \
+  --scheme halo --quantize int3 --epochs 1
+expect 1 "--scheme serial does not take --quantize \(it is an option of: halo\)" "$FG" train \
+  "$DEMO" --quantize int2 --epochs 1
+expect 1 "--scheme 1d-sa does not take --aggregation \(it is an option of: halo\)" \
+  "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --aggregation pre --epochs 1
+expect 0 "halo exchange: pre aggregation, int2 rows" "$MPIEXEC" -n 2 --oversubscribe "$FG" \
+  train "$DEMO" --scheme halo --aggregation pre --quantize int2 --epochs 2
+expect 0 "hybrid / pre 0\.[0-9]+, hybrid / post" "$FG" info "$DEMO" --ranks 4 --scheme halo
+expect 0 "of which [0-9]+ data \(int2 codes\) and [0-9]+ parameters" "$FG" info "$DEMO" \
+  --ranks 3 --scheme halo --quantize int2
+
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
 
