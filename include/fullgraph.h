@@ -168,6 +168,10 @@ typedef struct fg_train_config {
                               of each cut, edge by edge the cheaper) */
   const char *quantize;    /* halo: the exchanged rows as "int8", "int4" or "int2" codes with
                               stochastic rounding; "none" (NULL) float32 */
+  double label_prop;       /* label propagation (SuperGCN): this fraction of the training nodes
+                              (drawn by seed and node id) adds a learned embedding of its label
+                              to its input features and leaves the loss; 0 (default) off. The 1D
+                              schemes */
   const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
                                    --calibrate); NULL = built-in defaults */
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */

@@ -1,4 +1,5 @@
 /* model_ref.c -- see model_ref.h. */
+#include "model/fg_model.h"
 #include "model_ref.h"
 
 #include <math.h>
@@ -62,6 +63,9 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
         colc[A->col[e]]++;
       }
   for (int64_t i = 0; i < n * w[0]; i++) h[i] = ds->features[i];
+  for (int64_t v = 0; mdl.label_prop > 0.0f && v < n; v++)
+    if (fg_label_prop_node(mdl.lp_seed, mdl.label_prop, v, ds->split[v]))
+      for (int64_t j = 0; j < w[0]; j++) h[v * w[0] + j] += params[mdl.lp_off + ds->labels[v] * w[0] + j];
   for (int l = 0; l < L; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
     const int source = mdl.residual && l % S == 0 && l + S < L;
@@ -146,7 +150,9 @@ static double forward(const fg_dataset *ds, fg_test_model mdl, int L, const int6
   if (logits) memcpy(logits, h, sizeof(double) * (size_t)(n * C));
   for (int64_t v = 0; v < n; v++) {
     double mx = -INFINITY, se = 0.0;
-    if (ds->split[v] != FG_SPLIT_TRAIN) continue;
+    if (ds->split[v] != FG_SPLIT_TRAIN ||
+        fg_label_prop_node(mdl.lp_seed, mdl.label_prop, v, ds->split[v]))
+      continue;
     for (int64_t c = 0; c < C; c++) mx = fmax(mx, h[v * C + c]);
     for (int64_t c = 0; c < C; c++) se += exp(h[v * C + c] - mx);
     loss += log(se) + mx - h[v * C + ds->labels[v]];

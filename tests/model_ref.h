@@ -24,6 +24,11 @@ typedef struct fg_test_model {
                           b): each column's statistics over all n nodes */
   int running;         /* BatchNorm normalizes with the running statistics in params, as an
                           evaluation forward does (else with the batch's, as training does) */
+  float label_prop;    /* label propagation: the label nodes (fg_label_prop_node at lp_seed) add
+                          row label of E (classes x features, at params + lp_off) to their
+                          input row before dropout, and leave the loss */
+  uint64_t lp_seed;
+  int64_t lp_off;
 } fg_test_model;
 
 /* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]

@@ -24,7 +24,8 @@ enum {
   FG_RNG_SPLIT = 5,
   FG_RNG_RMAT = 6,
   FG_RNG_PERMUTE = 7,
-  FG_RNG_QUANTIZE = 8
+  FG_RNG_QUANTIZE = 8,
+  FG_RNG_LABEL_PROP = 9
 };
 
 static inline uint64_t fg_mix64(uint64_t z) {

@@ -104,6 +104,9 @@ struct fg_model {
   float *params, *grads, *adam_m, *adam_v; /* (n_params) each */
   int64_t *poff;          /* (layers) offset of layer l's [W piece | b piece] */
   int64_t feat_off;       /* offset of the learned features' piece, or -1 */
+  int64_t lp_off;         /* offset of the label embedding (classes x features, whole), or -1 */
+  int32_t *lp_label;      /* (layer 0's n_in) the label a label node's input row embeds, or -1 */
+  uint64_t seed;
   float **W, **b, **dW, **db; /* (layers) the whole blocks the math uses: into params and grads,
                              or into wblk and gblk when the scheme splits the weights. A layer's
                              blocks: its kind's matrices (W[l] + k w_in w_out), then its vectors
@@ -159,7 +162,15 @@ typedef struct fg_model_config {
   float gin_eps;          /* GIN: epsilon, fixed, or the learned one's initial value */
   int gin_eps_learn;
   int residual;           /* residual connections on every model layer but the last */
+  float label_prop;       /* label propagation (SuperGCN §3.3.2): this fraction of the training
+                             nodes (fg_label_prop_node) adds a learned embedding of its label
+                             (classes x features, from 0) to its input features; 0: off */
 } fg_model_config;
+
+/* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label
+ * nodes at `rate`: a training node whose draw (seed, FG_RNG_LABEL_PROP, id) falls below rate. The
+ * same nodes at any number of ranks; the loss leaves them out. */
+int fg_label_prop_node(uint64_t seed, float rate, int64_t id, int split);
 
 /* Normalization of a hidden layer's output Z (n x w): none, LayerNorm over each row's w
  * features (y = gamma (z - mean) / sqrt(var + 1e-5) + beta; SuperGCN's choice), or BatchNorm

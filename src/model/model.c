@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/fg_rng.h"
 #include "model/fg_model.h"
 
 #include <math.h>
@@ -119,10 +120,16 @@ static float *act_alloc(int64_t nfloats) {
     if (!(ptr)) FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats", (long long)(n)); \
   } while (0)
 
+int fg_label_prop_node(uint64_t seed, float rate, int64_t id, int split) {
+  return rate > 0.0f && split == FG_SPLIT_TRAIN &&
+         fg_rng_uniform(seed, FG_RNG_LABEL_PROP, (uint64_t)id, 0, 0, 0) < rate;
+}
+
 void fg_model_destroy(fg_model **mp) {
   fg_model *m;
   if (!mp || !*mp) return;
   m = *mp;
+  free(m->lp_label);
   fg_free_aligned(m->params);
   fg_free_aligned(m->grads);
   fg_free_aligned(m->adam_m);
@@ -275,8 +282,9 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
            layer_vecs(cfg->norm, l, L)) * cfg->widths[l + 1] +
           (cfg->gin_eps_learn && k->eps);
   }
-  buffer_sizes(kind, L, sh, agg, 0, cfg->gin_eps_learn, cfg->residual, 0, cfg->norm, &h, &sz,
-               &wa, &wb);
+  if (cfg->label_prop > 0.0f) np += cfg->widths[0] * cfg->widths[L]; /* the label embedding */
+  buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
+               cfg->norm, &h, &sz, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes)
@@ -332,6 +340,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
+  m->lp_off = -1;
+  m->seed = cfg->seed;
   FG_ALLOC(m->widths, L + 1);
   FG_ALLOC(m->agg_first, L);
   FG_CALLOC(m->shape, L);
@@ -386,6 +396,32 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     m->feat_off = m->n_params;
     m->n_params += s->feat_rows * m->shape[0].w_in;
   }
+  if (cfg->label_prop > 0.0f) {
+    /* the embedding is whole on every rank and added to whole input rows: a scheme whose
+     * layer-0 input rows are its labelled rows (the 1D schemes) */
+    const fg_layer_shape *sh0 = &m->shape[0];
+    FG_REQUIRE(cfg->label_prop < 1.0f, FG_ERR_INVALID_ARG,
+               "--label-prop must be in (0, 1), got %g", (double)cfg->label_prop);
+    FG_REQUIRE(!s->ops->move_rows && !split && sh0->n_in == s->n_local &&
+                   sh0->w_in == m->widths[0],
+               FG_ERR_UNSUPPORTED,
+               "--label-prop: the %s scheme cuts the input's rows or columns over its grid; "
+               "label propagation runs under the 1D schemes (serial, 1d, 1d-sa, halo)",
+               s->ops->name);
+    FG_REQUIRE(!cfg->residual, FG_ERR_UNSUPPORTED,
+               "--label-prop with --residual: the input's residual path would carry the "
+               "embedding's gradient too, which is not implemented; drop one of them");
+    m->lp_off = m->n_params;
+    m->n_params += m->widths[0] * m->widths[L];
+    m->n_params_global += m->widths[0] * m->widths[L];
+    FG_ALLOC(m->lp_label, FG_MAX(sh0->n_in, 1));
+    for (int64_t i = 0; i < sh0->n_in; i++)
+      m->lp_label[i] = fg_label_prop_node(cfg->seed, cfg->label_prop, s->global_ids[i],
+                                          s->split[i]) && s->labels[i] >= 0 &&
+                               s->labels[i] < m->widths[L]
+                           ? s->labels[i]
+                           : -1;
+  }
   FG_ALLOC_F(m->params, m->n_params);
   FG_ALLOC_F(m->grads, m->n_params);
   FG_ALLOC_F(m->adam_m, m->n_params);
@@ -393,6 +429,9 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   memset(m->grads, 0, (size_t)m->n_params * sizeof(float));
   memset(m->adam_m, 0, (size_t)m->n_params * sizeof(float));
   memset(m->adam_v, 0, (size_t)m->n_params * sizeof(float));
+  if (m->lp_off >= 0) /* the label embedding starts at 0: the plain model */
+    memset(m->params + m->lp_off, 0,
+           (size_t)(m->widths[0] * m->widths[L]) * sizeof(float));
   if (split) {
     FG_ALLOC_F(m->wblk, blk);
     FG_ALLOC_F(m->gblk, blk);
@@ -456,8 +495,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   }
   {
     int64_t h, sz, wa, wb;
-    buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features, cfg->gin_eps_learn,
-                 cfg->residual, move_ok, m->norm, &h, &sz, &wa, &wb);
+    buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
+                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, &h, &sz, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }
@@ -500,8 +539,22 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
                          float *out) {
   const fg_layer_shape *sh = &m->shape[0];
   double t0 = fg_now();
-  fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch, 0,
-                  sh->ids_in, sh->col0_in);
+  if (m->lp_off < 0) {
+    fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch, 0,
+                    sh->ids_in, sh->col0_in);
+  } else {
+    /* X + Y E (a label node's row gets its label's embedding), then dropout with the masks
+     * fg_dropout_rows draws */
+    const float *E = m->params + m->lp_off;
+    fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, 0.0f, seed, epoch, 0,
+                    sh->ids_in, sh->col0_in);
+    for (int64_t i = 0; i < sh->n_in; i++)
+      if (m->lp_label[i] >= 0)
+        fg_axpy(out + i * sh->w_in, 1.0f, E + (int64_t)m->lp_label[i] * sh->w_in, sh->w_in);
+    if (p > 0.0f)
+      fg_bias_relu_dropout(out, out, NULL, sh->n_in, sh->w_in, 0, p, seed, epoch, 0, sh->ids_in,
+                           sh->col0_in);
+  }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
@@ -612,7 +665,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     const float *d = m->H[l]; /* D_l (n_in, w_in): for l > 0 already dropped out in place */
     float *out = m->H[l + 1]; /* (n_out, w_out) */
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-    if (l == 0 && (drop || s->feature_rows)) {
+    if (l == 0 && (drop || s->feature_rows || m->lp_off >= 0)) {
       /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
        * another (--reorder borrows the dataset's features instead of permuting a copy) */
       fg_model_redo_input(m, s, pp, seed, epoch, m->work_a);
@@ -680,6 +733,18 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     if (l == 0) {
       /* learned features: the layer left the piece's gradient of dD_0; dropout's mask on it */
       t0 = fg_now();
+      if (m->lp_off >= 0) {
+        /* label propagation: dX' = dropout's backward of dD_0; each label node's row adds to
+         * its label's row of dE (this rank's part: the gradient reduction sums the ranks) */
+        const int64_t w = sh->w_in;
+        float *dE = m->grads + m->lp_off;
+        memset(dE, 0, (size_t)(w * m->widths[m->layers]) * sizeof(float));
+        if (p > 0.0f)
+          fg_bias_relu_dropout(v, v, NULL, sh->n_in, w, 0, p, seed, epoch, 0, sh->ids_in,
+                               sh->col0_in);
+        for (int64_t i = 0; i < sh->n_in; i++)
+          if (m->lp_label[i] >= 0) fg_axpy(dE + (int64_t)m->lp_label[i] * w, 1.0f, v + i * w, w);
+      }
       if (m->input && p > 0.0f) {
         float *g = m->grads + m->feat_off;
         fg_bias_relu_dropout(g, g, NULL, s->feat_rows, sh->w_in, 0, p, seed, epoch, 0,
@@ -770,6 +835,11 @@ void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t)
     fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, m->n_params - o, adam,
                  0.0f, t);
   }
+  if (m->lp_off >= 0) { /* the label embedding: no decay */
+    const int64_t o = m->lp_off;
+    fg_adam_step(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o,
+                 m->widths[0] * m->widths[m->layers], adam, 0.0f, t);
+  }
 }
 
 int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
@@ -796,6 +866,12 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
       if (own) own[k] = (uint8_t)(sh->b_primary && sh->bp0 == 0 && sh->col0_out == 0);
     }
     off = boff + m->vecs[l] * dout + m->scal[l];
+  }
+  /* the label embedding after the layers: whole on every rank, kept from rank 0's (a 1D
+   * scheme: layer 0's weights are primary there) */
+  for (int64_t j = 0; m->lp_off >= 0 && j < m->widths[0] * m->widths[m->layers]; j++, k++) {
+    if (idx) idx[k] = off + j;
+    if (own) own[k] = (uint8_t)m->shape[0].w_primary;
   }
   return k;
 }

@@ -24,7 +24,8 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_NAME 16          /* a section's name field */
 #define CKPT_SECTION_HEAD 24  /* a section's name field and payload length */
 #define CKPT_META_BYTES 56    /* the "meta" payload: 7 fields of 8 bytes */
-#define CKPT_MODEL_BYTES 48   /* the "model" payload: a name field, 6 u32, an f32 and a u32 */
+#define CKPT_MODEL_BYTES 56   /* the "model" payload: a name field, 6 u32, an f32, 2 u32, pad */
+#define CKPT_MODEL_V2_BYTES 48 /* before the label embedding's u32 */
 #define CKPT_MODEL_V1_BYTES 32 /* an older writer's: a name field and 4 u32 (1 stage, eps 0) */
 /* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
  * them, so the payload is copied to and from the struct whole */
@@ -77,6 +78,17 @@ static int add_stack_layer(int64_t *n, const fg_ckpt_model *md, int l, int layer
     if (*n == INT64_MAX) return 0;
     (*n)++;
   }
+  return 1;
+}
+
+/* Add the label embedding's parameters (classes x features: the last width times the first) when
+ * the model has one. 0 on overflow. */
+static int add_label_embed(int64_t *n, const fg_ckpt_model *md, int layers,
+                           int64_t (*width)(const void *, int), const void *w) {
+  const int64_t c = width(w, layers), f = width(w, 0);
+  if (!md->label_embed) return 1;
+  if (c <= 0 || f <= 0 || c > (INT64_MAX - *n) / f) return 0;
+  *n += c * f;
   return 1;
 }
 
@@ -152,6 +164,8 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
                FG_ERR_INVALID_ARG,
                "checkpoint state: layer %d is %lld x %lld (widths must be positive)", l,
                (long long)m->widths[l], (long long)m->widths[l + 1]);
+  FG_REQUIRE(add_label_embed(&implied, &m->model, m->layers, width_of_array, m->widths),
+             FG_ERR_INVALID_ARG, "checkpoint state: a label embedding too large");
   FG_REQUIRE(implied == m->n_params, FG_ERR_INVALID_ARG,
              "checkpoint state has %lld parameters, its widths imply %lld",
              (long long)m->n_params, (long long)implied);
@@ -183,6 +197,8 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put_u32(&s, (uint32_t)(m->model.eps_learn != 0));
     put(&s, &m->model.eps, 4);
     put_u32(&s, (uint32_t)(m->model.residual != 0));
+    put_u32(&s, (uint32_t)(m->model.label_embed != 0));
+    put_u32(&s, 0); /* padding to a multiple of 8 */
   }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
@@ -230,7 +246,7 @@ static int64_t get_i64(const unsigned char *p) {
 typedef struct ckpt_view {
   fg_ckpt_meta meta;
   char kind[CKPT_NAME + 1];    /* the model: "gcn" when the file does not say */
-  uint32_t mats, adj_norm, no_self_loops, norm, stages, eps_learn, residual;
+  uint32_t mats, adj_norm, no_self_loops, norm, stages, eps_learn, residual, label_embed;
   float eps;
   uint32_t layers;
   const unsigned char *widths; /* (layers + 1) i64 */
@@ -400,27 +416,30 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   if (req[SEC_MODEL]) {
     p = buf + req[SEC_MODEL]->at + CKPT_SECTION_HEAD;
     const size_t len = req[SEC_MODEL]->len;
-    FG_REQUIRE((len == CKPT_MODEL_BYTES || len == CKPT_MODEL_V1_BYTES) && section_name(p, v->kind),
+    FG_REQUIRE((len == CKPT_MODEL_BYTES || len == CKPT_MODEL_V2_BYTES ||
+                len == CKPT_MODEL_V1_BYTES) && section_name(p, v->kind),
                FG_ERR_FORMAT, "%s: section \"model\" at byte %zu is malformed (corrupt)", path,
                req[SEC_MODEL]->at);
     v->mats = get_u32(p + CKPT_NAME);
     v->adj_norm = get_u32(p + CKPT_NAME + 4);
     v->no_self_loops = get_u32(p + CKPT_NAME + 8);
     v->norm = get_u32(p + CKPT_NAME + 12);
-    if (len == CKPT_MODEL_BYTES) {
+    if (len >= CKPT_MODEL_V2_BYTES) {
       v->stages = get_u32(p + CKPT_NAME + 16);
       v->eps_learn = get_u32(p + CKPT_NAME + 20);
       memcpy(&v->eps, p + CKPT_NAME + 24, 4);
       v->residual = get_u32(p + CKPT_NAME + 28);
     }
+    if (len >= CKPT_MODEL_BYTES) v->label_embed = get_u32(p + CKPT_NAME + 32);
     FG_REQUIRE(v->mats >= 1 && v->mats <= 16 && v->adj_norm <= 2 && v->no_self_loops <= 1 &&
                    v->norm <= FG_NORM_BATCH && v->stages >= 1 && v->stages <= 16 && v->eps_learn <= 1 &&
-                   isfinite(v->eps) && v->residual <= 1,
+                   isfinite(v->eps) && v->residual <= 1 && v->label_embed <= 1,
                FG_ERR_FORMAT,
                "%s: section \"model\": %u matrices a layer, normalization %u, no self loops "
-               "%u, norm %u, %u stages, epsilon learned %u, residual %u (corrupt)",
+               "%u, norm %u, %u stages, epsilon learned %u, residual %u, label embedding %u "
+               "(corrupt)",
                path, v->mats, v->adj_norm, v->no_self_loops, v->norm, v->stages, v->eps_learn,
-               v->residual);
+               v->residual, v->label_embed);
   }
 
   FG_REQUIRE(req[SEC_WIDTHS]->len >= 4, FG_ERR_FORMAT,
@@ -451,6 +470,12 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
                FG_ERR_FORMAT,
                "%s: section \"widths\": layer %u is %lld x %lld (corrupt)", path, l,
                (long long)fan_in, (long long)fan_out);
+  }
+  {
+    const fg_ckpt_model md = {.label_embed = (int)v->label_embed};
+    FG_REQUIRE(add_label_embed(&n, &md, (int)v->layers, width_of_bytes, v->widths),
+               FG_ERR_FORMAT, "%s: section \"widths\": a label embedding too large (corrupt)",
+               path);
   }
   v->n_params = n;
 
@@ -495,6 +520,10 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
   FG_REQUIRE(v->residual == (uint32_t)(mm->residual != 0), FG_ERR_INVALID_ARG,
              "%s: the checkpoint's %s model is %s residual connections, this run %s", path,
              kind, v->residual ? "with" : "without", mm->residual ? "with" : "without");
+  FG_REQUIRE(v->label_embed == (uint32_t)(mm->label_embed != 0), FG_ERR_INVALID_ARG,
+             "%s: the checkpoint's %s model is %s a label embedding (--label-prop), this run "
+             "%s", path, kind, v->label_embed ? "with" : "without",
+             mm->label_embed ? "with" : "without");
   FG_REQUIRE((int)v->layers == m->layers, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %u layers, the model has %d", path, v->layers, m->layers);
   for (uint32_t l = 0; l <= v->layers; l++) {

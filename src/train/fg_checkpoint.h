@@ -82,6 +82,8 @@ typedef struct fg_ckpt_model {
   float eps;          /* GIN's fixed epsilon (or the learned one's initial value) */
   int residual;       /* --residual: a projection matrix more in each model layer's first stack
                          layer whose block changes the width (all model layers but the last) */
+  int label_embed;    /* --label-prop: a classes x features label embedding after the layers
+                         (row-major; classes = the last width, features the first) */
 } fg_ckpt_model;
 
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with

@@ -76,7 +76,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
                                   .norm = mdl.norm,
                                   .gin_eps = mdl.gin_eps,
                                   .gin_eps_learn = mdl.gin_eps_learn,
-                                  .residual = cfg->residual};
+                                  .residual = cfg->residual,
+                                  .label_prop = (float)cfg->label_prop};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

@@ -58,6 +58,8 @@ static fg_status validate(const fg_train_config *c) {
   FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, c->gin_eps, &(fg_model_choice){0}));
   FG_CHECK(fg_halo_rule_parse(c->aggregation, &(fg_halo_rule){FG_HALO_HYBRID}));
   FG_CHECK(fg_halo_quant_parse(c->quantize, &(int){0}));
+  FG_REQUIRE(c->label_prop == 0 || (c->label_prop > 0 && c->label_prop < 1), FG_ERR_INVALID_ARG,
+             "--label-prop must be in (0, 1), got %g", c->label_prop);
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
@@ -268,7 +270,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                 .norm = r->mdl.norm,
                                 .gin_eps = r->mdl.gin_eps,
                                 .gin_eps_learn = r->mdl.gin_eps_learn,
-                                .residual = cfg->residual};
+                                .residual = cfg->residual,
+                                .label_prop = (float)cfg->label_prop};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
@@ -310,11 +313,16 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
      * first columns and the primary copy */
     const fg_layer_shape *sh = &r->m->shape[L - 1];
     const int counts_here = sh->out_primary && sh->col0_out == 0;
+    /* label propagation's label nodes see their labels: they leave the loss and the training
+     * accuracy to the other training nodes */
     for (int64_t i = 0; i < r->s->n_local; i++) {
       const int k = r->s->split[i];
-      r->train_sel[i] = k == FG_SPLIT_TRAIN;
+      r->train_sel[i] = k == FG_SPLIT_TRAIN &&
+                        !fg_label_prop_node(cfg->seed, (float)cfg->label_prop,
+                                            r->s->global_ids[i], k);
       r->eval_sel[i] = k >= 0 && k < 3;
-      if (counts_here && k >= 0 && k < 3) r->counts[k]++;
+      if (counts_here && (k == FG_SPLIT_TRAIN ? r->train_sel[i] : k >= 0 && k < 3))
+        r->counts[k]++;
     }
     FG_CHECK(fg_dist_allreduce_i64(d, r->counts, 3));
   }
@@ -363,7 +371,8 @@ static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double 
   for (int k = 0; k < 3; k++) {
     int64_t count = 0, correct = 0;
     double l;
-    for (int64_t i = 0; i < r->s->n_local; i++) r->sel[i] = r->s->split[i] == k;
+    for (int64_t i = 0; i < r->s->n_local; i++)
+      r->sel[i] = k == FG_SPLIT_TRAIN ? r->train_sel[i] : r->s->split[i] == k;
     l = fg_model_xent(r->m, r->s, r->sel, 1.0f, NULL, &count, &correct);
     sums[2 * k] = (double)correct;
     sums[2 * k + 1] = (double)count;
@@ -475,7 +484,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
                                 .stages = r.mdl.kind->stages,
                                 .eps_learn = r.mdl.gin_eps_learn,
                                 .eps = r.mdl.gin_eps,
-                                .residual = cfg->residual};
+                                .residual = cfg->residual,
+                                .label_embed = cfg->label_prop > 0};
   state.layers = r.m->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;

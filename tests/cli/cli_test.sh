@@ -138,6 +138,17 @@ expect 0 "hybrid / pre 0\.[0-9]+, hybrid / post" "$FG" info "$DEMO" --ranks 4 --
 expect 0 "of which [0-9]+ data \(int2 codes\) and [0-9]+ parameters" "$FG" info "$DEMO" \
   --ranks 3 --scheme halo --quantize int2
 
+# label propagation: a rate outside (0, 1), a grid scheme, residual connections, and a resume
+# of a model without the embedding are refused by name
+expect 1 "--label-prop must be in \(0, 1\), got 1.5" "$FG" train "$DEMO" --label-prop 1.5 --epochs 1
+expect 1 "--label-prop: the 3d scheme cuts the input" "$FG" train "$DEMO" --label-prop 0.5 \
+  --scheme 3d --epochs 1
+expect 1 "--label-prop with --residual" "$FG" train "$DEMO" --label-prop 0.5 --residual --epochs 1
+expect 0 "best epoch" "$FG" train "$DEMO" --label-prop 0.5 --epochs 3 --checkpoint "$T/lp.ckpt"
+expect 1 "model is with a label embedding \(--label-prop\), this run without" "$FG" train \
+  "$DEMO" --epochs 4 --resume "$T/lp.ckpt"
+expect 0 "best epoch" "$FG" train "$DEMO" --label-prop 0.5 --epochs 4 --resume "$T/lp.ckpt"
+
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
 

@@ -72,8 +72,19 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                                   : mdl.layer_norm ? FG_NORM_LAYER
                                                    : FG_NORM_NONE,
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
-                          .residual = mdl.residual};
+                          .residual = mdl.residual, .label_prop = mdl.label_prop};
     EXPECT_OK(fg_model_create(&mc, s, &m));
+    mdl.lp_seed = 5;
+    mdl.lp_off = m->lp_off;
+    /* the embedding away from 0, so that the forward uses it */
+    for (int64_t k = 0; m->lp_off >= 0 && k < (int64_t)F * C; k++)
+      m->params[m->lp_off + k] = 0.3f * sinf(1.7f * (float)k + 0.4f);
+    if (mdl.label_prop > 0.0f) { /* the loss's nodes: the training nodes but the label nodes */
+      ntrain = 0;
+      for (int i = 0; i < N; i++)
+        ntrain += ds.split[i] == FG_SPLIT_TRAIN &&
+                  !fg_label_prop_node(5, mdl.label_prop, i, ds.split[i]);
+    }
   }
   /* perturb biases away from zero so their gradients are exercised */
   for (int l = 0; l < L; l++)
@@ -97,7 +108,9 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
     double loss_f, loss_d, worst = 0.0;
     double *pd = malloc(sizeof(double) * (size_t)m->n_params);
     double *p0 = malloc(sizeof(double) * (size_t)m->n_params);
-    for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN; /* local order */
+    for (int i = 0; i < N; i++) /* local order */
+      sel[i] = s->split[i] == FG_SPLIT_TRAIN &&
+               !fg_label_prop_node(5, mdl.label_prop, s->global_ids[i], s->split[i]);
     for (int64_t i = 0; i < m->n_params; i++) p0[i] = m->params[i];
     EXPECT_OK(fg_model_forward(m, s, 1, P, SEED, EPOCH));
     loss_f = fg_softmax_xent(m->H[L], N, C, s->labels, sel, 1.0f / ntrain, dlogits, &cnt, &cor) /
@@ -127,10 +140,11 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
                  "directed %d, order %d)", (long long)bad, worst, kind->name,
                  fg_adj_norm_name(mdl.norm), directed, agg_order);
     }
-    printf("%s %s%s%s directed %d agg_order %d: loss %.6f, max relative gradient error %.2e\n",
-           kind->name, fg_adj_norm_name(mdl.norm),
+    printf("%s %s%s%s%s directed %d agg_order %d: loss %.6f, max relative gradient error "
+           "%.2e\n", kind->name, fg_adj_norm_name(mdl.norm),
            mdl.batch_norm ? " batchnorm" : mdl.layer_norm ? " layernorm" : "",
-           mdl.residual ? " residual" : "", directed, agg_order, loss_f, worst);
+           mdl.residual ? " residual" : "", mdl.label_prop > 0.0f ? " label-prop" : "",
+           directed, agg_order, loss_f, worst);
     free(pd);
     free(p0);
   }
@@ -161,6 +175,24 @@ int main(int argc, char **argv) {
                                        .eps_learn = kind == 4,
                                        .residual = res,
                                        .batch_norm = nk == FG_NORM_BATCH};
+            run_case(mdl, directed, order);
+          }
+  /* label propagation: the embedding's gradient through layer 0's input gradient (no residual:
+   * refused with it) */
+  for (int nk = FG_NORM_NONE; nk <= FG_NORM_BATCH; nk++)
+    for (int kind = 0; kind <= 4; kind++)
+      for (int norm = FG_ADJ_SYM; norm <= FG_ADJ_SUM; norm += 2)
+        for (int directed = 0; directed <= 1; directed++)
+          for (int order = FG_AGG_FIRST; order <= FG_AGG_LAST; order++) {
+            const fg_test_model mdl = {.sage = kind == 1,
+                                       .norm = (fg_adj_norm)norm,
+                                       .no_self_loops = kind >= 1,
+                                       .layer_norm = nk == FG_NORM_LAYER,
+                                       .gin = kind >= 2,
+                                       .gin_eps = kind == 3 ? 0.25f : 0.0f,
+                                       .eps_learn = kind == 4,
+                                       .batch_norm = nk == FG_NORM_BATCH,
+                                       .label_prop = 0.5f};
             run_case(mdl, directed, order);
           }
   MPI_Finalize();

@@ -430,6 +430,63 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
   }
 }
 
+/* --label-prop: every 1D scheme (the halo scheme under each rule) against one process, GCN and
+ * SAGE, the label nodes the same at every P; a checkpoint of the embedding resumes bit for bit;
+ * 3d refuses it by name. */
+static void check_label_prop(const fg_dataset *ds) {
+  static const char *const models[2] = {NULL, "sage"};
+  char ck[600];
+  snprintf(ck, sizeof ck, "%s/lp.ckpt", tmpdir);
+  for (int mi = 0; mi < 2; mi++) {
+    reference ref;
+    fg_train_config c = base_config(NULL, 2);
+    c.label_prop = 0.5;
+    c.model = models[mi];
+    c.scheme = "serial";
+    make_reference(ds, &c, &ref);
+    for (int i = 0; i < fg_scheme_registry_size(); i++) {
+      const fg_scheme_info *e = fg_scheme_registry_at(i);
+      double hist[EPOCHS], h2[EPOCHS];
+      char what[160];
+      fg_train_result res;
+      if (!runs_here(e->name)) continue;
+      c.scheme = e->name;
+      c.order = e->options & FG_SOPT_ORDER_RANDOM ? "random" : NULL;
+      c.loss_history = NULL;
+      if (e->grid) {
+        fg_status st;
+        c.grid = NULL;
+        st = fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res);
+        EXPECT_MSG(st == FG_ERR_UNSUPPORTED && strstr(fg_last_error(), "--label-prop"),
+                   "3d with --label-prop: %s", fg_last_error());
+        continue;
+      }
+      for (int rule = 0; rule < (e->options & FG_SOPT_AGGREGATION ? 3 : 1); rule++) {
+        static const char *const rules[3] = {"hybrid", "pre", "post"};
+        c.aggregation = e->options & FG_SOPT_AGGREGATION ? rules[rule] : NULL;
+        snprintf(what, sizeof what, "%s label-prop 0.5 %s %s", models[mi] ? models[mi] : "gcn",
+                 e->name, c.aggregation ? c.aggregation : "");
+        compare(ds, c, &ref, what, hist);
+      }
+      /* resume (the last rule's run): the embedding and its Adam moments are in the
+       * checkpoint */
+      c.loss_history = h2;
+      c.epochs = 10;
+      c.checkpoint_path = ck;
+      EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+      c.epochs = EPOCHS;
+      c.checkpoint_path = NULL;
+      c.resume_path = ck;
+      EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+      c.resume_path = NULL;
+      EXPECT_MSG(memcmp(hist + 10, h2 + 10, 10 * sizeof(double)) == 0,
+                 "%s label-prop: resume is not bitwise equal to an uninterrupted run", e->name);
+      c.aggregation = NULL;
+      if (rank == 0) unlink(ck);
+    }
+  }
+}
+
 /* halo --quantize: the codes' stochastic rounding is keyed by (seed, epoch, message, row,
  * column), so a run repeats bit for bit and resumes from a checkpoint bit for bit; its losses
  * differ from float32's (the codes are on) by no more than the noise of their bits. (The
@@ -614,6 +671,7 @@ int main(int argc, char **argv) {
       check_choices_and_errors(ds);
     }
     if (data == TEST_DATA_CORA) check_quantized(ds);
+    if (data == TEST_DATA_CORA) check_label_prop(ds);
     if (0) {
     }
     fg_dataset_destroy(&ds);

@@ -231,9 +231,10 @@ static section secs[NSEC];
 static void test_round_trip(void) {
   static const char *const names[NSEC] = {"meta", "model", "widths", "params", "adam_m",
                                           "adam_v"};
-  static const uint64_t lens[NSEC] = {56, 48, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
-  /* "gcn", 1 matrix, sym, self loops, no norm, 1 stage, eps fixed at 0 */
-  static const unsigned char gcn_model[48] = {'g', 'c', 'n', [16] = 1, [32] = 1};
+  static const uint64_t lens[NSEC] = {56, 56, 4 + 8 * (LAYERS + 1), 4 * NP, 4 * NP, 4 * NP};
+  /* "gcn", 1 matrix, sym, self loops, no norm, 1 stage, eps fixed at 0, no residual, no label
+   * embedding, padding */
+  static const unsigned char gcn_model[56] = {'g', 'c', 'n', [16] = 1, [32] = 1};
   uint32_t layers;
   EXPECT_OK(fg_checkpoint_write(path_in("a.ckpt"), &src, &src_meta));
   EXPECT(!fg_test_exists(path_in("a.ckpt.tmp")));
@@ -252,7 +253,7 @@ static void test_round_trip(void) {
   }
   EXPECT(memcmp(secs[0].payload, &src_meta.seed, 8) == 0);
   EXPECT(memcmp(secs[0].payload + 48, &src_meta.best_test_acc, 8) == 0);
-  EXPECT(memcmp(secs[1].payload, gcn_model, 48) == 0);
+  EXPECT(memcmp(secs[1].payload, gcn_model, 56) == 0);
   memcpy(&layers, secs[2].payload, 4);
   EXPECT(layers == LAYERS && memcmp(secs[2].payload + 4, widths, sizeof widths) == 0);
   EXPECT(memcmp(secs[3].payload, src_p, sizeof src_p) == 0);
@@ -315,14 +316,17 @@ static void test_unknown_sections(void) {
   EXPECT_OK(read_fresh(path_in("nomodel.ckpt")));
   EXPECT(same_state());
   free(b.p);
-  /* the 32-byte "model" section of builds before GIN (one stage, no epsilon) */
-  memcpy(more, secs, sizeof secs);
-  more[1].len = 32;
-  b = emit_v2(2, more, NSEC);
-  put_file(path_in("model32.ckpt"), b.p, b.n);
-  EXPECT_OK(read_fresh(path_in("model32.ckpt")));
-  EXPECT(same_state());
-  free(b.p);
+  /* the 32-byte "model" section of builds before GIN (one stage, no epsilon), and the 48-byte
+   * one of builds before label propagation */
+  for (int k = 0; k < 2; k++) {
+    memcpy(more, secs, sizeof secs);
+    more[1].len = k ? 48 : 32;
+    b = emit_v2(2, more, NSEC);
+    put_file(path_in("model32.ckpt"), b.p, b.n);
+    EXPECT_OK(read_fresh(path_in("model32.ckpt")));
+    EXPECT(same_state());
+    free(b.p);
+  }
 }
 
 static void test_refusals(void) {
@@ -629,6 +633,32 @@ static void test_residual(void) {
   EXPECT(fg_test_error_contains("model is with residual connections, this run without"));
 }
 
+/* A label embedding (--label-prop: classes x features after the layers) round-trips; the
+ * widths imply it; a run without one refuses the file, naming the difference. */
+static void test_label_embed(void) {
+  static const int64_t wl[3] = {7, 5, 3};
+  enum { NPL = (7 + 1) * 5 + (5 + 1) * 3 + 3 * 7 };
+  static float sp[NPL], sm[NPL], sv[NPL], dp[NPL], dm[NPL], dv[NPL];
+  const fg_ckpt_model lp = {.kind = "gcn", .label_embed = 1};
+  fg_ckpt_state a = {lp, 2, wl, NPL, sp, sm, sv};
+  fg_ckpt_state b = {lp, 2, wl, NPL, dp, dm, dv};
+  fg_ckpt_meta m2;
+  fg_test_fill(sp, NPL, 20, -1.0f, 1.0f);
+  fg_test_fill(sm, NPL, 21, -1.0f, 1.0f);
+  fg_test_fill(sv, NPL, 22, 0.0f, 1.0f);
+  a.n_params = NPL - 3 * 7; /* without the embedding */
+  EXPECT(fg_checkpoint_write(path_in("lp.ckpt"), &a, &src_meta) == FG_ERR_INVALID_ARG);
+  a.n_params = NPL;
+  EXPECT_OK(fg_checkpoint_write(path_in("lp.ckpt"), &a, &src_meta));
+  EXPECT_OK(fg_checkpoint_read(path_in("lp.ckpt"), &b, &m2));
+  EXPECT(memcmp(sp, dp, sizeof sp) == 0 && memcmp(sm, dm, sizeof sm) == 0 &&
+         memcmp(sv, dv, sizeof sv) == 0);
+  b.model.label_embed = 0;
+  b.n_params = NPL - 3 * 7;
+  EXPECT(fg_checkpoint_read(path_in("lp.ckpt"), &b, &m2) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("model is with a label embedding (--label-prop), this run without"));
+}
+
 static void remove_tmpdir(void) {
   DIR *d = opendir(tmpdir);
   struct dirent *e;
@@ -660,6 +690,7 @@ int main(void) {
   test_batchnorm();
   test_gin();
   test_residual();
+  test_label_embed();
   free(written.p);
   remove_tmpdir();
   return fg_test_finish("test_checkpoint");
