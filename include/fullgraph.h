@@ -243,6 +243,7 @@ typedef struct fg_comm_plan_config {
   fg_agg_order agg_order;  /* (default FG_AGG_AUTO) */
   const char *model, *adj_norm; /* as fg_train_config: the operator laid out (NULL: GCN's) */
   const char *aggregation, *quantize; /* halo, as fg_train_config */
+  double label_prop;       /* as fg_train_config: layer 0's input gradient is aggregated too */
 } fg_comm_plan_config;
 
 fg_comm_plan_config fg_comm_plan_config_default(void);
@@ -338,6 +339,7 @@ typedef struct fg_plan_config {
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */
   const char *aggregation, *quantize; /* halo, as fg_train_config */
+  double label_prop;       /* as fg_train_config */
   uint64_t seed;
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */

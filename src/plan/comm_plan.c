@@ -146,7 +146,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   FG_CHECK(fg_model_widths(mdl.kind, cfg->layers, cfg->hidden, cfg->widths, ds->num_features,
                            ds->num_classes, w));
   fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
-  fg_epoch_agg_list(L, w, agg, fw, &fwd_n, bw, &bwd_n);
+  fg_epoch_agg_list(L, w, agg, cfg->label_prop > 0, fw, &fwd_n, bw, &bwd_n);
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */

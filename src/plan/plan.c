@@ -532,7 +532,8 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                   .model = cfg->model,
                                   .adj_norm = cfg->adj_norm,
                                   .aggregation = cfg->aggregation,
-                                  .quantize = cfg->quantize};
+                                  .quantize = cfg->quantize,
+                                  .label_prop = cfg->label_prop};
   /* sa: only the referenced rows move (1d-sa's halo, or halo's cover of each cut) */
   const int cover = self->volume == FG_VOLUME_COVER;
   const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
@@ -549,7 +550,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_ALLOC(agg, L);
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
-  fg_epoch_agg_widths(L, w, agg, &fs, &fn, &bs, &bn);
+  fg_epoch_agg_widths(L, w, agg, cfg->label_prop > 0, &fs, &fn, &bs, &bn);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
     n_params += (fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) * w[l] +
@@ -613,7 +614,8 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .seed = cfg->seed,
                                 .kind = mdl.kind,
                                 .norm = mdl.norm,
-                                .residual = cfg->residual};
+                                .residual = cfg->residual,
+                                .label_prop = (float)cfg->label_prop};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
@@ -653,7 +655,8 @@ static unsigned plan_options(const fg_plan_config *cfg) {
                              .agg_blocks = cfg->agg_blocks,
                              .learn_features = cfg->learn_features,
                              .aggregation = cfg->aggregation,
-                             .quantize = cfg->quantize};
+                             .quantize = cfg->quantize,
+                             .label_prop = cfg->label_prop};
   return fg_scheme_options_of(&t);
 }
 
@@ -787,6 +790,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .agg_blocks = cfg->agg_blocks,
       .aggregation = cfg->aggregation,
       .quantize = cfg->quantize,
+      .label_prop = cfg->label_prop,
       .seed = cfg->seed,
       /* --mem-limit is per process; its default (0) is the node's available memory over its
        * ranks */

@@ -13,7 +13,7 @@ static const fg_scheme_info registry[] = {
     {.name = "serial",
      .summary = "one process holds the whole graph; aggregation is one SpMM",
      .create = fg_scheme_serial_create,
-     .options = FG_SOPT_REORDER | FG_SOPT_AGG_LAST,
+     .options = FG_SOPT_REORDER | FG_SOPT_AGG_LAST | FG_SOPT_LABEL_PROP,
      .max_ranks = 1,
      .is_default = default_one_rank,
      .predict = fg_plan_predict_1d,
@@ -23,14 +23,16 @@ static const fg_scheme_info registry[] = {
     {.name = "1d",
      .summary = "block rows, staged broadcasts of whole blocks (MG-GCN)",
      .create = fg_scheme_1d_create,
-     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST |
+                FG_SOPT_LABEL_PROP,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_BCAST,
      .plan_min_ranks = 2},
     {.name = "1d-sa",
      .summary = "block rows, exchange of only the referenced rows (sparsity-aware)",
      .create = fg_scheme_1d_sa_create,
-     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST |
+                FG_SOPT_LABEL_PROP,
      .is_default = default_many_ranks,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_HALO,
@@ -40,7 +42,7 @@ static const fg_scheme_info registry[] = {
                 "optionally int8/4/2 rows (SuperGCN)",
      .create = fg_scheme_halo_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_AGG_LAST |
-                FG_SOPT_AGGREGATION | FG_SOPT_QUANTIZE,
+                FG_SOPT_AGGREGATION | FG_SOPT_QUANTIZE | FG_SOPT_LABEL_PROP,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_COVER,
      .plan_min_ranks = 2,
@@ -91,7 +93,7 @@ const char *fg_scheme_names(void) {
 static const char *const option_flags[FG_SOPT_COUNT] = {
     "--order random", "--order metis", "--overlap",   "--reorder",       "--agg-order last",
     "--grid",         "--double-perm", "--agg-blocks", "--learn-features", "--aggregation",
-    "--quantize"};
+    "--quantize",     "--label-prop"};
 
 const char *fg_scheme_option_flag(unsigned bit) {
   for (int k = 0; k < FG_SOPT_COUNT; k++)
@@ -113,6 +115,7 @@ unsigned fg_scheme_options_of(const fg_train_config *c) {
   if (c->learn_features) o |= FG_SOPT_LEARN_FEATURES;
   if (c->aggregation) o |= FG_SOPT_AGGREGATION;
   if (c->quantize && strcmp(c->quantize, "none") != 0) o |= FG_SOPT_QUANTIZE;
+  if (c->label_prop > 0) o |= FG_SOPT_LABEL_PROP;
   return o;
 }
 

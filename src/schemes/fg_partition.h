@@ -78,14 +78,15 @@ fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p,
 
 /* Widths of the aggregations of one training epoch as fg_train runs it (a training forward, a
  * backward, an evaluation forward), for a stack of widths w[0..layers] whose layer l
- * aggregates as agg[l] says (fg_model_agg_plan: 1 first, 0 last, -1 not at all). Returns the
+ * aggregates as agg[l] says (fg_model_agg_plan: 1 first, 0 last, -1 not at all), and, when
+ * input_grad (label propagation), layer 0's input gradient is wanted too. Returns the
  * sum of forward widths (one forward pass) and of backward widths, and the number of
  * aggregations of each. */
-void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int64_t *fwd_sum,
-                         int *fwd_count, int64_t *bwd_sum, int *bwd_count);
+void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int input_grad,
+                         int64_t *fwd_sum, int *fwd_count, int64_t *bwd_sum, int *bwd_count);
 /* The same aggregations one by one: the widths of one forward pass's (fwd, *nf of them) and of
  * the backward's (bwd, *nb), each array room for `layers`. */
-void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int64_t *fwd, int *nf,
-                       int64_t *bwd, int *nb);
+void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int input_grad,
+                       int64_t *fwd, int *nf, int64_t *bwd, int *nb);
 
 #endif /* FG_PARTITION_H */

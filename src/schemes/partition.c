@@ -306,8 +306,8 @@ cleanup:
   return st;
 }
 
-void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int64_t *fwd, int *nf,
-                       int64_t *bwd, int *nb) {
+void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int input_grad,
+                       int64_t *fwd, int *nf, int64_t *bwd, int *nb) {
   *nf = *nb = 0;
   for (int l = 0; l < layers; l++) {
     const int64_t wi = w[l], wo = w[l + 1];
@@ -315,16 +315,17 @@ void fg_epoch_agg_list(int layers, const int64_t *w, const int *agg, int64_t *fw
     if (agg[l] < 0) continue; /* a linear layer: its rows stay where they are */
     /* forward: Â D at width wi, or Â (D W) at width wo */
     fwd[(*nf)++] = agg_first ? wi : wo;
-    /* backward (fg_model_backward): Âᵀ dS at wi except for layer 0, or Âᵀ dZ at wo */
-    if (agg_first && l == 0) continue;
+    /* backward (fg_model_backward): Âᵀ dS at wi except for layer 0 (unless its input
+     * gradient is wanted), or Âᵀ dZ at wo */
+    if (agg_first && l == 0 && !input_grad) continue;
     bwd[(*nb)++] = agg_first ? wi : wo;
   }
 }
 
-void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int64_t *fwd_sum,
-                         int *fwd_count, int64_t *bwd_sum, int *bwd_count) {
+void fg_epoch_agg_widths(int layers, const int64_t *w, const int *agg, int input_grad,
+                         int64_t *fwd_sum, int *fwd_count, int64_t *bwd_sum, int *bwd_count) {
   int64_t fwd[128], bwd[128]; /* a stack has at most FG_MAX_STACK = 128 layers */
-  fg_epoch_agg_list(layers, w, agg, fwd, fwd_count, bwd, bwd_count);
+  fg_epoch_agg_list(layers, w, agg, input_grad, fwd, fwd_count, bwd, bwd_count);
   *fwd_sum = *bwd_sum = 0;
   for (int k = 0; k < *fwd_count; k++) *fwd_sum += fwd[k];
   for (int k = 0; k < *bwd_count; k++) *bwd_sum += bwd[k];
