@@ -170,8 +170,8 @@ typedef struct fg_train_config {
                               stochastic rounding; "none" (NULL) float32 */
   double label_prop;       /* label propagation (SuperGCN): this fraction of the training nodes
                               (drawn by seed and node id) adds a learned embedding of its label
-                              to its input features and leaves the loss; 0 (default) off. The 1D
-                              schemes */
+                              to its input features and leaves the loss; 0 (default) off. Not
+                              with residual or learn_features */
   const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
                                    --calibrate); NULL = built-in defaults */
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */

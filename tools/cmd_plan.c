@@ -89,7 +89,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--agg-blocks", OPT_INT, &pc.agg_blocks, "N", "3d: blocked aggregation (default 1)", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "halo: pre, post, hybrid (default)", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "halo: none (default), int8, int4, int2", NULL},
-      {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "label propagation, as train (1D schemes)", NULL},
+      {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "label propagation, as train", NULL},
       {"--mem-per-rank", OPT_DOUBLE, &mem_mb, "MB", "memory a rank may use (default: available memory / ranks per node; -1: no limit)", NULL},
       {"--schemes", OPT_STRING, &pc.schemes, "LIST", "rank only these schemes, e.g. 3d or 1d,1d-sa (default: every one the options allow)", NULL},
       {"--seed", OPT_U64, &lc.seed, "N", "seed (generated data, permutations)", NULL},

@@ -68,7 +68,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--double-perm", OPT_FLAG, &tc.double_perm, NULL, "3d: different random row and column permutations (load balance)", NULL},
       {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
       {"--aggregation", OPT_STRING, &tc.aggregation, "RULE", "halo: what crosses a cut: pre (the sender's partial sums), post (the source rows), hybrid (default: a minimum vertex cover of each cut)", NULL},
-      {"--label-prop", OPT_DOUBLE, &tc.label_prop, "RATE", "label propagation: a fraction RATE of the training nodes adds a learned embedding of its label to its input and leaves the loss (1D schemes; default 0: off)", NULL},
+      {"--label-prop", OPT_DOUBLE, &tc.label_prop, "RATE", "label propagation: a fraction RATE of the training nodes adds a learned embedding of its label to its input and leaves the loss (default 0: off)", NULL},
       {"--quantize", OPT_STRING, &tc.quantize, "BITS", "halo: exchanged rows as int8, int4 or int2 codes with stochastic rounding; none (default) float32", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},

@@ -397,29 +397,29 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     m->n_params += s->feat_rows * m->shape[0].w_in;
   }
   if (cfg->label_prop > 0.0f) {
-    /* the embedding is whole on every rank and added to whole input rows: a scheme whose
-     * layer-0 input rows are its labelled rows (the 1D schemes) */
+    /* the embedding is whole on every rank; each adds its columns to its input rows, whose
+     * labels are the labelled rows' (1D) or were delivered (s->in_labels: 3d) */
     const fg_layer_shape *sh0 = &m->shape[0];
+    const int32_t *lab = s->in_labels ? s->in_labels : s->labels;
+    const int8_t *spl = s->in_split ? s->in_split : s->split;
     FG_REQUIRE(cfg->label_prop < 1.0f, FG_ERR_INVALID_ARG,
                "--label-prop must be in (0, 1), got %g", (double)cfg->label_prop);
-    FG_REQUIRE(!s->ops->move_rows && !split && sh0->n_in == s->n_local &&
-                   sh0->w_in == m->widths[0],
-               FG_ERR_UNSUPPORTED,
-               "--label-prop: the %s scheme cuts the input's rows or columns over its grid; "
-               "label propagation runs under the 1D schemes (serial, 1d, 1d-sa, halo)",
+    FG_REQUIRE(s->in_labels || (!s->ops->move_rows && sh0->n_in == s->n_local), FG_ERR_INTERNAL,
+               "--label-prop: the %s scheme gave no labels of its layer-0 input rows",
                s->ops->name);
-    FG_REQUIRE(!cfg->residual, FG_ERR_UNSUPPORTED,
-               "--label-prop with --residual: the input's residual path would carry the "
-               "embedding's gradient too, which is not implemented; drop one of them");
+    FG_REQUIRE(!cfg->residual && !s->learn_features, FG_ERR_UNSUPPORTED,
+               "--label-prop with --%s: the input's %s would carry the embedding's gradient "
+               "too, which is not implemented; drop one of them",
+               cfg->residual ? "residual" : "learn-features",
+               cfg->residual ? "residual path" : "own gradient");
     m->lp_off = m->n_params;
     m->n_params += m->widths[0] * m->widths[L];
     m->n_params_global += m->widths[0] * m->widths[L];
     FG_ALLOC(m->lp_label, FG_MAX(sh0->n_in, 1));
     for (int64_t i = 0; i < sh0->n_in; i++)
-      m->lp_label[i] = fg_label_prop_node(cfg->seed, cfg->label_prop, s->global_ids[i],
-                                          s->split[i]) && s->labels[i] >= 0 &&
-                               s->labels[i] < m->widths[L]
-                           ? s->labels[i]
+      m->lp_label[i] = fg_label_prop_node(cfg->seed, cfg->label_prop, sh0->ids_in[i], spl[i]) &&
+                               lab[i] >= 0 && lab[i] < m->widths[L]
+                           ? lab[i]
                            : -1;
   }
   FG_ALLOC_F(m->params, m->n_params);
@@ -545,12 +545,12 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
   } else {
     /* X + Y E (a label node's row gets its label's embedding), then dropout with the masks
      * fg_dropout_rows draws */
-    const float *E = m->params + m->lp_off;
+    const float *E = m->params + m->lp_off + sh->col0_in; /* this rank's columns of E */
     fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, 0.0f, seed, epoch, 0,
                     sh->ids_in, sh->col0_in);
     for (int64_t i = 0; i < sh->n_in; i++)
       if (m->lp_label[i] >= 0)
-        fg_axpy(out + i * sh->w_in, 1.0f, E + (int64_t)m->lp_label[i] * sh->w_in, sh->w_in);
+        fg_axpy(out + i * sh->w_in, 1.0f, E + (int64_t)m->lp_label[i] * m->widths[0], sh->w_in);
     if (p > 0.0f)
       fg_bias_relu_dropout(out, out, NULL, sh->n_in, sh->w_in, 0, p, seed, epoch, 0, sh->ids_in,
                            sh->col0_in);
@@ -735,15 +735,21 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       t0 = fg_now();
       if (m->lp_off >= 0) {
         /* label propagation: dX' = dropout's backward of dD_0; each label node's row adds to
-         * its label's row of dE (this rank's part: the gradient reduction sums the ranks) */
-        const int64_t w = sh->w_in;
+         * its label's row of dE, on the primary copy of the rows (3d holds replicas along c),
+         * then summed over every rank: by the gradient all-reduce of a 1D scheme, here for a
+         * scheme that reduces its pieces itself */
+        const int64_t w = sh->w_in, F = m->widths[0], nE = F * m->widths[m->layers];
         float *dE = m->grads + m->lp_off;
-        memset(dE, 0, (size_t)(w * m->widths[m->layers]) * sizeof(float));
+        memset(dE, 0, (size_t)nE * sizeof(float));
         if (p > 0.0f)
           fg_bias_relu_dropout(v, v, NULL, sh->n_in, w, 0, p, seed, epoch, 0, sh->ids_in,
                                sh->col0_in);
-        for (int64_t i = 0; i < sh->n_in; i++)
-          if (m->lp_label[i] >= 0) fg_axpy(dE + (int64_t)m->lp_label[i] * w, 1.0f, v + i * w, w);
+        for (int64_t i = 0; sh->in_primary && i < sh->n_in; i++)
+          if (m->lp_label[i] >= 0)
+            fg_axpy(dE + (int64_t)m->lp_label[i] * F + sh->col0_in, 1.0f, v + i * w, w);
+        m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+        if (!s->ops->reduce_grads) FG_CHECK(fg_dist_allreduce_f32(s->dist, dE, nE));
+        t0 = fg_now();
       }
       if (m->input && p > 0.0f) {
         float *g = m->grads + m->feat_off;
@@ -867,11 +873,12 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own) {
     }
     off = boff + m->vecs[l] * dout + m->scal[l];
   }
-  /* the label embedding after the layers: whole on every rank, kept from rank 0's (a 1D
-   * scheme: layer 0's weights are primary there) */
+  /* the label embedding after the layers: whole on every rank, kept (as a scalar) from the
+   * rank with the primary copy of layer 0's first b element */
   for (int64_t j = 0; m->lp_off >= 0 && j < m->widths[0] * m->widths[m->layers]; j++, k++) {
+    const fg_layer_shape *sh = &m->shape[0];
     if (idx) idx[k] = off + j;
-    if (own) own[k] = (uint8_t)m->shape[0].w_primary;
+    if (own) own[k] = (uint8_t)(sh->b_primary && sh->bp0 == 0 && sh->col0_out == 0);
   }
   return k;
 }

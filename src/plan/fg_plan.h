@@ -55,6 +55,7 @@ typedef struct fg_cost3d_input {
   double mean_nnz;         /* mean shard nonzeros (reported) */
   int nkeys;
   int learn_features;
+  int input_grad;          /* layer 0's input gradient is aggregated too (label propagation) */
   int agg_blocks;
   int ranks_per_node;
   int mats;                /* weight matrices a layer (0: 1) */

@@ -28,7 +28,7 @@ enum {
   FG_SOPT_LEARN_FEATURES = 1u << 8, /* --learn-features */
   FG_SOPT_AGGREGATION = 1u << 9,    /* --aggregation pre|post|hybrid */
   FG_SOPT_QUANTIZE = 1u << 10,      /* --quantize int8|int4|int2 */
-  FG_SOPT_LABEL_PROP = 1u << 11,    /* --label-prop (the model adds to whole input rows) */
+  FG_SOPT_LABEL_PROP = 1u << 11,    /* --label-prop */
   FG_SOPT_COUNT = 12
 };
 

@@ -205,7 +205,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const int vecs = fg_model_layer_vecs(in->norm, l, L);
     const double wblock = (mats * win * wout + vecs * wout) * 4.0;
     const int aggregates = !in->aggregates || in->aggregates[l] >= 0; /* else a linear layer */
-    const int bwd_spmm = l > 0 || in->learn_features;
+    const int bwd_spmm = l > 0 || in->learn_features || in->input_grad;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
     /* forward, twice (training and evaluation) */
@@ -286,7 +286,8 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   for (int key = 0; key < in->nkeys; key++) {
     int a, b, cc, transposed = 0;
     fg_layer_roles(key, &a, &b, &cc);
-    for (int l = key; l < L; l += in->nkeys) transposed |= l > 0 || in->learn_features;
+    for (int l = key; l < L; l += in->nkeys)
+      transposed |= l > 0 || in->learn_features || in->input_grad;
     mem += (12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[cc]) + 1)) +
            (transposed ? 12.0 * in->shard_nnz[key] + 8.0 * (ceil_div(n, g[a]) + 1) : 0.0);
   }
@@ -491,6 +492,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .mean_nnz = mean,
                                 .nkeys = FG_MIN(L, perm == FG_PERM_DOUBLE ? 6 : 3),
                                 .learn_features = cfg->learn_features,
+                                .input_grad = cfg->label_prop > 0,
                                 .agg_blocks = cfg->agg_blocks,
                                 .ranks_per_node = cfg->ranks_per_node,
                                 .mats = mdl.kind->stage[0]->mats,

@@ -51,7 +51,7 @@ static const fg_scheme_info registry[] = {
      .summary = "an X x Y x Z grid, rows and columns cut in two dimensions (Plexus)",
      .create = fg_scheme_3d_create,
      .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_GRID | FG_SOPT_DOUBLE_PERM | FG_SOPT_AGG_BLOCKS |
-                FG_SOPT_LEARN_FEATURES,
+                FG_SOPT_LEARN_FEATURES | FG_SOPT_LABEL_PROP,
      .predict = fg_plan_predict_3d,
      .grid = 1,
      .plan_min_ranks = 1},

@@ -40,6 +40,8 @@ typedef struct fg_scheme_config {
   int learn_features;  /* 3d: the input features are parameters, cut along Z */
   int aggregation;     /* halo: the cut's rule, an fg_halo_rule (0 hybrid, 1 pre, 2 post) */
   int quantize_bits;   /* halo: rows exchanged as 2-, 4- or 8-bit codes (0: float32) */
+  int input_grad;      /* layer 0's input gradient is wanted (label propagation): 3d keeps layer
+                          0's transposed shard and gives each rank its input rows' labels */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
                           shared with the planner and the memory check; NULL: build privately */
 } fg_scheme_config;
@@ -134,6 +136,8 @@ struct fg_scheme {
   int64_t *global_ids;    /* (n_local) original node id of each */
   int32_t *labels;        /* (n_local) */
   int8_t *split;          /* (n_local) FG_SPLIT_* */
+  int32_t *in_labels;     /* (layer 0's n_in) labels and split of the layer-0 input rows where */
+  int8_t *in_split;       /* they are not the labelled rows (3d, when asked); NULL: those rows */
   int64_t num_features, num_classes;
   /* the layer-0 input: shape(0)'s n_in x w_in, or with learn_features the piece of its rows
    * [feat_row0, feat_row0 + feat_rows) that this rank owns as parameters */

@@ -93,6 +93,8 @@ void fg_scheme_destroy(fg_scheme **s) {
   if (!(*s)->features_borrowed) free((*s)->features);
   free((*s)->labels);
   free((*s)->split);
+  free((*s)->in_labels);
+  free((*s)->in_split);
   free(*s);
   *s = NULL;
 }

@@ -43,6 +43,8 @@ typedef struct impl3d {
   fg_perm_kind perm;
   int nkeys;                /* distinct adjacency shards: min(3, L), or min(6, L) with double */
   int agg_blocks;
+  int input_grad;           /* layer 0's input gradient is wanted: its transposed shard, and the
+                               input rows' labels (label propagation) */
   fg_csr *A;                /* (nkeys) the shard of layer k (rows q[c], columns q[a]) */
   fg_csr *At;               /* (nkeys) its transpose; empty when no layer using it runs a
                                backward SpMM */
@@ -133,6 +135,8 @@ typedef struct root_data {
   float *featbuf;  /* a feature piece */
   int32_t *labbuf;
   int8_t *splitbuf;
+  int32_t *inlabbuf; /* the layer-0 input rows' labels and split (input_grad) */
+  int8_t *insplitbuf;
 } root_data;
 
 static void root_free(root_data *r) {
@@ -141,6 +145,8 @@ static void root_free(root_data *r) {
   free(r->featbuf);
   free(r->labbuf);
   free(r->splitbuf);
+  free(r->inlabbuf);
+  free(r->insplitbuf);
   memset(r, 0, sizeof *r);
 }
 
@@ -154,7 +160,7 @@ static fg_status root_prepare(const fg_dataset *ds, const fg_scheme_config *cfg,
                               fg_perm_kind perm, int P, int nkeys, int64_t *nnz, root_data *r) {
   fg_status st = FG_OK;
   const int64_t n = ds->num_nodes, F = ds->num_features;
-  int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0;
+  int64_t max_rows = 0, max_nnz = 0, max_feat = 0, max_out = 0, max_in = 0;
   r->lay = cfg->layouts ? cfg->layouts : &r->own;
   FG_CHECK(fg_layouts_3d(r->lay, ds, perm, cfg->seed, cfg->adj));
   /* every rank's shard sizes, and the largest pieces to pack */
@@ -174,6 +180,11 @@ static fg_status root_prepare(const fg_dataset *ds, const fg_scheme_config *cfg,
     max_feat = FG_MAX(max_feat, (r1 - r0) * (f1 - f0));
     fg_layer_roles(cfg->layers, &a, &b, &c);
     max_out = FG_MAX(max_out, fg_block_size(n, cfg->grid[a], q[a]));
+    max_in = FG_MAX(max_in, fg_block_size(n, cfg->grid[FG_DIM_X], q[FG_DIM_X]));
+  }
+  if (cfg->input_grad) {
+    FG_ALLOC(r->inlabbuf, FG_MAX(max_in, 1));
+    FG_ALLOC(r->insplitbuf, FG_MAX(max_in, 1));
   }
   FG_CHECK(fg_scheme_alloc_csr(&r->pack, max_rows, n, max_nnz));
   FG_ALLOC(r->featbuf, max_feat > 0 ? max_feat : 1);
@@ -242,6 +253,11 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   s->n_local = fg_block_size(s->n_global, t->g[a], t->q[a]);
   FG_ALLOC(s->labels, s->n_local > 0 ? s->n_local : 1);
   FG_ALLOC(s->split, s->n_local > 0 ? s->n_local : 1);
+  if (t->input_grad) { /* layer 0's input rows: node block q[X] of pi[0] */
+    const int64_t nin = fg_block_size(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
+    FG_ALLOC(s->in_labels, FG_MAX(nin, 1));
+    FG_ALLOC(s->in_split, FG_MAX(nin, 1));
+  }
 cleanup:
   return st;
 }
@@ -282,6 +298,17 @@ static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r,
   if (root) pack_labels(ds, r, t->layers, r0, r1 - r0);
   FG_CHECK(fg_deliver_bytes(d, rk, r->labbuf, s->labels, (r1 - r0) * 4, FG_TAG_3D));
   FG_CHECK(fg_deliver_bytes(d, rk, r->splitbuf, s->split, r1 - r0, FG_TAG_3D));
+  if (t->input_grad) { /* the layer-0 input rows' labels and split (label propagation) */
+    r0 = fg_block_start(n, t->g[FG_DIM_X], q[FG_DIM_X]);
+    r1 = r0 + fg_block_size(n, t->g[FG_DIM_X], q[FG_DIM_X]);
+    for (int64_t i = 0; root && i < r1 - r0; i++) {
+      const int64_t v = r->lay->pi[0][r0 + i];
+      r->inlabbuf[i] = ds->labels ? ds->labels[v] : -1;
+      r->insplitbuf[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
+    }
+    FG_CHECK(fg_deliver_bytes(d, rk, r->inlabbuf, s->in_labels, (r1 - r0) * 4, FG_TAG_3D));
+    FG_CHECK(fg_deliver_bytes(d, rk, r->insplitbuf, s->in_split, r1 - r0, FG_TAG_3D));
+  }
 cleanup:
   return st;
 }
@@ -293,7 +320,7 @@ static fg_status local_transposes(const fg_scheme *s, impl3d *t) {
   for (int k = 0; k < t->nkeys; k++) {
     int used = 0;
     for (int l = 0; l < t->layers && !used; l++)
-      used = l % t->nkeys == k && (l > 0 || s->learn_features);
+      used = l % t->nkeys == k && (l > 0 || s->learn_features || t->input_grad);
     if (used) FG_CHECK(fg_csr_transpose(&t->A[k], &t->At[k]));
   }
 cleanup:
@@ -679,6 +706,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   t->perm = perm;
   t->nkeys = nkeys;
   t->agg_blocks = sc->agg_blocks;
+  t->input_grad = sc->input_grad;
   s->learn_features = sc->learn_features;
   s->n_global = hdr[0];
   s->num_features = hdr[1];

@@ -245,6 +245,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.double_perm = cfg->double_perm;
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;
+  sc.input_grad = cfg->label_prop > 0;
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     st = fg_halo_rule_parse(cfg->aggregation, &rule);

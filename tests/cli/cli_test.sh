@@ -141,8 +141,9 @@ expect 0 "of which [0-9]+ data \(int2 codes\) and [0-9]+ parameters" "$FG" info 
 # label propagation: a rate outside (0, 1), a grid scheme, residual connections, and a resume
 # of a model without the embedding are refused by name
 expect 1 "--label-prop must be in \(0, 1\), got 1.5" "$FG" train "$DEMO" --label-prop 1.5 --epochs 1
-expect 1 "--scheme 3d does not take --label-prop \(it is an option of: serial, 1d, 1d-sa, halo\)" "$FG" train "$DEMO" --label-prop 0.5 \
-  --scheme 3d --epochs 1
+expect 0 "best epoch" "$FG" train "$DEMO" --label-prop 0.5 --scheme 3d --epochs 2
+expect 1 "--label-prop with --learn-features" "$FG" train "$DEMO" --label-prop 0.5 --scheme 3d \
+  --learn-features --epochs 1
 expect 1 "--label-prop with --residual" "$FG" train "$DEMO" --label-prop 0.5 --residual --epochs 1
 expect 0 "best epoch" "$FG" train "$DEMO" --label-prop 0.5 --epochs 3 --checkpoint "$T/lp.ckpt"
 expect 1 "model is with a label embedding \(--label-prop\), this run without" "$FG" train \
