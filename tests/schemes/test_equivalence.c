@@ -453,23 +453,19 @@ static void check_label_prop(const fg_dataset *ds) {
       c.scheme = e->name;
       c.order = e->options & FG_SOPT_ORDER_RANDOM ? "random" : NULL;
       c.loss_history = NULL;
-      if (e->grid) { /* every grid of P, SAGE on some: the input rows' labels delivered */
-        int grids[64][3];
-        const int ng = fg_grid_enumerate(nprocs, grids, 64);
+      if (e->grid) { /* a grid with every dimension used where P allows, double permutation */
         char grid[32];
-        for (int gi = 0; gi < ng; gi++) {
-          if (mi == 1 && gi % 2) continue;
-          snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
-          c.grid = grid;
-          c.double_perm = gi % 2;
-          snprintf(what, sizeof what, "%s label-prop 0.5 3d %s%s", models[mi] ? models[mi] : "gcn",
-                   grid, c.double_perm ? " double-perm" : "");
-          compare(ds, c, &ref, what, hist);
-        }
+        some_grid(grid, sizeof grid);
+        c.grid = grid;
+        c.double_perm = 1;
+        snprintf(what, sizeof what, "%s label-prop 0.5 3d %s double-perm",
+                 models[mi] ? models[mi] : "gcn", grid);
+        compare(ds, c, &ref, what, hist);
         c.grid = NULL; /* --grid auto, which the resume below runs too */
         c.double_perm = 0;
       }
-      for (int rule = 0; rule < (e->options & FG_SOPT_AGGREGATION ? 3 : 1); rule++) {
+      /* every rule for GCN, the hybrid for SAGE */
+      for (int rule = 0; rule < (e->options & FG_SOPT_AGGREGATION && mi == 0 ? 3 : 1); rule++) {
         static const char *const rules[3] = {"hybrid", "pre", "post"};
         c.aggregation = e->options & FG_SOPT_AGGREGATION ? rules[rule] : NULL;
         snprintf(what, sizeof what, "%s label-prop 0.5 %s %s", models[mi] ? models[mi] : "gcn",
@@ -502,8 +498,8 @@ static void check_label_prop(const fg_dataset *ds) {
  * OpenBLAS's GEMM rounds differently at 1 and 2 threads, and a last-bit change can flip a
  * stochastic rounding.) */
 static void check_quantized(const fg_dataset *ds) {
-  static const char *const q[] = {"int8", "int4", "int2"};
-  static const double noise[] = {0.02, 0.1, 0.3};
+  static const char *const q[] = {"int2", "int4", "int8"};
+  static const double noise[] = {0.3, 0.1, 0.02};
   double hf[EPOCHS], h1[EPOCHS], h2[EPOCHS], h3[EPOCHS];
   char ck[600];
   fg_train_result res;
@@ -518,6 +514,14 @@ static void check_quantized(const fg_dataset *ds) {
     c.quantize = q[k];
     c.loss_history = h1;
     EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    w = worst_rel(h1, hf, EPOCHS);
+    EXPECT_MSG(w > 0 && w <= noise[k], "halo %s: losses differ from float32's by %.3g", q[k],
+               w);
+    if (k > 0) { /* int2's repeat and resume stand for the wider codes' */
+      if (rank == 0)
+        printf("P=%d halo %s: losses within %.2e of float32\n", nprocs, q[k], w);
+      continue;
+    }
     c.loss_history = h2;
     EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
     EXPECT_MSG(memcmp(h1, h2, sizeof h1) == 0, "halo %s: a repeated run differs", q[k]);
@@ -532,9 +536,6 @@ static void check_quantized(const fg_dataset *ds) {
     c.resume_path = NULL;
     EXPECT_MSG(memcmp(h1 + 10, h3 + 10, 10 * sizeof(double)) == 0,
                "halo %s: resume is not bitwise equal to an uninterrupted run", q[k]);
-    w = worst_rel(h1, hf, EPOCHS);
-    EXPECT_MSG(w > 0 && w <= noise[k], "halo %s: losses differ from float32's by %.3g", q[k],
-               w);
     if (rank == 0) {
       printf("P=%d halo %s: repeated and resumed bit for bit; losses within %.2e of float32\n",
              nprocs, q[k], w);
