@@ -374,6 +374,20 @@ static void some_grid(char *buf, size_t len) {
   snprintf(buf, len, "%dx%dx%d", grids[ng / 2][0], grids[ng / 2][1], grids[ng / 2][2]);
 }
 
+/* c trained to epoch 10 with a checkpoint at ck, then resumed from it to EPOCHS; the losses in
+ * hist (the resumed epochs from 10 on). */
+static void train_resumed(const fg_dataset *ds, fg_train_config c, const char *ck, double *hist) {
+  fg_train_result res;
+  c.loss_history = hist;
+  c.epochs = 10;
+  c.checkpoint_path = ck;
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+  c.epochs = EPOCHS;
+  c.checkpoint_path = NULL;
+  c.resume_path = ck;
+  EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+}
+
 /* Every scheme that runs on P, for a model: checkpoint at 10, resume to 20, bit for bit; the
  * one-process serial run resumes the same file. */
 static void check_resume(const fg_dataset *ds, const char *model, const char *norm,
@@ -399,14 +413,7 @@ static void check_resume(const fg_dataset *ds, const char *model, const char *no
       c.order = "random";
     }
     EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-    c.loss_history = h2;
-    c.epochs = 10;
-    c.checkpoint_path = ck;
-    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-    c.epochs = EPOCHS;
-    c.checkpoint_path = NULL;
-    c.resume_path = ck;
-    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    train_resumed(ds, c, ck, h2);
     EXPECT_MSG(memcmp(h1 + 10, h2 + 10, 10 * sizeof(double)) == 0,
                "%s: resume is not bitwise equal to an uninterrupted run", e->name);
     c = base_config(h3, 3);
@@ -448,7 +455,6 @@ static void check_label_prop(const fg_dataset *ds) {
       const fg_scheme_info *e = fg_scheme_registry_at(i);
       double hist[EPOCHS], h2[EPOCHS];
       char what[160];
-      fg_train_result res;
       if (!runs_here(e->name)) continue;
       c.scheme = e->name;
       c.order = e->options & FG_SOPT_ORDER_RANDOM ? "random" : NULL;
@@ -474,15 +480,7 @@ static void check_label_prop(const fg_dataset *ds) {
       }
       /* resume (the last rule's run): the embedding and its Adam moments are in the
        * checkpoint */
-      c.loss_history = h2;
-      c.epochs = 10;
-      c.checkpoint_path = ck;
-      EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-      c.epochs = EPOCHS;
-      c.checkpoint_path = NULL;
-      c.resume_path = ck;
-      EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-      c.resume_path = NULL;
+      train_resumed(ds, c, ck, h2);
       EXPECT_MSG(memcmp(hist + 10, h2 + 10, 10 * sizeof(double)) == 0,
                  "%s label-prop: resume is not bitwise equal to an uninterrupted run", e->name);
       c.aggregation = NULL;
@@ -525,15 +523,7 @@ static void check_quantized(const fg_dataset *ds) {
     c.loss_history = h2;
     EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
     EXPECT_MSG(memcmp(h1, h2, sizeof h1) == 0, "halo %s: a repeated run differs", q[k]);
-    c.loss_history = h3;
-    c.epochs = 10;
-    c.checkpoint_path = ck;
-    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-    c.epochs = EPOCHS;
-    c.checkpoint_path = NULL;
-    c.resume_path = ck;
-    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
-    c.resume_path = NULL;
+    train_resumed(ds, c, ck, h3);
     EXPECT_MSG(memcmp(h1 + 10, h3 + 10, 10 * sizeof(double)) == 0,
                "halo %s: resume is not bitwise equal to an uninterrupted run", q[k]);
     if (rank == 0) {
