@@ -205,9 +205,11 @@ static fg_status halo_plan(fg_dist *d, const fg_csr *A, const int64_t *offs, imp
   FG_CHECK(fg_dist_agree(d, st));
   if (!im->part.symmetric) FG_CHECK(fg_dist_agree(d, fg_csr_transpose(&im->diag, &im->diag_t)));
   FG_CHECK(fg_dist_agree(d, fg_csr_transpose(&im->R, &im->Rt)));
-  if (P == 1) {
-    FG_CHECK(fg_scheme_alloc_csr(&im->S, 0, n, 0));
-    return fg_dist_agree(d, fg_csr_transpose(&im->S, &im->St));
+  if (P == 1) { /* no cut: an empty S for the transposed product's shape */
+    st = fg_scheme_alloc_csr(&im->S, 0, n, 0);
+    if (st == FG_OK) st = fg_csr_transpose(&im->S, &im->St);
+    st = fg_dist_agree(d, st);
+    goto cleanup;
   }
 
   /* rows and entries each sender will make for us, and what we will make for each receiver */

@@ -110,6 +110,8 @@ static void check_dataset(int which) {
       {"halo", 0, "post", NULL, 0},    {"halo", 0, "hybrid", "int2", 0},
       {"halo", 0, "pre", "int8", 0},   {"1d-sa", 0, NULL, NULL, 0.5},
       {"halo", 0, "hybrid", "int4", 0.5}};
+  /* the 1D schemes' plain variants run on every order; the others each on one, in turn */
+  const int norders = test_have_metis() ? 3 : 2;
   enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
   static const char *const orders[] = {"natural", "random", "metis"};
   static const shape shapes[] = {{2, 16, FG_AGG_AUTO}, {3, 8, FG_AGG_FIRST}};
@@ -131,7 +133,7 @@ static void check_dataset(int which) {
   if (!all || !sent_1d || !fwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
-    for (int oi = 0; oi < (test_have_metis() ? 3 : 2); oi++) {
+    for (int oi = 0; oi < norders; oi++) {
       for (int vi = 0; vi < NVAR; vi++) {
         {
           const variant *v = &variants[vi];
@@ -139,6 +141,7 @@ static void check_dataset(int which) {
           const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
+          if ((si == 2 || v->label_prop > 0) && vi % norders != oi) continue;
           memset(mine, 0, sizeof mine);
           st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
