@@ -7,9 +7,12 @@
 # usage: bench/bench_halo.sh [OUTDIR]        (default bench/out/halo)
 # environment:
 #   FULLGRAPH   the program (build/release/fullgraph)
-#   MPIEXEC     mpiexec; MPIFLAGS its options ("--oversubscribe --bind-to none")
+#   MPIEXEC     mpiexec; MPIFLAGS its options ("--oversubscribe")
+#   BIND        none (default: --bind-to none) or cores (Open MPI: --map-by slot:PE=T --bind-to
+#               core, each rank on its own T cores)
 #   CORES       cores to share among the ranks: each of P ranks runs CORES/P threads (nproc)
 #   PARTS       "bytes accuracy" (both); either alone
+#   RUN_TIMEOUT seconds after which one training run is killed (timeout(1); unset: none)
 #   -- bytes and time --
 #   EPOCHS      5 (epoch 1 is left out of the time means)
 #   RANKS       "2 4 8"
@@ -42,7 +45,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/bench/out/halo}
 fg=${FULLGRAPH:-$here/build/release/fullgraph}
 mpiexec=${MPIEXEC:-mpiexec}
-mpiflags=${MPIFLAGS:-"--oversubscribe --bind-to none"}
+mpiflags=${MPIFLAGS:-"--oversubscribe"}
+bind=${BIND:-none}
 cores=${CORES:-$(getconf _NPROCESSORS_ONLN)}
 parts=${PARTS:-"bytes accuracy"}
 epochs=${EPOCHS:-5}
@@ -58,11 +62,20 @@ seeds=${SEEDS:-10}
 acc_ranks=${ACC_RANKS:-4}
 acc_epochs=${ACC_EPOCHS:-200}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+run_to=""
+[ -z "${RUN_TIMEOUT:-}" ] || run_to="timeout $RUN_TIMEOUT"
 mkdir -p "$out"
 table=$out/bench_halo.md
 
 threads_for() { t=$((cores / $1)); [ "$t" -ge 1 ] || t=1; echo "$t"; }
+# mpiexec's options for ranks of $1 threads
+mpi_opts() {
+  case $bind in
+    cores) echo "$mpiflags --map-by slot:PE=$1 --bind-to core" ;;
+    *) echo "$mpiflags --bind-to none" ;;
+  esac
+}
 
 model_flags() {
   case $1 in
@@ -106,7 +119,7 @@ echo "machine: $(getconf _NPROCESSORS_ONLN) cores," \
   "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //');" \
   "$(date -u '+%F %H:%M UTC')"
 echo "fullgraph: $("$fg" --version 2>&1 | head -1)"
-echo "mpi: $("$mpiexec" --version 2>&1 | head -1); $mpiexec -n P $mpiflags; $cores cores shared: CORES/P threads a rank"
+echo "mpi: $("$mpiexec" --version 2>&1 | head -1); $mpiexec -n P $(mpi_opts T); $cores cores shared: T = CORES/P threads a rank"
 : >"$table"
 
 # ---------------------------------------------------------------- bytes and epoch time
@@ -135,6 +148,7 @@ for g in $graphs; do
     mflags=$(model_flags "$model")
     for P in $ranks; do
       T=$(threads_for "$P")
+      mo=$(mpi_opts "$T")
       runs=""
       [ -z "$base" ] || runs="$base:-:-"
       for a in $aggs; do for q in $quants; do runs="$runs halo:$a:$q"; done; done
@@ -147,9 +161,9 @@ for g in $graphs; do
         [ "$scheme" != halo ] || tag=$tag-$agg-$q
         m=$out/$tag.json
         rm -f "$m"
-        echo "+ $mpiexec -n $P $mpiflags $fg train $data $flags $mflags --epochs $epochs --threads $T --quiet --no-progress --metrics $tag.json"
+        echo "+ $mpiexec -n $P $mo $fg train $data $flags $mflags --epochs $epochs --threads $T --quiet --no-progress --metrics $tag.json"
         # shellcheck disable=SC2086
-        if ! "$mpiexec" -n "$P" $mpiflags "$fg" train "$data" $flags $mflags --epochs "$epochs" \
+        if ! $run_to "$mpiexec" -n "$P" $mo "$fg" train "$data" $flags $mflags --epochs "$epochs" \
             --threads "$T" --quiet --no-progress --metrics "$m" </dev/null >"$out/$tag.log" 2>&1 ||
            [ ! -s "$m" ]; then
           echo "  failed: see $out/$tag.log"; tail -3 "$out/$tag.log" | sed 's/^/  /'
@@ -188,6 +202,7 @@ acc_sets="cora (planetoid split)|$here/data/cora|--normalize-features --hidden 1
 chameleon (split 0)|$shared/heterophilous/chameleon.npz|--hidden 64
 minesweeper (split 0)|$shared/heterophilous/minesweeper.npz|--hidden 64"
 T=$(threads_for "$acc_ranks")
+mo=$(mpi_opts "$T")
 lp=${LABEL_PROP:-}
 {
   echo "| dataset | options | serial | halo none, P = $acc_ranks | halo int2, P = $acc_ranks | int2 + label-prop${lp:+ $lp}, P = $acc_ranks |"
@@ -213,15 +228,15 @@ echo "$acc_sets" | while IFS='|' read -r dname path opts; do
     # shellcheck disable=SC2086
     "$fg" train "$path" $common --scheme serial --threads "$cores" </dev/null | acc >>"$out/acc-$key-serial.txt"
     for q in none int2; do
-      echo "+ $mpiexec -n $acc_ranks $mpiflags $fg train $path $common --scheme halo --quantize $q --threads $T"
+      echo "+ $mpiexec -n $acc_ranks $mo $fg train $path $common --scheme halo --quantize $q --threads $T"
       # shellcheck disable=SC2086
-      "$mpiexec" -n "$acc_ranks" $mpiflags "$fg" train "$path" $common --scheme halo \
+      "$mpiexec" -n "$acc_ranks" $mo "$fg" train "$path" $common --scheme halo \
         --quantize "$q" --threads "$T" </dev/null | acc >>"$out/acc-$key-$q.txt"
     done
     if [ -n "$lp" ]; then
-      echo "+ $mpiexec -n $acc_ranks $mpiflags $fg train $path $common --scheme halo --quantize int2 --label-prop $lp --threads $T"
+      echo "+ $mpiexec -n $acc_ranks $mo $fg train $path $common --scheme halo --quantize int2 --label-prop $lp --threads $T"
       # shellcheck disable=SC2086
-      "$mpiexec" -n "$acc_ranks" $mpiflags "$fg" train "$path" $common --scheme halo \
+      "$mpiexec" -n "$acc_ranks" $mo "$fg" train "$path" $common --scheme halo \
         --quantize int2 --label-prop "$lp" --threads "$T" </dev/null | acc >>"$out/acc-$key-lp.txt"
     fi
     seed=$((seed + 1))
