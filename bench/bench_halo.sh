@@ -118,7 +118,7 @@ phase() {
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores," \
   "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //');" \
   "$(date -u '+%F %H:%M UTC')"
-echo "fullgraph: $("$fg" --version 2>&1 | head -1)"
+echo "fullgraph: $("$fg" --version 2>/dev/null | head -1)"
 echo "mpi: $("$mpiexec" --version 2>&1 | head -1); $mpiexec -n P $(mpi_opts T); $cores cores shared: T = CORES/P threads a rank"
 : >"$table"
 
