@@ -25,6 +25,8 @@
 #   -- accuracy --
 #   SEEDS       10 (seeds 0..SEEDS-1, the same for every column)
 #   ACC_RANKS   4;  ACC_EPOCHS 200
+#   ACC_OPTS    options added after every dataset's own (the last of a repeated option wins),
+#               e.g. "--hidden 256 --layers 3 --norm layer --residual --dropout 0.2"
 #   SHARED      ../shared/data
 #   LABEL_PROP  unset: the "int2 + label-prop" column says "not yet built"; RATE: that column
 #               runs halo int2 with --label-prop RATE
@@ -61,6 +63,7 @@ base=${BASE-1d-sa}
 seeds=${SEEDS:-10}
 acc_ranks=${ACC_RANKS:-4}
 acc_epochs=${ACC_EPOCHS:-200}
+acc_opts=${ACC_OPTS:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
 run_to=""
@@ -219,7 +222,8 @@ stats() {
 }
 echo "$acc_sets" | while IFS='|' read -r dname path opts; do
   if [ ! -e "$path" ]; then echo "skip $dname: $path not found"; continue; fi
-  key=$(echo "$dname" | sed 's/ .*//')
+  opts="$opts${acc_opts:+ $acc_opts}"
+  key=$(echo "$dname $acc_opts" | sed 's/ (.*)//; s/[^A-Za-z0-9]\{1,\}/-/g')
   for c in serial none int2 lp; do : >"$out/acc-$key-$c.txt"; done
   seed=0
   while [ "$seed" -lt "$seeds" ]; do
