@@ -25,6 +25,7 @@
 #   -- accuracy --
 #   SEEDS       10 (seeds 0..SEEDS-1, the same for every column)
 #   ACC_RANKS   4;  ACC_EPOCHS 200
+#   ACC_ONLY    only the datasets whose name starts with this (cora, chameleon, minesweeper)
 #   ACC_OPTS    options added after every dataset's own (the last of a repeated option wins),
 #               e.g. "--hidden 256 --layers 3 --norm layer --residual --dropout 0.2"
 #   SHARED      ../shared/data
@@ -64,6 +65,7 @@ seeds=${SEEDS:-10}
 acc_ranks=${ACC_RANKS:-4}
 acc_epochs=${ACC_EPOCHS:-200}
 acc_opts=${ACC_OPTS:-}
+acc_only=${ACC_ONLY:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
 run_to=""
@@ -221,6 +223,7 @@ stats() {
     printf "%.1f ± %.1f (%d)\n", m, (NR > 1) ? sqrt(v / (NR - 1)) : 0, NR }' "$1"
 }
 echo "$acc_sets" | while IFS='|' read -r dname path opts; do
+  case $dname in "$acc_only"*) ;; *) continue ;; esac
   if [ ! -e "$path" ]; then echo "skip $dname: $path not found"; continue; fi
   opts="$opts${acc_opts:+ $acc_opts}"
   key=$(echo "$dname $acc_opts" | sed 's/ (.*)//; s/[^A-Za-z0-9]\{1,\}/-/g')
