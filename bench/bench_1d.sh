@@ -29,22 +29,8 @@ export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 mkdir -p "$out"
 table=$out/bench_1d.md
 
-# mean of a numeric field over the epoch lines of a metrics file, epoch 1 left out
-field() {
-  awk -v key="$2" 'index($0, "{\"epoch\":") == 1 {
-      i = index($0, "\"" key "\": ")
-      if (i == 0) { miss = 1; next }
-      v = substr($0, i + length(key) + 4); sub(/[,}].*/, "", v)
-      n++
-      if (n >= 2) { sum += v; m++ }
-      last = v
-    }
-    END {
-      if (miss || n == 0) { print "-"; exit }
-      if (m == 0) { sum = last; m = 1 }
-      printf "%.6g\n", sum / m
-    }' "$1"
-}
+# field FILE KEY: a metrics field's mean over the epochs (bench/lib.sh)
+. "$here/bench/lib.sh"
 
 {
   echo "| graph | P | scheme | order | epoch s | compute s | comm s | wait s | MB sent max | MB sent mean | plan MB max |"

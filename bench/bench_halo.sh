@@ -90,22 +90,8 @@ model_flags() {
   esac
 }
 
-# mean of a top-level numeric field over the epoch lines of a metrics file, epoch 1 left out
-field() {
-  awk -v key="$2" 'index($0, "{\"epoch\":") == 1 {
-      i = index($0, "\"" key "\": ")
-      if (i == 0) { miss = 1; next }
-      v = substr($0, i + length(key) + 4); sub(/[,}].*/, "", v)
-      n++
-      if (n >= 2) { sum += v; m++ }
-      last = v
-    }
-    END {
-      if (miss || n == 0) { print "-"; exit }
-      if (m == 0) { sum = last; m = 1 }
-      printf "%.6g\n", sum / m
-    }' "$1"
-}
+# field FILE KEY: a metrics field's mean over the epochs (bench/lib.sh)
+. "$here/bench/lib.sh"
 
 # a key of one phase of the "comm" object, on the last epoch line (bytes do not change by epoch)
 phase() {
