@@ -106,7 +106,8 @@ struct fg_model {
   int64_t feat_off;       /* offset of the learned features' piece, or -1 */
   int64_t lp_off;         /* offset of the label embedding (classes x features, whole), or -1 */
   int32_t *lp_label;      /* (layer 0's n_in) the label a label node's input row embeds, or -1 */
-  uint64_t seed;
+  int dx0;                /* layer 0's backward goes on to its input's gradient dD_0 (label
+                             propagation: the embedding's gradient) */
   float **W, **b, **dW, **db; /* (layers) the whole blocks the math uses: into params and grads,
                              or into wblk and gblk when the scheme splits the weights. A layer's
                              blocks: its kind's matrices (W[l] + k w_in w_out), then its vectors

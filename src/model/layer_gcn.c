@@ -45,7 +45,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
     /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
     float *u, *v;
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
-    if (l == 0 && !learn0 && m->lp_off < 0) return FG_OK; /* no dX wanted */
+    if (l == 0 && !learn0 && !m->dx0) return FG_OK; /* no dX wanted */
     u = fg_model_other_work(m, dz);
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
@@ -68,7 +68,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
       d = m->work_a;
     }
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, m->dW[l], wo);
-    if (l == 0 && m->lp_off < 0) return FG_OK;
+    if (l == 0 && !m->dx0) return FG_OK;
     *dd = fg_model_other_work(m, t);
     fg_model_gemm(m, 0, 1, sh->n_in, wi, wo, t, wo, m->W[l], wo, *dd, wi);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, *dd, sh->n_in * wi));

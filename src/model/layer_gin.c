@@ -62,7 +62,7 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
-  if (l == 0 && !m->scal[l] && m->lp_off < 0) return FG_OK; /* no dX wanted */
+  if (l == 0 && !m->scal[l] && !m->dx0) return FG_OK; /* no dX wanted */
   u = fg_model_other_work(m, dz); /* dY (n_out, wi) */
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
@@ -76,7 +76,7 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
     m->db[l][m->vecs[l] * wo] = sh->agg_primary ? (float)fg_dot(u, mv, sh->n_out * wi) : 0.0f;
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   }
-  if (l == 0 && m->lp_off < 0) return FG_OK;
+  if (l == 0 && !m->dx0) return FG_OK;
   y = fg_model_other_work(m, u); /* dZ is dead: y may take its buffer */
   FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
   if (s->ops->move_rows_t) { /* dY's rows back in the input's layout: through S[l], dead now */
@@ -127,7 +127,7 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
     mv = m->work_a;
   }
   fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, m->dW[l], wo);
-  if (l == 0 && m->lp_off < 0) return FG_OK;
+  if (l == 0 && !m->dx0) return FG_OK;
   u = fg_model_other_work(m, dz);
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));

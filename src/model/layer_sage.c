@@ -66,7 +66,7 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
       mv = m->S[l];
     }
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
-    if (l == 0 && m->lp_off < 0) return FG_OK; /* no dX wanted (label propagation's) */
+    if (l == 0 && !m->dx0) return FG_OK; /* no dX wanted (label propagation's) */
     /* S[l] takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(S[l]) */
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, m->S[l], wi);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, m->S[l], sh->n_out * wi));
@@ -97,7 +97,7 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     }
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, dWn, wo);
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, d, wi, dz, wo, dWs, wo);
-    if (l == 0 && m->lp_off < 0) return FG_OK;
+    if (l == 0 && !m->dx0) return FG_OK;
     y = fg_model_other_work(m, t);
     if (y == dz) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its size */
       memcpy(m->H[l + 1], dz, (size_t)(sh->n_out * wo) * sizeof(float));

@@ -341,7 +341,6 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->n = s->n_local;
   m->feat_off = -1;
   m->lp_off = -1;
-  m->seed = cfg->seed;
   FG_ALLOC(m->widths, L + 1);
   FG_ALLOC(m->agg_first, L);
   FG_CALLOC(m->shape, L);
@@ -413,6 +412,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
                cfg->residual ? "residual" : "learn-features",
                cfg->residual ? "residual path" : "own gradient");
     m->lp_off = m->n_params;
+    m->dx0 = 1;
     m->n_params += m->widths[0] * m->widths[L];
     m->n_params_global += m->widths[0] * m->widths[L];
     FG_ALLOC(m->lp_label, FG_MAX(sh0->n_in, 1));
