@@ -214,6 +214,9 @@ int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out);
 /* M (overwritten) an nrows x ncols CSR with room for nnz entries and values, rowptr[0] = 0. */
 fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
 
+/* Sort v (n) ascending and move its distinct values to the front; returns how many there are. */
+int64_t fg_scheme_sort_unique(int32_t *v, int64_t n);
+
 /* The first k in [lo, hi) with v[k] >= x in the sorted v (hi if none). */
 int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x);
 

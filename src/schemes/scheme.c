@@ -1,5 +1,6 @@
 /* scheme.c -- what every scheme shares: the trivial meaning of the operations a scheme may
  * leave NULL, the 1D shape, and filling the local rows from a dataset. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "schemes/fg_scheme.h"
@@ -149,6 +150,19 @@ fg_status fg_scheme_alloc_csr(fg_csr *M, int64_t nrows, int64_t ncols, int64_t n
   M->rowptr[0] = 0;
 cleanup:
   return st;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int64_t fg_scheme_sort_unique(int32_t *v, int64_t n) {
+  int64_t u = 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_i32);
+  for (int64_t k = 0; k < n; k++)
+    if (k == 0 || v[k] != v[u - 1]) v[u++] = v[k];
+  return u;
 }
 
 int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x) {

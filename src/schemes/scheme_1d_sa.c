@@ -55,11 +55,6 @@ static void sa_op_free(sa_op *op) {
   memset(op, 0, sizeof *op);
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Local part of the plan: diagonal block, halo, off-diagonal part, receive counts. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, sa_op *op) {
   fg_status st = FG_OK;
@@ -79,13 +74,7 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int P, int me, s
   FG_ALLOC(op->halo, no > 0 ? no : 1);
   for (int64_t k = 0; k < M->nnz; k++)
     if (M->col[k] < r0 || M->col[k] >= r1) op->halo[nh++] = M->col[k];
-  qsort(op->halo, (size_t)nh, sizeof *op->halo, cmp_i32);
-  {
-    int64_t u = 0;
-    for (int64_t k = 0; k < nh; k++)
-      if (k == 0 || op->halo[k] != op->halo[u - 1]) op->halo[u++] = op->halo[k];
-    nh = u;
-  }
+  nh = fg_scheme_sort_unique(op->halo, nh);
   op->n_halo = nh;
   for (int64_t k = 0; k < nh; k++) op->recv_count[fg_block_owner(offs, P, op->halo[k])]++;
   for (int j = 1; j < P; j++) op->recv_displ[j] = op->recv_displ[j - 1] + op->recv_count[j - 1];

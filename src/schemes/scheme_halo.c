@@ -72,11 +72,6 @@ static int cmp_spec(const void *a, const void *b) {
   return (x->src > y->src) - (x->src < y->src);
 }
 
-static int cmp_i32(const void *a, const void *b) {
-  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* The receiving side of the plan from this rank's cut: R, the receive counts, and the rows'
  * descriptions for each sender (spec_len per row, spec_col / spec_val per entry, grouped by
  * sender; spec_rows / spec_nnz per sender). Not collective. */
@@ -131,13 +126,7 @@ static fg_status build_receive(const fg_halo_cut *c, int64_t n_local, int P, imp
     /* pre rows: the destinations with a pre edge, in increasing order */
     for (int64_t k = b0; k < b1; k++)
       if (!c->post[k]) pre_dst[nd++] = c->dst[k];
-    qsort(pre_dst, (size_t)nd, sizeof *pre_dst, cmp_i32);
-    {
-      int64_t u = 0;
-      for (int64_t k = 0; k < nd; k++)
-        if (k == 0 || pre_dst[k] != pre_dst[u - 1]) pre_dst[u++] = pre_dst[k];
-      nd = u;
-    }
+    nd = fg_scheme_sort_unique(pre_dst, nd);
     for (int64_t i = 0; i < nd; i++) {
       const int32_t u = pre_dst[i];
       row_of[u] = nr + i;
