@@ -168,6 +168,8 @@ typedef struct fg_train_config {
                               of each cut, edge by edge the cheaper) */
   const char *quantize;    /* halo: the exchanged rows as "int8", "int4" or "int2" codes with
                               stochastic rounding; "none" (NULL) float32 */
+  int replicate;           /* 1.5d: c, the processes holding each of the P/c block rows (c
+                              divides P, c <= P/c); 0: the performance model's choice */
   double label_prop;       /* label propagation (SuperGCN): this fraction of the training nodes
                               (drawn by seed and node id) adds a learned embedding of its label
                               to its input features and leaves the loss; 0 (default) off. Not
@@ -244,6 +246,7 @@ typedef struct fg_comm_plan_config {
   const char *model, *adj_norm; /* as fg_train_config: the operator laid out (NULL: GCN's) */
   const char *aggregation, *quantize; /* halo, as fg_train_config */
   double label_prop;       /* as fg_train_config: layer 0's input gradient is aggregated too */
+  int replicate;           /* 1.5d: c (0: 1) */
 } fg_comm_plan_config;
 
 fg_comm_plan_config fg_comm_plan_config_default(void);
@@ -264,6 +267,11 @@ typedef struct fg_comm_rank_plan {
   /* halo: rows per forward aggregation under each rule (0 hybrid, 1 pre, 2 post), whichever
    * the configuration runs, to compare them */
   int64_t rule_rows_sent[3], rule_rows_recv[3];
+  /* 1.5d: the replicas of the rank's block row (c; 1 otherwise), and of bytes_sent (and as many
+   * of bytes_recv) per phase, the all-reduces of the partial sums over them (counted as fg_group
+   * counts a ring: 2 (c-1)/c of each aggregation's rows x width floats, one message) */
+  int replicas;
+  int64_t replica_bytes[2];
 } fg_comm_rank_plan;
 
 /* Lay ds out as fg_train would on cfg->ranks processes and count every rank's aggregation
@@ -340,6 +348,7 @@ typedef struct fg_plan_config {
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */
   const char *aggregation, *quantize; /* halo, as fg_train_config */
   double label_prop;       /* as fg_train_config */
+  int replicate;           /* 1.5d: this c alone (0: every valid c) */
   uint64_t seed;
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */
@@ -353,6 +362,7 @@ fg_plan_config fg_plan_config_default(void);
 typedef struct fg_plan_entry {
   const char *scheme;      /* the scheme's name ("3d", "1d", "1d-sa", "serial"; static) */
   int grid[3];             /* a grid scheme's X, Y, Z (0 for the others) */
+  int replicate;           /* 1.5d's c (0 for the others) */
   double seconds;          /* predicted epoch (training forward, backward, evaluation forward) */
   double spmm_seconds, gemm_seconds, comm_seconds, other_seconds;
   double mem_bytes;        /* the largest rank's */

@@ -60,6 +60,13 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
   }
   printf("  per epoch: %lld bytes sent in all, max %lld and mean %.1f per rank\n",
          (long long)tot_sent, (long long)max_sent, (double)tot_sent / pc->ranks);
+  if (pr[0].replicas > 1) {
+    int64_t rb = 0;
+    for (int r = 0; r < pc->ranks; r++) rb += pr[r].replica_bytes[0] + pr[r].replica_bytes[1];
+    printf("  1.5d: %d block rows, each on %d replicas (ranks i*%d .. i*%d+%d); of the bytes, "
+           "%lld are the all-reduces of the replicas' partial sums\n", pc->ranks / pr[0].replicas,
+           pr[0].replicas, pr[0].replicas, pr[0].replicas, pr[0].replicas - 1, (long long)rb);
+  }
   if (pc->quantize && strcmp(pc->quantize, "none") != 0) {
     int64_t par = 0;
     for (int r = 0; r < pc->ranks; r++) par += pr[r].param_bytes_sent[0] + pr[r].param_bytes_sent[1];
@@ -173,7 +180,8 @@ int cmd_info(int argc, char **argv, int rank) {
   const cli_opt opts[] = {
       {"--seed", OPT_U64, &lc.seed, "N", "seed for generated features, labels, split and the random order", NULL},
       {"--ranks", OPT_INT, &ranks, "P", "also print the layout and communication volumes on P ranks", NULL},
-      {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d, 1d-sa or halo (default as train)", NULL},
+      {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d, 1d-sa, 1.5d or halo (default as train)", NULL},
+      {"--replicate", OPT_INT, &pc.replicate, "C", "with --ranks --scheme 1.5d: the replication (default 1)", NULL},
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},

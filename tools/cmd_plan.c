@@ -42,6 +42,8 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
     char grid[32] = "-";
     if (e[i].grid[0] > 0)
       snprintf(grid, sizeof grid, "%dx%dx%d", e[i].grid[0], e[i].grid[1], e[i].grid[2]);
+    else if (e[i].replicate > 0)
+      snprintf(grid, sizeof grid, "c=%d", e[i].replicate);
     printf("%4d  %-6s %-9s %10.4f %10.4f %10.4f %10.4f %10.4f %11.1f %12.0f %8.3f %4s\n", i + 1,
            e[i].scheme, grid, e[i].seconds, e[i].spmm_seconds, e[i].gemm_seconds,
            e[i].comm_seconds, e[i].other_seconds, e[i].mem_bytes / 1e6, e[i].max_nnz,
@@ -52,6 +54,9 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
     if (e[i].grid[0] > 0)
       printf("best: --scheme %s --grid %dx%dx%d (predicted %.4f s per epoch)\n", e[i].scheme,
              e[i].grid[0], e[i].grid[1], e[i].grid[2], e[i].seconds);
+    else if (e[i].replicate > 0)
+      printf("best: --scheme %s --replicate %d (predicted %.4f s per epoch)\n", e[i].scheme,
+             e[i].replicate, e[i].seconds);
     else
       printf("best: --scheme %s (predicted %.4f s per epoch)\n", e[i].scheme, e[i].seconds);
     return;
@@ -90,6 +95,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "halo: pre, post, hybrid (default)", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "halo: none (default), int8, int4, int2", NULL},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "label propagation, as train", NULL},
+      {"--replicate", OPT_INT, &pc.replicate, "C", "1.5d: this replication alone (default: every valid C)", NULL},
       {"--mem-per-rank", OPT_DOUBLE, &mem_mb, "MB", "memory a rank may use (default: available memory / ranks per node; -1: no limit)", NULL},
       {"--schemes", OPT_STRING, &pc.schemes, "LIST", "rank only these schemes, e.g. 3d or 1d,1d-sa (default: every one the options allow)", NULL},
       {"--seed", OPT_U64, &lc.seed, "N", "seed (generated data, permutations)", NULL},

@@ -61,42 +61,78 @@ fg_comm_plan_config fg_comm_plan_config_default(void) {
   return (fg_comm_plan_config){.ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO};
 }
 
-/* Per-aggregation traffic of one operator (Â or Âᵀ, pattern B) for every rank. */
-static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int P, int sa,
+/* Per-aggregation traffic of one operator (Â or Âᵀ, pattern B over `parts` blocks) for every
+ * rank, with each block on rep replicas (1.5d; 1 otherwise): rank (i, j) = i rep + j receives the
+ * rows NnzCols(i, k) of the blocks k != i of its share of the block columns from replica
+ * k rep + (i mod rep) of block k (fg_sa.h). Not sparsity-aware (1d): a broadcast of every
+ * nonempty block to the P-1 others. */
+static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int parts, int rep, int sa,
                                  fg_comm_rank_plan *pr, int transposed) {
   fg_status st = FG_OK;
-  int64_t *cnt = NULL; /* (P x P) |NnzCols(i, j)| */
-  if (sa && P > 1) {
-    FG_ALLOC(cnt, (int64_t)P * P);
-    FG_CHECK(fg_layout_halo_counts(B, offs, P, cnt));
+  int64_t *cnt = NULL; /* (parts x parts) |NnzCols(i, k)| */
+  int64_t *rs = NULL;  /* (4 P) rows sent, received, messages sent, received */
+  const int P = parts * rep;
+  FG_CALLOC(rs, 4 * (int64_t)P);
+  if (sa && parts > 1) {
+    FG_ALLOC(cnt, (int64_t)parts * parts);
+    FG_CHECK(fg_layout_halo_counts(B, offs, parts, cnt));
   }
-  for (int i = 0; i < P; i++) {
-    int64_t rs = 0, rr = 0, ms = 0, mr = 0;
-    for (int j = 0; j < P; j++) {
-      /* rows rank i receives from j and sends to j: sparsity-aware (cnt), the referenced ones
-       * (none on one rank); else a broadcast of every nonempty block to the P-1 others */
-      const int64_t in = cnt ? cnt[(int64_t)i * P + j] : j == i ? 0 : offs[j + 1] - offs[j];
-      const int64_t outv = cnt ? cnt[(int64_t)j * P + i] : j == i ? 0 : offs[i + 1] - offs[i];
-      rr += in;
-      mr += in > 0;
-      rs += outv;
-      ms += outv > 0;
+  for (int r = 0; r < P; r++) {
+    const int i = r / rep, j = r % rep;
+    const int b0 = (int)fg_block_start(parts, rep, j), b1 = (int)fg_block_start(parts, rep, j + 1);
+    for (int k = sa ? b0 : 0; k < (sa ? b1 : parts); k++) {
+      const int from = k * rep + i % rep;
+      const int64_t rows = k == i ? 0 : cnt ? cnt[(int64_t)i * parts + k] : sa ? 0
+                                                                        : offs[k + 1] - offs[k];
+      rs[4 * r + 1] += rows;
+      rs[4 * r + 3] += rows > 0;
+      rs[4 * from] += rows;
+      rs[4 * from + 2] += rows > 0;
     }
+  }
+  for (int r = 0; r < P; r++) {
+    fg_comm_rank_plan *o = &pr[r];
+    const int64_t *v = rs + 4 * r;
     if (transposed) {
-      pr[i].aggt_rows_sent = rs;
-      pr[i].aggt_rows_recv = rr;
-      pr[i].aggt_msgs_sent = ms;
-      pr[i].aggt_msgs_recv = mr;
+      o->aggt_rows_sent = v[0];
+      o->aggt_rows_recv = v[1];
+      o->aggt_msgs_sent = v[2];
+      o->aggt_msgs_recv = v[3];
     } else {
-      pr[i].agg_rows_sent = rs;
-      pr[i].agg_rows_recv = rr;
-      pr[i].agg_msgs_sent = ms;
-      pr[i].agg_msgs_recv = mr;
+      o->agg_rows_sent = v[0];
+      o->agg_rows_recv = v[1];
+      o->agg_msgs_sent = v[2];
+      o->agg_msgs_recv = v[3];
     }
   }
 cleanup:
   free(cnt);
+  free(rs);
   return st;
+}
+
+/* Bytes each way of 1.5d's all-reduce of n float elements over c replicas, as fg_group counts
+ * a ring: 2 n 4 (c-1)/c (none for c = 1). */
+static int64_t replica_sum_bytes(int64_t n, int c) { return 2 * n * 4 * (c - 1) / c; }
+
+/* Nonzeros rank (i, j) multiplies: block row i's entries in the columns of replica j's share. */
+static void share_nnz(const fg_csr *B, const int64_t *offs, int parts, int rep,
+                      fg_comm_rank_plan *pr) {
+  for (int r = 0; r < parts * rep; r++) {
+    const int i = r / rep, j = r % rep;
+    const int64_t c0 = offs[fg_block_start(parts, rep, j)];
+    const int64_t c1 = offs[fg_block_start(parts, rep, j + 1)];
+    int64_t nnz = 0;
+    for (int64_t u = offs[i]; u < offs[i + 1]; u++) {
+      const int64_t lo = B->rowptr[u], hi = B->rowptr[u + 1];
+      int64_t a = lo, b = lo;
+      while (a < hi && B->col[a] < c0) a++;
+      b = a;
+      while (b < hi && B->col[b] < c1) b++;
+      nnz += b - a;
+    }
+    pr[r].nnz = nnz;
+  }
 }
 
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
@@ -117,7 +153,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   fg_order_kind kind;
   int64_t *w = NULL, *fw = NULL, *bw = NULL;
   int *agg = NULL, L;
-  int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0;
+  int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0, c = 1, K;
   fg_halo_rule rule = FG_HALO_HYBRID;
   const int P = cfg ? cfg->ranks : 0;
   const fg_scheme_info *scheme = NULL;
@@ -133,6 +169,9 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
              "--scheme %s: volumes are counted for the 1D layouts (`fullgraph plan` models the "
              "grid's collectives)", scheme->name);
   sa = scheme->volume == FG_VOLUME_HALO;
+  if (scheme->replicate && cfg->replicate > 0) c = cfg->replicate;
+  FG_CHECK(fg_replicate_check(c, P));
+  K = P / c;
   FG_CHECK(fg_order_parse(fg_scheme_order(scheme, cfg->order), &kind));
   FG_CHECK(fg_halo_rule_parse(cfg->aggregation, &rule));
   FG_CHECK(fg_halo_quant_parse(cfg->quantize, &bits));
@@ -150,19 +189,22 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
   /* the serial scheme holds everything in natural order: no layout to compute */
-  FG_CHECK(fg_layouts_1d(lay, ds, P, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
+  FG_CHECK(fg_layouts_1d(lay, ds, K, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
                          cfg->seed, mdl.adj, &gl));
   if (scheme->volume == FG_VOLUME_COVER) {
     FG_CHECK(cover_volume(&gl->B, gl->offs, P, rule, per_rank));
   } else {
-    FG_CHECK(operator_volume(&gl->B, gl->offs, P, sa, per_rank, 0));
-    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, P, sa, per_rank, 1));
+    FG_CHECK(operator_volume(&gl->B, gl->offs, K, c, sa, per_rank, 0));
+    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
   }
+  if (c > 1) share_nnz(&gl->B, gl->offs, K, c, per_rank);
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
-    r->rows = gl->offs[i + 1] - gl->offs[i];
-    r->nnz = gl->B.rowptr[gl->offs[i + 1]] - gl->B.rowptr[gl->offs[i]];
+    const int b = i / c;
+    r->rows = gl->offs[b + 1] - gl->offs[b];
+    if (c == 1) r->nnz = gl->B.rowptr[gl->offs[b + 1]] - gl->B.rowptr[gl->offs[b]];
+    r->replicas = c;
     /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
      * forward phase: the training forward and the evaluation forward */
     for (int k = 0; k < fwd_n; k++) {
@@ -171,6 +213,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
       r->bytes_recv[0] += 2 * r->agg_rows_recv * rb;
       r->param_bytes_sent[0] += bits ? 2 * r->agg_rows_sent * 8 : 0;
       r->param_bytes_recv[0] += bits ? 2 * r->agg_rows_recv * 8 : 0;
+      r->replica_bytes[0] += 2 * replica_sum_bytes(r->rows * fw[k], c);
     }
     for (int k = 0; k < bwd_n; k++) {
       const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : 4 * bw[k];
@@ -178,11 +221,16 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
       r->bytes_recv[1] += r->aggt_rows_recv * rb;
       r->param_bytes_sent[1] += bits ? r->aggt_rows_sent * 8 : 0;
       r->param_bytes_recv[1] += bits ? r->aggt_rows_recv * 8 : 0;
+      r->replica_bytes[1] += replica_sum_bytes(r->rows * bw[k], c);
     }
-    r->msgs_sent[0] = 2 * r->agg_msgs_sent * fwd_n;
-    r->msgs_recv[0] = 2 * r->agg_msgs_recv * fwd_n;
-    r->msgs_sent[1] = r->aggt_msgs_sent * bwd_n;
-    r->msgs_recv[1] = r->aggt_msgs_recv * bwd_n;
+    for (int ph = 0; ph < 2; ph++) {
+      r->bytes_sent[ph] += r->replica_bytes[ph];
+      r->bytes_recv[ph] += r->replica_bytes[ph];
+    }
+    r->msgs_sent[0] = 2 * (r->agg_msgs_sent + (c > 1)) * fwd_n;
+    r->msgs_recv[0] = 2 * (r->agg_msgs_recv + (c > 1)) * fwd_n;
+    r->msgs_sent[1] = (r->aggt_msgs_sent + (c > 1)) * bwd_n;
+    r->msgs_recv[1] = (r->aggt_msgs_recv + (c > 1)) * bwd_n;
   }
   if (cut_entries) *cut_entries = gl->cut;
 cleanup:

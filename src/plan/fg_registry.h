@@ -29,7 +29,8 @@ enum {
   FG_SOPT_AGGREGATION = 1u << 9,    /* --aggregation pre|post|hybrid */
   FG_SOPT_QUANTIZE = 1u << 10,      /* --quantize int8|int4|int2 */
   FG_SOPT_LABEL_PROP = 1u << 11,    /* --label-prop */
-  FG_SOPT_COUNT = 12
+  FG_SOPT_REPLICATE = 1u << 12,     /* --replicate c */
+  FG_SOPT_COUNT = 13
 };
 
 typedef struct fg_scheme_info fg_scheme_info;
@@ -62,6 +63,8 @@ struct fg_scheme_info {
   int (*is_default)(int ranks); /* the scheme a run with no --scheme takes (NULL: never) */
   fg_scheme_predict_fn predict; /* NULL: not modelled */
   int grid;                 /* its layout is a 3D grid (fg_plan_entry.grid) */
+  int replicate;            /* its block rows are replicated c times (fg_plan_entry.replicate):
+                               the planner picks c when --replicate is not given */
   fg_volume_kind volume;    /* 1D layouts: how fg_comm_plan counts it */
   int borrows_features;     /* on one process it reads the dataset's features in place (unless
                                they are normalized): the memory budget counts them once */

@@ -513,12 +513,12 @@ cleanup:
 }
 
 /* A 1D scheme from its per-rank traffic (fg_comm_plan): the busiest rank's epoch. */
-fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
-                             const fg_calibration *cal, const int64_t *w,
-                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
-                             int *count) {
+/* One entry of a 1D scheme; c: 1.5d's replication (1 for the others). */
+static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
+                              const fg_calibration *cal, const int64_t *w,
+                              const fg_scheme_info *self, fg_layouts *lay, int c,
+                              fg_plan_entry *e) {
   fg_status st = FG_OK;
-  fg_plan_entry *e = &out[*count];
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks;
   int L, *agg = NULL;
@@ -535,17 +535,19 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                   .adj_norm = cfg->adj_norm,
                                   .aggregation = cfg->aggregation,
                                   .quantize = cfg->quantize,
-                                  .label_prop = cfg->label_prop};
+                                  .label_prop = cfg->label_prop,
+                                  .replicate = c};
   /* sa: only the referenced rows move (1d-sa's halo, or halo's cover of each cut) */
   const int cover = self->volume == FG_VOLUME_COVER;
   const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
   int fn = 0, bn = 0, lg = 0;
-  const int gw[3] = {1, P, 1};
-  double alpha[3], beta[3], tot_nnz = 0.0;
+  const int gw[3] = {1, P, 1}, gr[3] = {1, c, P / c}; /* 1.5d: replicas are consecutive */
+  double alpha[3], beta[3], ralpha[3], rbeta[3], tot_nnz = 0.0;
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
+  e->replicate = self->replicate ? c : 0;
   FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(pr, P);
@@ -559,6 +561,7 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                  fg_model_layer_vecs(mdl.norm, l, L)) * w[l + 1];
   while ((1 << lg) < P) lg++;
   fg_cost_dims(cal, gw, cfg->ranks_per_node, alpha, beta);
+  fg_cost_dims(cal, gr, cfg->ranks_per_node, ralpha, rbeta);
   for (int i = 0; i < P; i++) {
     const fg_comm_rank_plan *r = &pr[i];
     const double rows = (double)r->rows, nnz = (double)r->nnz;
@@ -588,6 +591,10 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                 b * 4.0 * 2 * (double)fs * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv);
         comm += bn * a * (double)FG_MAX(r->aggt_msgs_sent, r->aggt_msgs_recv) +
                 b * 4.0 * (double)bs * (double)FG_MAX(r->aggt_rows_sent, r->aggt_rows_recv);
+        /* 1.5d: every aggregation's partial sums all-reduced over the c replicas */
+        if (c > 1 && naggs > 0)
+          comm += naggs * fg_cost_allreduce(ralpha[FG_DIM_Y], rbeta[FG_DIM_Y], c,
+                                            rows * 4.0 * fsum / naggs);
       } else {
         /* P broadcasts per aggregation: a tree's steps, and 2 (P-1)/P of the data */
         comm += naggs * P * a * lg + 2.0 * b * n * 4.0 * fsum * (double)(P - 1) / P;
@@ -620,7 +627,11 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .label_prop = (float)cfg->label_prop};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
-    mem = (12.0 * nnz + 8.0 * rows) * (serial ? 1 : 2) * (ds->symmetric ? 1 : 2) +
+    /* 1.5d receives its whole block row before keeping its share's columns */
+    double block_nnz = 0;
+    for (int k = i - i % c; k < i - i % c + c; k++) block_nnz += (double)pr[k].nnz;
+    mem = (12.0 * (nnz + block_nnz) + 16.0 * rows) * (serial ? 0.5 : 1) *
+              (ds->symmetric ? 1 : 2) +
           rows * (double)w[0] * 4.0 + (double)act + (double)par +
           rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
@@ -641,10 +652,28 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     e->max_nnz = FG_MAX(e->max_nnz, nnz);
   }
   e->mean_nnz = tot_nnz / P;
-  (*count)++;
 cleanup:
   free(pr);
   free(agg);
+  return st;
+}
+
+fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
+                             const fg_calibration *cal, const int64_t *w,
+                             const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
+                             int *count) {
+  fg_status st = FG_OK;
+  const int P = cfg->ranks;
+  if (!self->replicate) return predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]);
+  /* 1.5d: the c asked for, else every valid c > 1 (c = 1 is 1d-sa's row), else 1 */
+  if (cfg->replicate > 0) {
+    FG_CHECK(fg_replicate_check(cfg->replicate, P));
+    return predict_1d_c(ds, cfg, cal, w, self, lay, cfg->replicate, &out[(*count)++]);
+  }
+  for (int c = 2; c * c <= P; c++)
+    if (P % c == 0) FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, c, &out[(*count)++]));
+  if (P < 4) FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]));
+cleanup:
   return st;
 }
 
@@ -719,11 +748,19 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
       mask &= ~(1u << i);
       continue;
     }
-    cap += r->grid ? fg_grid_enumerate(P, grids, 0) : 1;
+    if (r->grid) {
+      cap += fg_grid_enumerate(P, grids, 0);
+    } else if (r->replicate) { /* fg_plan_predict_1d: each c > 1 with c c <= P, or c = 1 */
+      cap++;
+      for (int c = 2; c * c <= P; c++) cap += P % c == 0;
+    } else {
+      cap++;
+    }
   }
   FG_REQUIRE(mask != 0, FG_ERR_INVALID_ARG,
              "plan: no scheme to rank on %d rank(s) with these options (--order metis is for the "
-             "1D schemes; --double-perm, --learn-features and --agg-blocks for 3d)", P);
+             "1D schemes; --double-perm, --learn-features and --agg-blocks for 3d; --replicate for "
+             "1.5d)", P);
   FG_CALLOC(e, cap);
   for (int i = 0; i < fg_scheme_registry_size(); i++)
     if (mask & (1u << i)) {
@@ -793,6 +830,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .aggregation = cfg->aggregation,
       .quantize = cfg->quantize,
       .label_prop = cfg->label_prop,
+      .replicate = cfg->replicate,
       .seed = cfg->seed,
       /* --mem-limit is per process; its default (0) is the node's available memory over its
        * ranks */
@@ -801,7 +839,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
 
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
                        uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
-                       int grid[3], double *mem_bytes) {
+                       int grid[3], int *replicate, double *mem_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   const fg_plan_config pc = fg_plan_config_of(cfg, ranks);
@@ -828,6 +866,7 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   *scheme = fg_scheme_lookup(e[0].scheme);
   *mem_bytes = e[0].mem_bytes;
   memcpy(grid, e[0].grid, 3 * sizeof(int));
+  *replicate = e[0].replicate;
   if (grid[0] == 0) grid[0] = grid[1] = grid[2] = 1;
 cleanup:
   free(e);

@@ -37,6 +37,16 @@ static const fg_scheme_info registry[] = {
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_HALO,
      .plan_min_ranks = 2},
+    {.name = "1.5d",
+     .summary = "P/c block rows on c replicas each, the referenced rows of a 1/c share of the "
+                "block columns, an all-reduce over the replicas (sparsity-aware 1.5D)",
+     .create = fg_scheme_1p5d_create,
+     .options = FG_SOPT_ORDER_RANDOM | FG_SOPT_ORDER_METIS | FG_SOPT_OVERLAP | FG_SOPT_AGG_LAST |
+                FG_SOPT_LABEL_PROP | FG_SOPT_REPLICATE,
+     .predict = fg_plan_predict_1d,
+     .volume = FG_VOLUME_HALO,
+     .replicate = 1,
+     .plan_min_ranks = 2},
     {.name = "halo",
      .summary = "vertex partition, a vertex cover of each cut sent pre- or post-aggregated, "
                 "optionally int8/4/2 rows (SuperGCN)",
@@ -93,7 +103,7 @@ const char *fg_scheme_names(void) {
 static const char *const option_flags[FG_SOPT_COUNT] = {
     "--order random", "--order metis", "--overlap",   "--reorder",       "--agg-order last",
     "--grid",         "--double-perm", "--agg-blocks", "--learn-features", "--aggregation",
-    "--quantize",     "--label-prop"};
+    "--quantize",     "--label-prop",  "--replicate"};
 
 const char *fg_scheme_option_flag(unsigned bit) {
   for (int k = 0; k < FG_SOPT_COUNT; k++)
@@ -116,6 +126,7 @@ unsigned fg_scheme_options_of(const fg_train_config *c) {
   if (c->aggregation) o |= FG_SOPT_AGGREGATION;
   if (c->quantize && strcmp(c->quantize, "none") != 0) o |= FG_SOPT_QUANTIZE;
   if (c->label_prop > 0) o |= FG_SOPT_LABEL_PROP;
+  if (c->replicate != 0) o |= FG_SOPT_REPLICATE;
   return o;
 }
 

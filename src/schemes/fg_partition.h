@@ -48,10 +48,11 @@ fg_status fg_layout_halo_counts(const fg_csr *B, const int64_t *offs, int parts,
 
 /* What one rank holds. */
 typedef struct fg_part_local {
-  int parts;
+  int parts;     /* blocks: the ranks / rep */
+  int rep;       /* ranks holding each block (consecutive: block b on ranks b rep .. b rep + rep-1) */
   int64_t n_global;
   int64_t *offs; /* (parts + 1), the same on every rank */
-  int64_t row0;  /* offs[rank] */
+  int64_t row0;  /* offs[rank / rep] */
   int64_t n_local;
   int symmetric;
   fg_csr A;    /* (n_local x n_global) local rows of Â, global column positions, values */
@@ -60,10 +61,10 @@ typedef struct fg_part_local {
 } fg_part_local;
 
 /* Collective. Rank 0 (which needs ds; others may pass NULL) builds the layout for cfg->order
- * and sends every rank its rows; s's shared fields (ids, features -- normalized if asked --,
+ * over P / rep blocks (rep divides P; 1: a block a rank) and sends every rank its block's rows; s's shared fields (ids, features -- normalized if asked --,
  * labels, split, sizes, local_nnz) are filled. Every rank returns the same status. */
 fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
-                             fg_scheme *s, fg_part_local *out);
+                             int rep, fg_scheme *s, fg_part_local *out);
 void fg_part_local_free(fg_part_local *p);
 
 /* Cut local rows A (global column positions) by column block: blk[j] (n_local x n_j) gets the

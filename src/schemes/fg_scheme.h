@@ -40,6 +40,7 @@ typedef struct fg_scheme_config {
   int learn_features;  /* 3d: the input features are parameters, cut along Z */
   int aggregation;     /* halo: the cut's rule, an fg_halo_rule (0 hybrid, 1 pre, 2 post) */
   int quantize_bits;   /* halo: rows exchanged as 2-, 4- or 8-bit codes (0: float32) */
+  int replicate;       /* 1.5d: c, the ranks holding each block row (0: 1) */
   int input_grad;      /* layer 0's input gradient is wanted (label propagation): 3d keeps layer
                           0's transposed shard and gives each rank its input rows' labels */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
@@ -238,6 +239,13 @@ fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds,
  * optionally quantized rows (scheme_halo.c). */
 fg_status fg_scheme_halo_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                                 fg_scheme **out);
+/* Sparsity-aware 1.5D: P/c block rows, each on c replicas that multiply a share of its columns
+ * and sum by an all-reduce (scheme_1p5d.c). */
+fg_status fg_scheme_1p5d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
+                                fg_scheme **out);
+/* FG_OK if c is a replication 1.5d can run on `ranks` ranks: c divides them and c <= ranks / c
+ * (every replica has a share of the block columns); else an error naming the valid ones. */
+fg_status fg_replicate_check(int c, int ranks);
 /* 3D (Plexus): a grid of ranks, rows and columns cut in two dimensions (scheme_3d.c). */
 fg_status fg_scheme_3d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                               fg_scheme **out);

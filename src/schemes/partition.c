@@ -111,7 +111,7 @@ static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, float *f
 }
 
 fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
-                             fg_scheme *s, fg_part_local *out) {
+                             int rep, fg_scheme *s, fg_part_local *out) {
   fg_status st = FG_OK;
   fg_layouts own;
   const fg_layout *gl = NULL;
@@ -123,24 +123,27 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   int32_t *pack_l = NULL;
   int8_t *pack_s = NULL;
   int64_t *pack_g = NULL;
-  const int P = d->size, me = d->rank;
+  const int P = d->size, me = d->rank, K = rep >= 1 && P % rep == 0 ? P / rep : P, mb = me / (P / K);
   memset(&own, 0, sizeof own);
   memset(&p, 0, sizeof p);
   memset(out, 0, sizeof *out);
 
   /* 1. rank 0 computes the layout and everything that may fail before anything is sent */
   st = fg_order_parse(cfg->order, &kind);
+  if (st == FG_OK && (rep < 1 || P % rep != 0))
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "a replication of %d does not divide the %d ranks", rep, P);
   if (st == FG_OK && me == 0) {
     if (!ds) {
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "scheme: no dataset on rank 0");
     } else {
-      st = fg_layouts_1d(cfg->layouts ? cfg->layouts : &own, ds, P, kind, cfg->seed, cfg->adj,
+      st = fg_layouts_1d(cfg->layouts ? cfg->layouts : &own, ds, K, kind, cfg->seed, cfg->adj,
                          &gl);
     }
     if (st == FG_OK) {
       const fg_layout g = *gl;
       int64_t mx = 0;
-      for (int r = 0; r < P; r++) mx = FG_MAX(mx, g.offs[r + 1] - g.offs[r]);
+      for (int r = 0; r < K; r++) mx = FG_MAX(mx, g.offs[r + 1] - g.offs[r]);
       hdr[0] = g.n;
       hdr[1] = ds->num_features;
       hdr[2] = ds->num_classes;
@@ -161,34 +164,35 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
 
   /* 2. sizes and block offsets to everyone */
   FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
-  p.parts = P;
+  p.parts = K;
+  p.rep = P / K;
   p.n_global = hdr[0];
   p.symmetric = (int)hdr[3];
   p.cut = hdr[4];
-  p.offs = fg_malloc_array((size_t)P + 1, sizeof *p.offs);
-  nnz = fg_malloc_array((size_t)P * 2, sizeof *nnz);
+  p.offs = fg_malloc_array((size_t)K + 1, sizeof *p.offs);
+  nnz = fg_malloc_array((size_t)K * 2, sizeof *nnz);
   st = (p.offs && nnz) ? FG_OK
                        : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                                       "out of memory for the block offsets of %d ranks", P);
   FG_CHECK(fg_dist_agree(d, st));
   if (me == 0) {
     const fg_layout g = *gl;
-    memcpy(p.offs, g.offs, (size_t)(P + 1) * sizeof *p.offs);
-    for (int r = 0; r < P; r++) {
+    memcpy(p.offs, g.offs, (size_t)(K + 1) * sizeof *p.offs);
+    for (int r = 0; r < K; r++) {
       nnz[r] = g.B.rowptr[g.offs[r + 1]] - g.B.rowptr[g.offs[r]];
-      nnz[P + r] = g.symmetric ? 0 : g.Bt.rowptr[g.offs[r + 1]] - g.Bt.rowptr[g.offs[r]];
+      nnz[K + r] = g.symmetric ? 0 : g.Bt.rowptr[g.offs[r + 1]] - g.Bt.rowptr[g.offs[r]];
     }
   }
-  FG_CHECK(fg_dist_bcast(d, p.offs, (int64_t)(P + 1) * 8, 0));
-  FG_CHECK(fg_dist_bcast(d, nnz, (int64_t)P * 2 * 8, 0));
-  p.row0 = p.offs[me];
-  p.n_local = p.offs[me + 1] - p.offs[me];
+  FG_CHECK(fg_dist_bcast(d, p.offs, (int64_t)(K + 1) * 8, 0));
+  FG_CHECK(fg_dist_bcast(d, nnz, (int64_t)K * 2 * 8, 0));
+  p.row0 = p.offs[mb];
+  p.n_local = p.offs[mb + 1] - p.offs[mb];
 
   /* 3. every rank allocates its block */
   {
     const int64_t nl = p.n_local, F = hdr[1];
-    st = fg_scheme_alloc_csr(&p.A, nl, p.n_global, nnz[me]);
-    if (st == FG_OK && !p.symmetric) st = fg_scheme_alloc_csr(&p.At, nl, p.n_global, nnz[P + me]);
+    st = fg_scheme_alloc_csr(&p.A, nl, p.n_global, nnz[mb]);
+    if (st == FG_OK && !p.symmetric) st = fg_scheme_alloc_csr(&p.At, nl, p.n_global, nnz[K + mb]);
     if (st == FG_OK) {
       s->n_global = p.n_global;
       s->n_local = nl;
@@ -206,12 +210,14 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   }
   FG_CHECK(fg_dist_agree(d, st));
 
-  /* 4. rank 0 gives each rank its rows, in rank order (its own by a copy); each other rank
-   * takes part in its own delivery only */
+  /* 4. rank 0 gives each rank its block's rows, in rank order (its own by a copy; the replicas
+   * of a block, consecutive ranks, from one packing); each other rank takes part in its own
+   * delivery only */
   for (int r = 0; r < P && st == FG_OK; r++) {
-    const int64_t r0 = p.offs[r], r1 = p.offs[r + 1], nr = r1 - r0, F = hdr[1];
+    const int b = r / (P / K);
+    const int64_t r0 = p.offs[b], r1 = p.offs[b + 1], nr = r1 - r0, F = hdr[1];
     if (me != 0 && me != r) continue;
-    if (me == 0) pack_block(ds, gl, r, pack_f, pack_l, pack_s, pack_g);
+    if (me == 0 && r % (P / K) == 0) pack_block(ds, gl, b, pack_f, pack_l, pack_s, pack_g);
     st = fg_deliver_rows(d, r, gl ? &gl->B : NULL, r0, r1, &p.A, FG_TAG_SCATTER);
     if (st == FG_OK && !p.symmetric)
       st = fg_deliver_rows(d, r, gl ? &gl->Bt : NULL, r0, r1, &p.At, FG_TAG_SCATTER);

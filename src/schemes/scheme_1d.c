@@ -198,7 +198,7 @@ fg_status fg_scheme_1d_create(fg_dist *dist, const fg_dataset *ds, const fg_sche
   FG_CHECK(fg_scheme_new(dist, &ops_1d, sizeof *im, &s));
   im = s->impl;
   im->overlap = cfg->overlap;
-  FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));
+  FG_CHECK(fg_part_distribute(dist, ds, cfg, 1, s, &im->part));
   st = build_1d(im);
   FG_CHECK(fg_dist_agree(dist, st));
   nl = s->n_local;

@@ -486,7 +486,7 @@ fg_status fg_scheme_halo_create(fg_dist *dist, const fg_dataset *ds, const fg_sc
            : fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                           "halo: quantized messages have 2, 4 or 8 bits, not %d", im->bits);
   FG_CHECK(fg_dist_agree(dist, st));
-  FG_CHECK(fg_part_distribute(dist, ds, cfg, s, &im->part));
+  FG_CHECK(fg_part_distribute(dist, ds, cfg, 1, s, &im->part));
   FG_CHECK(halo_plan(dist, &im->part.A, im->part.offs, im));
   fg_csr_free(&im->part.A);
   fg_csr_free(&im->part.At); /* the transposed exchange reuses the forward's cuts */

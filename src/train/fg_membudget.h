@@ -17,16 +17,17 @@
  * collective; call on the rank that holds the dataset. */
 fg_status fg_train_memory_check(const fg_dataset *ds, const fg_train_config *cfg);
 
-/* Several processes: the busiest rank's bytes for this scheme and grid from the performance
- * model (its rows of Â, inputs, the model's buffers, parameters, received rows), plus the
- * dataset on rank 0, against cfg->mem_limit per process (0: the available memory of rank 0's
+/* Several processes: the busiest rank's bytes for this scheme and grid (3d) or replication c
+ * (1.5d) from the performance model (its rows of Â, inputs, the model's buffers, parameters,
+ * received rows), plus the dataset on rank 0, against cfg->mem_limit per process (0: the available memory of rank 0's
  * node over the ranks that share it; < 0: no check). The model runs on rank 0's layouts `lay`
  * (the layout it builds there is the one the scheme distributes), or takes known_bytes when the
  * planner already predicted this configuration (>= 0). FG_ERR_MEMLIMIT names the bytes, the
  * limit and the options that shrink the run. Collective over d; ds and lay on rank 0 only. */
 fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
                                       const fg_train_config *cfg, const fg_scheme_info *scheme,
-                                      const int grid[3], fg_layouts *lay, double known_bytes);
+                                      const int grid[3], int replicate, fg_layouts *lay,
+                                      double known_bytes);
 
 /* The width the model's hidden SpMMs gather at: the widest hidden layer (the classes for one
  * layer). --reorder auto sizes its cache simulation for rows of this many floats. */

@@ -158,7 +158,7 @@ cleanup:
 /* Rank 0's half of fg_train_memory_check_ranks: on_node ranks share rank 0's node. */
 static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
                              int on_node, const fg_scheme_info *scheme, const int grid[3],
-                             fg_layouts *lay, double known_bytes) {
+                             int replicate, fg_layouts *lay, double known_bytes) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   fg_plan_config pc = fg_plan_config_default();
@@ -176,6 +176,7 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
     pc = fg_plan_config_of(cfg, ranks);
     pc.mem_per_rank = -1.0;
     pc.only_grid = scheme->grid ? grid : NULL;
+    pc.replicate = scheme->replicate ? replicate : 0;
     /* on the run's layouts: the one built here is the one the scheme distributes */
     FG_CHECK(fg_plan_layouts(ds, &pc, &cal, fg_scheme_bit(scheme), lay, &e, &n));
     for (int i = 0; i < n; i++)
@@ -185,6 +186,8 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
   }
   if (scheme->grid)
     snprintf(what, sizeof what, "%s grid %dx%dx%d", scheme->name, grid[0], grid[1], grid[2]);
+  else if (scheme->replicate && replicate > 0)
+    snprintf(what, sizeof what, "%s --replicate %d", scheme->name, replicate);
   else
     snprintf(what, sizeof what, "%s", scheme->name);
   if (limit == 0) {
@@ -224,13 +227,14 @@ cleanup:
 
 fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
                                       const fg_train_config *cfg, const fg_scheme_info *scheme,
-                                      const int grid[3], fg_layouts *lay, double known_bytes) {
+                                      const int grid[3], int replicate, fg_layouts *lay,
+                                      double known_bytes) {
   fg_status st = FG_OK;
   int on_node = 1;
   if (cfg->mem_limit < 0 || d->size == 1) return FG_OK; /* the same on every rank */
   FG_CHECK(fg_dist_ranks_on_node(d, &on_node));
   if (d->rank == 0)
-    st = check_ranks(ds, cfg, d->size, on_node, scheme, grid, lay, known_bytes);
+    st = check_ranks(ds, cfg, d->size, on_node, scheme, grid, replicate, lay, known_bytes);
   st = fg_dist_agree(d, st);
 cleanup:
   return st;

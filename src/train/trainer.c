@@ -139,6 +139,7 @@ typedef struct run {
   fg_model_choice mdl;    /* the model the options name (kind, norm, operator) */
   const fg_scheme_info *info;
   int grid[3];
+  int replicate;          /* 1.5d's c (0: not 1.5d) */
   fg_scheme *s;
   fg_model *m;
   int64_t *widths;        /* (layers + 1) */
@@ -174,29 +175,39 @@ static void run_free(run *r) {
   free(r->own_val);
 }
 
-/* Collective: the scheme (and grid) of this run. --scheme auto, and a grid scheme without an
- * explicit grid, ask the performance model on rank 0 (which has the dataset) for the fastest
- * configuration that fits among those the registry allows. */
+/* Collective: the scheme (and grid, or replication) of this run. --scheme auto, a grid scheme
+ * without an explicit grid and 1.5d without --replicate ask the performance model on rank 0
+ * (which has the dataset) for the fastest configuration that fits among those the registry
+ * allows. */
 static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_config *cfg,
                                FILE *log, run *r) {
   fg_status st = FG_OK;
   uint32_t cand = 0;
-  int choice[4] = {-1, 1, 1, 1}; /* registry row, grid */
+  int choice[5] = {-1, 1, 1, 1, 0}; /* registry row, grid, replication */
+  int given;                         /* the named scheme needs no choice of grid or c */
   st = fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), d->size, &r->info, &cand);
   if (st == FG_OK && r->info && r->info->grid && cfg->grid && strcmp(cfg->grid, "auto") != 0)
     st = fg_grid_parse(cfg->grid, d->size, r->grid);
+  if (st == FG_OK && cfg->replicate != 0) st = fg_replicate_check(cfg->replicate, d->size);
   FG_CHECK(fg_dist_agree(d, st));
-  if (r->info && (!r->info->grid || (cfg->grid && strcmp(cfg->grid, "auto") != 0))) return FG_OK;
-  if (r->info) cand = fg_scheme_bit(r->info); /* a grid scheme, grid auto: its grids only */
+  if (r->info && r->info->replicate) /* below 4 ranks c = 1 (1d-sa's layout) is the only one */
+    r->replicate = cfg->replicate > 0 ? cfg->replicate : d->size < 4 ? 1 : 0;
+  given = r->info && (r->info->grid ? cfg->grid && strcmp(cfg->grid, "auto") != 0
+                                    : !r->info->replicate || r->replicate > 0);
+  if (given) return FG_OK;
+  if (r->info) cand = fg_scheme_bit(r->info); /* grid auto, or c auto: that scheme's only */
   if (d->rank == 0) {
     const fg_scheme_info *pick = NULL;
-    st = fg_plan_pick(ds, cfg, d->size, cand, &r->lay, &pick, choice + 1, &r->mem_bytes);
+    st = fg_plan_pick(ds, cfg, d->size, cand, &r->lay, &pick, choice + 1, choice + 4,
+                      &r->mem_bytes);
     for (int i = 0; st == FG_OK && i < fg_scheme_registry_size(); i++)
       if (fg_scheme_bit(pick) == 1u << i) choice[0] = i;
     if (st == FG_OK && cfg->verbose) {
       if (pick->grid)
         fprintf(log, "performance model: %s grid %dx%dx%d\n", pick->name, choice[1], choice[2],
                 choice[3]);
+      else if (pick->replicate)
+        fprintf(log, "performance model: %s, --replicate %d\n", pick->name, choice[4]);
       else
         fprintf(log, "performance model: %s\n", pick->name);
     }
@@ -205,6 +216,7 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
   FG_CHECK(fg_dist_bcast(d, choice, sizeof choice, 0));
   r->info = fg_scheme_registry_at(choice[0]);
   memcpy(r->grid, choice + 1, sizeof r->grid);
+  r->replicate = choice[4];
 cleanup:
   return st;
 }
@@ -227,7 +239,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     st = r->info->grid ? FG_OK : fg_train_memory_check(ds, cfg);
     FG_CHECK(fg_dist_agree(d, st));
   }
-  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid, &r->lay, r->mem_bytes));
+  FG_CHECK(fg_train_memory_check_ranks(d, ds, cfg, r->info, r->grid, r->replicate, &r->lay,
+                                       r->mem_bytes));
   sc.name = r->info->name;
   sc.order = fg_scheme_order(r->info, cfg->order);
   sc.overlap = cfg->overlap;
@@ -242,6 +255,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.reorder_width = fg_train_hidden_width(cfg, ds ? ds->num_classes : 1);
   sc.layers = L;
   memcpy(sc.grid, r->grid, sizeof sc.grid);
+  sc.replicate = r->replicate;
   sc.double_perm = cfg->double_perm;
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;

@@ -152,6 +152,16 @@ expect 0 "best epoch" "$FG" train "$DEMO" --label-prop 0.5 --epochs 4 --resume "
 
 # under mpirun with one rank, and without it (above)
 expect 0 "best epoch" "$MPIEXEC" -n 1 "$FG" train "$DEMO" --epochs 2
+# 1.5d: an impossible replication names the valid ones; without --replicate the performance
+# model picks c; only 1.5d takes --replicate
+expect 1 "--replicate 2 on 1 process: c must divide P and be at most P / c.*valid here: 1" \
+  "$FG" train "$DEMO" --scheme 1.5d --replicate 2 --epochs 1
+expect 1 "--replicate 3 on 4 processes: .*valid here: 1, 2" "$MPIEXEC" -n 4 --oversubscribe \
+  "$FG" train "$DEMO" --scheme 1.5d --replicate 3 --epochs 1
+expect 1 "--scheme serial does not take --replicate \(it is an option of: 1.5d\)" "$FG" train \
+  "$DEMO" --replicate 2 --epochs 1
+expect 0 "performance model: 1.5d, --replicate 2" "$MPIEXEC" -n 4 --oversubscribe "$FG" train \
+  "$DEMO" --scheme 1.5d --epochs 2
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

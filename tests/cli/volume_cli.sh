@@ -55,5 +55,22 @@ for P in 2 3; do
     fi
   done
 done
+# 1.5d: the halo rows of each replica's share plus the all-reduces over the replicas; every
+# rank's total (uneven shares at P = 6: 3 block rows on 2 replicas)
+for PC in "4 2" "6 2"; do
+  set -- $PC
+  timeout 120 "$MPIEXEC" -n $1 --oversubscribe "$FG" train "$DATA" --scheme 1.5d --replicate $2 \
+    --order random --epochs 1 --quiet --metrics "$T/m.jsonl" > "$T/out" 2>&1 ||
+    { echo "FAIL: training P=$1 1.5d c=$2"; cat "$T/out"; fail=$((fail + 1)); continue; }
+  got=$(awk -v p=$1 -v a="$(mean forward bytes_sent)" -v b="$(mean backward bytes_sent)" \
+        'BEGIN { printf "%.0f", (a + b) * p }')
+  "$FG" info "$DATA" --ranks $1 --scheme 1.5d --replicate $2 --order random > "$T/info"
+  plan=$(sed -n 's/.*per epoch: \([0-9]*\) bytes sent in all.*/\1/p' "$T/info")
+  if [ -z "$plan" ] || [ "$got" != "$plan" ] || ! grep -q "each on $2 replicas" "$T/info"; then
+    echo "FAIL: P=$1 1.5d c=$2: measured $got bytes, info says $plan"; fail=$((fail + 1))
+  else
+    echo "P=$1 1.5d c=$2: measured $got bytes = info's"; pass=$((pass + 1))
+  fi
+done
 echo "volume_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

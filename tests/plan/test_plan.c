@@ -240,17 +240,18 @@ static void test_plan(void) {
   pc.double_perm = 0;
   pc.mem_per_rank = -1;
   EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
-  EXPECT(n == 13); /* 10 grids of 8, 1d, 1d-sa and halo */
+  EXPECT(n == 14); /* 10 grids of 8, 1d, 1d-sa, halo and 1.5d with c = 2 */
   for (int i = 0; i < n; i++) {
     n3 += strcmp(e[i].scheme, "3d") == 0;
     n1 += strcmp(e[i].scheme, "1d") == 0 || strcmp(e[i].scheme, "1d-sa") == 0 ||
-          strcmp(e[i].scheme, "halo") == 0;
+          strcmp(e[i].scheme, "halo") == 0 || strcmp(e[i].scheme, "1.5d") == 0;
+    EXPECT(e[i].replicate == (strcmp(e[i].scheme, "1.5d") == 0 ? 2 : 0));
     EXPECT(e[i].fits && e[i].seconds > 0 && e[i].mem_bytes > 0);
     if (i > 0) EXPECT(e[i - 1].seconds <= e[i].seconds);
     EXPECT(fabs(e[i].seconds - (e[i].spmm_seconds + e[i].gemm_seconds + e[i].comm_seconds +
                                 e[i].other_seconds)) <= 1e-12 + 1e-9 * e[i].seconds);
   }
-  EXPECT(n3 == 10 && n1 == 3);
+  EXPECT(n3 == 10 && n1 == 4);
   free(e);
   /* a limit nobody meets: nothing fits, still ranked by time */
   pc.mem_per_rank = 1000;
@@ -276,6 +277,33 @@ static void test_plan(void) {
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
   EXPECT(fg_test_error_contains("no scheme to rank"));
   pc.double_perm = 0;
+  /* 1.5d on 16 ranks: c = 2 and 4 (c = 1 is 1d-sa); a rank holds c n / P rows of every
+   * activation, so its memory grows with c; an invalid c names the valid ones */
+  pc.ranks = 16;
+  pc.schemes = "1d-sa,1.5d";
+  EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+  EXPECT(n == 3);
+  {
+    double mem[5] = {0, 0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+      const int cr = strcmp(e[i].scheme, "1.5d") == 0 ? e[i].replicate : 1;
+      EXPECT(cr == 1 || cr == 2 || cr == 4);
+      if (cr >= 1 && cr <= 4) mem[cr] = e[i].mem_bytes;
+    }
+    EXPECT_MSG(mem[1] > 0 && mem[2] > mem[1] && mem[4] > mem[2],
+               "memory per rank with c = 1, 2, 4: %.0f %.0f %.0f", mem[1], mem[2], mem[4]);
+  }
+  free(e);
+  pc.replicate = 4;
+  EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+  EXPECT(n == 2);
+  for (int i = 0; i < n; i++)
+    EXPECT(strcmp(e[i].scheme, "1.5d") != 0 || e[i].replicate == 4);
+  free(e);
+  pc.replicate = 8; /* 8 > 16 / 8 */
+  EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("valid here: 1, 2, 4"));
+  pc.replicate = 0;
   pc.schemes = NULL;
   pc.ranks = 0;
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);

@@ -149,6 +149,15 @@ static const row table[] = {
     {TEST_DATA_CORA, "halo", "metis", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", "batch", NULL, 0, "post"},
     {TEST_DATA_RMAT, "halo", "random", 0, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1, NULL},
     {TEST_DATA_CORA, "halo", "natural", 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, "batch", NULL, 1, "pre"},
+    /* 1.5d (sparsity-aware, replicated block rows): every valid c of P (c = 1 where none
+     * other is), the replicas' all-reduce forward and backward, a directed graph's Âᵀ plan,
+     * BatchNorm's and the gradients' sums over distinct rows, an empty block (the path) */
+    {TEST_DATA_CORA, "1.5d", "metis", 1, 0, 1, 0, 2, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_CORA, "1.5d", "random", 0, 0, 1, 0, 2, FG_AGG_AUTO, "gin", "mean", "batch", "learn", 0, NULL},
+    {TEST_DATA_RMAT, "1.5d", NULL, 0, 0, 1, 0, 3, FG_AGG_FIRST, NULL, NULL, NULL, NULL, 0, NULL},
+    {TEST_DATA_RMAT, "1.5d", "random", 1, 0, 1, 0, 3, FG_AGG_LAST, "sage", NULL, "layer", NULL, 1, NULL},
+    {TEST_DATA_TINY, "1.5d", NULL, 0, 0, 1, 0, 2, FG_AGG_AUTO, "sage", NULL, "batch", NULL, 0, NULL},
+    {TEST_DATA_PATH5, "1.5d", NULL, 0, 0, 1, 0, 3, FG_AGG_AUTO, NULL, NULL, NULL, NULL, 0, NULL},
 };
 
 enum { N_ROWS = (int)(sizeof table / sizeof table[0]) };
@@ -277,16 +286,20 @@ static int same_reference(const row *a, const row *b) {
 /* Every row of the table on dataset `data`. Consecutive rows with the same reference share one
  * one-process run. */
 static void check_table(int data, const fg_dataset *ds) {
-  int grids[64][3];
+  int grids[64][3], reps[16], nr = 0;
   const int ng = fg_grid_enumerate(nprocs, grids, 64);
   reference ref;
   const row *last = NULL; /* the row whose reference ref is */
+  for (int cr = 2; cr * cr <= nprocs && nr < 16; cr++)
+    if (nprocs % cr == 0) reps[nr++] = cr; /* 1.5d's replications, c = 1 where none other */
+  if (nr == 0) reps[nr++] = 1;
   for (int i = 0; i < N_ROWS; i++) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
     fg_train_config c, rc;
     double hist[EPOCHS];
     char what[160], grid[32];
+    const int runs = e->grid ? ng : e->replicate ? nr : 1;
     if (r->data != data || !runs_here(r->scheme)) continue;
     if (r->order && strcmp(r->order, "metis") == 0 && !test_have_metis()) continue;
     c = row_config(r, NULL);
@@ -305,7 +318,7 @@ static void check_table(int data, const fg_dataset *ds) {
     }
     if (!last || !same_reference(last, r)) make_reference(ds, &rc, &ref);
     last = r;
-    for (int gi = 0; gi < (e->grid ? ng : 1); gi++) {
+    for (int gi = 0; gi < runs; gi++) {
       /* a model row (SAGE, another operator, a norm) takes every third grid, rows staggered
        * so that together they cover every grid: the suite stays within its time */
       if (e->grid && (r->model || r->adj || r->norm || r->residual) && ng > 2 &&
@@ -315,7 +328,11 @@ static void check_table(int data, const fg_dataset *ds) {
         snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
         c.grid = grid;
       }
-      describe(r, e->grid ? grid : NULL, what, sizeof what);
+      if (e->replicate) {
+        snprintf(grid, sizeof grid, "c=%d", reps[gi]);
+        c.replicate = reps[gi];
+      }
+      describe(r, e->grid || e->replicate ? grid : NULL, what, sizeof what);
       compare(ds, c, &ref, what, hist);
       if (r->overlap) {
         /* overlap changes when messages move, not what is summed in which order */

@@ -87,6 +87,7 @@ typedef struct setup {
   const char *scheme, *order;
   int overlap, double_perm, agg_blocks, learn;
   int aggregation; /* halo: an fg_halo_rule */
+  int replicate;   /* 1.5d: the largest valid c of P (1 where none other is) */
 } setup;
 
 /* What one configuration checks against. */
@@ -497,6 +498,9 @@ static void run_config(ctx *c) {
   sc.agg_blocks = su->agg_blocks;
   sc.learn_features = su->learn;
   sc.aggregation = su->aggregation;
+  if (su->replicate)
+    for (int cr = 1; cr * cr <= nprocs; cr++)
+      if (nprocs % cr == 0) sc.replicate = cr;
   st = fg_scheme_create(c->d, rank == 0 ? c->ds : NULL, &sc, &s);
   EXPECT_MSG(st == FG_OK, "%s: %s", c->what, fg_last_error());
   if (st != FG_OK) return;
@@ -639,19 +643,21 @@ static int make_setups(setup *out) {
   static const char *const orders[2] = {NULL, "random"};
   static const char *const oned[2] = {"1d", "1d-sa"};
   int n = 0;
-  out[n++] = (setup){"serial", NULL, 0, 0, 1, 0, 0};
+  out[n++] = (setup){"serial", NULL, 0, 0, 1, 0, 0, 0};
   for (int k = 0; k < 2; k++)
     for (int o = 0; o < 2; o++)
-      for (int ov = 0; ov < 2; ov++) out[n++] = (setup){oned[k], orders[o], ov, 0, 1, 0, 0};
+      for (int ov = 0; ov < 2; ov++) out[n++] = (setup){oned[k], orders[o], ov, 0, 1, 0, 0, 0};
   /* halo: each rule, natural and random order (its default, metis, is the equivalence's) */
   for (int o = 0; o < 2; o++)
     for (int rule = 0; rule < 3; rule++)
-      out[n++] = (setup){"halo", o ? "random" : "natural", 0, 0, 1, 0, rule};
+      out[n++] = (setup){"halo", o ? "random" : "natural", 0, 0, 1, 0, rule, 0};
+  /* 1.5d: the replicas' partial sums, natural and random order, with and without overlap */
+  for (int o = 0; o < 2; o++) out[n++] = (setup){"1.5d", orders[o], o, 0, 1, 0, 0, 1};
   /* 3d: no permutation, single (--order random), double; 1 or 2 blocks; fixed or learned */
   for (int perm = 0; perm < 3; perm++)
     for (int ab = 1; ab <= 2; ab++)
       for (int learn = 0; learn < 2; learn++)
-        out[n++] = (setup){"3d", perm == 1 ? "random" : NULL, 0, perm == 2, ab, learn, 0};
+        out[n++] = (setup){"3d", perm == 1 ? "random" : NULL, 0, perm == 2, ab, learn, 0, 0};
   return n;
 }
 

@@ -30,12 +30,21 @@ typedef struct variant {
   int overlap;
   const char *aggregation, *quantize; /* halo */
   double label_prop;                  /* layer 0's input gradient aggregated too */
+  int replicate;                      /* 1.5d: the largest valid c of P when set */
 } variant;
 
 typedef struct shape {
   int layers, hidden;
   fg_agg_order agg;
 } shape;
+
+/* 1.5d's largest replication on P ranks (c divides P, c <= P / c). */
+static int largest_c(int P) {
+  int best = 1;
+  for (int c = 2; c * c <= P; c++)
+    if (P % c == 0) best = c;
+  return best;
+}
 
 /* One epoch as fg_train runs it; fills this rank's NV counters. */
 static fg_status measure(const fg_dataset *ds, const variant *v, const char *order,
@@ -52,6 +61,7 @@ static fg_status measure(const fg_dataset *ds, const variant *v, const char *ord
   sc.order = order;
   sc.overlap = v->overlap;
   sc.seed = 11;
+  sc.replicate = v->replicate ? largest_c(nprocs) : 0;
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     FG_CHECK(fg_halo_rule_parse(v->aggregation, &rule));
@@ -104,12 +114,13 @@ cleanup:
 static void check_dataset(int which) {
   /* 1d, 1d-sa with and without overlap; halo under each rule, float32 and quantized */
   static const variant variants[] = {
-      {"1d", 0, NULL, NULL, 0},        {"1d", 1, NULL, NULL, 0},
-      {"1d-sa", 0, NULL, NULL, 0},     {"1d-sa", 1, NULL, NULL, 0},
-      {"halo", 0, NULL, NULL, 0},      {"halo", 0, "pre", "int4", 0},
-      {"halo", 0, "post", NULL, 0},    {"halo", 0, "hybrid", "int2", 0},
-      {"halo", 0, "pre", "int8", 0},   {"1d-sa", 0, NULL, NULL, 0.5},
-      {"halo", 0, "hybrid", "int4", 0.5}};
+      {"1d", 0, NULL, NULL, 0, 0},        {"1d", 1, NULL, NULL, 0, 0},
+      {"1d-sa", 0, NULL, NULL, 0, 0},     {"1d-sa", 1, NULL, NULL, 0, 0},
+      {"halo", 0, NULL, NULL, 0, 0},      {"halo", 0, "pre", "int4", 0, 0},
+      {"halo", 0, "post", NULL, 0, 0},    {"halo", 0, "hybrid", "int2", 0, 0},
+      {"halo", 0, "pre", "int8", 0, 0},   {"1d-sa", 0, NULL, NULL, 0.5, 0},
+      {"halo", 0, "hybrid", "int4", 0.5, 0},
+      {"1.5d", 0, NULL, NULL, 0, 1},   {"1.5d", 1, NULL, NULL, 0.5, 1}};
   /* the 1D schemes' plain variants run on every order; the others each on one, in turn */
   const int norders = test_have_metis() ? 3 : 2;
   enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
@@ -137,11 +148,14 @@ static void check_dataset(int which) {
       for (int vi = 0; vi < NVAR; vi++) {
         {
           const variant *v = &variants[vi];
-          const int si = strcmp(v->scheme, "1d") == 0 ? 0 : strcmp(v->scheme, "1d-sa") == 0 ? 1 : 2;
+          const int si = strcmp(v->scheme, "1d") == 0      ? 0
+                         : strcmp(v->scheme, "1d-sa") == 0 ? 1
+                         : strcmp(v->scheme, "halo") == 0  ? 2
+                                                           : 3;
           const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
-          if ((si == 2 || v->label_prop > 0) && vi % norders != oi) continue;
+          if ((si >= 2 || v->label_prop > 0) && vi % norders != oi) continue;
           memset(mine, 0, sizeof mine);
           st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
@@ -154,6 +168,7 @@ static void check_dataset(int which) {
             pc.aggregation = v->aggregation;
             pc.quantize = v->quantize;
             pc.label_prop = v->label_prop;
+            pc.replicate = v->replicate ? largest_c(nprocs) : 0;
             pc.order = orders[oi];
             pc.seed = 11;
             pc.layers = shapes[hi].layers;
@@ -203,7 +218,8 @@ static void check_dataset(int which) {
                   EXPECT_MSG(got[0] == fwd_sa[r], "%s %s rank %d: post sends %lld, 1d-sa %lld",
                              test_data_name(which), orders[oi], r, (long long)got[0],
                              (long long)fwd_sa[r]);
-              } else if (v->label_prop == 0) { /* (label propagation adds a backward SpMM) */
+              } else if (si == 1 && v->label_prop == 0) { /* (label propagation adds a backward
+                                                              SpMM) */
                 if (ov == 0) fwd_sa[r] = got[0];
                 EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
                            "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
@@ -225,6 +241,65 @@ static void check_dataset(int which) {
   free(sent_1d);
   free(fwd_sa);
   free(plan);
+  fg_dataset_destroy(&ds);
+}
+
+/* 1.5d's plan against 1d-sa's on its K = P / c blocks (no MPI): the c replicas of block row i
+ * together receive exactly block i's rows under 1d-sa and multiply its nonzeros; every row is
+ * sent once, so the totals agree, while the busiest sender sends no more than 1d-sa's (the
+ * replicas of a block share its sending); each aggregation adds the replicas' all-reduce. */
+static void check_replicated_plan(int which) {
+  static const int cases[][2] = {{4, 2}, {6, 2}, {8, 2}, {9, 3}, {16, 2}, {16, 4}, {12, 3}};
+  fg_dataset *ds = NULL;
+  EXPECT_OK(test_data_make(which, &ds));
+  for (size_t t = 0; ds && t < sizeof cases / sizeof cases[0]; t++) {
+    const int P = cases[t][0], c = cases[t][1], K = P / c;
+    fg_comm_rank_plan *r15 = calloc((size_t)P, sizeof *r15), *r1 = calloc((size_t)K, sizeof *r1);
+    fg_comm_plan_config pc = fg_comm_plan_config_default();
+    int64_t tot15 = 0, tot1 = 0, max15 = 0, max1 = 0;
+    EXPECT(r15 && r1);
+    if (!r15 || !r1) MPI_Abort(MPI_COMM_WORLD, 1);
+    pc.order = "random";
+    pc.seed = 5;
+    pc.scheme = "1d-sa";
+    pc.ranks = K;
+    EXPECT_OK(fg_comm_plan(ds, &pc, r1, NULL));
+    pc.scheme = "1.5d";
+    pc.ranks = P;
+    pc.replicate = c;
+    EXPECT_OK(fg_comm_plan(ds, &pc, r15, NULL));
+    for (int i = 0; i < K; i++) {
+      int64_t recv = 0, nnz = 0, recv_t = 0;
+      for (int j = 0; j < c; j++) {
+        const fg_comm_rank_plan *q = &r15[i * c + j];
+        recv += q->agg_rows_recv;
+        recv_t += q->aggt_rows_recv;
+        nnz += q->nnz;
+        EXPECT(q->rows == r1[i].rows && q->replicas == c);
+        /* one forward aggregation at the model's widths: the ring's 2 (c-1)/c of rows x f */
+        EXPECT(q->replica_bytes[0] > 0 || q->rows == 0);
+      }
+      EXPECT_MSG(recv == r1[i].agg_rows_recv && recv_t == r1[i].aggt_rows_recv &&
+                     nnz == r1[i].nnz,
+                 "%s P=%d c=%d block %d: the replicas receive %lld/%lld rows and hold %lld nnz, "
+                 "1d-sa on %d blocks %lld/%lld and %lld", test_data_name(which), P, c, i,
+                 (long long)recv, (long long)recv_t, (long long)nnz, K,
+                 (long long)r1[i].agg_rows_recv, (long long)r1[i].aggt_rows_recv,
+                 (long long)r1[i].nnz);
+      tot1 += r1[i].agg_rows_sent;
+      max1 = FG_MAX(max1, r1[i].agg_rows_sent);
+    }
+    for (int r = 0; r < P; r++) {
+      tot15 += r15[r].agg_rows_sent;
+      max15 = FG_MAX(max15, r15[r].agg_rows_sent);
+    }
+    EXPECT_MSG(tot15 == tot1 && max15 <= max1,
+               "%s P=%d c=%d: 1.5d sends %lld rows (busiest %lld), 1d-sa on %d blocks %lld (%lld)",
+               test_data_name(which), P, c, (long long)tot15, (long long)max15, K,
+               (long long)tot1, (long long)max1);
+    free(r15);
+    free(r1);
+  }
   fg_dataset_destroy(&ds);
 }
 
@@ -256,6 +331,8 @@ int main(int argc, char **argv) {
     printf("note: no METIS in this build; --order metis not tested\n");
   check_agree();
   for (int which = 0; which < TEST_DATA_COUNT; which++) check_dataset(which);
+  if (nprocs == 1)
+    for (int which = 0; which < TEST_DATA_COUNT; which++) check_replicated_plan(which);
   MPI_Allreduce(&fg_test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   fg_test_failures = failures;
   MPI_Finalize();

@@ -1,0 +1,67 @@
+/* fg_sa.h -- the sparsity-aware exchange (Mukhopadhyay et al., §4): a rank receives exactly the
+ * rows of H that its nonzeros reference, from the ranks that hold them. Written once for the
+ * 1d-sa scheme (every block row on one rank) and the 1.5d scheme (every block row on c replicas,
+ * each multiplying a 1/c share of the block columns).
+ *
+ * The layout: the n positions are cut into `parts` blocks (offs); rank r holds block r / rep (rep
+ * = the replication, 1 for 1d-sa) and multiplies the columns [col0, col1) of its block's rows.
+ * Those columns split into the diagonal part (its own block: no message) and the off part,
+ * whose distinct columns -- NnzCols(i, k) for each block k != i, sorted, hence grouped by block
+ * -- form the compact "halo" numbering. The rows of block k come from its replica k rep + (i mod
+ * rep): with rep > 1 the c replicas of a block share the sending (Algorithm 2 has the replica of
+ * the receiver's own grid column send them all; the bytes and messages are the same in total,
+ * the busiest sender's are about 1/c of them).
+ *
+ * The plan is built once (an Alltoall of counts, an Alltoallv of the requested positions); an
+ * aggregation posts the receives and sends of the halo rows, multiplies the diagonal part
+ * (while the messages are in flight when overlapped), waits, and adds the off part. The sums
+ * are made in the same order either way: overlap changes no bit.
+ */
+#ifndef FG_SA_H
+#define FG_SA_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "schemes/fg_scheme.h"
+
+/* One operator's (Â or Âᵀ) local part and exchange plan. */
+typedef struct fg_sa_op {
+  fg_csr diag; /* (rows x rows) the own block's columns, if in [col0, col1) */
+  fg_csr off;  /* (rows x n_halo) the other blocks' columns in [col0, col1), halo numbering */
+  int64_t n_halo, n_send;
+  int32_t *halo;                /* (n_halo) global positions of the halo rows */
+  int *recv_count, *recv_displ; /* (P) halo rows from each rank */
+  int *send_count, *send_displ; /* (P) rows to each rank */
+  int32_t *send_rows;           /* (n_send) local rows to pack, grouped by destination */
+} fg_sa_op;
+
+/* The buffers and requests the operators of one scheme share. */
+typedef struct fg_sa_exchange {
+  MPI_Request *req; /* (2 P) */
+  float *sendbuf;   /* (max_send x cap_f) */
+  float *halobuf;   /* (max_halo x cap_f) */
+  int64_t cap_f, max_send, max_halo;
+  int overlap;
+} fg_sa_exchange;
+
+/* Collective: op for the local rows M (block my_block of offs's `parts`, global column
+ * positions), multiplying the columns [col0, col1) of them, with each block on rep replicas
+ * (ranks block rep .. block rep + rep - 1). Entries outside [col0, col1) are left out. Every
+ * rank agrees on the outcome. */
+fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
+                     int64_t col0, int64_t col1, fg_sa_op *op);
+void fg_sa_op_free(fg_sa_op *op);
+
+/* Collective: x's request array for d (call once, after the operators' plans), its largest
+ * send and halo sizes taken from ops[0..n). */
+fg_status fg_sa_exchange_init(fg_dist *d, fg_sa_exchange *x, const fg_sa_op *ops, int n,
+                              int overlap);
+void fg_sa_exchange_free(fg_sa_exchange *x);
+
+/* Collective: out (M's rows x f) = the [col0, col1) part of M times H, where in (this rank's
+ * block x f) is its rows of H. The local SpMMs are timed and counted in s. */
+fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
+                      float *out, int64_t f);
+
+#endif /* FG_SA_H */

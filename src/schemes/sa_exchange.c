@@ -1,0 +1,201 @@
+/* sa_exchange.c -- the sparsity-aware exchange of 1d-sa and 1.5d (fg_sa.h). */
+#include <string.h>
+
+#include "kernels/fg_kernels.h"
+#include "schemes/fg_partition.h"
+#include "schemes/fg_sa.h"
+
+#define FG_TAG_HALO 7102
+
+void fg_sa_op_free(fg_sa_op *op) {
+  fg_csr_free(&op->diag);
+  fg_csr_free(&op->off);
+  free(op->halo);
+  free(op->recv_count);
+  free(op->recv_displ);
+  free(op->send_count);
+  free(op->send_displ);
+  free(op->send_rows);
+  memset(op, 0, sizeof *op);
+}
+
+/* Local part of the plan: diagonal part, halo, off part, receive counts per sending rank. */
+static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int rep, int me_block,
+                          int64_t col0, int64_t col1, int P, fg_sa_op *op) {
+  fg_status st = FG_OK;
+  const int64_t n = M->nrows, r0 = offs[me_block], r1 = offs[me_block + 1];
+  const int pick = me_block % rep; /* which replica of a block serves this rank */
+  int64_t nd = 0, no = 0, nh = 0;
+  FG_CALLOC(op->recv_count, P);
+  FG_CALLOC(op->recv_displ, P);
+  FG_CALLOC(op->send_count, P);
+  FG_CALLOC(op->send_displ, P);
+  for (int64_t k = 0; k < M->nnz; k++) {
+    const int64_t c = M->col[k];
+    if (c < col0 || c >= col1) continue;
+    if (c >= r0 && c < r1)
+      nd++;
+    else
+      no++;
+  }
+  /* halo: the distinct off-block columns, sorted */
+  FG_ALLOC(op->halo, no > 0 ? no : 1);
+  for (int64_t k = 0; k < M->nnz; k++) {
+    const int64_t c = M->col[k];
+    if (c >= col0 && c < col1 && (c < r0 || c >= r1)) op->halo[nh++] = (int32_t)c;
+  }
+  nh = fg_scheme_sort_unique(op->halo, nh);
+  op->n_halo = nh;
+  for (int64_t k = 0; k < nh; k++)
+    op->recv_count[fg_block_owner(offs, parts, op->halo[k]) * rep + pick]++;
+  for (int j = 1; j < P; j++) op->recv_displ[j] = op->recv_displ[j - 1] + op->recv_count[j - 1];
+
+  FG_CHECK(fg_scheme_alloc_csr(&op->diag, n, r1 - r0, nd));
+  FG_CHECK(fg_scheme_alloc_csr(&op->off, n, nh, no));
+  nd = no = 0;
+  for (int64_t u = 0; u < n; u++) {
+    for (int64_t k = M->rowptr[u]; k < M->rowptr[u + 1]; k++) {
+      const int32_t c = M->col[k];
+      const float v = M->val ? M->val[k] : 1.0f;
+      if (c < col0 || c >= col1) continue;
+      if (c >= r0 && c < r1) {
+        op->diag.col[nd] = (int32_t)(c - r0);
+        op->diag.val[nd++] = v;
+      } else {
+        /* c's place in the sorted halo (present by construction); halo order is global
+         * order, so columns stay sorted within the row */
+        op->off.col[no] = (int32_t)fg_scheme_lower_bound(op->halo, 0, nh, c);
+        op->off.val[no++] = v;
+      }
+    }
+    op->diag.rowptr[u + 1] = nd;
+    op->off.rowptr[u + 1] = no;
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
+                     int64_t col0, int64_t col1, fg_sa_op *op) {
+  fg_status st = FG_OK;
+  const int P = d->size, me = d->rank, b = me / rep;
+  st = sa_split(M, offs, parts, rep, b, col0, col1, P, op);
+  FG_CHECK(fg_dist_agree(d, st));
+  if (P == 1) return FG_OK;
+  FG_CHECK_MPI(MPI_Alltoall(op->recv_count, 1, MPI_INT, op->send_count, 1, MPI_INT, d->comm));
+  for (int j = 0; j < P; j++) {
+    if (j == me) continue;
+    fg_dist_count_send(d, 4);
+    fg_dist_count_recv(d, 4);
+  }
+  op->n_send = 0;
+  for (int j = 0; j < P; j++) {
+    op->send_displ[j] = (int)op->n_send;
+    op->n_send += op->send_count[j];
+  }
+  op->send_rows = fg_malloc_array((size_t)FG_MAX(op->n_send, 1), sizeof *op->send_rows);
+  st = op->send_rows ? FG_OK
+                     : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                                    "out of memory for a send list of %lld rows",
+                                    (long long)op->n_send);
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK_MPI(MPI_Alltoallv(op->halo, op->recv_count, op->recv_displ, MPI_INT32_T, op->send_rows,
+                             op->send_count, op->send_displ, MPI_INT32_T, d->comm));
+  for (int j = 0; j < P; j++) {
+    if (op->recv_count[j] > 0) fg_dist_count_send(d, (int64_t)op->recv_count[j] * 4);
+    if (op->send_count[j] > 0) fg_dist_count_recv(d, (int64_t)op->send_count[j] * 4);
+  }
+  /* requested global positions -> local rows */
+  for (int64_t k = 0; k < op->n_send && st == FG_OK; k++) {
+    const int64_t g = op->send_rows[k];
+    if (g < offs[b] || g >= offs[b + 1])
+      st = fg_error_set(FG_ERR_INTERNAL, __FILE__, __LINE__,
+                        "rank %d was asked for row %lld outside its block [%lld, %lld)", me,
+                        (long long)g, (long long)offs[b], (long long)offs[b + 1]);
+    else
+      op->send_rows[k] = (int32_t)(g - offs[b]);
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+cleanup:
+  return st;
+}
+
+fg_status fg_sa_exchange_init(fg_dist *d, fg_sa_exchange *x, const fg_sa_op *ops, int n,
+                              int overlap) {
+  fg_status st = FG_OK;
+  memset(x, 0, sizeof *x);
+  x->overlap = overlap;
+  for (int k = 0; k < n; k++) {
+    x->max_send = FG_MAX(x->max_send, ops[k].n_send);
+    x->max_halo = FG_MAX(x->max_halo, ops[k].n_halo);
+  }
+  x->req = fg_malloc_array((size_t)2 * (size_t)d->size, sizeof *x->req);
+  st = x->req ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  return fg_dist_agree(d, st);
+}
+
+void fg_sa_exchange_free(fg_sa_exchange *x) {
+  free(x->req);
+  fg_free_aligned(x->sendbuf);
+  fg_free_aligned(x->halobuf);
+  memset(x, 0, sizeof *x);
+}
+
+/* Collective growth of the exchange buffers to width f (same f sequence on every rank). */
+static fg_status ensure_buffers(fg_dist *d, fg_sa_exchange *x, int64_t f) {
+  fg_status st = FG_OK;
+  if (f <= x->cap_f || d->size == 1) return FG_OK;
+  fg_free_aligned(x->sendbuf);
+  fg_free_aligned(x->halobuf);
+  x->cap_f = 0;
+  x->sendbuf = fg_malloc_aligned((size_t)FG_MAX(x->max_send * f, 1) * sizeof(float));
+  x->halobuf = fg_malloc_aligned((size_t)FG_MAX(x->max_halo * f, 1) * sizeof(float));
+  if (!x->sendbuf || !x->halobuf)
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                      "out of memory for exchange buffers of %lld + %lld rows x %lld",
+                      (long long)x->max_send, (long long)x->max_halo, (long long)f);
+  FG_CHECK(fg_dist_agree(d, st));
+  x->cap_f = f;
+cleanup:
+  return st;
+}
+
+fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
+                      float *out, int64_t f) {
+  fg_status st = FG_OK;
+  fg_dist *d = s->dist;
+  const int P = d->size;
+  MPI_Datatype row = MPI_DATATYPE_NULL;
+  int nreq = 0, fi = 0, posted = 0;
+  double t0;
+  FG_CHECK(ensure_buffers(d, x, f));
+  if (P > 1) {
+    FG_CHECK(fg_mpi_count(f, &fi));
+    t0 = fg_now();
+    FG_CHECK_MPI(MPI_Type_contiguous(fi, MPI_FLOAT, &row));
+    FG_CHECK_MPI(MPI_Type_commit(&row));
+    for (int j = 0; j < P; j++) {
+      if (op->recv_count[j] == 0) continue;
+      FG_CHECK_MPI(MPI_Irecv(x->halobuf + (int64_t)op->recv_displ[j] * f, op->recv_count[j], row,
+                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
+      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * 4);
+    }
+    for (int64_t k = 0; k < op->n_send; k++)
+      memcpy(x->sendbuf + k * f, in + (int64_t)op->send_rows[k] * f, (size_t)f * sizeof(float));
+    for (int j = 0; j < P; j++) {
+      if (op->send_count[j] == 0) continue;
+      FG_CHECK_MPI(MPI_Isend(x->sendbuf + (int64_t)op->send_displ[j] * f, op->send_count[j], row,
+                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
+      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * 4);
+    }
+    d->counters.seconds_comm += fg_now() - t0;
+    posted = 1;
+    if (!x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 0));
+  }
+  fg_scheme_spmm(s, &op->diag, in, f, out, 0);
+  if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
+  if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1);
+cleanup:
+  if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
+  return st;
+}
