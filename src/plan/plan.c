@@ -665,14 +665,16 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   const int P = cfg->ranks;
   if (!self->replicate) return predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]);
-  /* 1.5d: the c asked for, else every valid c > 1 (c = 1 is 1d-sa's row), else 1 */
+  /* 1.5d: the c asked for, else every valid c > 1 (c = 1 is 1d-sa's row), else 1 (fewer than
+   * 4 ranks, a prime number) */
   if (cfg->replicate > 0) {
     FG_CHECK(fg_replicate_check(cfg->replicate, P));
     return predict_1d_c(ds, cfg, cal, w, self, lay, cfg->replicate, &out[(*count)++]);
   }
   for (int c = 2; c * c <= P; c++)
     if (P % c == 0) FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, c, &out[(*count)++]));
-  if (P < 4) FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]));
+  if (fg_replicate_max(P) == 1)
+    FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]));
 cleanup:
   return st;
 }

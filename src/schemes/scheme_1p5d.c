@@ -105,6 +105,13 @@ static const fg_scheme_ops ops_15 = {
     .destroy = destroy_15,
 };
 
+int fg_replicate_max(int ranks) {
+  int best = 1;
+  for (int c = 2; (int64_t)c * c <= ranks; c++)
+    if (ranks % c == 0) best = c;
+  return best;
+}
+
 fg_status fg_replicate_check(int c, int ranks) {
   fg_status st = FG_OK;
   char valid[256];

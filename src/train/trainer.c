@@ -190,8 +190,10 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
     st = fg_grid_parse(cfg->grid, d->size, r->grid);
   if (st == FG_OK && cfg->replicate != 0) st = fg_replicate_check(cfg->replicate, d->size);
   FG_CHECK(fg_dist_agree(d, st));
-  if (r->info && r->info->replicate) /* below 4 ranks c = 1 (1d-sa's layout) is the only one */
-    r->replicate = cfg->replicate > 0 ? cfg->replicate : d->size < 4 ? 1 : 0;
+  if (r->info && r->info->replicate) /* c = 1 (1d-sa's layout) where it is the only one */
+    r->replicate = cfg->replicate > 0                ? cfg->replicate
+                   : fg_replicate_max(d->size) == 1 ? 1
+                                                    : 0;
   given = r->info && (r->info->grid ? cfg->grid && strcmp(cfg->grid, "auto") != 0
                                     : !r->info->replicate || r->replicate > 0);
   if (given) return FG_OK;
