@@ -281,6 +281,30 @@ typedef struct fg_comm_plan_layout {
 } fg_comm_plan_layout;
 fg_status fg_comm_plan_describe(const fg_comm_plan_config *cfg, fg_comm_plan_layout *out);
 
+/* ---- partitions: total and maximum volume (SA paper, table 2) ----------------------- */
+
+/* A 1D layout's rows per aggregation Â·H under 1d-sa (rows of H a part sends to the parts
+ * that reference them, once per referencing part) and its computational balance. */
+typedef struct fg_partition_stats {
+  int parts;
+  int64_t total;              /* rows sent by all parts (= the column-net connectivity-1 cut) */
+  int64_t max_send, max_recv; /* the largest part's rows sent / received */
+  double send_imbalance;      /* max_send / (total / parts) (1 when nothing is sent) */
+  double recv_imbalance;      /* max_recv / (total / parts) */
+  int64_t max_rows, max_nnz;  /* the largest part's rows and nonzeros of Â */
+  double row_balance;         /* max_rows / mean rows */
+  double nnz_balance;         /* max_nnz / mean nonzeros */
+  double order_seconds;       /* time to compute the order (fg_partition_summarize) */
+} fg_partition_stats;
+
+/* Lay ds out on `ranks` blocks in `order` (NULL natural; as fg_train_config.order, seeded by
+ * seed) for GCN's Â and fill out. Not collective; `hypergraph` needs MPI initialised. */
+fg_status fg_partition_summarize(const fg_dataset *ds, int ranks, const char *order,
+                                 uint64_t seed, fg_partition_stats *out);
+/* 1 when this build computes the order `name` (metis and volume need METIS, hypergraph
+ * Zoltan). */
+int fg_order_is_available(const char *name);
+
 /* ---- 3D scheme: adjacency shards ------------------------------------------------------ */
 
 /* Load balance of the adjacency pattern cut into rows x cols balanced blocks: the maximum over

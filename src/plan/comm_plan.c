@@ -192,3 +192,29 @@ cleanup:
   free(bw);
   return st;
 }
+
+int fg_order_is_available(const char *name) {
+  for (int k = 0; k < FG_ORDER_COUNT; k++)
+    if (name && strcmp(name, fg_order_name((fg_order_kind)k)) == 0)
+      return fg_order_available((fg_order_kind)k);
+  return 0;
+}
+
+fg_status fg_partition_summarize(const fg_dataset *ds, int ranks, const char *order,
+                                 uint64_t seed, fg_partition_stats *out) {
+  fg_status st = FG_OK;
+  fg_layout g;
+  fg_order_kind kind;
+  memset(&g, 0, sizeof g);
+  FG_REQUIRE(ds && out, FG_ERR_INVALID_ARG, "fg_partition_summarize: NULL argument");
+  FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", ranks);
+  FG_CHECK(fg_order_parse(order, &kind));
+  /* GCN's Â (the default operator): its pattern is A's, the diagonal aside, which no net's
+   * cut depends on */
+  FG_CHECK(fg_layout_build(ds, ranks, kind, seed, (fg_adj_spec){0}, &g));
+  FG_CHECK(fg_partition_stats_of(&g.B, g.offs, ranks, out));
+  out->order_seconds = g.order_seconds;
+cleanup:
+  fg_layout_free(&g);
+  return st;
+}
