@@ -17,13 +17,13 @@
  * moves its λ - 1 sends from a to b. Evaluating a move is thus O(|row v|) count look-ups.
  *
  * A pass visits every vertex once, in a seeded random order. For a vertex on a boundary it
- * evaluates the (at most) 4 parts its nets touch most often and takes the best move whose key
+ * evaluates the (at most) 2 parts its nets touch most often and takes the best move whose key
  * (Δ max send, Δ max recv, Δ total, Δ Σ send² + recv²) is lexicographically negative, when
  * the move raises neither maximum and keeps both destination and source within the balance
  * bounds: rows and entries of A per part in [(1 - tol) mean, (1 + tol) mean], tol = 5%, each
  * bound widened to the starting partition's own extreme when that is already outside (METIS
  * keeps its two constraints within 3%, so in practice the bounds are the 5%). Greedy: no
- * move that worsens the key is taken (no FM hill climbing). At most 8 passes; the passes stop
+ * move that worsens the key is taken (no FM hill climbing). At most 4 passes; the passes stop
  * early when one lowers neither maximum and the total by less than 0.1%. Each pass is
  * O(nnz) look-ups, every look-up O(1) for dense nets and O(min(P, pins)) for small ones. */
 #include <string.h>
