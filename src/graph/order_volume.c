@@ -37,8 +37,8 @@ enum { VOL_MAX_PASSES = 4, VOL_CANDIDATES = 2 };
 typedef struct vol_state {
   int P;
   int64_t n;
-  const int64_t *vptr;
-  const int32_t *pins;
+  int64_t *vptr; /* fg_order_hg_pins: owned */
+  int32_t *pins;
   int32_t *part;
   int64_t *noff;   /* (n + 1) first slot of net j */
   int32_t *lam;    /* (n) parts net j touches */
@@ -195,20 +195,16 @@ static int key_less(const int64_t x[4], const int64_t y[4]) {
   return 0;
 }
 
-fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int32_t *part,
-                                 fg_volume_refine_stats *stats) {
+/* The state of partition part (validated) and the scratch a move needs; pins from
+ * fg_order_hg_pins. vol_free releases both, also after a partial vol_init. */
+static fg_status vol_init(const fg_csr *A, int P, int32_t *part, vol_state *s, vol_delta *d) {
   fg_status st = FG_OK;
-  vol_state s;
-  vol_delta d;
-  int64_t *vptr = NULL, *order = NULL, *ccount = NULL;
-  int32_t *pins = NULL, *pinsz = NULL;
-  int *cparts = NULL;
-  int64_t cap_rows, cap_nnz, floor_rows, floor_nnz, moves = 0;
-  int passes = 0;
+  int32_t *pinsz = NULL;
+  int64_t *vptr = NULL;
+  int32_t *pins = NULL;
   const int64_t n = A->nrows;
-  const int P = parts;
-  memset(&s, 0, sizeof s);
-  memset(&d, 0, sizeof d);
+  memset(s, 0, sizeof *s);
+  memset(d, 0, sizeof *d);
   FG_REQUIRE(P >= 1 && A->nrows == A->ncols, FG_ERR_INVALID_ARG,
              "--order volume: %d parts of a %lld x %lld matrix", P, (long long)A->nrows,
              (long long)A->ncols);
@@ -216,47 +212,135 @@ fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int3
     FG_REQUIRE(part[v] >= 0 && part[v] < P, FG_ERR_INVALID_ARG,
                "--order volume: node %lld starts in part %d of %d", (long long)v, (int)part[v], P);
   FG_CHECK(fg_order_hg_pins(A, &vptr, &pins));
-  s.P = P;
-  s.n = n;
-  s.vptr = vptr;
-  s.pins = pins;
-  s.part = part;
+  s->P = P;
+  s->n = n;
+  s->vptr = vptr;
+  s->pins = pins;
+  s->part = part;
   FG_CALLOC(pinsz, n > 0 ? n : 1);
   for (int64_t k = 0; k < (n > 0 ? vptr[n] : 0); k++) pinsz[pins[k]]++;
-  FG_ALLOC(s.noff, n + 1);
-  s.noff[0] = 0;
-  for (int64_t j = 0; j < n; j++) s.noff[j + 1] = s.noff[j] + FG_MIN((int64_t)pinsz[j], (int64_t)P);
-  FG_CALLOC(s.lam, n > 0 ? n : 1);
-  FG_ALLOC(s.spart, s.noff[n] > 0 ? s.noff[n] : 1);
-  FG_CALLOC(s.scnt, s.noff[n] > 0 ? s.noff[n] : 1);
-  FG_CALLOC(s.send, P);
-  FG_CALLOC(s.recv, P);
-  FG_CALLOC(s.rows, P);
-  FG_CALLOC(s.nnz, P);
-  FG_CALLOC(d.ds, P);
-  FG_CALLOC(d.dr, P);
-  FG_CALLOC(d.touched, P);
-  FG_CALLOC(d.mark, P);
-  FG_CALLOC(ccount, P);
-  FG_CALLOC(cparts, P);
-  FG_ALLOC(order, n > 0 ? n : 1);
-
-  /* the state of the starting partition */
+  FG_ALLOC(s->noff, n + 1);
+  s->noff[0] = 0;
+  for (int64_t j = 0; j < n; j++)
+    s->noff[j + 1] = s->noff[j] + FG_MIN((int64_t)pinsz[j], (int64_t)P);
+  FG_CALLOC(s->lam, n > 0 ? n : 1);
+  FG_ALLOC(s->spart, s->noff[n] > 0 ? s->noff[n] : 1);
+  FG_CALLOC(s->scnt, s->noff[n] > 0 ? s->noff[n] : 1);
+  FG_CALLOC(s->send, P);
+  FG_CALLOC(s->recv, P);
+  FG_CALLOC(s->rows, P);
+  FG_CALLOC(s->nnz, P);
+  FG_CALLOC(d->ds, P);
+  FG_CALLOC(d->dr, P);
+  FG_CALLOC(d->touched, P);
+  FG_CALLOC(d->mark, P);
   for (int64_t v = 0; v < n; v++) {
-    s.rows[part[v]]++;
-    s.nnz[part[v]] += A->rowptr[v + 1] - A->rowptr[v];
-    for (int64_t k = vptr[v]; k < vptr[v + 1]; k++) cnt_add(&s, pins[k], part[v], 1);
+    s->rows[part[v]]++;
+    s->nnz[part[v]] += A->rowptr[v + 1] - A->rowptr[v];
+    for (int64_t k = vptr[v]; k < vptr[v + 1]; k++) cnt_add(s, pins[k], part[v], 1);
   }
   for (int64_t j = 0; j < n; j++) {
     int cur = 0, q;
-    while ((q = net_next_part(&s, j, &cur)) >= 0) {
+    while ((q = net_next_part(s, j, &cur)) >= 0) {
       if (q == part[j]) continue;
-      s.send[part[j]]++;
-      s.recv[q]++;
-      s.total++;
+      s->send[part[j]]++;
+      s->recv[q]++;
+      s->total++;
     }
   }
-  recompute_max(&s);
+  recompute_max(s);
+cleanup:
+  free(pinsz);
+  if (st != FG_OK) {
+    free(vptr);
+    free(pins);
+    s->vptr = NULL;
+    s->pins = NULL;
+  }
+  return st;
+}
+
+static void vol_free(vol_state *s, vol_delta *d) {
+  free(s->vptr);
+  free(s->pins);
+  free(s->noff);
+  free(s->lam);
+  free(s->spart);
+  free(s->scnt);
+  free(s->send);
+  free(s->recv);
+  free(s->rows);
+  free(s->nnz);
+  free(d->ds);
+  free(d->dr);
+  free(d->touched);
+  free(d->mark);
+}
+
+/* Move v (row length len) from a to b: volumes (deltas read the counts before the move),
+ * counts, sizes, maxima. d is clear on entry and on return. */
+static void vol_move(vol_state *s, vol_delta *d, int64_t v, int64_t len, int a, int b) {
+  eval_move(s, v, a, b, d);
+  for (int t = 0; t < d->nt; t++) {
+    const int p = d->touched[t];
+    s->send[p] += d->ds[p];
+    s->recv[p] += d->dr[p];
+    s->total += d->ds[p];
+  }
+  delta_clear(d);
+  for (int64_t k = s->vptr[v]; k < s->vptr[v + 1]; k++) {
+    cnt_add(s, s->pins[k], a, -1);
+    cnt_add(s, s->pins[k], b, 1);
+  }
+  s->part[v] = b;
+  s->rows[a]--, s->rows[b]++;
+  s->nnz[a] -= len, s->nnz[b] += len;
+  recompute_max(s);
+}
+
+/* Up to want parts other than a that v's nets touch, most touching nets first (ties: lower
+ * part), into out; ccount and cparts are (P) scratch, zero on entry and on return. */
+static int touching_parts(const vol_state *s, int64_t v, int a, int want, int64_t *ccount,
+                          int *cparts, int *out) {
+  int nc = 0, nout = 0;
+  for (int64_t k = s->vptr[v]; k < s->vptr[v + 1]; k++) {
+    const int64_t j = s->pins[k];
+    int cur = 0, q;
+    if (s->lam[j] == 1) continue;
+    while ((q = net_next_part(s, j, &cur)) >= 0) {
+      if (q == a) continue;
+      if (ccount[q]++ == 0) cparts[nc++] = q;
+    }
+  }
+  while (nout < want && nc > 0) {
+    int bi = 0;
+    for (int t = 1; t < nc; t++)
+      if (ccount[cparts[t]] > ccount[cparts[bi]] ||
+          (ccount[cparts[t]] == ccount[cparts[bi]] && cparts[t] < cparts[bi]))
+        bi = t;
+    out[nout++] = cparts[bi];
+    ccount[cparts[bi]] = 0;
+    cparts[bi] = cparts[--nc];
+  }
+  while (nc > 0) ccount[cparts[--nc]] = 0;
+  return nout;
+}
+
+fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int32_t *part,
+                                 fg_volume_refine_stats *stats) {
+  fg_status st = FG_OK;
+  vol_state s;
+  vol_delta d;
+  int64_t *order = NULL, *ccount = NULL;
+  int *cparts = NULL;
+  int64_t cap_rows, cap_nnz, floor_rows, floor_nnz, moves = 0;
+  int passes = 0;
+  const int64_t n = A->nrows;
+  const int P = parts;
+  FG_CHECK(vol_init(A, P, part, &s, &d));
+  FG_CALLOC(ccount, P);
+  FG_CALLOC(cparts, P);
+  FG_ALLOC(order, n > 0 ? n : 1);
   if (stats) {
     memset(stats, 0, sizeof *stats);
     stats->max_send_before = s.max_send;
@@ -289,58 +373,24 @@ fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int3
       const int64_t v = order[i];
       const int a = part[v];
       const int64_t len = A->rowptr[v + 1] - A->rowptr[v];
-      int nc = 0, best = -1;
+      int cand[VOL_CANDIDATES], nc, best = -1;
       int64_t best_key[4] = {0, 0, 0, 0};
       if (s.rows[a] - 1 < floor_rows || s.nnz[a] - len < floor_nnz) continue;
       /* candidate parts: those v's nets touch, by how many of v's nets touch them */
-      for (int64_t k = vptr[v]; k < vptr[v + 1]; k++) {
-        const int64_t j = pins[k];
-        int cur = 0, q;
-        if (s.lam[j] == 1) continue;
-        while ((q = net_next_part(&s, j, &cur)) >= 0) {
-          if (q == a) continue;
-          if (ccount[q]++ == 0) cparts[nc++] = q;
-        }
-      }
-      for (int c = 0; c < VOL_CANDIDATES && nc > 0; c++) {
-        int bi = 0;
+      nc = touching_parts(&s, v, a, VOL_CANDIDATES, ccount, cparts, cand);
+      for (int c = 0; c < nc; c++) {
+        const int b = cand[c];
         int64_t key[4];
-        for (int t = 1; t < nc; t++)
-          if (ccount[cparts[t]] > ccount[cparts[bi]] ||
-              (ccount[cparts[t]] == ccount[cparts[bi]] && cparts[t] < cparts[bi]))
-            bi = t;
-        {
-          const int b = cparts[bi];
-          ccount[b] = 0;
-          cparts[bi] = cparts[--nc];
-          if (s.rows[b] + 1 > cap_rows || s.nnz[b] + len > cap_nnz) continue;
-          eval_move(&s, v, a, b, &d);
-          if (move_key(&s, &d, key) && key_less(key, best_key)) {
-            best = b;
-            memcpy(best_key, key, sizeof key);
-          }
-          delta_clear(&d);
+        if (s.rows[b] + 1 > cap_rows || s.nnz[b] + len > cap_nnz) continue;
+        eval_move(&s, v, a, b, &d);
+        if (move_key(&s, &d, key) && key_less(key, best_key)) {
+          best = b;
+          memcpy(best_key, key, sizeof key);
         }
+        delta_clear(&d);
       }
-      while (nc > 0) ccount[cparts[--nc]] = 0;
       if (best < 0) continue;
-      /* apply: deltas first (they read the counts before the move), then the counts */
-      eval_move(&s, v, a, best, &d);
-      for (int t = 0; t < d.nt; t++) {
-        const int p = d.touched[t];
-        s.send[p] += d.ds[p];
-        s.recv[p] += d.dr[p];
-        s.total += d.ds[p];
-      }
-      delta_clear(&d);
-      for (int64_t k = vptr[v]; k < vptr[v + 1]; k++) {
-        cnt_add(&s, pins[k], a, -1);
-        cnt_add(&s, pins[k], best, 1);
-      }
-      part[v] = best;
-      s.rows[a]--, s.rows[best]++;
-      s.nnz[a] -= len, s.nnz[best] += len;
-      recompute_max(&s);
+      vol_move(&s, &d, v, len, a, best);
       pass_moves++;
     }
     moves += pass_moves;
@@ -356,23 +406,9 @@ fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int3
     stats->passes = passes;
   }
 cleanup:
-  free(vptr);
-  free(pins);
-  free(pinsz);
   free(order);
   free(ccount);
   free(cparts);
-  free(s.noff);
-  free(s.lam);
-  free(s.spart);
-  free(s.scnt);
-  free(s.send);
-  free(s.recv);
-  free(s.rows);
-  free(s.nnz);
-  free(d.ds);
-  free(d.dr);
-  free(d.touched);
-  free(d.mark);
+  vol_free(&s, &d);
   return st;
 }
