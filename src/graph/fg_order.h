@@ -14,8 +14,9 @@
  *            part sizes
  *   hypergraph  Zoltan PHG on the column-net hypergraph of Â·H (vertex i = row i, net j = the
  *            rows with A(i, j) != 0 and j itself): its connectivity-1 cut is exactly the rows
- *            1d-sa sends per aggregation; one vertex weight, rows and entries combined
- *            (order_hypergraph.c); relabelled as metis
+ *            1d-sa sends per aggregation; PHG balances entries (its one vertex weight), then
+ *            fg_order_rebalance brings rows and entries within 5% (order_hypergraph.c,
+ *            order_volume.c); relabelled as metis
  *   volume   the metis partition refined by greedy passes that lower the maximum send volume
  *            of a part, then the maximum receive volume, then the total, within 5% of the
  *            mean rows and entries (order_volume.c); relabelled as metis
@@ -75,6 +76,16 @@ typedef struct fg_volume_refine_stats {
 } fg_volume_refine_stats;
 fg_status fg_order_volume_refine(const fg_csr *A, int parts, uint64_t seed, int32_t *part,
                                  fg_volume_refine_stats *stats);
+/* order_volume.c: move vertices out of the parts over (1 + tol) x the mean rows or entries
+ * (entries: at least the longest row), cheapest in connectivity-1 cut first, until none is
+ * over or 40 passes ran; over_after counts the parts still over a cap (0 but for a packing
+ * the greedy passes could not find). Used after PHG, which balances a single weight. */
+typedef struct fg_rebalance_stats {
+  int64_t cap_rows, cap_nnz, total_before, total_after, moves;
+  int passes, over_after;
+} fg_rebalance_stats;
+fg_status fg_order_rebalance(const fg_csr *A, int parts, uint64_t seed, double tol, int32_t *part,
+                             fg_rebalance_stats *stats);
 
 /* perm (n) = a uniform permutation by Fisher-Yates driven by (seed, FG_RNG_PERMUTE, i, round):
  * the same for every number of parts. Round 0 is the random order (and 3d's single permutation

@@ -113,6 +113,19 @@ static void check_graph(const char *name, const fg_dataset *ds) {
         EXPECT_MSG(ps.total == cut, "%s P=%d %s: fg_partition_summarize total %lld, cut %lld",
                    name, P, pc.order, (long long)ps.total, (long long)cut);
       }
+      if (kind == FG_ORDER_HYPERGRAPH) { /* the rebalancing after PHG: rows and entries, as below */
+        int64_t rows[8] = {0}, nnz[8] = {0}, hr = 0, hn = 0, ml = 0;
+        for (int64_t v = 0; v < n; v++) {
+          rows[part[v]]++, nnz[part[v]] += A->rowptr[v + 1] - A->rowptr[v];
+          ml = FG_MAX(ml, A->rowptr[v + 1] - A->rowptr[v]);
+        }
+        for (int p = 0; p < P; p++) hr = FG_MAX(hr, rows[p]), hn = FG_MAX(hn, nnz[p]);
+        EXPECT_MSG(hr <= FG_MAX((int64_t)(1.05 * (double)n / P), (n + P - 1) / P) &&
+                       hn <= FG_MAX(FG_MAX((int64_t)(1.05 * (double)A->nnz / P),
+                                           (A->nnz + P - 1) / P), ml) + ml,
+                   "%s P=%d hypergraph: max rows %lld, max nnz %lld over 5%%", name, P,
+                   (long long)hr, (long long)hn);
+      }
       if (kind == FG_ORDER_HYPERGRAPH || kind == FG_ORDER_VOLUME) {
         /* deterministic: the same call twice; another seed gives a valid order too */
         EXPECT_OK(fg_order_compute(A, P, (fg_order_kind)kind, 3, perm2, offs2));
@@ -123,6 +136,32 @@ static void check_graph(const char *name, const fg_dataset *ds) {
         EXPECT_MSG(parts_of(perm2, offs2, n, P, 1, part), "%s P=%d %s seed 99: not a valid order",
                    name, P, pc.order);
       }
+    }
+    {
+      /* fg_order_rebalance from the worst start: rows by degree into blocks (part 0 the
+       * leaves, part P-1 the hubs); afterwards every part within the row cap and within one
+       * row's entries of the entry cap (single moves stop short when only a swap would fix
+       * the last few entries: the header of fg_order_rebalance), total = the cut */
+      fg_rebalance_stats rs;
+      int64_t rows[8] = {0}, nnz[8] = {0}, ml = 0;
+      for (int64_t v = 0; v < n; v++) {
+        const int64_t len = A->rowptr[v + 1] - A->rowptr[v];
+        part[v] = (int32_t)FG_MIN((int64_t)P - 1, len * P / (2 * (A->nnz / n + 1)));
+        ml = FG_MAX(ml, len);
+      }
+      EXPECT_OK(fg_order_rebalance(A, P, 3, 0.05, part, &rs));
+      for (int64_t v = 0; v < n; v++) rows[part[v]]++, nnz[part[v]] += A->rowptr[v + 1] - A->rowptr[v];
+      for (int p = 0; p < P; p++)
+        EXPECT_MSG(rows[p] <= rs.cap_rows && nnz[p] <= rs.cap_nnz + ml,
+                   "%s P=%d rebalance: part %d has %lld rows (cap %lld), %lld nnz (cap %lld)",
+                   name, P, p, (long long)rows[p], (long long)rs.cap_rows, (long long)nnz[p],
+                   (long long)rs.cap_nnz);
+      EXPECT_MSG(rs.over_after <= P && rs.total_after == hypergraph_cut(A, part, P),
+                 "%s P=%d rebalance: %d parts over, total %lld", name, P, rs.over_after,
+                 (long long)rs.total_after);
+      printf("%-22s P=%d rebalance: total %lld -> %lld (%d passes, %lld moves)\n", name, P,
+             (long long)rs.total_before, (long long)rs.total_after, rs.passes,
+             (long long)rs.moves);
     }
     if (fg_order_available(FG_ORDER_VOLUME)) {
       /* the refinement against its METIS start */
