@@ -268,7 +268,9 @@ typedef struct fg_comm_rank_plan {
 
 /* Lay ds out as fg_train would on cfg->ranks processes and count every rank's aggregation
  * traffic from the partition alone. per_rank has cfg->ranks entries; *cut_entries (may be
- * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective; no MPI. */
+ * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective: it makes no MPI
+ * call of its own, except that cfg->order "hypergraph" runs Zoltan on MPI_COMM_SELF, which
+ * needs MPI initialised (and not finalized) by the caller; the other orders need no MPI. */
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries);
 
@@ -386,7 +388,8 @@ typedef struct fg_plan_entry {
 
 /* Predict every configuration of cfg->ranks ranks (each 3D grid X x Y x Z, and 1d, 1d-sa) for
  * ds: *out (malloc'd; release with free) gets *count entries, those that fit first, each group
- * fastest first. Not collective; no MPI. */
+ * fastest first. Not collective; no MPI, except that cfg->order "hypergraph" runs Zoltan on
+ * MPI_COMM_SELF (fg_comm_plan), which needs MPI initialised by the caller. */
 fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
                   fg_plan_entry **out, int *count);
 

@@ -1,6 +1,8 @@
 /* comm_plan.c -- fg_comm_plan: the aggregation traffic of every rank, computed from the layout
- * alone (the same layout code as the schemes, no MPI). tests/mpi checks that it equals what the
- * schemes count while training. */
+ * alone (the same layout code as the schemes; not collective). It makes no MPI call itself, but
+ * --order hypergraph runs Zoltan on MPI_COMM_SELF, so for that order the caller must have
+ * initialised MPI (fg_order_hypergraph_parts refuses otherwise). tests/mpi checks that it
+ * equals what the schemes count while training. */
 #include <string.h>
 
 #include "model/fg_model.h"
