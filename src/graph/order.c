@@ -295,7 +295,7 @@ fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint6
     FG_CALLOC(count, parts + 1);
     if (kind == FG_ORDER_HYPERGRAPH) {
       FG_CHECK(fg_order_hypergraph_parts(A, parts, seed, part));
-      /* PHG balances one weight (rows and entries combined): bring each within 5% */
+      /* PHG balanced entries only: bring rows and entries each within 5% */
       FG_CHECK(fg_order_rebalance(A, parts, seed, 0.05, part, NULL));
     } else {
       FG_CHECK(fg_order_metis_parts(A, parts, seed, part));
