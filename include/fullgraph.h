@@ -247,6 +247,8 @@ typedef struct fg_comm_plan_config {
   const char *aggregation, *quantize; /* halo, as fg_train_config */
   double label_prop;       /* as fg_train_config: layer 0's input gradient is aggregated too */
   int replicate;           /* 1.5d: c (0: 1) */
+  struct fg_partition_stats *partition; /* optional out: the same layout's blocks (1.5d: its
+                              P/c) as 1d-sa would send on them, and their balance */
 } fg_comm_plan_config;
 
 fg_comm_plan_config fg_comm_plan_config_default(void);
@@ -276,7 +278,9 @@ typedef struct fg_comm_rank_plan {
 
 /* Lay ds out as fg_train would on cfg->ranks processes and count every rank's aggregation
  * traffic from the partition alone. per_rank has cfg->ranks entries; *cut_entries (may be
- * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective; no MPI. */
+ * NULL) gets the nonzeros of Â outside the diagonal blocks. Not collective: it makes no MPI
+ * call of its own, except that cfg->order "hypergraph" runs Zoltan on MPI_COMM_SELF, which
+ * needs MPI initialised (and not finalized) by the caller; the other orders need no MPI. */
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries);
 
@@ -288,6 +292,30 @@ typedef struct fg_comm_plan_layout {
   int halo;
 } fg_comm_plan_layout;
 fg_status fg_comm_plan_describe(const fg_comm_plan_config *cfg, fg_comm_plan_layout *out);
+
+/* ---- partitions: total and maximum volume (SA paper, table 2) ----------------------- */
+
+/* A 1D layout's rows per aggregation Â·H under 1d-sa (rows of H a part sends to the parts
+ * that reference them, once per referencing part) and its computational balance. */
+typedef struct fg_partition_stats {
+  int parts;
+  int64_t total;              /* rows sent by all parts (= the column-net connectivity-1 cut) */
+  int64_t max_send, max_recv; /* the largest part's rows sent / received */
+  double send_imbalance;      /* max_send / (total / parts) (1 when nothing is sent) */
+  double recv_imbalance;      /* max_recv / (total / parts) */
+  int64_t max_rows, max_nnz;  /* the largest part's rows and nonzeros of Â */
+  double row_balance;         /* max_rows / mean rows */
+  double nnz_balance;         /* max_nnz / mean nonzeros */
+  double order_seconds;       /* time to compute the order (fg_partition_summarize) */
+} fg_partition_stats;
+
+/* Lay ds out on `ranks` blocks in `order` (NULL natural; as fg_train_config.order, seeded by
+ * seed) for GCN's Â and fill out. Not collective; `hypergraph` needs MPI initialised. */
+fg_status fg_partition_summarize(const fg_dataset *ds, int ranks, const char *order,
+                                 uint64_t seed, fg_partition_stats *out);
+/* 1 when this build computes the order `name` (metis and volume need METIS, hypergraph
+ * Zoltan). */
+int fg_order_is_available(const char *name);
 
 /* ---- 3D scheme: adjacency shards ------------------------------------------------------ */
 
@@ -372,7 +400,8 @@ typedef struct fg_plan_entry {
 
 /* Predict every configuration of cfg->ranks ranks (each 3D grid X x Y x Z, and 1d, 1d-sa) for
  * ds: *out (malloc'd; release with free) gets *count entries, those that fit first, each group
- * fastest first. Not collective; no MPI. */
+ * fastest first. Not collective; no MPI, except that cfg->order "hypergraph" runs Zoltan on
+ * MPI_COMM_SELF (fg_comm_plan), which needs MPI initialised by the caller. */
 fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
                   fg_plan_entry **out, int *count);
 

@@ -6,9 +6,25 @@
 
 static const char *const info_agg_choices[] = {"auto", "first", "last", NULL};
 
+/* The order whose partition block follows the plan: the one laid out, for the 1D row layouts
+ * (NULL: none, the grid's or the serial scheme's). */
+static const char *partition_order(const fg_comm_plan_config *pc) {
+  fg_comm_plan_layout lay;
+  if (fg_comm_plan_describe(pc, &lay) != FG_OK || strcmp(lay.scheme, "serial") == 0 ||
+      strcmp(lay.scheme, "3d") == 0)
+    return NULL;
+  return lay.order ? lay.order : "natural";
+}
+
 /* The per-rank volumes of a layout, as training would count them (rank 0 only). */
-static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc) {
+static void print_partition_block(const char *order, const fg_partition_stats *ps);
+
+static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pcfg) {
   fg_status st;
+  fg_partition_stats ps;
+  fg_comm_plan_config own = *pcfg;
+  const fg_comm_plan_config *pc = &own;
+  const char *porder = partition_order(pcfg); /* the block after the plan, same layout */
   fg_comm_rank_plan *pr = calloc((size_t)pc->ranks, sizeof *pr);
   int64_t cut = 0, nnz = 0, tot_sent = 0, max_sent = 0;
   const char *order = pc->order;
@@ -17,6 +33,8 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
     fprintf(stderr, "fullgraph info: out of memory for %d ranks\n", pc->ranks);
     return FG_ERR_NOMEM;
   }
+  memset(&ps, 0, sizeof ps);
+  own.partition = porder ? &ps : NULL;
   st = fg_comm_plan(ds, pc, pr, &cut);
   if (st != FG_OK) {
     free(pr);
@@ -99,7 +117,45 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pc)
            tot[1] ? (double)tot[0] / (double)tot[1] : 1.0,
            tot[2] ? (double)tot[0] / (double)tot[2] : 1.0);
   }
+  if (porder) print_partition_block(porder, &ps);
   free(pr);
+  return FG_OK;
+}
+
+/* One order's partition block (fg_comm_plan_config.partition of the plan just printed). */
+static void print_partition_block(const char *order, const fg_partition_stats *ps) {
+  printf("  partition (order %s, %d blocks): rows of H per aggregation A.H as 1d-sa sends them\n"
+         "    total %lld, max send %lld (%.3f x mean), max recv %lld (%.3f x mean)\n"
+         "    rows max/mean %.3f, nonzeros max/mean %.3f; order computed in %.3f s\n",
+         order ? order : "natural", ps->parts, (long long)ps->total, (long long)ps->max_send,
+         ps->send_imbalance, (long long)ps->max_recv, ps->recv_imbalance, ps->row_balance,
+         ps->nnz_balance, ps->order_seconds);
+}
+
+/* --order all: one table line per order this build has, the SA paper's table 2 -- total and
+ * maximum rows of H sent per aggregation by 1d-sa. */
+static fg_status print_partitions(const fg_dataset *ds, int ranks, uint64_t seed) {
+  static const char *const all[] = {"natural", "random", "metis", "hypergraph", "volume"};
+  fg_partition_stats ps;
+  fg_status st;
+  printf("\npartitions on %d parts: rows of H per aggregation A.H as 1d-sa sends them "
+         "(seed %llu)\n", ranks, (unsigned long long)seed);
+  printf("  %-10s %10s %10s %10s %9s %9s %9s %9s %9s\n", "order", "total", "max send",
+         "max recv", "send m/m", "recv m/m", "rows m/m", "nnz m/m", "seconds");
+  for (int k = 0; k < (int)(sizeof all / sizeof all[0]); k++) {
+    if (!fg_order_is_available(all[k])) {
+      printf("  %-10s (not in this build: no %s)\n", all[k],
+             strcmp(all[k], "hypergraph") == 0 ? "Zoltan" : "METIS");
+      continue;
+    }
+    st = fg_partition_summarize(ds, ranks, all[k], seed, &ps);
+    if (st != FG_OK) return st;
+    printf("  %-10s %10lld %10lld %10lld %9.3f %9.3f %9.3f %9.3f %9.3f\n", all[k],
+           (long long)ps.total, (long long)ps.max_send, (long long)ps.max_recv,
+           ps.send_imbalance, ps.recv_imbalance, ps.row_balance, ps.nnz_balance,
+           ps.order_seconds);
+    fflush(stdout);
+  }
   return FG_OK;
 }
 
@@ -173,7 +229,7 @@ int cmd_info(int argc, char **argv, int rank) {
   fg_dataset *ds = NULL;
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0, reorder = 0;
-  int normalize_features = 0;
+  int normalize_features = 0, order_all = 0;
   const char *widths_arg = NULL, *shards_arg = NULL;
   int widths[64], shards[2] = {0, 0};
   const char *pos[1], *model = NULL;
@@ -182,7 +238,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--ranks", OPT_INT, &ranks, "P", "also print the layout and communication volumes on P ranks", NULL},
       {"--scheme", OPT_STRING, &pc.scheme, "NAME", "with --ranks: serial, 1d, 1d-sa, 1.5d or halo (default as train)", NULL},
       {"--replicate", OPT_INT, &pc.replicate, "C", "with --ranks --scheme 1.5d: the replication (default 1)", NULL},
-      {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis", NULL},
+      {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis, hypergraph, volume; all: a table of every order's volumes", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "with --ranks: as train (layer 0's input gradient is aggregated too)", NULL},
@@ -224,6 +280,13 @@ int cmd_info(int argc, char **argv, int rank) {
                       "[1, 65536], got '%s'\n", shards_arg);
     return CLI_USAGE;
   }
+  order_all = pc.order && strcmp(pc.order, "all") == 0;
+  if (order_all && pc.scheme) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph info: --order all prints the orders' volumes under 1d-sa; "
+                      "drop --scheme\n");
+    return CLI_USAGE;
+  }
   pc.ranks = ranks;
   pc.seed = lc.seed;
   pc.model = model;
@@ -232,7 +295,8 @@ int cmd_info(int argc, char **argv, int rank) {
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
   if (st == FG_OK && rank == 0) st = print_memory(ds, &pc, model, cli_reorder_choices[reorder], normalize_features);
-  if (st == FG_OK && rank == 0 && ranks > 0) st = print_plan(ds, &pc);
+  if (st == FG_OK && rank == 0 && ranks > 0 && !order_all) st = print_plan(ds, &pc);
+  if (st == FG_OK && rank == 0 && ranks > 0 && order_all) st = print_partitions(ds, ranks, lc.seed);
   if (st == FG_OK && rank == 0 && shards[0] > 0) st = print_shards(ds, shards, lc.seed);
   st = fg_agree(MPI_COMM_WORLD, st);
   cli_report(rank, "info", st);

@@ -88,7 +88,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--hidden", OPT_INT, &pc.hidden, "N", "width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "1D schemes: as train (default auto)", plan_agg_choices},
-      {"--order", OPT_STRING, &pc.order, "NAME", "natural (default), random; metis (1D only)", NULL},
+      {"--order", OPT_STRING, &pc.order, "NAME", "natural (default), random; metis, hypergraph, volume (1D only)", NULL},
       {"--double-perm", OPT_FLAG, &pc.double_perm, NULL, "3d: double permutation", NULL},
       {"--learn-features", OPT_FLAG, &pc.learn_features, NULL, "3d: learned input features", NULL},
       {"--agg-blocks", OPT_INT, &pc.agg_blocks, "N", "3d: blocked aggregation (default 1)", NULL},

@@ -61,7 +61,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--normalize-features", OPT_FLAG, &tc.normalize_features, NULL, "row-normalize input features (Kipf's preprocessing)", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "aggregate before or after the weight product (default auto: by widths)", agg_choices},
       {"--scheme", OPT_STRING, &tc.scheme, "NAME", "serial, 1d, 1d-sa, 1.5d, halo, 3d, auto (default serial on one rank, 1d-sa else)", NULL},
-      {"--order", OPT_STRING, &tc.order, "NAME", "vertex order: natural (default), random, metis", NULL},
+      {"--order", OPT_STRING, &tc.order, "NAME", "vertex order: natural (default), random, metis, hypergraph, volume", NULL},
       {"--overlap", OPT_FLAG, &tc.overlap, NULL, "overlap communication with computation (1d)", NULL},
       {"--replicate", OPT_INT, &tc.replicate, "C", "1.5d: each of the P/C block rows on C processes (C divides P, C <= P/C; default: the performance model's choice)", NULL},
       {"--grid", OPT_STRING, &tc.grid, "XxYxZ", "3d: process grid, X*Y*Z = ranks, or auto (default auto)", NULL},

@@ -1,4 +1,5 @@
-/* order.c -- natural, random and METIS vertex orders for 1D block rows; permuting a CSR. */
+/* order.c -- natural, random and METIS vertex orders for 1D block rows (hypergraph and volume
+ * in order_hypergraph.c and order_volume.c); permuting a CSR. */
 #include <limits.h>
 #include <string.h>
 
@@ -13,25 +14,55 @@
 #include <omp.h>
 #endif
 
-static const char *const kOrderNames[] = {"natural", "random", "metis"};
+static const char *const kOrderNames[FG_ORDER_COUNT] = {"natural", "random", "metis",
+                                                       "hypergraph", "volume"};
+
+int fg_order_available(fg_order_kind kind) {
+  switch (kind) {
+    case FG_ORDER_NATURAL:
+    case FG_ORDER_RANDOM:
+      return 1;
+    case FG_ORDER_METIS:
+    case FG_ORDER_VOLUME: /* refines the metis partition */
+#ifdef FG_HAVE_METIS
+      return 1;
+#else
+      return 0;
+#endif
+    case FG_ORDER_HYPERGRAPH:
+#ifdef FG_HAVE_ZOLTAN
+      return 1;
+#else
+      return 0;
+#endif
+  }
+  return 0;
+}
+
+/* Why kind cannot be computed by this build (NULL: it can). */
+static const char *missing_library(fg_order_kind kind) {
+  if (fg_order_available(kind)) return NULL;
+  return kind == FG_ORDER_HYPERGRAPH ? "Zoltan (install libtrilinos-zoltan-dev and rebuild)"
+                                     : "METIS (install libmetis-dev and rebuild)";
+}
 
 fg_status fg_order_parse(const char *name, fg_order_kind *out) {
   fg_status st = FG_OK;
-  const int k = name ? fg_name_index(name, kOrderNames, 3) : FG_ORDER_NATURAL;
-  FG_REQUIRE(k >= 0, FG_ERR_INVALID_ARG, "unknown order '%s' (available: natural, random, metis)",
-             name);
-#ifndef FG_HAVE_METIS
-  FG_REQUIRE(k != FG_ORDER_METIS, FG_ERR_UNSUPPORTED,
-             "--order metis: this build has no METIS (install libmetis-dev and rebuild); "
-             "use --order natural or random");
-#endif
+  const int k = name ? fg_name_index(name, kOrderNames, FG_ORDER_COUNT) : FG_ORDER_NATURAL;
+  FG_REQUIRE(k >= 0, FG_ERR_INVALID_ARG,
+             "unknown order '%s' (available: natural, random, metis, hypergraph, volume)", name);
+  FG_REQUIRE(fg_order_available((fg_order_kind)k), FG_ERR_UNSUPPORTED,
+             "--order %s: this build has no %s; use --order natural or random%s", name,
+             missing_library((fg_order_kind)k),
+             fg_order_available(FG_ORDER_METIS) ? ", metis or volume" : "");
   *out = (fg_order_kind)k;
 cleanup:
   return st;
 }
 
 const char *fg_order_name(fg_order_kind kind) {
-  return kind >= FG_ORDER_NATURAL && kind <= FG_ORDER_METIS ? kOrderNames[kind] : "?";
+  const int k = (int)kind;
+  return k >= 0 && k < FG_ORDER_COUNT ? kOrderNames[k] : "?";
 }
 
 void fg_order_invert(const int64_t *perm, int64_t n, int64_t *inv) {
@@ -141,7 +172,7 @@ cleanup:
 /* part[v] in [0, parts) from METIS k-way with two balance constraints per node: 1 (rows:
  * features, GEMMs, memory) and its row's entries in A (SpMM work). With rows alone, a
  * power-law graph gets blocks of equal size whose nonzeros differ by 10x or more. */
-static fg_status metis_parts(const fg_csr *A, int parts, uint64_t seed, int32_t *part) {
+fg_status fg_order_metis_parts(const fg_csr *A, int parts, uint64_t seed, int32_t *part) {
   fg_status st = FG_OK;
   idx_t *xadj = NULL, *adj = NULL, *where = NULL, *vwgt = NULL;
   idx_t options[METIS_NOPTIONS];
@@ -181,7 +212,62 @@ cleanup:
   free(vwgt);
   return st;
 }
+#else
+fg_status fg_order_metis_parts(const fg_csr *A, int parts, uint64_t seed, int32_t *part) {
+  (void)A, (void)parts, (void)seed, (void)part;
+  return fg_error_set(FG_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                      "--order metis: this build has no METIS (install libmetis-dev and rebuild)");
+}
 #endif
+
+static int cmp_i32(const void *a, const void *b);
+
+fg_status fg_order_hg_pins(const fg_csr *A, int64_t **vptr_out, int32_t **pins_out) {
+  fg_status st = FG_OK;
+  const int64_t n = A->nrows;
+  int64_t *vptr = NULL, *mark = NULL; /* mark[j]: last vertex that listed net j */
+  int32_t *pins = NULL;
+  FG_REQUIRE(n <= INT32_MAX, FG_ERR_UNSUPPORTED, "hypergraph: %lld nodes exceed 32-bit ids",
+             (long long)n);
+  FG_ALLOC(vptr, n + 1);
+  FG_ALLOC(pins, A->nnz + n > 0 ? A->nnz + n : 1);
+  FG_ALLOC(mark, n > 0 ? n : 1);
+  for (int64_t j = 0; j < n; j++) mark[j] = -1;
+  vptr[0] = 0;
+  /* rows may hold duplicates (--keep-duplicates) and need not list v: dedupe, add v, sort */
+  for (int64_t v = 0; v < n; v++) {
+    int64_t e = vptr[v];
+    int sorted = 1;
+    mark[v] = v;
+    pins[e++] = (int32_t)v;
+    for (int64_t k = A->rowptr[v]; k < A->rowptr[v + 1]; k++) {
+      const int32_t j = A->col[k];
+      if (mark[j] == v) continue;
+      mark[j] = v;
+      if (e > vptr[v] + 1 && pins[e - 1] > j) sorted = 0;
+      pins[e++] = j;
+    }
+    if (sorted) {
+      /* v (first) moves past the columns below it: one pass */
+      for (int64_t a = vptr[v]; a + 1 < e && pins[a + 1] < (int32_t)v; a++) {
+        pins[a] = pins[a + 1];
+        pins[a + 1] = (int32_t)v;
+      }
+    } else {
+      qsort(pins + vptr[v], (size_t)(e - vptr[v]), sizeof *pins, cmp_i32);
+    }
+    vptr[v + 1] = e;
+  }
+  *vptr_out = vptr;
+  *pins_out = pins;
+  vptr = NULL;
+  pins = NULL;
+cleanup:
+  free(vptr);
+  free(pins);
+  free(mark);
+  return st;
+}
 
 fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint64_t seed,
                            int64_t *perm, int64_t *offs) {
@@ -193,28 +279,33 @@ fg_status fg_order_compute(const fg_csr *A, int parts, fg_order_kind kind, uint6
   FG_REQUIRE(A->nrows == A->ncols, FG_ERR_INVALID_ARG,
              "vertex order: the adjacency matrix is %lld x %lld, not square", (long long)A->nrows,
              (long long)A->ncols);
-#ifndef FG_HAVE_METIS
-  FG_REQUIRE(kind == FG_ORDER_NATURAL || kind == FG_ORDER_RANDOM, FG_ERR_UNSUPPORTED,
-             "--order metis: this build has no METIS (install libmetis-dev and rebuild)");
-#endif
-  /* balanced blocks, also for metis when there is nothing to partition: one part, or at most
-   * one node per part (METIS refuses more parts than nodes) */
+  FG_REQUIRE(kind >= FG_ORDER_NATURAL && (int)kind < FG_ORDER_COUNT, FG_ERR_INVALID_ARG,
+             "vertex order: unknown kind %d", (int)kind);
+  FG_REQUIRE(fg_order_available(kind), FG_ERR_UNSUPPORTED, "--order %s: this build has no %s",
+             fg_order_name(kind), missing_library(kind));
+  /* balanced blocks, also for the partitioners when there is nothing to partition: one part,
+   * or at most one node per part (METIS refuses more parts than nodes) */
   balanced_offsets(n, parts, offs);
   if (kind == FG_ORDER_RANDOM) {
     fg_order_random(n, seed, 0, perm);
   } else if (kind == FG_ORDER_NATURAL || parts == 1 || n <= parts) {
     for (int64_t k = 0; k < n; k++) perm[k] = k;
   } else {
-#ifdef FG_HAVE_METIS
     FG_ALLOC(part, n);
     FG_CALLOC(count, parts + 1);
-    FG_CHECK(metis_parts(A, parts, seed, part));
+    if (kind == FG_ORDER_HYPERGRAPH) {
+      FG_CHECK(fg_order_hypergraph_parts(A, parts, seed, part));
+      /* PHG balanced entries only: bring rows and entries each within 5% */
+      FG_CHECK(fg_order_rebalance(A, parts, seed, 0.05, part, NULL));
+    } else {
+      FG_CHECK(fg_order_metis_parts(A, parts, seed, part));
+      if (kind == FG_ORDER_VOLUME) FG_CHECK(fg_order_volume_refine(A, parts, seed, part, NULL));
+    }
     /* stable counting sort by part: nodes of each part keep their original relative order */
     for (int64_t v = 0; v < n; v++) count[part[v] + 1]++;
     for (int r = 0; r < parts; r++) count[r + 1] += count[r];
     for (int r = 0; r <= parts; r++) offs[r] = count[r];
     for (int64_t v = 0; v < n; v++) perm[count[part[v]]++] = v;
-#endif
   }
 cleanup:
   free(part);

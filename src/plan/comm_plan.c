@@ -1,6 +1,8 @@
 /* comm_plan.c -- fg_comm_plan: the aggregation traffic of every rank, computed from the layout
- * alone (the same layout code as the schemes, no MPI). tests/mpi checks that it equals what the
- * schemes count while training. */
+ * alone (the same layout code as the schemes; not collective). It makes no MPI call itself, but
+ * --order hypergraph runs Zoltan on MPI_COMM_SELF, so for that order the caller must have
+ * initialised MPI (fg_order_hypergraph_parts refuses otherwise). tests/mpi checks that it
+ * equals what the schemes count while training. */
 #include <string.h>
 
 #include "model/fg_model.h"
@@ -198,6 +200,10 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
   }
   if (c > 1) share_nnz(&gl->B, gl->offs, K, c, per_rank);
+  if (cfg->partition) {
+    FG_CHECK(fg_partition_stats_of(&gl->B, gl->offs, K, cfg->partition));
+    cfg->partition->order_seconds = gl->order_seconds;
+  }
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
@@ -238,5 +244,31 @@ cleanup:
   free(agg);
   free(fw);
   free(bw);
+  return st;
+}
+
+int fg_order_is_available(const char *name) {
+  for (int k = 0; k < FG_ORDER_COUNT; k++)
+    if (name && strcmp(name, fg_order_name((fg_order_kind)k)) == 0)
+      return fg_order_available((fg_order_kind)k);
+  return 0;
+}
+
+fg_status fg_partition_summarize(const fg_dataset *ds, int ranks, const char *order,
+                                 uint64_t seed, fg_partition_stats *out) {
+  fg_status st = FG_OK;
+  fg_layout g;
+  fg_order_kind kind;
+  memset(&g, 0, sizeof g);
+  FG_REQUIRE(ds && out, FG_ERR_INVALID_ARG, "fg_partition_summarize: NULL argument");
+  FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", ranks);
+  FG_CHECK(fg_order_parse(order, &kind));
+  /* GCN's Â (the default operator): its pattern is A's, the diagonal aside, which no net's
+   * cut depends on */
+  FG_CHECK(fg_layout_build(ds, ranks, kind, seed, (fg_adj_spec){0}, &g));
+  FG_CHECK(fg_partition_stats_of(&g.B, g.offs, ranks, out));
+  out->order_seconds = g.order_seconds;
+cleanup:
+  fg_layout_free(&g);
   return st;
 }

@@ -101,7 +101,8 @@ const char *fg_scheme_names(void) {
 }
 
 static const char *const option_flags[FG_SOPT_COUNT] = {
-    "--order random", "--order metis", "--overlap",   "--reorder",       "--agg-order last",
+    "--order random", "--order metis|hypergraph|volume",
+    "--overlap",      "--reorder",     "--agg-order last",
     "--grid",         "--double-perm", "--agg-blocks", "--learn-features", "--aggregation",
     "--quantize",     "--label-prop",  "--replicate"};
 
@@ -114,7 +115,10 @@ const char *fg_scheme_option_flag(unsigned bit) {
 unsigned fg_scheme_options_of(const fg_train_config *c) {
   unsigned o = 0;
   if (c->order && strcmp(c->order, "random") == 0) o |= FG_SOPT_ORDER_RANDOM;
-  if (c->order && strcmp(c->order, "metis") == 0) o |= FG_SOPT_ORDER_METIS;
+  /* the partitioner orders: a scheme that takes one takes them all */
+  if (c->order && (strcmp(c->order, "metis") == 0 || strcmp(c->order, "hypergraph") == 0 ||
+                   strcmp(c->order, "volume") == 0))
+    o |= FG_SOPT_ORDER_METIS;
   if (c->overlap) o |= FG_SOPT_OVERLAP;
   if (c->reorder && strcmp(c->reorder, "none") != 0 && strcmp(c->reorder, "auto") != 0)
     o |= FG_SOPT_REORDER;

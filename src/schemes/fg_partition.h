@@ -35,6 +35,7 @@ typedef struct fg_layout {
   fg_csr B;      /* (n x n) P Â Pᵀ */
   fg_csr Bt;     /* (n x n) its transpose when !symmetric */
   int64_t cut;   /* entries of B in off-diagonal blocks */
+  double order_seconds; /* fg_order_compute's time */
 } fg_layout;
 
 /* Build the layout of ds over parts blocks for the operator adj. Not collective. */
@@ -45,6 +46,11 @@ void fg_layout_free(fg_layout *g);
 /* cnt (parts x parts): cnt[i * parts + j] = |NnzCols(i, j)|, the distinct columns of block j
  * referenced by the rows of block i (0 on the diagonal). */
 fg_status fg_layout_halo_counts(const fg_csr *B, const int64_t *offs, int parts, int64_t *cnt);
+
+/* The volumes and balance of B's block rows offs (fg_partition_stats, include/fullgraph.h;
+ * order_seconds left 0), from fg_layout_halo_counts: part i sends Σ_j cnt[j][i] rows. */
+fg_status fg_partition_stats_of(const fg_csr *B, const int64_t *offs, int parts,
+                                fg_partition_stats *out);
 
 /* What one rank holds. */
 typedef struct fg_part_local {

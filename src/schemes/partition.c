@@ -40,7 +40,9 @@ fg_status fg_layout_build(const fg_dataset *ds, int parts, fg_order_kind order, 
   FG_ALLOC(g.perm, n > 0 ? n : 1);
   FG_ALLOC(g.offs, parts + 1);
   FG_ALLOC(inv, n > 0 ? n : 1);
+  g.order_seconds = fg_now();
   FG_CHECK(fg_order_compute(&ds->adj, parts, order, seed, g.perm, g.offs));
+  g.order_seconds = fg_now() - g.order_seconds;
   fg_order_invert(g.perm, n, inv);
   /* the serial scheme's operator, on the whole pattern, before any permutation */
   FG_CHECK(fg_adj_operator(&ds->adj, adj, &N));
@@ -83,6 +85,38 @@ fg_status fg_layout_halo_counts(const fg_csr *B, const int64_t *offs, int parts,
   }
 cleanup:
   free(mark);
+  return st;
+}
+
+fg_status fg_partition_stats_of(const fg_csr *B, const int64_t *offs, int parts,
+                                fg_partition_stats *out) {
+  fg_status st = FG_OK;
+  int64_t *cnt = NULL; /* (parts x parts) |NnzCols(i, j)|: rows i receives from j */
+  double mean;
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(parts >= 1, FG_ERR_INVALID_ARG, "partition stats: %d parts", parts);
+  FG_ALLOC(cnt, (int64_t)parts * parts);
+  FG_CHECK(fg_layout_halo_counts(B, offs, parts, cnt));
+  out->parts = parts;
+  for (int p = 0; p < parts; p++) {
+    int64_t sent = 0, recv = 0;
+    for (int q = 0; q < parts; q++) {
+      sent += cnt[(int64_t)q * parts + p];
+      recv += cnt[(int64_t)p * parts + q];
+    }
+    out->total += sent;
+    out->max_send = FG_MAX(out->max_send, sent);
+    out->max_recv = FG_MAX(out->max_recv, recv);
+    out->max_rows = FG_MAX(out->max_rows, offs[p + 1] - offs[p]);
+    out->max_nnz = FG_MAX(out->max_nnz, B->rowptr[offs[p + 1]] - B->rowptr[offs[p]]);
+  }
+  mean = (double)out->total / parts;
+  out->send_imbalance = out->total > 0 ? (double)out->max_send / mean : 1.0;
+  out->recv_imbalance = out->total > 0 ? (double)out->max_recv / mean : 1.0;
+  out->row_balance = B->nrows > 0 ? (double)out->max_rows * parts / (double)B->nrows : 1.0;
+  out->nnz_balance = B->nnz > 0 ? (double)out->max_nnz * parts / (double)B->nnz : 1.0;
+cleanup:
+  free(cnt);
   return st;
 }
 

@@ -38,7 +38,7 @@ expect 1 "--scheme serial does not take --grid \(it is an option of: 3d\)" "$FG"
 expect 1 "--scheme serial does not take --agg-blocks \(it is an option of: 3d\)" "$FG" train "$DEMO" --agg-blocks 2 --epochs 1
 expect 1 "checkpoints hold the weights only" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --learn-features --checkpoint "$T/c" --epochs 1
-expect 1 "--scheme 3d does not take --order metis \(it is an option of: 1d, 1d-sa, 1.5d, halo\)" \
+expect 1 "--scheme 3d does not take --order metis\|hypergraph\|volume \(it is an option of: 1d, 1d-sa, 1.5d, halo\)" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --order metis --epochs 1
 
 echo "cli3d: $pass passed, $fail failed"
