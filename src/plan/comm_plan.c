@@ -117,21 +117,21 @@ cleanup:
  * a ring: 2 n 4 (c-1)/c (none for c = 1). */
 static int64_t replica_sum_bytes(int64_t n, int c) { return 2 * n * 4 * (c - 1) / c; }
 
-/* Nonzeros rank (i, j) multiplies: block row i's entries in the columns of replica j's share. */
+/* Nonzeros rank (i, j) multiplies (fg_sa.h): block row i's entries in replica j's slice of
+ * block i's columns and in the other blocks of its share. */
 static void share_nnz(const fg_csr *B, const int64_t *offs, int parts, int rep,
                       fg_comm_rank_plan *pr) {
   for (int r = 0; r < parts * rep; r++) {
     const int i = r / rep, j = r % rep;
     const int64_t c0 = offs[fg_block_start(parts, rep, j)];
     const int64_t c1 = offs[fg_block_start(parts, rep, j + 1)];
+    const int64_t r0 = offs[i], r1 = offs[i + 1];
+    const int64_t d0 = r0 + fg_block_start(r1 - r0, rep, j);
+    const int64_t d1 = r0 + fg_block_start(r1 - r0, rep, j + 1);
     int64_t nnz = 0;
-    for (int64_t u = offs[i]; u < offs[i + 1]; u++) {
-      const int64_t lo = B->rowptr[u], hi = B->rowptr[u + 1];
-      int64_t a = lo, b = lo;
-      while (a < hi && B->col[a] < c0) a++;
-      b = a;
-      while (b < hi && B->col[b] < c1) b++;
-      nnz += b - a;
+    for (int64_t k = B->rowptr[r0]; k < B->rowptr[r1]; k++) {
+      const int64_t c = B->col[k];
+      nnz += c >= r0 && c < r1 ? c >= d0 && c < d1 : c >= c0 && c < c1;
     }
     pr[r].nnz = nnz;
   }

@@ -4,9 +4,11 @@
  * each multiplying a 1/c share of the block columns).
  *
  * The layout: the n positions are cut into `parts` blocks (offs); rank r holds block r / rep (rep
- * = the replication, 1 for 1d-sa) and multiplies the columns [col0, col1) of its block's rows.
- * Those columns split into the diagonal part (its own block: no message) and the off part,
- * whose distinct columns -- NnzCols(i, k) for each block k != i, sorted, hence grouped by block
+ * = the replication, 1 for 1d-sa) as replica r mod rep. It multiplies two parts of its block's
+ * rows: the diagonal part, its replica's slice of the own block's columns (the j-th of rep
+ * balanced slices: every replica holds the block's rows of H, so no message, and the slices
+ * share the block's usually dense diagonal work), and the off part, the other blocks' columns in
+ * [col0, col1), whose distinct columns -- NnzCols(i, k) for each block k != i, sorted, hence grouped by block
  * -- form the compact "halo" numbering. The rows of block k come from its replica k rep + (i mod
  * rep): with rep > 1 the c replicas of a block share the sending (Algorithm 2 has the replica of
  * the receiver's own grid column send them all; the bytes and messages are the same in total,
@@ -45,10 +47,10 @@ typedef struct fg_sa_exchange {
   int overlap;
 } fg_sa_exchange;
 
-/* Collective: op for the local rows M (block my_block of offs's `parts`, global column
- * positions), multiplying the columns [col0, col1) of them, with each block on rep replicas
- * (ranks block rep .. block rep + rep - 1). Entries outside [col0, col1) are left out. Every
- * rank agrees on the outcome. */
+/* Collective: op for the local rows M (this rank's block of offs's `parts`, global column
+ * positions), with each block on rep replicas (ranks block rep .. block rep + rep - 1):
+ * the replica's slice of its own block's columns, and the other blocks' columns in
+ * [col0, col1); other entries are left out. Every rank agrees on the outcome. */
 fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
                      int64_t col0, int64_t col1, fg_sa_op *op);
 void fg_sa_op_free(fg_sa_op *op);

@@ -21,10 +21,13 @@ void fg_sa_op_free(fg_sa_op *op) {
 
 /* Local part of the plan: diagonal part, halo, off part, receive counts per sending rank. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int rep, int me_block,
-                          int64_t col0, int64_t col1, int P, fg_sa_op *op) {
+                          int me_rep, int64_t col0, int64_t col1, int P, fg_sa_op *op) {
   fg_status st = FG_OK;
   const int64_t n = M->nrows, r0 = offs[me_block], r1 = offs[me_block + 1];
   const int pick = me_block % rep; /* which replica of a block serves this rank */
+  /* the own block's columns: this replica's slice of them (all of them when rep = 1) */
+  const int64_t d0 = r0 + fg_block_start(r1 - r0, rep, me_rep);
+  const int64_t d1 = r0 + fg_block_start(r1 - r0, rep, me_rep + 1);
   int64_t nd = 0, no = 0, nh = 0;
   FG_CALLOC(op->recv_count, P);
   FG_CALLOC(op->recv_displ, P);
@@ -32,11 +35,10 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int r
   FG_CALLOC(op->send_displ, P);
   for (int64_t k = 0; k < M->nnz; k++) {
     const int64_t c = M->col[k];
-    if (c < col0 || c >= col1) continue;
     if (c >= r0 && c < r1)
-      nd++;
+      nd += c >= d0 && c < d1;
     else
-      no++;
+      no += c >= col0 && c < col1;
   }
   /* halo: the distinct off-block columns, sorted */
   FG_ALLOC(op->halo, no > 0 ? no : 1);
@@ -57,11 +59,11 @@ static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int r
     for (int64_t k = M->rowptr[u]; k < M->rowptr[u + 1]; k++) {
       const int32_t c = M->col[k];
       const float v = M->val ? M->val[k] : 1.0f;
-      if (c < col0 || c >= col1) continue;
       if (c >= r0 && c < r1) {
+        if (c < d0 || c >= d1) continue;
         op->diag.col[nd] = (int32_t)(c - r0);
         op->diag.val[nd++] = v;
-      } else {
+      } else if (c >= col0 && c < col1) {
         /* c's place in the sorted halo (present by construction); halo order is global
          * order, so columns stay sorted within the row */
         op->off.col[no] = (int32_t)fg_scheme_lower_bound(op->halo, 0, nh, c);
@@ -79,7 +81,7 @@ fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts
                      int64_t col0, int64_t col1, fg_sa_op *op) {
   fg_status st = FG_OK;
   const int P = d->size, me = d->rank, b = me / rep;
-  st = sa_split(M, offs, parts, rep, b, col0, col1, P, op);
+  st = sa_split(M, offs, parts, rep, b, me % rep, col0, col1, P, op);
   FG_CHECK(fg_dist_agree(d, st));
   if (P == 1) return FG_OK;
   FG_CHECK_MPI(MPI_Alltoall(op->recv_count, 1, MPI_INT, op->send_count, 1, MPI_INT, d->comm));

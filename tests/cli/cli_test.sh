@@ -162,6 +162,8 @@ expect 1 "--scheme serial does not take --replicate \(it is an option of: 1.5d\)
   "$DEMO" --replicate 2 --epochs 1
 expect 0 "performance model: 1.5d, --replicate 2" "$MPIEXEC" -n 4 --oversubscribe "$FG" train \
   "$DEMO" --scheme 1.5d --epochs 2
+expect 1 "needs about .* \(1.5d --replicate 2: the busiest rank's share" "$MPIEXEC" -n 4 \
+  --oversubscribe "$FG" train "$DEMO" --scheme 1.5d --replicate 2 --mem-limit 20M --epochs 1
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
