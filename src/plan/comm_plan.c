@@ -11,6 +11,7 @@
 #include "kernels/fg_kernels.h"
 #include "schemes/fg_halo.h"
 #include "schemes/fg_partition.h"
+#include "schemes/fg_sa.h"
 
 /* The halo scheme's traffic: rows per rank pair under the run's rule (the cover of each cut);
  * backward sends what forward received, for a directed graph too. */
@@ -119,22 +120,20 @@ static int64_t replica_sum_bytes(int64_t n, int c) { return 2 * n * 4 * (c - 1) 
 
 /* Nonzeros rank (i, j) multiplies (fg_sa.h): block row i's entries in replica j's slice of
  * block i's columns and in the other blocks of its share. */
-static void share_nnz(const fg_csr *B, const int64_t *offs, int parts, int rep,
-                      fg_comm_rank_plan *pr) {
-  for (int r = 0; r < parts * rep; r++) {
-    const int i = r / rep, j = r % rep;
-    const int64_t c0 = offs[fg_block_start(parts, rep, j)];
-    const int64_t c1 = offs[fg_block_start(parts, rep, j + 1)];
-    const int64_t r0 = offs[i], r1 = offs[i + 1];
-    const int64_t d0 = r0 + fg_block_start(r1 - r0, rep, j);
-    const int64_t d1 = r0 + fg_block_start(r1 - r0, rep, j + 1);
-    int64_t nnz = 0;
-    for (int64_t k = B->rowptr[r0]; k < B->rowptr[r1]; k++) {
-      const int64_t c = B->col[k];
-      nnz += c >= r0 && c < r1 ? c >= d0 && c < d1 : c >= c0 && c < c1;
-    }
-    pr[r].nnz = nnz;
+static fg_status share_nnz(const fg_csr *B, const int64_t *offs, int parts, int rep,
+                           fg_comm_rank_plan *pr) {
+  fg_status st = FG_OK;
+  int64_t *cuts = NULL, *nnz = NULL;
+  FG_ALLOC(cuts, rep + 1);
+  FG_ALLOC(nnz, rep);
+  for (int i = 0; i < parts; i++) {
+    FG_CHECK(fg_sa_diag_cuts(B, offs[i], offs[i + 1], offs, parts, i, rep, cuts, nnz));
+    for (int j = 0; j < rep; j++) pr[i * rep + j].nnz = nnz[j];
   }
+cleanup:
+  free(cuts);
+  free(nnz);
+  return st;
 }
 
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
@@ -199,7 +198,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     FG_CHECK(operator_volume(&gl->B, gl->offs, K, c, sa, per_rank, 0));
     FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
   }
-  if (c > 1) share_nnz(&gl->B, gl->offs, K, c, per_rank);
+  if (c > 1) FG_CHECK(share_nnz(&gl->B, gl->offs, K, c, per_rank));
   if (cfg->partition) {
     FG_CHECK(fg_partition_stats_of(&gl->B, gl->offs, K, cfg->partition));
     cfg->partition->order_seconds = gl->order_seconds;

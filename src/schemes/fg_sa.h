@@ -5,9 +5,9 @@
  *
  * The layout: the n positions are cut into `parts` blocks (offs); rank r holds block r / rep (rep
  * = the replication, 1 for 1d-sa) as replica r mod rep. It multiplies two parts of its block's
- * rows: the diagonal part, its replica's slice of the own block's columns (the j-th of rep
- * balanced slices: every replica holds the block's rows of H, so no message, and the slices
- * share the block's usually dense diagonal work), and the off part, the other blocks' columns in
+ * rows: the diagonal part, its replica's slice of the own block's columns (fg_sa_diag_cuts:
+ * every replica holds the block's rows of H, so no message, and the slices even out the
+ * replicas' nonzeros, most of which a partitioner puts in the diagonal block), and the off part, the other blocks' columns in
  * [col0, col1), whose distinct columns -- NnzCols(i, k) for each block k != i, sorted, hence grouped by block
  * -- form the compact "halo" numbering. The rows of block k come from its replica k rep + (i mod
  * rep): with rep > 1 the c replicas of a block share the sending (Algorithm 2 has the replica of
@@ -54,6 +54,15 @@ typedef struct fg_sa_exchange {
 fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
                      int64_t col0, int64_t col1, fg_sa_op *op);
 void fg_sa_op_free(fg_sa_op *op);
+
+/* The slices of block `block`'s own columns among its rep replicas: replica j multiplies the
+ * columns [cuts[j], cuts[j+1]) of it besides the other blocks of its share (the blocks
+ * [fg_block_start(parts, rep, j), fg_block_start(parts, rep, j + 1))), cut so that each
+ * replica's nonzeros (nnz[j]: its share's plus its slice's) come as close to 1/rep of the block
+ * row's as contiguous slices allow. M's rows [row_lo, row_hi) are the block row, in global
+ * columns. rep = 1: the whole block. Not collective: every replica computes the same. */
+fg_status fg_sa_diag_cuts(const fg_csr *M, int64_t row_lo, int64_t row_hi, const int64_t *offs,
+                          int parts, int block, int rep, int64_t *cuts, int64_t *nnz);
 
 /* Collective: x's request array for d (call once, after the operators' plans), its largest
  * send and halo sizes taken from ops[0..n). */

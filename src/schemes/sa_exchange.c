@@ -21,13 +21,11 @@ void fg_sa_op_free(fg_sa_op *op) {
 
 /* Local part of the plan: diagonal part, halo, off part, receive counts per sending rank. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int rep, int me_block,
-                          int me_rep, int64_t col0, int64_t col1, int P, fg_sa_op *op) {
+                          int64_t d0, int64_t d1, int64_t col0, int64_t col1, int P,
+                          fg_sa_op *op) {
   fg_status st = FG_OK;
   const int64_t n = M->nrows, r0 = offs[me_block], r1 = offs[me_block + 1];
   const int pick = me_block % rep; /* which replica of a block serves this rank */
-  /* the own block's columns: this replica's slice of them (all of them when rep = 1) */
-  const int64_t d0 = r0 + fg_block_start(r1 - r0, rep, me_rep);
-  const int64_t d1 = r0 + fg_block_start(r1 - r0, rep, me_rep + 1);
   int64_t nd = 0, no = 0, nh = 0;
   FG_CALLOC(op->recv_count, P);
   FG_CALLOC(op->recv_displ, P);
@@ -77,11 +75,55 @@ cleanup:
   return st;
 }
 
+fg_status fg_sa_diag_cuts(const fg_csr *M, int64_t row_lo, int64_t row_hi, const int64_t *offs,
+                          int parts, int block, int rep, int64_t *cuts, int64_t *nnz) {
+  fg_status st = FG_OK;
+  const int64_t r0 = offs[block], r1 = offs[block + 1];
+  int64_t *cnt = NULL, total = 0, cum = 0, x = r0;
+  FG_CALLOC(cnt, FG_MAX(r1 - r0, 1));
+  for (int j = 0; j < rep; j++) nnz[j] = 0;
+  for (int64_t k = M->rowptr[row_lo]; k < M->rowptr[row_hi]; k++) {
+    const int64_t c = M->col[k];
+    if (c >= r0 && c < r1) {
+      cnt[c - r0]++;
+    } else { /* the replica whose share of the blocks holds c's block */
+      const int blk = fg_block_owner(offs, parts, c);
+      int j = 0;
+      while (j + 1 < rep && fg_block_start(parts, rep, j + 1) <= blk) j++;
+      nnz[j]++;
+    }
+    total++;
+  }
+  /* water-filling: replica j's slice ends where the nonzeros so far (shares 0..j and slices)
+   * come closest to (j + 1) / rep of the block row's */
+  cuts[0] = r0;
+  for (int j = 0; j + 1 < rep; j++) {
+    const int64_t goal = total * (j + 1) / rep, start = cum + nnz[j];
+    cum = start;
+    while (x < r1 && 2 * (cum + cnt[x - r0]) <= 2 * goal + cnt[x - r0]) cum += cnt[x++ - r0];
+    cuts[j + 1] = x;
+    nnz[j] = cum - (start - nnz[j]);
+  }
+  cuts[rep] = r1;
+  for (int64_t y = x; y < r1; y++) nnz[rep - 1] += cnt[y - r0];
+cleanup:
+  free(cnt);
+  return st;
+}
+
 fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
                      int64_t col0, int64_t col1, fg_sa_op *op) {
   fg_status st = FG_OK;
   const int P = d->size, me = d->rank, b = me / rep;
-  st = sa_split(M, offs, parts, rep, b, me % rep, col0, col1, P, op);
+  int64_t *cuts = NULL, *nnz = NULL;
+  cuts = fg_malloc_array((size_t)rep + 1, sizeof *cuts);
+  nnz = fg_malloc_array((size_t)rep, sizeof *nnz);
+  st = cuts && nnz ? fg_sa_diag_cuts(M, 0, M->nrows, offs, parts, b, rep, cuts, nnz)
+                   : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  if (st == FG_OK)
+    st = sa_split(M, offs, parts, rep, b, cuts[me % rep], cuts[me % rep + 1], col0, col1, P, op);
+  free(cuts);
+  free(nnz);
   FG_CHECK(fg_dist_agree(d, st));
   if (P == 1) return FG_OK;
   FG_CHECK_MPI(MPI_Alltoall(op->recv_count, 1, MPI_INT, op->send_count, 1, MPI_INT, d->comm));

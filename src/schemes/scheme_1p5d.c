@@ -7,8 +7,9 @@
  * b_j = fg_block_start(K, c, j) (Algorithm 2's s = K / c stages; K need not be a multiple of c,
  * the shares then differ by a block). It receives only the rows NnzCols(i, k) of the blocks k of
  * its share, through the sparsity-aware exchange (fg_sa.h, with rep = c: the c replicas of block
- * k share its sending), and the j-th of c slices of the diagonal block A_ii (every replica holds
- * H_i; Algorithm 2 leaves A_ii, after a partitioner most of the row's nonzeros, to one replica),
+ * k share its sending), and a slice of the diagonal block A_ii (every replica holds H_i;
+ * Algorithm 2 leaves A_ii, after a partitioner most of the row's nonzeros, to one replica),
+ * cut so that the replicas' nonzeros even out (fg_sa_diag_cuts),
  * and the partial products of the c replicas are summed by an all-reduce over the row's group -- after which
  * every replica holds the same bits of Â H, and runs the same dense layer on them.
  *
