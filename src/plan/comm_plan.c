@@ -83,10 +83,9 @@ static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int parts
   for (int r = 0; r < P; r++) {
     const int i = r / rep, j = r % rep;
     const int b0 = (int)fg_block_start(parts, rep, j), b1 = (int)fg_block_start(parts, rep, j + 1);
-    for (int k = sa ? b0 : 0; k < (sa ? b1 : parts); k++) {
+    for (int k = b0; k < b1; k++) { /* the blocks of replica j's share (all when rep = 1) */
       const int from = k * rep + i % rep;
-      const int64_t rows = k == i ? 0 : cnt ? cnt[(int64_t)i * parts + k] : sa ? 0
-                                                                        : offs[k + 1] - offs[k];
+      const int64_t rows = k == i ? 0 : sa ? cnt[(int64_t)i * parts + k] : offs[k + 1] - offs[k];
       rs[4 * r + 1] += rows;
       rs[4 * r + 3] += rows > 0;
       rs[4 * from] += rows;
@@ -198,7 +197,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     FG_CHECK(operator_volume(&gl->B, gl->offs, K, c, sa, per_rank, 0));
     FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
   }
-  if (c > 1) FG_CHECK(share_nnz(&gl->B, gl->offs, K, c, per_rank));
+  FG_CHECK(share_nnz(&gl->B, gl->offs, K, c, per_rank));
   if (cfg->partition) {
     FG_CHECK(fg_partition_stats_of(&gl->B, gl->offs, K, cfg->partition));
     cfg->partition->order_seconds = gl->order_seconds;
@@ -208,7 +207,6 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     fg_comm_rank_plan *r = &per_rank[i];
     const int b = i / c;
     r->rows = gl->offs[b + 1] - gl->offs[b];
-    if (c == 1) r->nnz = gl->B.rowptr[gl->offs[b + 1]] - gl->B.rowptr[gl->offs[b]];
     r->replicas = c;
     /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
      * forward phase: the training forward and the evaluation forward */

@@ -671,10 +671,12 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
     FG_CHECK(fg_replicate_check(cfg->replicate, P));
     return predict_1d_c(ds, cfg, cal, w, self, lay, cfg->replicate, &out[(*count)++]);
   }
-  for (int c = 2; c * c <= P; c++)
-    if (P % c == 0) FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, c, &out[(*count)++]));
-  if (fg_replicate_max(P) == 1)
-    FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]));
+  {
+    int cs[64];
+    const int n = FG_MIN(fg_replicate_valid(P, cs, 64), 64);
+    for (int k = n > 1 ? 1 : 0; k < n; k++)
+      FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, cs[k], &out[(*count)++]));
+  }
 cleanup:
   return st;
 }
@@ -752,9 +754,8 @@ fg_status fg_plan_layouts(const fg_dataset *ds, const fg_plan_config *cfg,
     }
     if (r->grid) {
       cap += fg_grid_enumerate(P, grids, 0);
-    } else if (r->replicate) { /* fg_plan_predict_1d: each c > 1 with c c <= P, or c = 1 */
-      cap++;
-      for (int c = 2; c * c <= P; c++) cap += P % c == 0;
+    } else if (r->replicate) { /* fg_plan_predict_1d: each valid c > 1, or c = 1 alone */
+      cap += fg_replicate_valid(P, NULL, 0);
     } else {
       cap++;
     }

@@ -7,9 +7,10 @@
  * = the replication, 1 for 1d-sa) as replica r mod rep. It multiplies two parts of its block's
  * rows: the diagonal part, its replica's slice of the own block's columns (fg_sa_diag_cuts:
  * every replica holds the block's rows of H, so no message, and the slices even out the
- * replicas' nonzeros, most of which a partitioner puts in the diagonal block), and the off part, the other blocks' columns in
- * [col0, col1), whose distinct columns -- NnzCols(i, k) for each block k != i, sorted, hence grouped by block
- * -- form the compact "halo" numbering. The rows of block k come from its replica k rep + (i mod
+ * replicas' nonzeros, most of which a partitioner puts in the diagonal block), and the off part,
+ * the columns of the other blocks of its share (all of them when rep = 1), whose distinct
+ * columns -- NnzCols(i, k) for each such block k, sorted, hence grouped by block -- form the
+ * compact "halo" numbering. The rows of block k come from its replica k rep + (i mod
  * rep): with rep > 1 the c replicas of a block share the sending (Algorithm 2 has the replica of
  * the receiver's own grid column send them all; the bytes and messages are the same in total,
  * the busiest sender's are about 1/c of them).
@@ -49,10 +50,11 @@ typedef struct fg_sa_exchange {
 
 /* Collective: op for the local rows M (this rank's block of offs's `parts`, global column
  * positions), with each block on rep replicas (ranks block rep .. block rep + rep - 1):
- * the replica's slice of its own block's columns, and the other blocks' columns in
- * [col0, col1); other entries are left out. Every rank agrees on the outcome. */
+ * replica j multiplies its slice of its own block's columns (fg_sa_diag_cuts) and the other
+ * blocks of its share, [fg_block_start(parts, rep, j), fg_block_start(parts, rep, j + 1));
+ * other entries are left out (rep = 1: every column). Every rank agrees on the outcome. */
 fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
-                     int64_t col0, int64_t col1, fg_sa_op *op);
+                     fg_sa_op *op);
 void fg_sa_op_free(fg_sa_op *op);
 
 /* The slices of block `block`'s own columns among its rep replicas: replica j multiplies the

@@ -246,8 +246,10 @@ fg_status fg_scheme_1p5d_create(fg_dist *dist, const fg_dataset *ds, const fg_sc
 /* FG_OK if c is a replication 1.5d can run on `ranks` ranks: c divides them and c <= ranks / c
  * (every replica has a share of the block columns); else an error naming the valid ones. */
 fg_status fg_replicate_check(int c, int ranks);
-/* The largest such c on `ranks` ranks (1 when none but 1 is: fewer than 4 ranks, a prime). */
-int fg_replicate_max(int ranks);
+/* The valid replications on `ranks` ranks, ascending from 1 (only 1 below 4 ranks or on a prime
+ * number of them): the first min(count, cap) into out (may be NULL with cap 0); returns the
+ * count. */
+int fg_replicate_valid(int ranks, int *out, int cap);
 /* 3D (Plexus): a grid of ranks, rows and columns cut in two dimensions (scheme_3d.c). */
 fg_status fg_scheme_3d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                               fg_scheme **out);

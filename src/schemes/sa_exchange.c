@@ -21,10 +21,12 @@ void fg_sa_op_free(fg_sa_op *op) {
 
 /* Local part of the plan: diagonal part, halo, off part, receive counts per sending rank. */
 static fg_status sa_split(const fg_csr *M, const int64_t *offs, int parts, int rep, int me_block,
-                          int64_t d0, int64_t d1, int64_t col0, int64_t col1, int P,
-                          fg_sa_op *op) {
+                          int me_rep, int64_t d0, int64_t d1, int P, fg_sa_op *op) {
   fg_status st = FG_OK;
   const int64_t n = M->nrows, r0 = offs[me_block], r1 = offs[me_block + 1];
+  /* the other blocks' columns this replica multiplies: its share of the blocks */
+  const int64_t col0 = offs[fg_block_start(parts, rep, me_rep)];
+  const int64_t col1 = offs[fg_block_start(parts, rep, me_rep + 1)];
   const int pick = me_block % rep; /* which replica of a block serves this rank */
   int64_t nd = 0, no = 0, nh = 0;
   FG_CALLOC(op->recv_count, P);
@@ -79,24 +81,27 @@ fg_status fg_sa_diag_cuts(const fg_csr *M, int64_t row_lo, int64_t row_hi, const
                           int parts, int block, int rep, int64_t *cuts, int64_t *nnz) {
   fg_status st = FG_OK;
   const int64_t r0 = offs[block], r1 = offs[block + 1];
-  int64_t *cnt = NULL, total = 0, cum = 0, x = r0;
+  int64_t *cnt = NULL, *share = NULL, total = 0, cum = 0, x = r0;
+  cuts[0] = r0;
+  cuts[rep] = r1;
+  if (rep == 1) { /* one replica: the whole block, nothing to balance */
+    nnz[0] = M->rowptr[row_hi] - M->rowptr[row_lo];
+    return FG_OK;
+  }
   FG_CALLOC(cnt, FG_MAX(r1 - r0, 1));
+  FG_ALLOC(share, rep + 1); /* share[j]: the first column of replica j's blocks */
+  for (int j = 0; j <= rep; j++) share[j] = offs[fg_block_start(parts, rep, j)];
   for (int j = 0; j < rep; j++) nnz[j] = 0;
   for (int64_t k = M->rowptr[row_lo]; k < M->rowptr[row_hi]; k++) {
     const int64_t c = M->col[k];
-    if (c >= r0 && c < r1) {
+    if (c >= r0 && c < r1)
       cnt[c - r0]++;
-    } else { /* the replica whose share of the blocks holds c's block */
-      const int blk = fg_block_owner(offs, parts, c);
-      int j = 0;
-      while (j + 1 < rep && fg_block_start(parts, rep, j + 1) <= blk) j++;
-      nnz[j]++;
-    }
+    else /* the replica whose share of the blocks holds c */
+      nnz[fg_block_owner(share, rep, c)]++;
     total++;
   }
   /* water-filling: replica j's slice ends where the nonzeros so far (shares 0..j and slices)
    * come closest to (j + 1) / rep of the block row's */
-  cuts[0] = r0;
   for (int j = 0; j + 1 < rep; j++) {
     const int64_t goal = total * (j + 1) / rep, start = cum + nnz[j];
     cum = start;
@@ -104,15 +109,15 @@ fg_status fg_sa_diag_cuts(const fg_csr *M, int64_t row_lo, int64_t row_hi, const
     cuts[j + 1] = x;
     nnz[j] = cum - (start - nnz[j]);
   }
-  cuts[rep] = r1;
   for (int64_t y = x; y < r1; y++) nnz[rep - 1] += cnt[y - r0];
 cleanup:
   free(cnt);
+  free(share);
   return st;
 }
 
 fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts, int rep,
-                     int64_t col0, int64_t col1, fg_sa_op *op) {
+                     fg_sa_op *op) {
   fg_status st = FG_OK;
   const int P = d->size, me = d->rank, b = me / rep;
   int64_t *cuts = NULL, *nnz = NULL;
@@ -121,7 +126,7 @@ fg_status fg_sa_plan(fg_dist *d, const fg_csr *M, const int64_t *offs, int parts
   st = cuts && nnz ? fg_sa_diag_cuts(M, 0, M->nrows, offs, parts, b, rep, cuts, nnz)
                    : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
   if (st == FG_OK)
-    st = sa_split(M, offs, parts, rep, b, cuts[me % rep], cuts[me % rep + 1], col0, col1, P, op);
+    st = sa_split(M, offs, parts, rep, b, me % rep, cuts[me % rep], cuts[me % rep + 1], P, op);
   free(cuts);
   free(nnz);
   FG_CHECK(fg_dist_agree(d, st));

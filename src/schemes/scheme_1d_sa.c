@@ -62,12 +62,10 @@ fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_s
   FG_CHECK(fg_scheme_new(dist, &ops_sa, sizeof *im, &s));
   im = s->impl;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, 1, s, &im->part));
-  FG_CHECK(fg_sa_plan(dist, &im->part.A, im->part.offs, im->part.parts, 1, 0, im->part.n_global,
-                      &im->a));
+  FG_CHECK(fg_sa_plan(dist, &im->part.A, im->part.offs, im->part.parts, 1, &im->a));
   fg_csr_free(&im->part.A);
   if (!im->part.symmetric) {
-    FG_CHECK(fg_sa_plan(dist, &im->part.At, im->part.offs, im->part.parts, 1, 0,
-                        im->part.n_global, &im->at));
+    FG_CHECK(fg_sa_plan(dist, &im->part.At, im->part.offs, im->part.parts, 1, &im->at));
     fg_csr_free(&im->part.At);
   }
   {

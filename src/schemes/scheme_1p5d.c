@@ -107,20 +107,25 @@ static const fg_scheme_ops ops_15 = {
     .destroy = destroy_15,
 };
 
-int fg_replicate_max(int ranks) {
-  int best = 1;
-  for (int c = 2; (int64_t)c * c <= ranks; c++)
-    if (ranks % c == 0) best = c;
-  return best;
+int fg_replicate_valid(int ranks, int *out, int cap) {
+  int n = 0;
+  for (int c = 1; (int64_t)c * c <= ranks; c++)
+    if (ranks % c == 0) {
+      if (n < cap) out[n] = c;
+      n++;
+    }
+  return n;
 }
 
 fg_status fg_replicate_check(int c, int ranks) {
   fg_status st = FG_OK;
   char valid[256];
+  int cs[64];
+  const int n = FG_MIN(fg_replicate_valid(ranks, cs, 64), 64);
   size_t k = 0;
   valid[0] = '\0';
-  for (int v = 1; (int64_t)v * v <= ranks && k < sizeof valid; v++)
-    if (ranks % v == 0) k += (size_t)snprintf(valid + k, sizeof valid - k, "%s%d", k ? ", " : "", v);
+  for (int v = 0; v < n && k < sizeof valid; v++)
+    k += (size_t)snprintf(valid + k, sizeof valid - k, "%s%d", k ? ", " : "", cs[v]);
   FG_REQUIRE(c >= 1 && ranks % c == 0 && (int64_t)c * c <= ranks, FG_ERR_INVALID_ARG,
              "--replicate %d on %d process%s: c must divide P and be at most P / c (every "
              "replica multiplies a share of the block columns); valid here: %s", c, ranks,
@@ -144,16 +149,11 @@ fg_status fg_scheme_1p5d_create(fg_dist *dist, const fg_dataset *ds, const fg_sc
   im->rep = dist->rank % c;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, c, s, &im->part));
   FG_CHECK(fg_dist_agree(dist, fg_group_split(dist, dist->rank / c, im->rep, &im->row)));
-  {
-    const int K = im->part.parts;
-    const int64_t col0 = im->part.offs[fg_block_start(K, c, im->rep)];
-    const int64_t col1 = im->part.offs[fg_block_start(K, c, im->rep + 1)];
-    FG_CHECK(fg_sa_plan(dist, &im->part.A, im->part.offs, K, c, col0, col1, &im->a));
-    fg_csr_free(&im->part.A);
-    if (!im->part.symmetric) {
-      FG_CHECK(fg_sa_plan(dist, &im->part.At, im->part.offs, K, c, col0, col1, &im->at));
-      fg_csr_free(&im->part.At);
-    }
+  FG_CHECK(fg_sa_plan(dist, &im->part.A, im->part.offs, im->part.parts, c, &im->a));
+  fg_csr_free(&im->part.A);
+  if (!im->part.symmetric) {
+    FG_CHECK(fg_sa_plan(dist, &im->part.At, im->part.offs, im->part.parts, c, &im->at));
+    fg_csr_free(&im->part.At);
   }
   {
     const fg_sa_op ops[2] = {im->a, im->at};

@@ -192,7 +192,7 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
   FG_CHECK(fg_dist_agree(d, st));
   if (r->info && r->info->replicate) /* c = 1 (1d-sa's layout) where it is the only one */
     r->replicate = cfg->replicate > 0                ? cfg->replicate
-                   : fg_replicate_max(d->size) == 1 ? 1
+                   : fg_replicate_valid(d->size, NULL, 0) == 1 ? 1
                                                     : 0;
   given = r->info && (r->info->grid ? cfg->grid && strcmp(cfg->grid, "auto") != 0
                                     : !r->info->replicate || r->replicate > 0);

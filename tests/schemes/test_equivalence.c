@@ -290,9 +290,9 @@ static void check_table(int data, const fg_dataset *ds) {
   const int ng = fg_grid_enumerate(nprocs, grids, 64);
   reference ref;
   const row *last = NULL; /* the row whose reference ref is */
-  for (int cr = 2; cr * cr <= nprocs && nr < 16; cr++)
-    if (nprocs % cr == 0) reps[nr++] = cr; /* 1.5d's replications, c = 1 where none other */
-  if (nr == 0) reps[nr++] = 1;
+  /* 1.5d's replications c > 1, or c = 1 where none other is valid */
+  nr = FG_MIN(fg_replicate_valid(nprocs, reps, 16), 16);
+  if (nr > 1) memmove(reps, reps + 1, (size_t)--nr * sizeof *reps);
   for (int i = 0; i < N_ROWS; i++) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);

@@ -498,9 +498,10 @@ static void run_config(ctx *c) {
   sc.agg_blocks = su->agg_blocks;
   sc.learn_features = su->learn;
   sc.aggregation = su->aggregation;
-  if (su->replicate)
-    for (int cr = 1; cr * cr <= nprocs; cr++)
-      if (nprocs % cr == 0) sc.replicate = cr;
+  if (su->replicate) { /* the largest valid c */
+    int cs[64];
+    sc.replicate = cs[FG_MIN(fg_replicate_valid(nprocs, cs, 64), 64) - 1];
+  }
   st = fg_scheme_create(c->d, rank == 0 ? c->ds : NULL, &sc, &s);
   EXPECT_MSG(st == FG_OK, "%s: %s", c->what, fg_last_error());
   if (st != FG_OK) return;

@@ -40,10 +40,8 @@ typedef struct shape {
 
 /* 1.5d's largest replication on P ranks (c divides P, c <= P / c). */
 static int largest_c(int P) {
-  int best = 1;
-  for (int c = 2; c * c <= P; c++)
-    if (P % c == 0) best = c;
-  return best;
+  int cs[64];
+  return cs[FG_MIN(fg_replicate_valid(P, cs, 64), 64) - 1];
 }
 
 /* One epoch as fg_train runs it; fills this rank's NV counters. */
