@@ -40,7 +40,9 @@ typedef enum fg_status {
   FG_ERR_NUMERIC = -7,     /* a NaN or Inf where a number was needed */
   FG_ERR_INTERNAL = -8,    /* a broken invariant: a bug */
   FG_ERR_MEMLIMIT = -9,    /* the run needs more memory than allowed */
-  FG_ERR_REMOTE = -10      /* another rank failed; its message is reported */
+  FG_ERR_REMOTE = -10,     /* another rank failed; its message is reported */
+  FG_STOPPED = -11         /* not a failure: training stopped early on request (a signal,
+                              fg_request_stop) after writing its checkpoint */
 } fg_status;
 
 const char *fg_status_string(fg_status st);
@@ -60,6 +62,42 @@ fg_status fg_agree(MPI_Comm comm, fg_status local);
 
 /* Set the number of OpenMP threads (no effect in a build without OpenMP). */
 void fg_set_threads(int n);
+/* The most threads fg_set_threads should be given on this machine: 16 per online CPU (an
+ * OpenMP runtime asked for far more can crash creating them). */
+int fg_max_threads_allowed(void);
+
+/* ---- paths ------------------------------------------------------------- */
+
+typedef enum fg_path_kind {
+  FG_PATH_INPUT = 0,      /* read: a readable file or directory (a dataset may be a folder) */
+  FG_PATH_INPUT_FILE = 1, /* read: a readable file, not a directory */
+  FG_PATH_OUTPUT = 2,     /* written: its directory exists and is writable; never a directory
+                             or an empty path; a device or pipe is written through */
+  FG_PATH_CHECKPOINT = 3, /* written, as OUTPUT; may name the file FG_PATH_RESUME reads */
+  FG_PATH_RESUME = 4      /* read, as INPUT_FILE; may name the file FG_PATH_CHECKPOINT writes */
+} fg_path_kind;
+
+typedef struct fg_path_use {
+  const char *flag;       /* "--metrics": how messages name the use */
+  const char *path;       /* NULL: not used (skipped) */
+  fg_path_kind kind;
+} fg_path_use;
+
+/* Check every path of a run before anything is read or written: each as its kind requires, and
+ * no file written by one use and named by another (FG_ERR_INVALID_ARG, naming both flags).
+ * FG_ERR_IO names the path and why. Not collective. */
+fg_status fg_check_paths(const fg_path_use *uses, int n);
+
+/* ---- stopping early ---------------------------------------------------- */
+
+/* Ask fg_train to stop after the epoch in progress: every rank learns of it at the epoch's end
+ * (the request of any rank counts), the checkpoint is written (when one is configured), the
+ * metrics flushed, and fg_train returns FG_STOPPED on every rank (and forgets the request).
+ * Async-signal-safe: call it from a SIGUSR1 or SIGTERM handler. A request made before fg_train
+ * starts stops it after its first epoch. */
+void fg_request_stop(void);
+/* 1 once fg_request_stop was called (in this process). */
+int fg_stop_requested(void);
 
 /* ---- datasets ------------------------------------------------------------ */
 
@@ -207,7 +245,15 @@ typedef struct fg_train_result {
   double mean_epoch_seconds;
 } fg_train_result;
 
-/* Train a model (cfg->model) on ds. Collective over comm (MPI_COMM_SELF for one process). */
+/* Check cfg for a run on `ranks` processes before any data is read: every option's value and
+ * combination, the scheme with its grid or replication, the vertex order, and the paths of its
+ * outputs, checkpoint, resume and calibration files (fg_check_paths). FG_ERR_INVALID_ARG (or
+ * FG_ERR_UNSUPPORTED) for a usage error, FG_ERR_IO for a path. fg_train runs the same checks.
+ * Not collective. */
+fg_status fg_train_config_check(const fg_train_config *cfg, int ranks);
+
+/* Train a model (cfg->model) on ds. Collective over comm (MPI_COMM_SELF for one process).
+ * FG_STOPPED when fg_request_stop asked it to stop early (see there). */
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result);
 

@@ -7,7 +7,13 @@
 #include "fullgraph.h"
 
 /* Exit codes of the program. */
-enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+enum {
+  CLI_OK = 0,
+  CLI_FAILED = 1,
+  CLI_USAGE = 2,
+  CLI_STOPPED = 75 /* stopped early on a signal after writing the checkpoint: run it again with
+                      --resume (sysexits.h's EX_TEMPFAIL: a temporary failure, to be retried) */
+};
 
 typedef enum { OPT_FLAG, OPT_INT, OPT_DOUBLE, OPT_STRING, OPT_U64, OPT_CHOICE } cli_kind;
 
@@ -33,7 +39,9 @@ typedef struct cli_command {
 } cli_command;
 
 /* Parse argv (after the subcommand). Returns CLI_OK, or CLI_USAGE after printing a message
- * (only when loud), or -1 when --help was printed. Positionals go to pos[0..*npos). */
+ * (only when loud), or -1 when --help was printed. Positionals go to pos[0..*npos).
+ * Collective over MPI_COMM_WORLD: the ranks compare every option's value and positional, and a
+ * rank that differs fails them all (CLI_USAGE, one message from rank 0 naming the option). */
 int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
               int loud);
 void cli_print_help(const cli_command *cmd, FILE *out);
@@ -61,6 +69,16 @@ void cli_apply_load_flags(fg_load_config *cfg, int directed, int keepdup, int no
 
 /* Rank 0 loads; all ranks agree on the outcome. Returns the status; *ds only on rank 0. */
 fg_status cli_load(MPI_Comm comm, const char *path, const fg_load_config *cfg, fg_dataset **ds);
+
+/* The exit code of a check made before loading: CLI_USAGE for a bad option (FG_ERR_INVALID_ARG,
+ * FG_ERR_UNSUPPORTED), CLI_FAILED for anything else (a path that cannot be written). */
+int cli_check_exit_code(fg_status st);
+/* --threads N: CLI_OK when 1 <= N <= fg_max_threads_allowed(), else CLI_USAGE (message when
+ * loud). */
+int cli_check_threads(const char *cmd, int threads, int loud);
+/* SIGUSR1 and SIGTERM ask a training run to stop after its epoch (fg_request_stop); a second
+ * signal of the same kind ends the process. */
+void cli_catch_stop_signals(void);
 
 /* Print "fullgraph: error: ..." for a failed status (rank 0 only). */
 void cli_report(int rank, const char *what, fg_status st);

@@ -3,10 +3,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+static int parse_args(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
+                      int loud);
 
 static const cli_opt *find_opt(const cli_command *cmd, const char *name, size_t len) {
   for (int i = 0; i < cmd->nopts; i++)
@@ -66,8 +71,104 @@ bad:
   return CLI_USAGE;
 }
 
+/* Option i's value (i < nopts) or positional i - nopts as text, as the run will use it. */
+static void option_text(const cli_command *cmd, int i, const char **pos, int npos, char *out,
+                        size_t cap) {
+  const cli_opt *o;
+  if (i >= cmd->nopts) {
+    snprintf(out, cap, "%s", i - cmd->nopts < npos ? pos[i - cmd->nopts] : "");
+    return;
+  }
+  o = &cmd->opts[i];
+  switch (o->kind) {
+    case OPT_FLAG: snprintf(out, cap, "%s", *(const int *)o->dest ? "on" : "off"); break;
+    case OPT_INT: snprintf(out, cap, "%d", *(const int *)o->dest); break;
+    case OPT_DOUBLE: snprintf(out, cap, "%.17g", *(const double *)o->dest); break;
+    case OPT_U64: snprintf(out, cap, "%" PRIu64, *(const uint64_t *)o->dest); break;
+    case OPT_CHOICE: snprintf(out, cap, "%s", o->choices[*(const int *)o->dest]); break;
+    case OPT_STRING: {
+      const char *v = *(const char *const *)o->dest;
+      snprintf(out, cap, "%s", v ? v : "(not given)");
+      break;
+    }
+  }
+}
+
+static uint64_t text_hash(const char *s) { /* FNV-1a, 64 bits */
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Collective over MPI_COMM_WORLD: every rank must have parsed the same command line (an MPMD
+ * launch `mpirun -n 2 fullgraph … : -n 2 fullgraph …` can give ranks different options, which
+ * would corrupt a run or hang it). Returns rc when all agree, else CLI_USAGE everywhere with one
+ * message from rank 0 naming the option. */
+static int agree_on_options(const cli_command *cmd, int rc, const char **pos, int npos) {
+  int rank = 0, size = 1, n = cmd->nopts + cmd->max_pos, code = rc == CLI_OK ? 0 : rc == -1 ? 1 : 2;
+  struct { int value, rank; } mine, lo, hi;
+  uint64_t *h0 = NULL;
+  char text[512];
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return rc;
+  mine.value = code;
+  mine.rank = rank;
+  MPI_Allreduce(&mine, &lo, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &hi, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  if (lo.value != hi.value) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph %s: error: the ranks were started with different command lines "
+              "(rank %d's %s, rank %d's %s); start every rank with the same options\n",
+              cmd->name, lo.rank, lo.value == 0 ? "parses" : "asks for --help", hi.rank,
+              hi.value == 2 ? "does not parse" : "asks for --help");
+    return CLI_USAGE;
+  }
+  if (code != 0) return rc;
+  h0 = malloc((size_t)n * sizeof *h0);
+  if (!h0) MPI_Abort(MPI_COMM_WORLD, CLI_FAILED);
+  for (int i = 0; i < n; i++) {
+    option_text(cmd, i, pos, npos, text, sizeof text);
+    h0[i] = text_hash(text);
+  }
+  MPI_Bcast(h0, n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  mine.value = INT_MAX;
+  for (int i = 0; i < n && mine.value == INT_MAX; i++) {
+    option_text(cmd, i, pos, npos, text, sizeof text);
+    if (text_hash(text) != h0[i]) mine.value = i;
+  }
+  free(h0);
+  MPI_Allreduce(&mine, &lo, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+  if (lo.value == INT_MAX) return CLI_OK;
+  /* the lowest rank that differs sends its text of the first option that differs to rank 0 */
+  if (rank == lo.rank) {
+    option_text(cmd, lo.value, pos, npos, text, sizeof text);
+    MPI_Send(text, (int)sizeof text, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+  } else if (rank == 0) {
+    char mine_text[sizeof text];
+    MPI_Recv(text, (int)sizeof text, MPI_CHAR, lo.rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    text[sizeof text - 1] = '\0';
+    option_text(cmd, lo.value, pos, npos, mine_text, sizeof mine_text);
+    if (lo.value < cmd->nopts)
+      fprintf(stderr, "fullgraph %s: error: the ranks disagree on %s: rank 0 has '%s', rank %d "
+              "has '%s'; start every rank with the same options\n", cmd->name,
+              cmd->opts[lo.value].name, mine_text, lo.rank, text);
+    else
+      fprintf(stderr, "fullgraph %s: error: the ranks disagree on argument %d: rank 0 has '%s', "
+              "rank %d has '%s'; start every rank with the same options\n", cmd->name,
+              lo.value - cmd->nopts + 1, mine_text, lo.rank, text);
+  }
+  return CLI_USAGE;
+}
+
 int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
               int loud) {
+  const int rc = parse_args(cmd, argc, argv, pos, npos, loud);
+  return agree_on_options(cmd, rc, pos, *npos);
+}
+
+static int parse_args(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
+                      int loud) {
   *npos = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -194,6 +295,36 @@ void cli_report(int rank, const char *what, fg_status st) {
   fprintf(stderr, "fullgraph %s: error: %s\n", what, fg_last_error());
   if (getenv("FULLGRAPH_TRACE"))
     fprintf(stderr, "  (%s; raised at %s)\n", fg_status_string(st), fg_last_error_trace());
+}
+
+int cli_check_exit_code(fg_status st) {
+  return st == FG_OK                                               ? CLI_OK
+         : st == FG_ERR_INVALID_ARG || st == FG_ERR_UNSUPPORTED ? CLI_USAGE
+                                                                   : CLI_FAILED;
+}
+
+int cli_check_threads(const char *cmd, int threads, int loud) {
+  if (threads >= 1 && threads <= fg_max_threads_allowed()) return CLI_OK;
+  if (loud)
+    fprintf(stderr, "fullgraph %s: --threads must be in [1, %d] on this machine, got %d\n", cmd,
+            fg_max_threads_allowed(), threads);
+  return CLI_USAGE;
+}
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  fg_request_stop();
+}
+
+void cli_catch_stop_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  /* SA_RESETHAND: a second signal of the same kind ends the process as it would have */
+  sa.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
 }
 
 const char *const cli_reorder_choices[] = {"auto", "none", "degree", "rcm", NULL};

@@ -1,17 +1,18 @@
 /* cmd_bench.c -- `fullgraph bench stream` and `fullgraph bench --calibrate`: machine
  * measurements for benchmarks and the performance model. */
+#include <limits.h>
 #include <string.h>
 
 #include "cli.h"
 
 int cmd_bench(int argc, char **argv, int rank) {
-  int npos = 0, rc, reps = 10, threads = 0, calibrate = 0, rpn = 0;
+  int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
   double mfloats = 32.0;
   const char *pos[1], *output = "fullgraph-calibration.txt";
   const cli_opt opts[] = {
       {"--size", OPT_DOUBLE, &mfloats, "M", "millions of floats per array (default 32: 384 MB moved a run)", NULL},
       {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
-      {"--threads", OPT_INT, &threads, "N", "OpenMP threads", NULL},
+      {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
       {"--output", OPT_STRING, &output, "FILE", "--calibrate: where to write (default fullgraph-calibration.txt)", NULL},
       {"--ranks-per-node", OPT_INT, &rpn, "R", "--calibrate: ranks per node, to measure across nodes (default: one node)", NULL},
@@ -26,7 +27,9 @@ int cmd_bench(int argc, char **argv, int rank) {
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
-  if (threads > 0) fg_set_threads(threads);
+  const int threads_set = threads != INT_MIN;
+  if (threads_set && cli_check_threads("bench", threads, rank == 0) != CLI_OK) return CLI_USAGE;
+  if (threads_set) fg_set_threads(threads);
   if (calibrate) {
     fg_calibration cal;
     fg_status st;

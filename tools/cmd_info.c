@@ -292,6 +292,14 @@ int cmd_info(int argc, char **argv, int rank) {
   pc.model = model;
   pc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
+  if (ranks > 0 && !order_all) { /* a bad scheme is a usage error, found before loading */
+    fg_comm_plan_layout lay;
+    st = fg_comm_plan_describe(&pc, &lay);
+    if (st != FG_OK) {
+      cli_report(rank, "info", st);
+      return cli_check_exit_code(st);
+    }
+  }
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && rank == 0) st = fg_dataset_print_info(ds, stdout);
   if (st == FG_OK && rank == 0) st = print_memory(ds, &pc, model, cli_reorder_choices[reorder], normalize_features);

@@ -1,4 +1,5 @@
 /* cmd_train.c -- `fullgraph train DATA`. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,8 +39,8 @@ int cmd_train(int argc, char **argv, int rank) {
   fg_train_result res;
   fg_dataset *ds = NULL;
   fg_status st;
-  int directed = 0, keepdup = 0, noloops = 0, quiet = 0, no_progress = 0, threads = 0;
-  int wd_layers = 0, agg = 0, npos = 0, rc, reorder = 0;
+  int directed = 0, keepdup = 0, noloops = 0, quiet = 0, no_progress = 0, threads = INT_MIN;
+  int wd_layers = 0, agg = 0, npos = 0, rc, reorder = 0, threads_set;
   const char *widths_arg = NULL, *mem_limit_arg = NULL, *ids_path = NULL, *split_path = NULL;
   int widths[64];
   const char *pos[1];
@@ -75,7 +76,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},
       {"--reorder", OPT_CHOICE, &reorder, "HOW", "serial: vertex order for SpMM locality, invisible in outputs: auto (default: the best of the others in a cache simulation), none, degree, rcm", cli_reorder_choices},
       {"--mem-limit", OPT_STRING, &mem_limit_arg, "BYTES", "refuse a run needing more (e.g. 8G, 512MiB, none; default: available memory)", NULL},
-      {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)", NULL},
+      {"--threads", OPT_INT, &threads, "N", "OpenMP threads per rank, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--metrics", OPT_STRING, &tc.metrics_path, "FILE", "write one JSON object per epoch, then a final one", NULL},
       {"--checkpoint", OPT_STRING, &tc.checkpoint_path, "FILE", "save weights and optimizer state here", NULL},
       {"--checkpoint-every", OPT_INT, &tc.checkpoint_every, "N", "checkpoint every N epochs (default: only at the end)", NULL},
@@ -97,18 +98,16 @@ int cmd_train(int argc, char **argv, int rank) {
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
+  /* every option is checked before the dataset is read: a usage error costs no load */
+  threads_set = threads != INT_MIN;
   if (widths_arg && cli_parse_widths("train", widths_arg, widths, 64, &tc.layers, rank == 0) != CLI_OK)
     return CLI_USAGE;
   if (widths_arg) tc.widths = widths;
-  if (threads < 0) {
-    if (rank == 0) fprintf(stderr, "fullgraph train: --threads must be >= 1\n");
-    return CLI_USAGE;
-  }
-  if (threads > 0) fg_set_threads(threads);
-  if (mem_limit_arg && parse_bytes(mem_limit_arg, &tc.mem_limit) != 0) {
+  if (threads_set && cli_check_threads("train", threads, rank == 0) != CLI_OK) return CLI_USAGE;
+  if (mem_limit_arg && (parse_bytes(mem_limit_arg, &tc.mem_limit) != 0 || tc.mem_limit == 0)) {
     if (rank == 0)
-      fprintf(stderr, "fullgraph train: --mem-limit expects bytes like 8G, 512MiB or none, got '%s'\n",
-              mem_limit_arg);
+      fprintf(stderr, "fullgraph train: --mem-limit expects a positive size like 8G or 512MiB, "
+              "or none, got '%s'\n", mem_limit_arg);
     return CLI_USAGE;
   }
   tc.reorder = cli_reorder_choices[reorder];
@@ -118,6 +117,31 @@ int cmd_train(int argc, char **argv, int rank) {
   tc.progress = !no_progress && !quiet;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   lc.seed = tc.seed;
+  {
+    const fg_path_use extra[] = {{"DATA", pos[0], FG_PATH_INPUT},
+                                 {"--save-ids", ids_path, FG_PATH_OUTPUT},
+                                 {"--save-split", split_path, FG_PATH_OUTPUT},
+                                 {"--metrics", tc.metrics_path, FG_PATH_OUTPUT},
+                                 {"--checkpoint", tc.checkpoint_path, FG_PATH_CHECKPOINT},
+                                 {"--resume", tc.resume_path, FG_PATH_RESUME},
+                                 {"--save-predictions", tc.predictions_path, FG_PATH_OUTPUT},
+                                 {"--save-embeddings", tc.embeddings_path, FG_PATH_OUTPUT},
+                                 {"--calibration", tc.calibration_path, FG_PATH_INPUT_FILE}};
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    st = FG_OK;
+    if (rank == 0) { /* rank 0 reads and writes every file */
+      st = fg_train_config_check(&tc, size);
+      if (st == FG_OK) st = fg_check_paths(extra, (int)(sizeof extra / sizeof extra[0]));
+    }
+    st = fg_agree(MPI_COMM_WORLD, st);
+    if (st != FG_OK) {
+      cli_report(rank, "train", st);
+      return cli_check_exit_code(st);
+    }
+  }
+  if (threads_set) fg_set_threads(threads);
+  cli_catch_stop_signals();
 
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && ids_path) /* before training: a bad path fails now, not after it */
@@ -134,7 +158,7 @@ int cmd_train(int argc, char **argv, int rank) {
   if (st == FG_OK && rank == 0 && !tc.verbose)
     printf("test accuracy %.4f at best epoch %d (valid %.4f)\n", res.test_acc, res.best_epoch,
            res.best_valid_acc);
-  cli_report(rank, "train", st);
+  if (st != FG_STOPPED) cli_report(rank, "train", st);
   fg_dataset_destroy(&ds);
-  return st == FG_OK ? CLI_OK : CLI_FAILED;
+  return st == FG_OK ? CLI_OK : st == FG_STOPPED ? CLI_STOPPED : CLI_FAILED;
 }

@@ -51,6 +51,11 @@ int main(int argc, char **argv) {
     if (rank == 0)
       fprintf(stderr, "fullgraph: unknown command '%s' (see 'fullgraph --help')\n", argv[1]);
   }
+  /* the last of stdout (a full disk, a closed pipe) is checked like every other write */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (rank == 0) fprintf(stderr, "fullgraph: error: writing the standard output failed\n");
+    if (rc == CLI_OK) rc = CLI_FAILED;
+  }
   MPI_Finalize();
   return rc;
 }

@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "core/fg_core.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +35,7 @@ const char *fg_status_string(fg_status st) {
     case FG_ERR_INTERNAL: return "internal error";
     case FG_ERR_MEMLIMIT: return "memory limit exceeded";
     case FG_ERR_REMOTE: return "failure on another rank";
+    case FG_STOPPED: return "stopped on request";
   }
   return "unknown status";
 }
@@ -131,6 +133,17 @@ int fg_max_threads(void) {
   return 1;
 #endif
 }
+
+int fg_max_threads_allowed(void) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return 16 * (int)(cpus >= 1 && cpus <= 65536 ? cpus : 1);
+}
+
+/* fg_request_stop's flag: written by a signal handler, read at each epoch's end */
+static volatile sig_atomic_t stop_requested = 0;
+void fg_request_stop(void) { stop_requested = 1; }
+int fg_stop_requested(void) { return stop_requested != 0; }
+void fg_stop_clear(void) { stop_requested = 0; }
 
 void fg_set_threads(int n) {
 #ifdef _OPENMP

@@ -97,6 +97,8 @@ int64_t fg_peak_rss_bytes(void);
 
 /* Number of OpenMP threads a parallel region would use (1 without OpenMP). */
 int fg_max_threads(void);
+/* Forget a stop request (fg_request_stop) once fg_train has acted on it. */
+void fg_stop_clear(void);
 
 /* The balanced cut of n items into `parts` contiguous blocks, the first n % parts of them one
  * item longer: where block i starts (i in [0, parts]), its size, and the block of item k. Every

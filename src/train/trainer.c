@@ -4,8 +4,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "graph/fg_graph.h"
+#include "graph/fg_order.h"
 #include "io/fg_io.h"
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
@@ -34,9 +38,11 @@ fg_train_config fg_train_config_default(void) {
   return c;
 }
 
+/* Every option on its own and in combination, before anything is read (fg_train_config_check
+ * adds what depends on the ranks and the paths). */
 static fg_status validate(const fg_train_config *c) {
   fg_status st = FG_OK;
-  FG_REQUIRE(c->epochs >= 0, FG_ERR_INVALID_ARG, "--epochs must be >= 0, got %d", c->epochs);
+  FG_REQUIRE(c->epochs >= 1, FG_ERR_INVALID_ARG, "--epochs must be >= 1, got %d", c->epochs);
   FG_REQUIRE(c->layers >= 1 && c->layers <= 64, FG_ERR_INVALID_ARG,
              "--layers must be in [1, 64], got %d", c->layers);
   FG_REQUIRE(c->widths || c->hidden >= 1, FG_ERR_INVALID_ARG,
@@ -49,12 +55,15 @@ static fg_status validate(const fg_train_config *c) {
              "--weight-decay must be >= 0, got %g", c->weight_decay);
   FG_REQUIRE(c->checkpoint_every >= 0, FG_ERR_INVALID_ARG,
              "--checkpoint-every must be >= 0, got %d", c->checkpoint_every);
+  FG_REQUIRE(c->checkpoint_every == 0 || c->checkpoint_path, FG_ERR_INVALID_ARG,
+             "--checkpoint-every %d needs --checkpoint FILE to write to", c->checkpoint_every);
   FG_REQUIRE(!c->embeddings_path || c->layers >= 2, FG_ERR_INVALID_ARG,
              "--save-embeddings needs a hidden layer (--layers >= 2)");
   FG_REQUIRE(c->agg_blocks >= 1, FG_ERR_INVALID_ARG, "--agg-blocks must be >= 1, got %d",
              c->agg_blocks);
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
              c->ranks_per_node);
+  FG_REQUIRE(!isnan(c->mem_limit), FG_ERR_INVALID_ARG, "--mem-limit is not a number");
   FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, c->gin_eps, &(fg_model_choice){0}));
   FG_CHECK(fg_halo_rule_parse(c->aggregation, &(fg_halo_rule){FG_HALO_HYBRID}));
   FG_CHECK(fg_halo_quant_parse(c->quantize, &(int){0}));
@@ -63,6 +72,31 @@ static fg_status validate(const fg_train_config *c) {
   FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
+  if (c->reorder) FG_CHECK(fg_reorder_parse(c->reorder, &(fg_reorder_kind){FG_REORDER_NONE}));
+cleanup:
+  return st;
+}
+
+fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
+  fg_status st = FG_OK;
+  const fg_scheme_info *info = NULL;
+  uint32_t cand = 0;
+  int grid[3];
+  const fg_path_use paths[] = {
+      {"--metrics", cfg->metrics_path, FG_PATH_OUTPUT},
+      {"--checkpoint", cfg->checkpoint_path, FG_PATH_CHECKPOINT},
+      {"--resume", cfg->resume_path, FG_PATH_RESUME},
+      {"--save-predictions", cfg->predictions_path, FG_PATH_OUTPUT},
+      {"--save-embeddings", cfg->embeddings_path, FG_PATH_OUTPUT},
+      {"--calibration", cfg->calibration_path, FG_PATH_INPUT_FILE},
+  };
+  FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "ranks must be >= 1, got %d", ranks);
+  FG_CHECK(validate(cfg));
+  FG_CHECK(fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), ranks, &info, &cand));
+  if (cfg->grid && strcmp(cfg->grid, "auto") != 0) FG_CHECK(fg_grid_parse(cfg->grid, ranks, grid));
+  if (cfg->replicate != 0) FG_CHECK(fg_replicate_check(cfg->replicate, ranks));
+  if (cfg->order) FG_CHECK(fg_order_parse(cfg->order, &(fg_order_kind){FG_ORDER_NATURAL}));
+  FG_CHECK(fg_check_paths(paths, (int)(sizeof paths / sizeof paths[0])));
 cleanup:
   return st;
 }
@@ -119,7 +153,57 @@ static void write_metrics_epoch(FILE *f, int epoch, const epoch_stats *e) {
     fputc('}', f);
   }
   fprintf(f, "}}\n");
-  fflush(f);
+}
+
+/* A write, flush or close of the metrics stream that failed (a full disk): an error naming the
+ * file, never a run that reports success with a file cut mid-line. */
+static fg_status metrics_check(FILE *f, const char *path) {
+  fg_status st = FG_OK;
+  errno = 0;
+  FG_REQUIRE(fflush(f) == 0 && !ferror(f), FG_ERR_IO, "--metrics %s: write failed: %s", path,
+             errno ? strerror(errno) : "I/O error");
+cleanup:
+  return st;
+}
+
+/* Open the metrics file: new (truncated) for a fresh run; for a run resumed after epoch
+ * `start`, the existing file cut before its first record of a later epoch or its final record
+ * (what a run stopped after its last checkpoint wrote: the resumed run writes those epochs
+ * again), then appended to. A device or pipe is written as it is. */
+static fg_status metrics_open(const char *path, int start, FILE **out) {
+  fg_status st = FG_OK;
+  FILE *f = NULL;
+  char *line = NULL;
+  size_t cap = 0;
+  struct stat sb;
+  *out = NULL;
+  if (start > 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    long cut = -1, at = 0;
+    ssize_t len;
+    f = fopen(path, "r+");
+    FG_REQUIRE(f, FG_ERR_IO, "--metrics %s: cannot open: %s", path, strerror(errno));
+    while (cut < 0 && (len = getline(&line, &cap, f)) > 0) {
+      int epoch;
+      if ((sscanf(line, "{\"epoch\": %d", &epoch) == 1 && epoch > start) ||
+          strncmp(line, "{\"final\": true", 14) == 0)
+        cut = at;
+      at += (long)len;
+    }
+    FG_REQUIRE(!ferror(f), FG_ERR_IO, "--metrics %s: cannot read: %s", path, strerror(errno));
+    if (cut >= 0)
+      FG_REQUIRE(fflush(f) == 0 && ftruncate(fileno(f), (off_t)cut) == 0, FG_ERR_IO,
+                 "--metrics %s: cannot cut after epoch %d: %s", path, start, strerror(errno));
+    FG_REQUIRE(fseek(f, 0, SEEK_END) == 0, FG_ERR_IO, "--metrics %s: %s", path, strerror(errno));
+  } else {
+    f = fopen(path, start > 0 ? "a" : "w");
+    FG_REQUIRE(f, FG_ERR_IO, "--metrics %s: cannot open: %s", path, strerror(errno));
+  }
+  *out = f;
+  f = NULL;
+cleanup:
+  if (f) fclose(f);
+  free(line);
+  return st;
 }
 
 static void progress_line(int epoch, int epochs, const epoch_stats *e, double eta) {
@@ -470,14 +554,14 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   fg_ckpt_meta meta;
   fg_ckpt_state state;
   double secs_total = 0.0;
-  int secs_n = 0, start_epoch = 0, show_progress;
+  int secs_n = 0, start_epoch = 0, show_progress, stop = 0;
 
   memset(&r, 0, sizeof r);
   memset(&meta, 0, sizeof meta);
   memset(&state, 0, sizeof state);
   memset(result, 0, sizeof *result);
   FG_CHECK(fg_dist_create(comm, &d));
-  st = validate(cfg);
+  st = fg_train_config_check(cfg, d->size);
   if (st == FG_OK && d->rank == 0 && !ds)
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "fg_train: no dataset on rank 0");
   if (st == FG_OK && d->rank == 0 && ds && ds->num_classes < 2)
@@ -530,6 +614,11 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
                           "%s: checkpoint was made with --seed %llu, this run has --seed %llu",
                           cfg->resume_path, (unsigned long long)meta.seed,
                           (unsigned long long)cfg->seed);
+      if (st == FG_OK && meta.epoch > cfg->epochs)
+        st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                          "%s: the checkpoint is at epoch %lld, past --epochs %d; give --epochs "
+                          "of at least %lld", cfg->resume_path, (long long)meta.epoch,
+                          cfg->epochs, (long long)meta.epoch);
     }
     FG_CHECK(fg_dist_agree(d, st));
     FG_CHECK(fg_dist_bcast(d, &meta, sizeof meta, 0));
@@ -538,12 +627,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     if (d->rank == 0 && cfg->verbose)
       fprintf(log, "resumed from %s at epoch %d\n", cfg->resume_path, start_epoch);
   }
-  if (d->rank == 0 && cfg->metrics_path) {
-    metrics = fopen(cfg->metrics_path, start_epoch > 0 ? "a" : "w");
-    st = metrics ? FG_OK
-                 : fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "%s: cannot open: %s",
-                                cfg->metrics_path, strerror(errno));
-  }
+  if (d->rank == 0 && cfg->metrics_path) st = metrics_open(cfg->metrics_path, start_epoch, &metrics);
   FG_CHECK(fg_dist_agree(d, st));
   if (d->rank == 0 && cfg->verbose) {
     const fg_adj_spec adj = r.mdl.adj;
@@ -593,11 +677,12 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       sent += (double)(d->counters.bytes_sent[ph] - c0.bytes_sent[ph]);
     {
       /* maxima and sums over ranks; these reductions fall outside every epoch's counts */
-      double mx[8] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
-                      e.seconds_other, sent, (double)fg_peak_rss_bytes(), e.seconds_wait};
+      double mx[9] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
+                      e.seconds_other, sent, (double)fg_peak_rss_bytes(), e.seconds_wait,
+                      (double)fg_stop_requested()};
       double sum[2] = {sent, r.s->spmm_bytes - sbytes0};
       const int64_t ncomm = N_COMM_PHASES * N_COMM_STATS;
-      FG_CHECK(fg_dist_max_f64(d, mx, 8));
+      FG_CHECK(fg_dist_max_f64(d, mx, 9));
       FG_CHECK(fg_dist_max_f64(d, &e.comm_max[0][0], ncomm));
       FG_CHECK(fg_dist_allreduce_f64(d, sum, 2));
       FG_CHECK(fg_dist_allreduce_f64(d, &e.comm_mean[0][0], ncomm));
@@ -613,6 +698,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       e.seconds_wait = mx[7];
       e.bytes_sent_max = mx[5];
       e.bytes_sent_mean = sum[0] / d->size;
+      stop = mx[8] > 0 && epoch < cfg->epochs; /* some rank was asked to stop */
     }
 
     if (meta.best_epoch == 0 || e.acc[1] > meta.best_valid_acc ||
@@ -643,12 +729,33 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       if (show_progress)
         progress_line(epoch, cfg->epochs, &e, e.seconds * (cfg->epochs - epoch));
     }
+    st = metrics ? metrics_check(metrics, cfg->metrics_path) : FG_OK;
+    FG_CHECK(fg_dist_agree(d, st));
     if (cfg->checkpoint_path &&
         ((cfg->checkpoint_every > 0 && epoch % cfg->checkpoint_every == 0) ||
-         epoch == cfg->epochs)) {
+         epoch == cfg->epochs || stop)) {
       FG_CHECK(export_state(&r, d->rank == 0 ? &state : NULL));
       st = d->rank == 0 ? fg_checkpoint_write(cfg->checkpoint_path, &state, &meta) : FG_OK;
       FG_CHECK(fg_dist_agree(d, st));
+    }
+    if (stop) {
+      if (show_progress) fprintf(stderr, "\r\033[K");
+      if (d->rank == 0 && cfg->verbose) {
+        if (cfg->checkpoint_path)
+          fprintf(log, "stopped on request after epoch %d of %d; resume with --resume %s\n",
+                  epoch, cfg->epochs, cfg->checkpoint_path);
+        else
+          fprintf(log, "stopped on request after epoch %d of %d; no --checkpoint, so the "
+                  "trained state is not kept\n", epoch, cfg->epochs);
+        fflush(log);
+      }
+      result->epochs_run = epoch - start_epoch;
+      result->best_epoch = (int)meta.best_epoch;
+      result->best_valid_acc = meta.best_valid_acc;
+      result->test_acc = meta.best_test_acc;
+      fg_stop_clear(); /* acted on: a later fg_train in this process runs to its end */
+      st = FG_STOPPED;
+      goto cleanup;
     }
   }
   if (show_progress) fprintf(stderr, "\r\033[K");
@@ -677,12 +784,16 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
               result->mean_epoch_seconds, d->size, fg_max_threads(), r.info->name,
               r.s->reorder_used ? r.s->reorder_used : "none");
     }
+    st = metrics ? metrics_check(metrics, cfg->metrics_path) : FG_OK;
     if (cfg->verbose)
       fprintf(log, "best epoch %d: valid %.4f  test %.4f  (%.4f s/epoch)\n", result->best_epoch,
               result->best_valid_acc, result->test_acc, result->mean_epoch_seconds);
   }
+  FG_CHECK(fg_dist_agree(d, st));
 cleanup:
-  if (metrics) fclose(metrics);
+  if (metrics && fclose(metrics) != 0 && st == FG_OK)
+    st = fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "--metrics %s: write failed: %s",
+                      cfg->metrics_path, strerror(errno));
   fg_free_aligned(state.params);
   fg_free_aligned(state.adam_m);
   fg_free_aligned(state.adam_v);

@@ -217,6 +217,71 @@ int main(int argc, char **argv) {
     EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_NUMERIC);
     EXPECT(fg_test_error_contains("training loss is"));
   }
+  /* checked before anything is read: epochs >= 1, --checkpoint-every with a checkpoint, paths */
+  {
+    fg_train_config c = quiet_config();
+    c.epochs = 0;
+    EXPECT(fg_train_config_check(&c, 1) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("--epochs must be >= 1"));
+    c = quiet_config();
+    c.checkpoint_every = 2;
+    EXPECT(fg_train_config_check(&c, 1) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("needs --checkpoint"));
+    c = quiet_config();
+    c.metrics_path = path_in("no/such/dir/m.jsonl");
+    EXPECT(fg_train_config_check(&c, 1) == FG_ERR_IO);
+    EXPECT(fg_test_error_contains("No such file or directory"));
+    c = quiet_config();
+    c.checkpoint_path = tmpdir;
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("is a directory"));
+    c = quiet_config();
+    c.predictions_path = c.embeddings_path = path_in("same.npy");
+    EXPECT(fg_train_config_check(&c, 1) == FG_ERR_INVALID_ARG);
+    EXPECT(fg_test_error_contains("name the same file"));
+    c = quiet_config();
+    c.scheme = "3d";
+    c.grid = "2x1x1";
+    EXPECT(fg_train_config_check(&c, 1) == FG_ERR_INVALID_ARG);
+    c.grid = "2x2x1";
+    EXPECT_OK(fg_train_config_check(&c, 4));
+  }
+  /* a stop request (what a SIGUSR1 or SIGTERM handler makes) ends the run after the epoch in
+   * progress with FG_STOPPED and its checkpoint written; the request is then forgotten, and the
+   * resumed run equals an uninterrupted one */
+  {
+    fg_train_config c = quiet_config();
+    double h_stop[10], h_full[10];
+    c.epochs = 10;
+    c.checkpoint_path = path_in("stopped.ckpt");
+    c.metrics_path = path_in("stopped.jsonl");
+    c.loss_history = h_stop;
+    fg_request_stop();
+    EXPECT(fg_stop_requested());
+    EXPECT(fg_train(MPI_COMM_SELF, ds, &c, &r2) == FG_STOPPED);
+    EXPECT(!fg_stop_requested());
+    EXPECT(r2.epochs_run == 1);
+    c.resume_path = path_in("stopped.ckpt");
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r2));
+    EXPECT(r2.epochs_run == 9);
+    c = quiet_config();
+    c.epochs = 10;
+    c.loss_history = h_full;
+    EXPECT_OK(fg_train(MPI_COMM_SELF, ds, &c, &r1));
+    for (int e = 0; e < 10; e++)
+      EXPECT_MSG(h_stop[e] == h_full[e], "epoch %d loss %.17g vs stopped and resumed %.17g", e + 1,
+                 h_full[e], h_stop[e]);
+    EXPECT(r1.best_epoch == r2.best_epoch && r1.test_acc == r2.test_acc);
+    {
+      long len = 0;
+      unsigned char *b = slurp(path_in("stopped.jsonl"), &len);
+      int records = 0;
+      for (const char *q = (const char *)b; b && (q = strstr(q, "{\"epoch\"")); q++) records++;
+      EXPECT_MSG(records == 10, "%d epoch records after a stop and a resume, expected 10",
+                 records);
+      free(b);
+    }
+  }
   /* three layers, embeddings of the last hidden layer */
   {
     fg_train_config c = quiet_config();
