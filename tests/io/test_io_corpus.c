@@ -274,7 +274,9 @@ static const corpus_case cases[] = {
     {R_NPZ, "npz/mask_shape.npz", 0, NULL, FG_ERR_FORMAT,
      "mask_shape.npz[train_masks.npy]: expected shape (K, 6) or (6,)"},
     {R_NPZ, "npz/huge_attr_shape.npz", 0, NULL, FG_ERR_MEMLIMIT,
-     "a dense 5 x 1073741824 feature matrix needs 21474836480 bytes, over the reader's limit"},
+     "[attr_shape.npy]: a dense 5 x 1073741824 feature matrix (21474836480 bytes) needs 21.5 GB, "
+     "21.5 GB in all with what the read holds (the archive, its inflated members and arrays), "
+     "but the reader's limit is 1.07 GB"},
     {R_NPZ, "npz/truncated.npz", 0, NULL, FG_ERR_FORMAT,
      "truncated.npz: not a zip archive (no end-of-central-directory record; truncated?)"},
     {R_NPZ, "npz/not_a_zip.npz", 0, NULL, FG_ERR_FORMAT,
