@@ -118,6 +118,7 @@ int cmd_train(int argc, char **argv, int rank) {
   tc.progress = !no_progress && !quiet;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   lc.seed = tc.seed;
+  lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
 
   st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
   if (st == FG_OK && ids_path) /* before training: a bad path fails now, not after it */
