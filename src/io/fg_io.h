@@ -33,6 +33,15 @@ typedef struct fg_raw {
 
 void fg_raw_free(fg_raw *r);
 
+/* The class ids of a file's labels must be mostly used: with C = largest label + 1 classes
+ * (every node carries C logits), a reader refuses labels where more than half of 0..C-1 never
+ * occur, unless C <= FG_CLASSES_ALWAYS_OK (small label sets are taken as they are). One stray
+ * label of 99999 would otherwise make 100,000 classes of which three are used. The message
+ * names the file, the first node with the largest label (by_line: as "line i + 1", the line of
+ * a one-label-per-line file; else "element i"), the counts, and how to relabel. */
+#define FG_CLASSES_ALWAYS_OK 32
+fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line);
+
 /* For an edge list whose node count was inferred (ids_inferred): keep only the ids that occur
  * in an edge, renumbered 0..k-1 in increasing order of the file's id, so that a sparse id space
  * (SNAP's ca-AstroPh: 18,772 nodes with ids up to 133,279) does not turn into nodes that are not

@@ -61,6 +61,37 @@ void fg_raw_free(fg_raw *r) {
   memset(r, 0, sizeof *r);
 }
 
+fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line) {
+  fg_status st = FG_OK;
+  uint64_t *seen = NULL;
+  const int64_t C = r->num_classes;
+  if (!r->labels || C <= FG_CLASSES_ALWAYS_OK) return FG_OK;
+  FG_REQUIRE(C <= FG_IO_MAX_CLASSES, FG_ERR_INTERNAL, "%s: %lld classes", name, (long long)C);
+  FG_CALLOC(seen, (size_t)((C + 63) / 64));
+  int64_t distinct = 0, labelled = 0, at = -1;
+  for (int64_t i = 0; i < r->num_nodes; i++) {
+    const int32_t y = r->labels[i];
+    if (y < 0) continue;
+    labelled++;
+    if (y == C - 1 && at < 0) at = i;
+    const uint64_t bit = UINT64_C(1) << (y & 63);
+    if (!(seen[y >> 6] & bit)) distinct++;
+    seen[y >> 6] |= bit;
+  }
+  FG_REQUIRE(C <= 2 * distinct, FG_ERR_FORMAT,
+             "%s: %s %lld: label %lld makes %lld classes (0..%lld), but only %lld distinct labels "
+             "occur among the %lld labelled nodes: more than half of the class ids would never be "
+             "used, and each would cost every node a logit. Relabel the classes 0..K-1 (e.g. "
+             "numpy.unique(labels, return_inverse=True)); label sets of up to %d classes are "
+             "taken as they are",
+             name, by_line ? "line" : "element", (long long)(by_line ? at + 1 : at),
+             (long long)C - 1, (long long)C, (long long)C - 1, (long long)distinct,
+             (long long)labelled, FG_CLASSES_ALWAYS_OK);
+cleanup:
+  free(seen);
+  return st;
+}
+
 /* ---- line reader ---------------------------------------------------------------------- */
 
 fg_status fg_lines_open(fg_lines *L, const char *path) {

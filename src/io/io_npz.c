@@ -361,6 +361,7 @@ static fg_status npz_labels(npz_ctx *c, const fg_npy *a, const char *label, int6
     if (v[i] > mx) mx = v[i];
   }
   r->num_classes = mx + 1;
+  FG_CHECK(fg_raw_check_classes(r, label, 0));
 cleanup:
   if (v) npz_release(c, 8.0 * (double)a->count);
   free(v);

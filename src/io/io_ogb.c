@@ -470,6 +470,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
   if (path) {
     FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes));
+    FG_CHECK(fg_raw_check_classes(&r, path, 1));
     held += 4.0 * (double)r.num_nodes;
   }
 
