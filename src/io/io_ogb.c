@@ -448,6 +448,20 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   /* Rows are counted against the declared sizes as they are read, and arrays grow with the
    * rows present, so a small file declaring a huge graph fails before allocating it. */
   FG_CHECK(open_csv(dir, "raw", "edge", 1, &L, &path));
+  {
+    /* declared edges the file could hold ("u,v" and a newline: 4 bytes at least) that the
+     * memory could not load: refused before reading them. (More than the file could hold is a
+     * lie that reading reports, naming the line where the rows run out or go wrong.) */
+    char need[32];
+    const double fit = floor((fg_lines_max_bytes(&L) + 1.0) / 4.0), eb = fg_io_edge_bytes();
+    FG_REQUIRE((double)r.num_edges > fit || !fg_io_over_limit((double)r.num_edges * eb),
+               FG_ERR_MEMLIMIT,
+               "%s: num-edge-list declares %lld edges: loading them needs about %s (%.0f bytes "
+               "an edge: the edge list and the graph build), but %s",
+               path, (long long)r.num_edges,
+               fg_format_bytes((double)r.num_edges * eb, need, sizeof need), eb,
+               fg_io_limit_text());
+  }
   int64_t rows = 0;
   /* what each file holds counts against the budget beside the files before it: an edge costs
    * the load fg_io_edge_bytes() (the graph build's share included) */

@@ -127,6 +127,18 @@ static void test_reader_budgets(void) {
     fg_raw_free(&r);
   }
 
+  /* OGB: declared edges the file could hold but the budget could not load, refused up front */
+  set_budget(250.0, 40.0);
+  EXPECT(fg_read_ogb(FG_CORPUS "/ogb/ok", NULL, &r) == FG_ERR_MEMLIMIT);
+  EXPECT(fg_test_error_contains("ogb/ok/raw/edge.csv: num-edge-list declares 7 edges: loading "
+                                "them needs about 280 B (40 bytes an edge: the edge list and the "
+                                "graph build), but the test's limit is 250 bytes"));
+  set_budget(340.0, 40.0); /* the edges fit (280 B); the features' sixth row does not */
+  EXPECT(fg_read_ogb(FG_CORPUS "/ogb/ok", NULL, &r) == FG_ERR_MEMLIMIT);
+  EXPECT(fg_test_error_contains("ogb/ok/raw/node-feat.csv: line 6: the 6 rows read so far need "
+                                "about 352 B to load (12 bytes a row, with what the files before "
+                                "it hold), but the test's limit is 340"));
+
   /* .npz: a deflated member whose declared size passes the budget; .npy: its edges */
   {
     unsigned char *buf = NULL;
