@@ -6,8 +6,10 @@
  * 2^31 - 2), quickly and without touching that memory. Inputs too large for the corpus are made
  * here, in memory. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -267,6 +269,30 @@ static void test_dataset_budget(void) {
     write_temp(path, ".npy", npy, sizeof npy);
     expect_refused(path, &c, "node ids up to 2147483646 make 2147483647 nodes, for 1 edges");
     remove(path);
+  }
+
+  /* an OGB directory of one edge whose num-node-list declares 2e9 nodes */
+  {
+    char dir[64] = "/tmp/fg_test_ogb_XXXXXX", sub[128];
+    static const char *const files[3][2] = {
+        {"num-node-list.csv", "2000000000\n"}, {"num-edge-list.csv", "1\n"}, {"edge.csv", "0,1\n"}};
+    EXPECT(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof sub, "%s/raw", dir);
+    EXPECT(mkdir(sub, 0700) == 0);
+    for (int k = 0; k < 3; k++) {
+      snprintf(sub, sizeof sub, "%s/raw/%s", dir, files[k][0]);
+      FILE *f = fopen(sub, "w");
+      EXPECT(f && fputs(files[k][1], f) >= 0 && fclose(f) == 0);
+    }
+    expect_refused(dir, &c, "the num-node-list file declares 2000000000 nodes, for 1 edges: "
+                            "loading needs about");
+    for (int k = 0; k < 3; k++) {
+      snprintf(sub, sizeof sub, "%s/raw/%s", dir, files[k][0]);
+      remove(sub);
+    }
+    snprintf(sub, sizeof sub, "%s/raw", dir);
+    rmdir(sub);
+    rmdir(dir);
   }
 
   /* a small limit stops the OGB reader in the feature table, naming the line */
