@@ -118,7 +118,14 @@ typedef struct fg_load_config {
   int keep_ids;         /* SNAP edge lists that do not declare their node count: 0 (default)
                            keeps the ids that occur in an edge, renumbered 0..n-1 in increasing
                            order of id; 1 makes node i = id i for i up to the largest id
-                           (absent ids become isolated nodes) */
+                           (absent ids become isolated nodes). A "# Nodes: N" header is kept
+                           when every id is below N and N is at most twice the edge lines (the
+                           most nodes they can name); 1 keeps it whatever N */
+  double mem_limit;     /* bytes the load may allocate (default 0: the available memory,
+                           MemAvailable; < 0: no limit). Every reader checks what it holds
+                           against it as it reads (a gzip stream's growth included), and the
+                           whole load (CSR build, features, labels, split) is weighed before
+                           anything of it is allocated: FG_ERR_MEMLIMIT names what it needs */
 } fg_load_config;
 
 fg_load_config fg_load_config_default(void);

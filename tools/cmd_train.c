@@ -117,6 +117,7 @@ int cmd_train(int argc, char **argv, int rank) {
   tc.progress = !no_progress && !quiet;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   lc.seed = tc.seed;
+  lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
   {
     const fg_path_use extra[] = {{"DATA", pos[0], FG_PATH_INPUT},
                                  {"--save-ids", ids_path, FG_PATH_OUTPUT},

@@ -126,6 +126,30 @@ int64_t fg_peak_rss_bytes(void) {
   return (int64_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
 }
 
+int64_t fg_available_memory(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  long long kb = -1;
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+  fclose(f);
+  return kb < 0 ? -1 : (int64_t)kb * 1024;
+}
+
+const char *fg_format_bytes(double bytes, char *buf, size_t len) {
+  static const char *const unit[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1000.0) {
+    bytes /= 1000.0;
+    u++;
+  }
+  snprintf(buf, len, u == 0 ? "%.0f %s" : bytes < 10 ? "%.2f %s" : bytes < 100 ? "%.1f %s"
+                                                                            : "%.0f %s",
+           bytes, unit[u]);
+  return buf;
+}
+
 int fg_max_threads(void) {
 #ifdef _OPENMP
   return omp_get_max_threads();

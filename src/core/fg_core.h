@@ -95,6 +95,10 @@ double fg_now(void);
 /* Peak resident set size of this process in bytes (0 if unknown). */
 int64_t fg_peak_rss_bytes(void);
 
+/* "1.23 GB" / "456 MB" / "789 kB" / "12 B" into buf (powers of 1000). */
+const char *fg_format_bytes(double bytes, char *buf, size_t len);
+/* (fg_available_memory, MemAvailable of /proc/meminfo, is public: fullgraph.h.) */
+
 /* Number of OpenMP threads a parallel region would use (1 without OpenMP). */
 int fg_max_threads(void);
 /* Forget a stop request (fg_request_stop) once fg_train has acted on it. */

@@ -25,6 +25,9 @@ struct fg_dataset {
   int64_t *ids;            /* (num_nodes) the file's id of each node when a SNAP edge list's
                               sparse ids were renumbered (fg_raw_renumber); NULL: node i = id i */
   int64_t id_span;         /* largest file id + 1 when ids != NULL */
+  int64_t nodes_set_aside; /* a SNAP "# Nodes: N" header set aside (N; 0: none), see
+                              fg_dataset_load */
+  int64_t edge_lines;      /* edges as the file listed them (before reverse edges, dedup) */
 };
 
 /* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums

@@ -17,7 +17,8 @@ fg_load_config fg_load_config_default(void) {
                           .gen_features = 128,
                           .gen_classes = 32,
                           .train_frac = 0.6,
-                          .valid_frac = 0.2};
+                          .valid_frac = 0.2,
+                          .mem_limit = 0.0};
 }
 
 static fg_status check_config(const fg_load_config *c) {
@@ -40,6 +41,9 @@ static fg_status check_config(const fg_load_config *c) {
   FG_REQUIRE(c->train_frac + c->valid_frac <= 1.0 + 1e-9, FG_ERR_INVALID_ARG,
              "train + validation fractions must not exceed 1, got %g + %g", c->train_frac,
              c->valid_frac);
+  FG_REQUIRE(c->mem_limit == c->mem_limit, FG_ERR_INVALID_ARG,
+             "load option mem_limit must be a number of bytes (0: the available memory, < 0: "
+             "none), got NaN");
 cleanup:
   return st;
 }
@@ -55,8 +59,11 @@ static int ends_with(const char *s, const char *suffix) {
   return 1;
 }
 
-/* Read path into raw with the reader its content calls for. */
-static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw) {
+typedef enum { KIND_OGB, KIND_NPZ, KIND_NPY, KIND_MTX, KIND_SNAP } reader_kind;
+
+/* Read path into raw with the reader its content calls for (*kind: which). */
+static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
+                          reader_kind *kind) {
   fg_status st = FG_OK;
   char *rawdir = NULL;
   struct stat sb;
@@ -64,12 +71,6 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
     if (errno == ENOENT || errno == ENOTDIR)
       FG_FAIL(FG_ERR_IO, "%s: no such file or directory", path);
     FG_FAIL(FG_ERR_IO, "%s: %s", path, strerror(errno));
-  }
-  /* a file can declare sizes no allocation should try: cap what a reader may allocate at the
-   * machine's physical memory, so a lying header fails with a message instead */
-  {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && psize > 0) fg_io_set_alloc_limit((int64_t)pages * psize);
   }
   if (S_ISDIR(sb.st_mode)) {
     const size_t len = strlen(path);
@@ -81,18 +82,122 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
                "%s: a directory without raw/ (expected the OGB node-property layout: "
                "raw/edge.csv.gz, raw/num-node-list.csv.gz, ...)",
                path);
+    *kind = KIND_OGB;
     FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
   } else if (ends_with(path, ".npz")) {
+    *kind = KIND_NPZ;
     FG_CHECK(fg_read_npz(path, cfg->split_index, raw));
   } else if (ends_with(path, ".npy")) {
+    *kind = KIND_NPY;
     FG_CHECK(fg_read_npy_edges(path, raw));
   } else if (ends_with(path, ".mtx") || ends_with(path, ".mtx.gz")) {
+    *kind = KIND_MTX;
     FG_CHECK(fg_read_mtx(path, raw));
   } else {
+    *kind = KIND_SNAP;
     FG_CHECK(fg_read_snap(path, raw));
   }
 cleanup:
   free(rawdir);
+  return st;
+}
+
+/* ---- the memory a load may use ----------------------------------------------------------- */
+
+/* The readers' budget for cfg: its limit (--mem-limit, else MemAvailable, else the physical
+ * memory; none for a negative mem_limit), as messages name it, and what an edge costs the load
+ * at its peak: the reader's src and dst (16 bytes) and the build's key and column (12 bytes) per
+ * CSR entry, two entries an edge when reverse edges are added. */
+static void load_budget(const fg_load_config *cfg, fg_io_budget *b) {
+  char lim[32], avail[32];
+  memset(b, 0, sizeof *b);
+  b->edge_bytes = 16.0 + 12.0 * (cfg->undirected ? 2.0 : 1.0);
+  if (cfg->mem_limit < 0) return;
+  if (cfg->mem_limit > 0) {
+    b->limit = cfg->mem_limit;
+    snprintf(b->what, sizeof b->what, "--mem-limit is %s",
+             fg_format_bytes(b->limit, lim, sizeof lim));
+    return;
+  }
+  const int64_t av = fg_available_memory();
+  if (av > 0) {
+    b->limit = (double)av;
+    snprintf(b->what, sizeof b->what,
+             "%s is available (MemAvailable; --mem-limit sets another limit)",
+             fg_format_bytes(b->limit, avail, sizeof avail));
+    return;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && psize > 0) {
+    b->limit = (double)pages * (double)psize;
+    snprintf(b->what, sizeof b->what,
+             "the machine has %s (MemAvailable unknown; --mem-limit sets another limit)",
+             fg_format_bytes(b->limit, avail, sizeof avail));
+  }
+}
+
+/* The bytes fg_dataset_load holds at its peak for what the reader returned (after renumbering):
+ * the larger of the CSR build (the edge list, a 12-byte key and column per entry before
+ * duplicates go, the row pointers, and what came from the file) and the finished dataset (the
+ * pattern with at most that many entries, features, labels, split, ids, and the transient of
+ * generated labels). */
+typedef struct load_bytes {
+  double graph, build, features, per_node, total;
+} load_bytes;
+
+static void estimate_load(const fg_raw *raw, const fg_load_config *cfg, load_bytes *e) {
+  const double n = (double)raw->num_nodes, m = (double)raw->num_edges;
+  const double f = raw->features && raw->num_features > 0 ? (double)raw->num_features
+                                                         : (double)cfg->gen_features;
+  const double entries = m * (cfg->undirected ? 2.0 : 1.0) + (cfg->self_loops ? n : 0.0);
+  const double rowptr = 8.0 * (n + 1.0), ids = raw->ids ? 8.0 * n : 0.0;
+  memset(e, 0, sizeof *e);
+  e->graph = rowptr + 4.0 * entries;
+  e->build = 16.0 * m + 12.0 * entries + 8.0 * 16384.0 * (fg_max_threads() + 1.0);
+  e->features = 4.0 * n * f;
+  e->per_node = 4.0 * n + n + ids; /* labels, split, ids */
+  const double from_file = (raw->features ? e->features : 0.0) + (raw->labels ? 4.0 * n : 0.0) +
+                           (raw->split ? n : 0.0) + ids;
+  const double during_build = from_file + rowptr + e->build;
+  const double finished = e->graph + e->features + e->per_node + (raw->labels ? 0.0 : 32.0 * n);
+  e->total = FG_MAX(during_build, finished);
+}
+
+static const char *const kind_name[] = {"OGB directory", ".npz", ".npy", "Matrix Market",
+                                        "SNAP edge list"};
+
+/* FG_ERR_MEMLIMIT before building anything when the load would not fit in the budget, with a
+ * message naming where the node count came from. */
+static fg_status check_load(const char *path, const fg_raw *raw, const fg_load_config *cfg,
+                            reader_kind kind, const fg_io_budget *b) {
+  fg_status st = FG_OK;
+  load_bytes e;
+  char head[160], t[5][32];
+  if (b->limit <= 0) return FG_OK;
+  estimate_load(raw, cfg, &e);
+  if (e.total <= b->limit) return FG_OK;
+  const long long n = (long long)raw->num_nodes, m = (long long)raw->num_edges;
+  if (kind == KIND_SNAP && !raw->ids_inferred && raw->declared_nodes > 0)
+    snprintf(head, sizeof head, "the header declares %lld nodes%s, for %lld edges", n,
+             raw->declared_nodes > 2 * raw->num_edges ? " (kept by --keep-ids)" : "", m);
+  else if ((kind == KIND_SNAP && raw->ids_inferred && !raw->ids && cfg->keep_ids) ||
+           kind == KIND_NPY)
+    snprintf(head, sizeof head, "node ids up to %lld make %lld nodes%s, for %lld edges", n - 1,
+             n, kind == KIND_SNAP ? " (--keep-ids: node = id)" : "", m);
+  else if (kind == KIND_MTX || kind == KIND_OGB)
+    snprintf(head, sizeof head, "the %s declares %lld nodes, for %lld edges",
+             kind == KIND_MTX ? "size line" : "num-node-list file", n, m);
+  else
+    snprintf(head, sizeof head, "%lld nodes and %lld edges (%s)", n, m, kind_name[kind]);
+  FG_FAIL(FG_ERR_MEMLIMIT,
+          "%s: %s: loading needs about %s (the graph %s, its build's edge list and sort %s, "
+          "%s features %s, labels, split and ids %s) but %s",
+          path, head, fg_format_bytes(e.total, t[0], sizeof t[0]),
+          fg_format_bytes(e.graph, t[1], sizeof t[1]), fg_format_bytes(e.build, t[2], sizeof t[2]),
+          raw->features ? "the file's" : "generated",
+          fg_format_bytes(e.features, t[3], sizeof t[3]),
+          fg_format_bytes(e.per_node, t[4], sizeof t[4]), b->what);
+cleanup:
   return st;
 }
 
@@ -101,18 +206,45 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   fg_raw raw = {0};
   fg_dataset *ds = NULL;
   fg_load_config defaults = fg_load_config_default();
+  fg_io_budget budget, outer;
+  reader_kind kind = KIND_SNAP;
+  int64_t set_aside = 0;
 
+  fg_io_get_budget(&outer);
   FG_REQUIRE(out != NULL, FG_ERR_INVALID_ARG, "fg_dataset_load: output handle is NULL");
   *out = NULL;
   FG_REQUIRE(path != NULL && path[0] != '\0', FG_ERR_INVALID_ARG, "fg_dataset_load: no path given");
   if (!cfg) cfg = &defaults;
   FG_CHECK(check_config(cfg));
 
-  FG_CHECK(read_any(path, cfg, &raw));
-  if (!cfg->keep_ids) FG_CHECK(fg_raw_renumber(&raw));
+  /* every reader checks what it holds against the budget as it reads */
+  load_budget(cfg, &budget);
+  fg_io_set_budget(&budget);
+  FG_CHECK(read_any(path, cfg, &raw, &kind));
+  /* A SNAP header "# Nodes: N" names isolated nodes too, but N beyond what the edge lines can
+   * name (two nodes a line) is no count of the graph they hold: renumbering the ids present
+   * sets it aside; --keep-ids keeps it (and the check below weighs it). */
+  if (kind == KIND_SNAP && !cfg->keep_ids && !raw.ids_inferred &&
+      raw.declared_nodes > 2 * raw.num_edges) {
+    set_aside = raw.declared_nodes;
+    raw.num_nodes = raw.id_span;
+    raw.ids_inferred = 1;
+  }
+  if (!cfg->keep_ids) {
+    st = fg_raw_renumber(&raw);
+    if (st != FG_OK) { /* name the file: the renumbering's message knows only the ids */
+      char msg[1536];
+      snprintf(msg, sizeof msg, "%s: %s", path, fg_last_error());
+      fg_error_adopt(st, msg);
+      fg_error_trace(__FILE__, __LINE__);
+      goto cleanup;
+    }
+  }
   FG_REQUIRE(raw.num_nodes >= 0 && raw.num_edges >= 0, FG_ERR_INTERNAL,
              "%s: reader returned %lld nodes and %lld edges", path, (long long)raw.num_nodes,
              (long long)raw.num_edges);
+  /* the whole load against the budget, before the graph, features or labels are allocated */
+  FG_CHECK(check_load(path, &raw, cfg, kind, &budget));
 
   ds = calloc(1, sizeof *ds);
   FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
@@ -122,6 +254,8 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
   ds->ids = raw.ids;
   ds->id_span = raw.id_span;
+  ds->nodes_set_aside = set_aside;
+  ds->edge_lines = raw.num_edges;
   raw.ids = NULL;
 
   st = fg_csr_from_edges(n, raw.src, raw.dst, raw.num_edges, cfg->undirected, cfg->dedup,
@@ -171,6 +305,7 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   *out = ds;
   ds = NULL;
 cleanup:
+  fg_io_set_budget(&outer);
   fg_raw_free(&raw);
   fg_dataset_destroy(&ds);
   return st;
@@ -311,6 +446,12 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
             "  %-12s %lld of the ids in [0, %lld) occur in an edge: node i is the i-th smallest "
             "of them (--keep-ids: node = id)\n",
             "node ids", (long long)ds->num_nodes, (long long)ds->id_span);
+  if (ds->nodes_set_aside > 0)
+    fprintf(out,
+            "  %-12s the header's '# Nodes: %lld' was set aside: %lld edge lines name at most "
+            "%lld nodes (--keep-ids keeps it)\n",
+            "header", (long long)ds->nodes_set_aside, (long long)ds->edge_lines,
+            2 * (long long)ds->edge_lines);
   fprintf(out, "  %-12s %lld stored entries, %s, %lld self loops\n", "adjacency", (long long)A->nnz,
           ds->symmetric ? "symmetric" : "not symmetric", (long long)loops);
   fprintf(out, "  %-12s min %lld  max %lld  mean %.2f  stddev %.2f  (self loops not counted)\n",

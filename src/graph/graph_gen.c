@@ -20,8 +20,8 @@ fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out)
   *out = NULL;
   FG_REQUIRE(n >= 0, FG_ERR_INVALID_ARG, "negative node count %lld", (long long)n);
   FG_REQUIRE(f > 0, FG_ERR_INVALID_ARG, "feature width must be positive, got %lld", (long long)f);
-  FG_REQUIRE(n == 0 || f <= INT64_MAX / n, FG_ERR_INVALID_ARG, "%lld x %lld features overflow",
-             (long long)n, (long long)f);
+  FG_REQUIRE(n == 0 || f <= INT64_MAX / 4 / n, FG_ERR_INVALID_ARG,
+             "%lld x %lld features overflow", (long long)n, (long long)f);
   x = fg_malloc_huge((size_t)(n * f) * sizeof *x); /* layer 0 gathers from it: huge pages */
   FG_REQUIRE(x != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features", (long long)n,
              (long long)f);

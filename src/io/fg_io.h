@@ -26,11 +26,21 @@ typedef struct fg_raw {
   int ids_inferred;        /* 1: nothing declared the node count (an edge list without a usable
                               "# Nodes: N" comment): ids may be sparse, see fg_raw_renumber */
   int64_t id_span;         /* max id + 1 as read (after fg_raw_renumber too) */
+  int64_t declared_nodes;  /* SNAP: N of a "# Nodes: N" comment (0: none), used or not */
   int64_t *ids;            /* after fg_raw_renumber: ids[i] = the file's id of node i;
                               NULL while node i is id i */
 } fg_raw;
 
 void fg_raw_free(fg_raw *r);
+
+/* The class ids of a file's labels must be mostly used: with C = largest label + 1 classes
+ * (every node carries C logits), a reader refuses labels where more than half of 0..C-1 never
+ * occur, unless C <= FG_CLASSES_ALWAYS_OK (small label sets are taken as they are). One stray
+ * label of 99999 would otherwise make 100,000 classes of which three are used. The message
+ * names the file, the first node with the largest label (by_line: as "line i + 1", the line of
+ * a one-label-per-line file; else "element i"), the counts, and how to relabel. */
+#define FG_CLASSES_ALWAYS_OK 32
+fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line);
 
 /* For an edge list whose node count was inferred (ids_inferred): keep only the ids that occur
  * in an edge, renumbered 0..k-1 in increasing order of the file's id, so that a sparse id space
@@ -72,10 +82,23 @@ fg_status fg_npy_write_i64(const char *path, const int64_t *data, int64_t n);
 fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst, int64_t m,
                         const char *comment);
 
-/* Cap in bytes on a buffer whose size a reader takes from a declared dimension it cannot check
- * against the bytes present (the dense feature matrix of a CSR .npz: N x F from attr_shape);
- * exceeding it fails with FG_ERR_MEMLIMIT. 0 (the default) = no cap. Fuzz targets set it.
- * Not thread-safe: set it once at start-up. */
+/* The memory a reader may use. Every reader checks what it is about to hold against the limit
+ * before it allocates: arrays sized from a declaration (the dense N x F features of a CSR .npz,
+ * a deflated member's size), an edge list or table as it grows (a gzip stream's size is known
+ * only at its end, so its growth is what is bounded), a long line, a whole file read into memory.
+ * Exceeding it fails with FG_ERR_MEMLIMIT, naming the file, where it stopped and the limit.
+ * edge_bytes is what each edge held will cost the whole load at its peak (at least the reader's
+ * 16 bytes; fg_dataset_load adds the graph build's), so that a reader stops as soon as the
+ * edges read so far cannot be loaded, not only when they fill the limit themselves. The budget
+ * is per thread; fg_dataset_load sets it for the time of a load from fg_load_config.mem_limit. */
+typedef struct fg_io_budget {
+  double limit;      /* bytes a reader may hold; 0 = no limit (the default) */
+  double edge_bytes; /* bytes an edge costs the load at its peak (< 16 counts as 16) */
+  char what[192];    /* how messages name the limit, e.g. "--mem-limit is 1.00 GB" */
+} fg_io_budget;
+void fg_io_set_budget(const fg_io_budget *b); /* NULL: no limit */
+void fg_io_get_budget(fg_io_budget *b);
+/* Shorthand for fuzz targets and tests: a limit of `bytes` (0 = none), 16 bytes an edge. */
 void fg_io_set_alloc_limit(int64_t bytes);
 
 #endif /* FG_IO_H */

@@ -34,12 +34,18 @@ typedef struct fg_lines {
   size_t cap, pos, end, scan; /* scan: bytes in [pos, scan) hold no '\n' */
   int eof;
   int64_t lineno;             /* number of the line last returned (1-based) */
+  int gzip;                   /* the source is gzip data */
+  double source_bytes;        /* bytes of the file or buffer as stored (compressed for gzip);
+                                 < 0: unknown (a pipe) */
 } fg_lines;
 
 /* Open path for reading lines; L->name = path (the caller keeps it alive). */
 fg_status fg_lines_open(fg_lines *L, const char *path);
 /* Read lines from buf[0, len); gzip data is inflated. */
 fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char *name);
+/* The most bytes the lines can amount to: the source's size, or for gzip data the most that
+ * deflate can expand it to (1032:1); 1e300 when the source has no size. */
+double fg_lines_max_bytes(const fg_lines *L);
 /* Next line in *line (length *len unless len is NULL), or *line = NULL at the end. */
 fg_status fg_lines_next(fg_lines *L, char **line, size_t *len);
 void fg_lines_close(fg_lines *L);
@@ -52,8 +58,16 @@ void fg_list_append(char *out, size_t cap, int64_t i, const char *name);
 /* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
 void fg_remove_partial(const char *path);
 
-/* Cap set by fg_io_set_alloc_limit (0 = none). */
-int64_t fg_io_alloc_limit(void);
+/* The reader's budget (fg_io_set_budget): its limit in bytes (0 = none), whether `bytes` in all
+ * would pass it, the bytes an edge costs the load (>= 16), and the limit as messages name it
+ * ("--mem-limit is 1.00 GB"). */
+double fg_io_limit(void);
+int fg_io_over_limit(double bytes);
+double fg_io_edge_bytes(void);
+const char *fg_io_limit_text(void);
+/* How many items of item_bytes each fit beside `held` bytes (INT64_MAX without a limit, 0 when
+ * none fit). */
+int64_t fg_io_items_allowed(double held, double item_bytes);
 
 /* ---- numbers ---------------------------------------------------------------------------- */
 
@@ -116,9 +130,11 @@ fg_status fg_zip_open(const void *buf, size_t len, const char *name, fg_zip *z);
 /* Index of the member called name (or -1). */
 int64_t fg_zip_find(const fg_zip *z, const char *name);
 /* Bytes of member i (stored: a view into the archive, *owned = NULL; deflated: inflated into
- * *owned, which the caller frees). The CRC-32 is verified. */
-fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data, size_t *len,
-                         unsigned char **owned);
+ * *owned, which the caller frees). The CRC-32 is verified. A deflated member's declared size,
+ * with the held bytes the caller has already, is checked against the reader's budget before
+ * anything is allocated (fg_io_set_budget). */
+fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
+                         size_t *len, unsigned char **owned);
 void fg_zip_close(fg_zip *z);
 
 #endif /* FG_IO_INTERNAL_H */

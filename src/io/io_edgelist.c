@@ -2,6 +2,7 @@
  * (reader and writer), plain or gzip. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -43,13 +44,29 @@ static int word_i64(const char *p, const char **end, int64_t *v) {
 typedef struct edgebuf {
   int64_t *src, *dst;
   int64_t n, cap;
+  int64_t most; /* a declared count it will not pass (-1: none) */
 } edgebuf;
 
-/* Append (u, v), growing geometrically. */
-static fg_status edgebuf_push(edgebuf *e, int64_t u, int64_t v) {
+/* Append (u, v) read on line L->lineno, growing geometrically within the reader's budget: the
+ * edges held may cost the load fg_io_edge_bytes() each (the graph build's share included), so
+ * the reader stops at the first edge that could not be loaded. */
+static fg_status edgebuf_push(edgebuf *e, const fg_lines *L, int64_t u, int64_t v) {
   fg_status st = FG_OK;
   if (e->n == e->cap) {
+    const double eb = fg_io_edge_bytes();
+    const int64_t allowed = fg_io_items_allowed(0.0, eb);
+    char need[32];
+    FG_REQUIRE(e->n < allowed, FG_ERR_MEMLIMIT,
+               "%s: line %lld: the %lld edges read so far need about %s to load (%.0f bytes an "
+               "edge: the edge list and the graph build), but %s%s",
+               L->name, (long long)L->lineno, (long long)e->n + 1,
+               fg_format_bytes((double)(e->n + 1) * eb, need, sizeof need), eb,
+               fg_io_limit_text(),
+               L->gzip ? " (the size of gzip data is known only at its end: reading stopped at "
+                         "the limit)" : "");
     int64_t nc = e->cap ? e->cap * 2 : 1024;
+    if (e->most >= 0) nc = FG_MIN(nc, FG_MAX(e->most, e->n + 1));
+    nc = FG_MIN(nc, allowed);
     FG_REQUIRE(nc <= INT64_MAX / 16, FG_ERR_NOMEM, "edge list too long");
     int64_t *ns = realloc(e->src, (size_t)nc * sizeof *ns);
     if (ns) e->src = ns;
@@ -70,8 +87,8 @@ cleanup:
 
 static fg_status mtx_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  edgebuf eb = {0};
-  char *s = NULL, tok[48];
+  edgebuf eb = {.most = -1};
+  char *s = NULL, tok[48], size[32];
   memset(out, 0, sizeof *out);
 
   FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -138,6 +155,29 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
              "%s: line %lld: number of nodes %lld out of range [1, %lld]", L->name, sline,
              (long long)sz[0], (long long)FG_IO_MAX_NODES);
   int64_t nn = sz[0], nnz = sz[2];
+  /* the entries declared against the bytes that could hold them ("i j" and a newline: 4 bytes
+   * at least), then against the memory, before reading them */
+  {
+    const double most = fg_lines_max_bytes(L), fit = floor((most + 1.0) / 4.0);
+    if (L->gzip)
+      FG_REQUIRE((double)nnz <= fit, FG_ERR_FORMAT,
+                 "%s: line %lld declares %lld entries, but %.0f bytes of gzip data (which "
+                 "inflate to at most %.0f) can hold at most %.0f (an entry takes 4 bytes or more)",
+                 L->name, sline, (long long)nnz, L->source_bytes, most, fit);
+    else
+      FG_REQUIRE((double)nnz <= fit, FG_ERR_FORMAT,
+                 "%s: line %lld declares %lld entries, but the file's %.0f bytes can hold at most "
+                 "%.0f (an entry takes 4 bytes or more)",
+                 L->name, sline, (long long)nnz, most, fit);
+    const double eb_bytes = fg_io_edge_bytes();
+    FG_REQUIRE(!fg_io_over_limit((double)nnz * eb_bytes), FG_ERR_MEMLIMIT,
+               "%s: line %lld declares %lld entries: loading them needs about %s (%.0f bytes an "
+               "entry: the edge list and the graph build), but %s",
+               L->name, sline, (long long)nnz,
+               fg_format_bytes((double)nnz * eb_bytes, size, sizeof size), eb_bytes,
+               fg_io_limit_text());
+  }
+  eb.most = nnz;
 
   for (;;) {
     FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -170,7 +210,7 @@ static fg_status mtx_read(fg_lines *L, fg_raw *out) {
                  L->name, ln, is_int ? "n integer" : " real",
                  *at ? word_text(at, tok, sizeof tok) : "(end of line)");
     }
-    FG_CHECK(edgebuf_push(&eb, ij[0] - 1, ij[1] - 1));
+    FG_CHECK(edgebuf_push(&eb, L, ij[0] - 1, ij[1] - 1));
   }
   FG_REQUIRE(eb.n == nnz, FG_ERR_FORMAT, "%s: %lld entries, but line %lld declares %lld", L->name,
              (long long)eb.n, sline, (long long)nnz);
@@ -229,7 +269,7 @@ static int64_t nodes_comment(const char *p) {
 
 static fg_status snap_read(fg_lines *L, fg_raw *out) {
   fg_status st = FG_OK;
-  edgebuf eb = {0};
+  edgebuf eb = {.most = -1};
   char *s = NULL, tok[48];
   int64_t mx = -1, declared = 0;
   memset(out, 0, sizeof *out);
@@ -258,10 +298,11 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
                  (long long)uv[k]);
       if (uv[k] > mx) mx = uv[k];
     }
-    FG_CHECK(edgebuf_push(&eb, uv[0], uv[1]));
+    FG_CHECK(edgebuf_push(&eb, L, uv[0], uv[1]));
   }
   FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
   out->id_span = mx + 1;
+  out->declared_nodes = declared;
   out->ids_inferred = declared <= mx;
   out->num_nodes = out->ids_inferred ? mx + 1 : declared;
   out->num_edges = eb.n;
@@ -283,15 +324,68 @@ fg_status fg_read_snap(const char *path, fg_raw *out) {
   return read_lines(snap_read, __func__, path, 0, NULL, 0, out);
 }
 
+static int cmp_i64(const void *pa, const void *pb) {
+  const int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+/* The ids that occur, sorted, and each endpoint's rank among them by binary search: for a few
+ * edges over a huge id span, where a bit per id would outweigh the edge list. */
+static fg_status renumber_sorted(fg_raw *r) {
+  fg_status st = FG_OK;
+  int64_t *ids = NULL;
+  const int64_t m = r->num_edges;
+  FG_ALLOC(ids, 2 * m);
+  memcpy(ids, r->src, (size_t)m * sizeof *ids);
+  memcpy(ids + m, r->dst, (size_t)m * sizeof *ids);
+  qsort(ids, (size_t)(2 * m), sizeof *ids, cmp_i64);
+  int64_t k = 0;
+  for (int64_t i = 0; i < 2 * m; i++)
+    if (k == 0 || ids[i] != ids[k - 1]) ids[k++] = ids[i];
+  if (k == r->num_nodes) goto cleanup; /* ids already 0..k-1 */
+  int64_t *shrunk = realloc(ids, (size_t)k * sizeof *ids);
+  if (shrunk) ids = shrunk;
+  for (int64_t e = 0; e < m; e++) {
+    int64_t *end[2] = {&r->src[e], &r->dst[e]};
+    for (int s = 0; s < 2; s++) {
+      int64_t lo = 0, hi = k - 1; /* the id is present: ids[lo..hi] holds it */
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < *end[s]) lo = mid + 1;
+        else hi = mid;
+      }
+      *end[s] = lo;
+    }
+  }
+  r->ids = ids;
+  ids = NULL;
+  r->num_nodes = k;
+cleanup:
+  free(ids);
+  return st;
+}
+
 fg_status fg_raw_renumber(fg_raw *r) {
   fg_status st = FG_OK;
   uint64_t *seen = NULL;
   uint32_t *below = NULL; /* k <= FG_IO_MAX_NODES < 2^31 */
   int64_t *ids = NULL;
+  char need[32];
   if (!r || !r->ids_inferred || r->ids || r->num_nodes <= 0) return FG_OK;
+  const int64_t span = r->num_nodes, words = (span + 63) / 64;
+  /* the bit per id and a count per word, or (when that outweighs the edge list) a sorted copy
+   * of the endpoints; either beside the edge list and the ids kept (at most 2m) */
+  const double bitmap = 12.0 * (double)words, sorted = 16.0 * (double)r->num_edges;
+  const double kept = 8.0 * (double)FG_MIN(span, 2 * r->num_edges);
+  const double extra = FG_MIN(bitmap, sorted) + kept;
+  FG_REQUIRE(!fg_io_over_limit(16.0 * (double)r->num_edges + extra), FG_ERR_MEMLIMIT,
+             "renumbering the node ids of %lld edges (ids up to %lld) needs about %s beside the "
+             "edge list, but %s",
+             (long long)r->num_edges, (long long)span - 1,
+             fg_format_bytes(extra, need, sizeof need), fg_io_limit_text());
+  if (sorted < bitmap) return renumber_sorted(r);
   /* a present-bit per id, then the count of present ids before each 64-id word: the new id of
    * v is below[v / 64] + popcount(the bits of its word under v) */
-  const int64_t span = r->num_nodes, words = (span + 63) / 64;
   FG_CALLOC(seen, (size_t)words);
   for (int64_t e = 0; e < r->num_edges; e++) {
     seen[r->src[e] >> 6] |= UINT64_C(1) << (r->src[e] & 63);

@@ -14,10 +14,41 @@
 #define FG_LINE_MAX ((size_t)1 << 30)
 #define FG_ZCHUNK ((size_t)1 << 30) /* zlib counts in uInt */
 
-static int64_t fg_io_limit_bytes = 0;
+/* ---- the reader's memory budget ----------------------------------------------------------- */
 
-void fg_io_set_alloc_limit(int64_t bytes) { fg_io_limit_bytes = bytes > 0 ? bytes : 0; }
-int64_t fg_io_alloc_limit(void) { return fg_io_limit_bytes; }
+static _Thread_local fg_io_budget io_budget = {0.0, 16.0, ""};
+
+void fg_io_set_budget(const fg_io_budget *b) {
+  if (b && b->limit > 0) {
+    io_budget = *b;
+    io_budget.what[sizeof io_budget.what - 1] = '\0';
+  } else {
+    memset(&io_budget, 0, sizeof io_budget);
+  }
+  if (!(io_budget.edge_bytes >= 16.0)) io_budget.edge_bytes = 16.0;
+}
+
+void fg_io_get_budget(fg_io_budget *b) { *b = io_budget; }
+
+void fg_io_set_alloc_limit(int64_t bytes) {
+  fg_io_budget b = {.limit = (double)FG_MAX(bytes, 0), .edge_bytes = 16.0};
+  char lim[32];
+  snprintf(b.what, sizeof b.what, "the reader's limit is %s",
+           fg_format_bytes(b.limit, lim, sizeof lim));
+  fg_io_set_budget(&b);
+}
+
+double fg_io_limit(void) { return io_budget.limit; }
+int fg_io_over_limit(double bytes) { return io_budget.limit > 0 && bytes > io_budget.limit; }
+double fg_io_edge_bytes(void) { return io_budget.edge_bytes; }
+const char *fg_io_limit_text(void) { return io_budget.what; }
+
+int64_t fg_io_items_allowed(double held, double item_bytes) {
+  if (io_budget.limit <= 0) return INT64_MAX;
+  if (held >= io_budget.limit) return 0;
+  const double k = (io_budget.limit - held) / FG_MAX(item_bytes, 1.0);
+  return k >= 9.0e18 ? INT64_MAX : (int64_t)k;
+}
 
 void fg_raw_free(fg_raw *r) {
   if (!r) return;
@@ -28,6 +59,37 @@ void fg_raw_free(fg_raw *r) {
   free(r->split);
   free(r->ids);
   memset(r, 0, sizeof *r);
+}
+
+fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line) {
+  fg_status st = FG_OK;
+  uint64_t *seen = NULL;
+  const int64_t C = r->num_classes;
+  if (!r->labels || C <= FG_CLASSES_ALWAYS_OK) return FG_OK;
+  FG_REQUIRE(C <= FG_IO_MAX_CLASSES, FG_ERR_INTERNAL, "%s: %lld classes", name, (long long)C);
+  FG_CALLOC(seen, (size_t)((C + 63) / 64));
+  int64_t distinct = 0, labelled = 0, at = -1;
+  for (int64_t i = 0; i < r->num_nodes; i++) {
+    const int32_t y = r->labels[i];
+    if (y < 0) continue;
+    labelled++;
+    if (y == C - 1 && at < 0) at = i;
+    const uint64_t bit = UINT64_C(1) << (y & 63);
+    if (!(seen[y >> 6] & bit)) distinct++;
+    seen[y >> 6] |= bit;
+  }
+  FG_REQUIRE(C <= 2 * distinct, FG_ERR_FORMAT,
+             "%s: %s %lld: label %lld makes %lld classes (0..%lld), but only %lld distinct labels "
+             "occur among the %lld labelled nodes: more than half of the class ids would never be "
+             "used, and each would cost every node a logit. Relabel the classes 0..K-1 (e.g. "
+             "numpy.unique(labels, return_inverse=True)); label sets of up to %d classes are "
+             "taken as they are",
+             name, by_line ? "line" : "element", (long long)(by_line ? at + 1 : at),
+             (long long)C - 1, (long long)C, (long long)C - 1, (long long)distinct,
+             (long long)labelled, FG_CLASSES_ALWAYS_OK);
+cleanup:
+  free(seen);
+  return st;
 }
 
 /* ---- line reader ---------------------------------------------------------------------- */
@@ -44,6 +106,9 @@ fg_status fg_lines_open(fg_lines *L, const char *path) {
   FG_REQUIRE(L->gz, FG_ERR_IO, "%s: cannot open: %s", path,
              errno ? strerror(errno) : "out of memory");
   gzbuffer(L->gz, 1u << 17);
+  /* a pipe or device has no size: nothing bounds what it yields */
+  L->source_bytes = S_ISREG(sb.st_mode) ? (double)sb.st_size : -1.0;
+  L->gzip = S_ISREG(sb.st_mode) && !gzdirect(L->gz); /* looks at the first bytes */
   L->cap = FG_LINES_INITIAL;
   FG_ALLOC(L->buf, L->cap);
 cleanup:
@@ -63,14 +128,21 @@ fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char
     FG_REQUIRE(zr == Z_OK, FG_ERR_NOMEM, "%s: cannot start gzip decoder (zlib error %d)", name,
                zr);
     L->zs_active = 1;
+    L->gzip = 1;
     L->zs.next_in = (unsigned char *)(uintptr_t)b; /* zlib does not write through next_in */
     L->zs.avail_in = 0;
   }
+  L->source_bytes = (double)L->mem_len;
   L->cap = FG_LINES_INITIAL;
   FG_ALLOC(L->buf, L->cap);
 cleanup:
   if (st != FG_OK) fg_lines_close(L);
   return st;
+}
+
+double fg_lines_max_bytes(const fg_lines *L) {
+  if (L->source_bytes < 0) return 1e300;
+  return L->gzip ? L->source_bytes * 1032.0 + 1024.0 : L->source_bytes;
 }
 
 void fg_lines_close(fg_lines *L) {
@@ -210,6 +282,9 @@ fg_status fg_lines_next(fg_lines *L, char **line, size_t *len) {
     if (L->end + 1 >= L->cap) {
       FG_REQUIRE(L->cap < FG_LINE_MAX, FG_ERR_FORMAT, "%s: line %lld is longer than %zu bytes",
                  L->name, (long long)L->lineno + 1, FG_LINE_MAX);
+      FG_REQUIRE(!fg_io_over_limit(3.0 * (double)L->cap), FG_ERR_MEMLIMIT,
+                 "%s: line %lld is longer than %zu bytes: a buffer for it would pass the memory "
+                 "limit (%s)", L->name, (long long)L->lineno + 1, L->cap - 1, fg_io_limit_text());
       char *nb = realloc(L->buf, L->cap * 2);
       FG_REQUIRE(nb, FG_ERR_NOMEM, "%s: out of memory for a line of %zu bytes", L->name,
                  L->cap * 2);
@@ -235,6 +310,13 @@ fg_status fg_file_slurp(const char *path, unsigned char **buf, size_t *len) {
              strerror(errno));
   FG_REQUIRE(S_ISREG(sb.st_mode), FG_ERR_IO, "%s: not a regular file", path);
   FG_REQUIRE((uint64_t)sb.st_size < (uint64_t)SIZE_MAX, FG_ERR_NOMEM, "%s: too large", path);
+  {
+    char size[32];
+    FG_REQUIRE(!fg_io_over_limit((double)sb.st_size), FG_ERR_MEMLIMIT,
+               "%s: the file is %lld bytes (%s), read whole into memory, but %s", path,
+               (long long)sb.st_size, fg_format_bytes((double)sb.st_size, size, sizeof size),
+               fg_io_limit_text());
+  }
   size_t n = (size_t)sb.st_size;
   FG_ALLOC(b, n + 1);
   size_t got = n ? fread(b, 1, n, f) : 0;

@@ -322,8 +322,9 @@ cleanup:
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_npy a;
-  int64_t *flat = NULL;
   fg_raw r = {0};
+  char need[32];
+  int64_t mx = -1;
   memset(out, 0, sizeof *out);
   FG_CHECK(fg_npy_parse(buf, len, name, &a));
   FG_REQUIRE(a.kind != 'f' && a.kind != 'b', FG_ERR_FORMAT,
@@ -333,14 +334,38 @@ fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, f
              a.ndim == 2 ? " with a second dimension other than 2" : "");
   int64_t m = a.shape[0];
   FG_REQUIRE(m > 0, FG_ERR_FORMAT, "%s: the edge array is empty", name);
-  FG_ALLOC(flat, 2 * m);
-  FG_CHECK(fg_npy_to_i64(&a, name, flat));
-  FG_CHECK(fg_raw_edge_pairs(flat, m, FG_IO_MAX_NODES, name, &r));
+  /* the file's bytes (in memory) and the edges with what their graph build will need */
+  const double eb = fg_io_edge_bytes(), bytes = (double)len + (double)m * eb;
+  FG_REQUIRE(!fg_io_over_limit(bytes), FG_ERR_MEMLIMIT,
+             "%s: its %lld edges need about %s to load (the file, and %.0f bytes an edge: the edge "
+             "list and the graph build), but %s",
+             name, (long long)m, fg_format_bytes(bytes, need, sizeof need), eb,
+             fg_io_limit_text());
+  FG_ALLOC(r.src, m);
+  FG_ALLOC(r.dst, m);
+  /* element (e, k) straight from the file's bytes: no int64 copy of the whole array */
+  for (int64_t e = 0; e < m; e++) {
+    int64_t uv[2];
+    for (int k = 0; k < 2; k++) {
+      int ok;
+      uv[k] = npy_int_at(&a, npy_storage_index(&a, 2 * e + k), &ok);
+      FG_REQUIRE(ok, FG_ERR_FORMAT, "%s: element %lld is too large (%llu)", name,
+                 (long long)(2 * e + k), (unsigned long long)uv[k]);
+    }
+    const int64_t u = uv[0], v = uv[1];
+    FG_REQUIRE(u >= 0 && u < FG_IO_MAX_NODES && v >= 0 && v < FG_IO_MAX_NODES, FG_ERR_FORMAT,
+               "%s: edge %lld: node id %lld out of range [0, %lld)", name, (long long)e,
+               (long long)(u >= 0 && u < FG_IO_MAX_NODES ? v : u), (long long)FG_IO_MAX_NODES);
+    r.src[e] = u;
+    r.dst[e] = v;
+    mx = FG_MAX(mx, FG_MAX(u, v));
+  }
+  r.num_nodes = mx + 1;
+  r.num_edges = m;
   r.directed = 1;
   *out = r;
   memset(&r, 0, sizeof r);
 cleanup:
-  free(flat);
   fg_raw_free(&r);
   return st;
 }

@@ -153,8 +153,8 @@ static uint32_t crc_of(const unsigned char *p, size_t n) {
   return (uint32_t)c;
 }
 
-fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data, size_t *len,
-                         unsigned char **owned) {
+fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
+                         size_t *len, unsigned char **owned) {
   fg_status st = FG_OK;
   const fg_zip_member *m = &z->members[i];
   const unsigned char *b = z->buf;
@@ -191,6 +191,15 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, const unsigned char **data,
                "deflate", z->name, m->name, (unsigned long long)m->usize,
                (unsigned long long)m->csize);
     FG_REQUIRE(m->usize < SIZE_MAX, FG_ERR_NOMEM, "%s: member '%s' too large", z->name, m->name);
+    {
+      char all[32];
+      const double need = held + (double)m->usize + 1.0;
+      FG_REQUIRE(!fg_io_over_limit(need), FG_ERR_MEMLIMIT,
+                 "%s: member '%s' inflates to %llu bytes, %s in all with what the read holds "
+                 "(the archive, its inflated members and arrays), but %s",
+                 z->name, m->name, (unsigned long long)m->usize,
+                 fg_format_bytes(need, all, sizeof all), fg_io_limit_text());
+    }
     FG_ALLOC(out, (size_t)m->usize + 1);
     memset(&zs, 0, sizeof zs);
     int zr = inflateInit2(&zs, -MAX_WBITS);
@@ -255,7 +264,25 @@ typedef struct npz_ctx {
   unsigned char *owned[16];
   int nowned;
   char label[16][256]; /* "path[member]" for messages */
+  double held;         /* bytes the read holds: the archive, inflated members, arrays */
 } npz_ctx;
+
+/* Count `bytes` more against the reader's budget before allocating them, or fail naming the
+ * array (label) and what it is for. */
+static fg_status npz_hold(npz_ctx *c, double bytes, const char *label, const char *what) {
+  fg_status st = FG_OK;
+  char more[32], all[32];
+  FG_REQUIRE(!fg_io_over_limit(c->held + bytes), FG_ERR_MEMLIMIT,
+             "%s: %s needs %s, %s in all with what the read holds (the archive, its inflated "
+             "members and arrays), but %s",
+             label, what, fg_format_bytes(bytes, more, sizeof more),
+             fg_format_bytes(c->held + bytes, all, sizeof all), fg_io_limit_text());
+  c->held += bytes;
+cleanup:
+  return st;
+}
+
+static void npz_release(npz_ctx *c, double bytes) { c->held -= bytes; }
 
 /* Index of member base.npy, else of member base, else -1. */
 static int64_t npz_find(const npz_ctx *c, const char *base) {
@@ -284,11 +311,13 @@ static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
     goto cleanup;
   }
   FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
-  FG_CHECK(fg_zip_extract(&c->zip, i, &data, &len, &own));
-  int k = c->nowned++;
+  int k = c->nowned;
+  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].name);
+  FG_CHECK(fg_zip_extract(&c->zip, i, c->held, &data, &len, &own));
+  if (own) c->held += (double)len + 1.0; /* inflated: kept to the end of the read */
+  c->nowned++;
   c->owned[k] = own;
   own = NULL;
-  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].name);
   FG_CHECK(fg_npy_parse(data, len, c->label[k], a));
   *label = c->label[k];
 cleanup:
@@ -296,27 +325,32 @@ cleanup:
   return st;
 }
 
-static fg_status npz_ints(const fg_npy *a, const char *label, int64_t **out) {
+/* The array as int64 (8 bytes an element held: npz_release them when freeing *out). */
+static fg_status npz_ints(npz_ctx *c, const fg_npy *a, const char *label, int64_t **out) {
   fg_status st = FG_OK;
   int64_t *v = NULL;
   FG_REQUIRE(a->kind == 'i' || a->kind == 'u', FG_ERR_FORMAT,
              "%s: expected an integer array, got dtype '%s'", label, a->descr);
+  FG_CHECK(npz_hold(c, 8.0 * (double)a->count, label, "converting it to int64"));
   FG_ALLOC(v, a->count);
   FG_CHECK(fg_npy_to_i64(a, label, v));
   *out = v;
   v = NULL;
 cleanup:
+  if (v) npz_release(c, 8.0 * (double)a->count);
   free(v);
   return st;
 }
 
-static fg_status npz_labels(const fg_npy *a, const char *label, int64_t n, fg_raw *r) {
+static fg_status npz_labels(npz_ctx *c, const fg_npy *a, const char *label, int64_t n,
+                            fg_raw *r) {
   fg_status st = FG_OK;
   int64_t *v = NULL;
   FG_REQUIRE(a->ndim == 1 && a->shape[0] == n, FG_ERR_FORMAT,
              "%s: labels must have shape (%lld,), got %d dimension(s) with %lld elements", label,
              (long long)n, a->ndim, (long long)a->count);
-  FG_CHECK(npz_ints(a, label, &v));
+  FG_CHECK(npz_ints(c, a, label, &v));
+  FG_CHECK(npz_hold(c, 4.0 * (double)n, label, "the labels"));
   FG_ALLOC(r->labels, n);
   int64_t mx = -1;
   for (int64_t i = 0; i < n; i++) {
@@ -327,7 +361,9 @@ static fg_status npz_labels(const fg_npy *a, const char *label, int64_t n, fg_ra
     if (v[i] > mx) mx = v[i];
   }
   r->num_classes = mx + 1;
+  FG_CHECK(fg_raw_check_classes(r, label, 0));
 cleanup:
+  if (v) npz_release(c, 8.0 * (double)a->count);
   free(v);
   return st;
 }
@@ -356,10 +392,11 @@ static fg_status npz_shape2(npz_ctx *c, const char *base, int64_t sh[2]) {
   FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.ndim == 1 && a.count == 2, FG_ERR_FORMAT, "%s: expected 2 elements, got %lld",
              label, (long long)a.count);
-  FG_CHECK(npz_ints(&a, label, &v));
+  FG_CHECK(npz_ints(c, &a, label, &v));
   sh[0] = v[0];
   sh[1] = v[1];
 cleanup:
+  if (v) npz_release(c, 16.0);
   free(v);
   return st;
 }
@@ -377,11 +414,11 @@ static fg_status npz_csr(npz_ctx *c, const char *pfx, int64_t n, int64_t cols, i
   FG_REQUIRE(a.ndim == 1 && a.count == n + 1, FG_ERR_FORMAT,
              "%s: expected %lld elements (rows + 1), got %lld", lptr, (long long)n + 1,
              (long long)a.count);
-  FG_CHECK(npz_ints(&a, lptr, &ip));
+  FG_CHECK(npz_ints(c, &a, lptr, &ip));
   snprintf(base, sizeof base, "%s_indices", pfx);
   FG_CHECK(npz_get(c, base, 1, &a, &label));
   FG_REQUIRE(a.ndim == 1, FG_ERR_FORMAT, "%s: expected a 1-D array", label);
-  FG_CHECK(npz_ints(&a, label, &ix));
+  FG_CHECK(npz_ints(c, &a, label, &ix));
   FG_CHECK(check_indptr(ip, n, a.count, lptr));
   for (int64_t k = 0; k < a.count; k++)
     FG_REQUIRE(ix[k] >= 0 && ix[k] < cols, FG_ERR_FORMAT,
@@ -392,21 +429,24 @@ static fg_status npz_csr(npz_ctx *c, const char *pfx, int64_t n, int64_t cols, i
   *indices = ix;
   ip = ix = NULL;
 cleanup:
+  if (ip) npz_release(c, 8.0 * (double)(n + 1));
+  if (ix) npz_release(c, 8.0 * (double)a.count);
   free(ip);
   free(ix);
   return st;
 }
 
-static fg_status check_dense_size(const char *label, int64_t n, int64_t f) {
+/* An n x f float32 feature matrix: its size overflow-checked, then held against the budget. */
+static fg_status hold_dense(npz_ctx *c, const char *label, int64_t n, int64_t f) {
   fg_status st = FG_OK;
+  char what[96];
   FG_REQUIRE(f >= 0 && f < FG_IO_MAX_NODES, FG_ERR_FORMAT, "%s: feature width %lld out of range",
              label, (long long)f);
   FG_REQUIRE(f == 0 || n <= INT64_MAX / 4 / f, FG_ERR_FORMAT, "%s: %lld x %lld features overflow",
              label, (long long)n, (long long)f);
-  int64_t lim = fg_io_alloc_limit();
-  FG_REQUIRE(lim == 0 || n * f * 4 <= lim, FG_ERR_MEMLIMIT,
-             "%s: a dense %lld x %lld feature matrix needs %lld bytes, over the reader's limit of "
-             "%lld", label, (long long)n, (long long)f, (long long)(n * f * 4), (long long)lim);
+  snprintf(what, sizeof what, "a dense %lld x %lld feature matrix (%lld bytes)", (long long)n,
+           (long long)f, (long long)(n * f * 4));
+  FG_CHECK(npz_hold(c, 4.0 * (double)n * (double)f, label, what));
 cleanup:
   return st;
 }
@@ -434,6 +474,13 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
   r->num_nodes = n;
   r->num_edges = nnz;
   r->directed = 1;
+  {
+    char what[80], lind[512];
+    snprintf(what, sizeof what, "the edge list of its %lld entries, and their graph build",
+             (long long)nnz);
+    snprintf(lind, sizeof lind, "%s[adj_indices.npy]", c->path);
+    FG_CHECK(npz_hold(c, (double)nnz * fg_io_edge_bytes(), lind, what));
+  }
   FG_ALLOC(r->src, nnz);
   FG_ALLOC(r->dst, nnz);
   for (int64_t i = 0; i < n; i++)
@@ -444,6 +491,7 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
   free(ip);
   free(ix);
   ip = ix = NULL;
+  npz_release(c, 8.0 * (double)(n + 1 + nnz));
 
   if (npz_has(c, "attr_indptr") || npz_has(c, "attr_indices") || npz_has(c, "attr_data") ||
       npz_has(c, "attr_shape")) {
@@ -453,12 +501,13 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
     int64_t f = sh[1];
     char lshape[512];
     snprintf(lshape, sizeof lshape, "%s[attr_shape.npy]", c->path);
-    FG_CHECK(check_dense_size(lshape, n, f));
+    FG_CHECK(hold_dense(c, lshape, n, f));
     FG_CHECK(npz_csr(c, "attr", n, f, &ip, &ix, &nnz, "column"));
     FG_CHECK(npz_get(c, "attr_data", 1, &a, &label));
     FG_REQUIRE(a.ndim == 1 && a.count == nnz, FG_ERR_FORMAT,
                "%s: expected %lld elements (one per index), got %lld", label, (long long)nnz,
                (long long)a.count);
+    FG_CHECK(npz_hold(c, 4.0 * (double)nnz, label, "its values as float32"));
     FG_ALLOC(vals, nnz);
     FG_CHECK(fg_npy_to_f32(&a, label, vals));
     FG_CALLOC(r->features, n * f);
@@ -470,19 +519,26 @@ static fg_status npz_read_csr_layout(npz_ctx *c, fg_raw *r) {
                    "%s: row %lld, column %lld: duplicate entries sum to a non-finite value",
                    label, (long long)i, (long long)ix[k]);
     r->num_features = f;
+    free(ip);
+    free(ix);
+    free(vals);
+    ip = ix = NULL;
+    vals = NULL;
+    npz_release(c, 8.0 * (double)(n + 1 + nnz) + 4.0 * (double)nnz);
   } else {
     FG_CHECK(npz_get(c, "attr_matrix", 0, &a, &label));
     if (label) {
       FG_REQUIRE(a.ndim == 2 && a.shape[0] == n, FG_ERR_FORMAT,
                  "%s: expected shape (%lld, F), got %d dimension(s)", label, (long long)n,
                  a.ndim);
+      FG_CHECK(hold_dense(c, label, n, a.shape[1]));
       FG_ALLOC(r->features, a.count);
       FG_CHECK(fg_npy_to_f32(&a, label, r->features));
       r->num_features = a.shape[1];
     }
   }
   FG_CHECK(npz_get(c, "labels", 0, &a, &label));
-  if (label) FG_CHECK(npz_labels(&a, label, n, r));
+  if (label) FG_CHECK(npz_labels(c, &a, label, n, r));
 cleanup:
   free(ip);
   free(ix);
@@ -521,6 +577,7 @@ static fg_status npz_mask(npz_ctx *c, const char *base, int64_t n, int k, int64_
              "%s: %lld splits, but the other masks have %lld", label, (long long)nk,
              (long long)*splits);
   *splits = nk;
+  FG_CHECK(npz_hold(c, 8.0 * (double)a.count, label, "converting it to int64"));
   FG_ALLOC(v, a.count);
   FG_CHECK(fg_npy_to_i64(&a, label, v));
   for (int64_t i = 0; i < n; i++) {
@@ -530,6 +587,7 @@ static fg_status npz_mask(npz_ctx *c, const char *base, int64_t n, int k, int64_
     mask[i] = (int8_t)x;
   }
 cleanup:
+  if (v) npz_release(c, 8.0 * (double)a.count);
   free(v);
   return st;
 }
@@ -556,7 +614,7 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_REQUIRE(!lf || !ll || lab.shape[0] == n, FG_ERR_FORMAT,
              "%s: %lld labels for %lld feature rows", ll, (long long)lab.shape[0], (long long)n);
   int64_t m = edges.shape[0];
-  FG_CHECK(npz_ints(&edges, le, &ev));
+  FG_CHECK(npz_ints(c, &edges, le, &ev));
   if (n < 0) { /* no per-node arrays: the largest id decides */
     for (int64_t i = 0; i < 2 * m; i++)
       if (ev[i] + 1 > n && ev[i] < FG_IO_MAX_NODES) n = ev[i] + 1;
@@ -564,16 +622,25 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_REQUIRE(n > 0 && n <= FG_IO_MAX_NODES, FG_ERR_FORMAT,
              "%s: number of nodes %lld out of range [1, %lld]", c->path, (long long)n,
              (long long)FG_IO_MAX_NODES);
+  {
+    char what[80];
+    snprintf(what, sizeof what, "the edge list of its %lld edges, and their graph build",
+             (long long)m);
+    FG_CHECK(npz_hold(c, (double)m * fg_io_edge_bytes(), le, what));
+  }
   FG_CHECK(fg_raw_edge_pairs(ev, m, n, le, r));
+  free(ev);
+  ev = NULL;
+  npz_release(c, 16.0 * (double)m);
   r->num_nodes = n;
   r->directed = 0;
   if (lf) {
-    FG_CHECK(check_dense_size(lf, n, feat.shape[1]));
+    FG_CHECK(hold_dense(c, lf, n, feat.shape[1]));
     FG_ALLOC(r->features, feat.count);
     FG_CHECK(fg_npy_to_f32(&feat, lf, r->features));
     r->num_features = feat.shape[1];
   }
-  if (ll) FG_CHECK(npz_labels(&lab, ll, n, r));
+  if (ll) FG_CHECK(npz_labels(c, &lab, ll, n, r));
 
   int nmasks = 0;
   for (int k = 0; k < 3; k++) nmasks += npz_has(c, mask_names[k]);
@@ -583,6 +650,7 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
                "present)", c->path, !npz_has(c, "train_masks") ? "train_masks" :
                !npz_has(c, "val_masks") ? "val_masks" : "test_masks");
     FG_REQUIRE(ll, FG_ERR_FORMAT, "%s: split masks but no node_labels.npy", c->path);
+    FG_CHECK(npz_hold(c, 2.0 * (double)n, c->path, "the split and a mask"));
     FG_ALLOC(r->split, n);
     memset(r->split, FG_SPLIT_NONE, (size_t)n);
     FG_ALLOC(mask, n);
@@ -614,6 +682,7 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
   memset(out, 0, sizeof *out);
   FG_CALLOC(c, 1);
   c->path = name ? name : "(buffer)";
+  c->held = (double)len; /* the archive itself, in memory for the whole read */
   FG_CHECK(fg_zip_open(buf, len, c->path, &c->zip));
   if (npz_has(c, "adj_indptr") || npz_has(c, "adj_indices")) {
     FG_CHECK(npz_read_csr_layout(c, &r));

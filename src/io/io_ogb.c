@@ -32,15 +32,17 @@ static const char *show_token(const char *p, char *out, size_t cap) {
   return fg_token_text(p, ", \t", out, cap);
 }
 
-/* Grow a row-major table to hold at least need rows (capped by expect_rows when >= 0). */
+/* Grow a row-major table to hold at least need rows (capped by expect_rows when >= 0, and by
+ * most, the rows the memory budget allows). */
 static fg_status table_grow(fg_lines *L, void **data, int64_t *cap, int64_t need, int64_t width,
-                            size_t elem, int64_t expect_rows) {
+                            size_t elem, int64_t expect_rows, int64_t most) {
   fg_status st = FG_OK;
   if (need <= *cap) goto cleanup;
   /* The first block holds at most ~64K values (or one row), later ones double: memory stays
    * within twice what the rows present need, whatever the file declares. */
   int64_t nc = *cap ? *cap * 2 : FG_MAX(1, FG_MIN(1024, 65536 / width));
   if (expect_rows >= 0 && nc > expect_rows) nc = expect_rows;
+  if (nc > most) nc = most;
   if (nc < need) nc = need;
   FG_REQUIRE((uint64_t)nc <= SIZE_MAX / elem / (uint64_t)width, FG_ERR_NOMEM,
              "%s: table too large (%lld rows of %lld values)", L->name, (long long)nc,
@@ -54,13 +56,31 @@ cleanup:
   return st;
 }
 
+/* FG_ERR_MEMLIMIT unless row `rows` + 1 is within most, the rows the budget allows beside what
+ * the reader holds already (held bytes) at row_bytes a row. */
+static fg_status table_room(const fg_lines *L, int64_t rows, int64_t most, double held,
+                            double row_bytes) {
+  fg_status st = FG_OK;
+  char need[32];
+  FG_REQUIRE(rows < most, FG_ERR_MEMLIMIT,
+             "%s: line %lld: the %lld rows read so far need about %s to load (%.0f bytes a row%s), "
+             "but %s%s",
+             L->name, (long long)L->lineno, (long long)rows + 1,
+             fg_format_bytes(held + (double)(rows + 1) * row_bytes, need, sizeof need), row_bytes,
+             held > 0 ? ", with what the files before it hold" : "", fg_io_limit_text(),
+             L->gzip ? " (the size of gzip data is known only at its end: reading stopped at the "
+                       "limit)" : "");
+cleanup:
+  return st;
+}
+
 /* Rows of `width` real numbers (width < 0: any width, equal across rows), stored as float
  * (as_float) or double. expect_rows >= 0: exactly that many rows. Rejects NaN/Inf. */
 static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows, int as_float,
-                                void **out, int64_t *rows_out, int64_t *width_out) {
+                                double held, void **out, int64_t *rows_out, int64_t *width_out) {
   fg_status st = FG_OK;
   void *data = NULL;
-  int64_t rows = 0, cap = 0;
+  int64_t rows = 0, cap = 0, most = -1;
   size_t elem = as_float ? sizeof(float) : sizeof(double);
   char tok[48];
   *out = NULL;
@@ -74,7 +94,9 @@ static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows,
     FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
-    FG_CHECK(table_grow(L, &data, &cap, rows + 1, width, elem, expect_rows));
+    if (most < 0) most = fg_io_items_allowed(held, (double)width * (double)elem);
+    FG_CHECK(table_room(L, rows, most, held, (double)width * (double)elem));
+    FG_CHECK(table_grow(L, &data, &cap, rows + 1, width, elem, expect_rows, most));
     float *frow = as_float ? (float *)data + rows * width : NULL;
     double *drow = as_float ? NULL : (double *)data + rows * width;
     const char *p = s;
@@ -116,14 +138,18 @@ cleanup:
   return st;
 }
 
-/* Rows of ncols (1 or 2) integers in [lo, hi), one column array each. */
+/* Rows of ncols (1 or 2) integers in [lo, hi), one column array each; a row costs the load
+ * row_bytes (at least its 8 * ncols), beside the held bytes of what was read before. */
 static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int64_t lo,
-                               int64_t hi, const char *what, int64_t **cols, int64_t *rows_out) {
+                               int64_t hi, const char *what, double held, double row_bytes,
+                               int64_t **cols, int64_t *rows_out) {
   fg_status st = FG_OK;
   int64_t *col[2] = {NULL, NULL};
   int64_t rows = 0, cap[2] = {0, 0};
   char tok[48];
   assert(ncols == 1 || ncols == 2);
+  row_bytes = FG_MAX(row_bytes, 8.0 * ncols);
+  const int64_t most = fg_io_items_allowed(held, row_bytes);
   for (;;) {
     char *s;
     FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -132,9 +158,10 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
     FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
+    FG_CHECK(table_room(L, rows, most, held, row_bytes));
     for (int k = 0; k < ncols; k++) {
       void *d = col[k];
-      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t), expect_rows));
+      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t), expect_rows, most));
       col[k] = d;
     }
     const char *p = s;
@@ -178,11 +205,13 @@ static int is_nan_word(const char *s) {
 
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
  * or "nan" mark an unlabelled node. */
-static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_classes) {
+static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
+                            int64_t *num_classes) {
   fg_status st = FG_OK;
   int32_t *lab = NULL;
   int64_t rows = 0, cap = 0, maxl = -1;
   char tok[48];
+  const int64_t most = fg_io_items_allowed(held, sizeof *lab);
   for (;;) {
     char *s;
     FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -190,8 +219,9 @@ static fg_status csv_labels(fg_lines *L, int64_t n, int32_t **out, int64_t *num_
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
+    FG_CHECK(table_room(L, rows, most, held, sizeof *lab));
     void *d = lab;
-    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n));
+    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n, most));
     lab = d;
     FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
                "%s: line %lld: several label columns (multi-task labels are not supported)",
@@ -238,7 +268,7 @@ fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t
   FG_REQUIRE(width == -1 || width > 0, FG_ERR_INVALID_ARG, "csv width must be > 0 or -1, got %lld",
              (long long)width);
   FG_CHECK(fg_lines_open_mem(&L, buf, len, name));
-  FG_CHECK(csv_real_table(&L, width, expect_rows, 0, &v, rows, NULL));
+  FG_CHECK(csv_real_table(&L, width, expect_rows, 0, 0.0, &v, rows, NULL));
   *values = v;
 cleanup:
   fg_lines_close(&L);
@@ -290,7 +320,7 @@ cleanup:
 static fg_status read_count(fg_lines *L, int64_t hi, const char *what, int64_t *value) {
   fg_status st = FG_OK;
   int64_t *col[1] = {NULL}, rows = 0;
-  FG_CHECK(csv_int_table(L, 1, -1, 0, hi, what, col, &rows));
+  FG_CHECK(csv_int_table(L, 1, -1, 0, hi, what, 0.0, 8.0, col, &rows));
   FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", L->name, what);
   FG_REQUIRE(rows == 1, FG_ERR_UNSUPPORTED,
              "%s: %lld lines (a dataset of several graphs): only single-graph node-property "
@@ -346,7 +376,7 @@ cleanup:
 
 /* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
 static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
-                            int8_t **out) {
+                            double held, int8_t **out) {
   fg_status st = FG_OK;
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
@@ -363,7 +393,8 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
   for (int k = 0; k < 3; k++) {
     int64_t rows = 0;
     FG_CHECK(open_csv(dir, sub, split_files[k], 1, &L, &path));
-    FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", ids, &rows));
+    FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", held + (labels ? (double)n : 0.0), 8.0,
+                           ids, &rows));
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
       int64_t v = ids[0][i];
@@ -417,22 +448,45 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   /* Rows are counted against the declared sizes as they are read, and arrays grow with the
    * rows present, so a small file declaring a huge graph fails before allocating it. */
   FG_CHECK(open_csv(dir, "raw", "edge", 1, &L, &path));
+  {
+    /* declared edges the file could hold ("u,v" and a newline: 4 bytes at least) that the
+     * memory could not load: refused before reading them. (More than the file could hold is a
+     * lie that reading reports, naming the line where the rows run out or go wrong.) */
+    char need[32];
+    const double fit = floor((fg_lines_max_bytes(&L) + 1.0) / 4.0), eb = fg_io_edge_bytes();
+    FG_REQUIRE((double)r.num_edges > fit || !fg_io_over_limit((double)r.num_edges * eb),
+               FG_ERR_MEMLIMIT,
+               "%s: num-edge-list declares %lld edges: loading them needs about %s (%.0f bytes "
+               "an edge: the edge list and the graph build), but %s",
+               path, (long long)r.num_edges,
+               fg_format_bytes((double)r.num_edges * eb, need, sizeof need), eb,
+               fg_io_limit_text());
+  }
   int64_t rows = 0;
-  FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", cols, &rows));
+  /* what each file holds counts against the budget beside the files before it: an edge costs
+   * the load fg_io_edge_bytes() (the graph build's share included) */
+  FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", 0.0, fg_io_edge_bytes(),
+                         cols, &rows));
   r.src = cols[0];
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
   r.directed = 0;
+  double held = (double)rows * fg_io_edge_bytes();
 
   FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
     void *f = NULL;
-    FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, &f, &rows, &r.num_features));
+    FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, held, &f, &rows, &r.num_features));
     r.features = f;
+    held += (double)rows * (double)r.num_features * sizeof(float);
   }
 
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
-  if (path) FG_CHECK(csv_labels(&L, r.num_nodes, &r.labels, &r.num_classes));
+  if (path) {
+    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes));
+    FG_CHECK(fg_raw_check_classes(&r, path, 1));
+    held += 4.0 * (double)r.num_nodes;
+  }
 
   splitdir = path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
@@ -451,7 +505,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
     FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
                splitdir, list);
   }
-  if (use) FG_CHECK(read_split(dir, use, r.num_nodes, r.labels, &r.split));
+  if (use) FG_CHECK(read_split(dir, use, r.num_nodes, r.labels, held, &r.split));
 
   *out = r;
   memset(&r, 0, sizeof r);

@@ -33,7 +33,4 @@ fg_status fg_train_memory_check_ranks(fg_dist *d, const fg_dataset *ds,
  * layer). --reorder auto sizes its cache simulation for rows of this many floats. */
 int64_t fg_train_hidden_width(const fg_train_config *cfg, int64_t num_classes);
 
-/* "1.23 GB" / "456 MB" / "789 kB" / "12 B" into buf. */
-const char *fg_format_bytes(double bytes, char *buf, size_t len);
-
 #endif /* FG_MEMBUDGET_H */

@@ -10,30 +10,6 @@
 #include "plan/fg_plan.h"
 #include "train/fg_membudget.h"
 
-int64_t fg_available_memory(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  char line[256];
-  long long kb = -1;
-  if (!f) return -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
-  fclose(f);
-  return kb < 0 ? -1 : (int64_t)kb * 1024;
-}
-
-const char *fg_format_bytes(double bytes, char *buf, size_t len) {
-  static const char *const unit[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (u < 4 && bytes >= 1000.0) {
-    bytes /= 1000.0;
-    u++;
-  }
-  snprintf(buf, len, u == 0 ? "%.0f %s" : bytes < 10 ? "%.2f %s" : bytes < 100 ? "%.1f %s"
-                                                                            : "%.0f %s",
-           bytes, unit[u]);
-  return buf;
-}
-
 int64_t fg_train_hidden_width(const fg_train_config *cfg, int64_t num_classes) {
   int64_t w = cfg->layers > 1 ? 0 : num_classes;
   for (int l = 1; l < cfg->layers; l++)

@@ -37,15 +37,17 @@ expect_fail "unknown scheme" "unknown scheme 'x'" train "$dir/good.txt" --epochs
 expect_fail "serial on 3 ranks" "runs on 1 process, but 3 were started" train "$dir/good.txt" --scheme serial
 expect_fail "info with a malformed file" "bad.txt: line 3" info "$dir/bad.txt" --ranks 3
 # the memory budget per process, for each kind of scheme (the estimate needs the dataset, which
-# only rank 0 has: every rank must still stop with the message)
+# only rank 0 has: every rank must still stop with the message); 20M lets Cora load (--mem-limit
+# bounds loading too) and refuses the run; --hidden 512 makes every configuration's share exceed
+# it for auto
 demo=$(dirname "$0")/../../data/cora
 for s in 1d 1d-sa "3d --grid 1x3x1"; do
   # shellcheck disable=SC2086
-  expect_fail "memory limit, $s" "on rank 0 (${s%% *}.*but --mem-limit is 1.00 MB per process" \
-    train "$demo" --epochs 2 --scheme $s --mem-limit 1M
+  expect_fail "memory limit, $s" "on rank 0 (${s%% *}.*but --mem-limit is 20.0 MB per process" \
+    train "$demo" --epochs 2 --scheme $s --mem-limit 20M
 done
 expect_fail "memory limit, auto" "no configuration of 3 ranks fits in memory" \
-  train "$demo" --epochs 2 --scheme auto --mem-limit 1M
+  train "$demo" --epochs 2 --scheme auto --mem-limit 20M --hidden 512
 if timeout 60 "$mpiexec" -n 3 --oversubscribe "$fg" train "$demo" --epochs 1 --quiet \
   --scheme 1d-sa --mem-limit 4G >"$dir/out" 2>"$dir/err"; then
   echo "ok: a run within --mem-limit 4G trains"

@@ -294,6 +294,7 @@ typedef struct dense_opts {
   int one_d_masks;   /* masks of shape (6,) */
   int flip;          /* corrupt the deflate stream of edges */
   int edge_range;    /* edge id 6 */
+  int sparse_label;  /* node 5 has label 99999: 100,000 class ids, 4 of them used */
 } dense_opts;
 
 static void dense_npz(const char *rel, dense_opts o) {
@@ -309,6 +310,7 @@ static void dense_npz(const char *rel, dense_opts o) {
   if (o.unlabelled) labels[0] = -1;
   if (o.nan_feat) feat[3][1] = 1.0f / 0.0f;
   if (o.edge_range) edges[6][1] = 6;
+  if (o.sparse_label) labels[5] = 99999;
   bytes b;
 #define ADD(name, dict, arr, sz, fl)           \
   do {                                         \
@@ -428,6 +430,7 @@ int main(int argc, char **argv) {
   dense_npz("npz/inf_features.npz", (dense_opts){.method = 8, .nan_feat = 1});
   dense_npz("npz/dense_corrupt.npz", (dense_opts){.method = 8, .flip = 1});
   dense_npz("npz/edge_range.npz", (dense_opts){.method = 8, .edge_range = 1});
+  dense_npz("npz/sparse_label.npz", (dense_opts){.method = 8, .sparse_label = 1});
   {
     zipw z = {0};
     bytes b = npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", e64, 8);

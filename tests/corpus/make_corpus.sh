@@ -99,6 +99,12 @@ ogb label_fraction
 printf '0\n1\n2\n0\n1.5\n2\n' > ogb/label_fraction/raw/node-label.csv
 ogb label_huge
 printf '0\n1\n2\n0\n1\n5000000\n' > ogb/label_huge/raw/node-label.csv
+ogb label_sparse             # one stray label: 100,000 class ids, of which 4 occur
+printf '0\n1\n2\n0\n1\n99999\n' > ogb/label_sparse/raw/node-label.csv
+ogb label_33                 # 33 class ids, 4 occur: refused (more than 32, mostly unused)
+printf '0\n1\n2\n0\n1\n32\n' > ogb/label_33/raw/node-label.csv
+ogb label_32_ok              # 32 class ids, 4 occur: small label sets are taken as they are
+printf '0\n1\n2\n0\n1\n31\n' > ogb/label_32_ok/raw/node-label.csv
 ogb label_junk
 printf '0\n1\ncat\n0\n1\n2\n' > ogb/label_junk/raw/node-label.csv
 ogb label_two_cols
@@ -153,6 +159,9 @@ printf '0 1\n1 -2\n' > snap/negative.txt
 printf '0 1\n1 2147483647\n' > snap/huge_id.txt
 printf '0 1\n1 99999999999999999999\n' > snap/overflow_id.txt
 printf '0,1\n' > snap/commas.txt
+# a header declaring far more nodes than its lines can name (the reader keeps the count; the
+# loader sets it aside, or with --keep-ids weighs it against the memory limit)
+printf '# Nodes: 2147483646\n0 1\n1 2\n' > snap/nodes_huge.txt
 printf '# only comments\n\n' > snap/empty.txt
 printf '0 1\n\000\000\000\n' > snap/nul.txt
 awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%d %d\n", i, (i * 7919) % 3000 }' > snap/big.txt
@@ -195,6 +204,10 @@ printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3\n1 2\n' > mtx/ba
 printf '%%%%MatrixMarket matrix coordinate pattern general\n1000000000000 1000000000000 1\n1 2\n' \
   > mtx/huge_size.mtx
 printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 x\n' > mtx/junk_entry.mtx
+# more entries declared than the file's bytes can hold (4 bytes an entry at least)
+printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3 1000000000\n1 2\n' \
+  > mtx/nnz_huge.mtx
+gzip -n -9 -c mtx/nnz_huge.mtx > mtx/nnz_huge.mtx.gz
 printf '' > mtx/empty.mtx
 gzip -n -9 -c mtx/ok_symmetric.mtx > mtx/full.mtx.gz
 head -c 30 mtx/full.mtx.gz > mtx/truncated.mtx.gz

@@ -230,11 +230,34 @@ static void test_sparse_ids(void) {
   c.keep_ids = 0;
   remove(path);
 
-  /* a declaration every id fits under: isolated nodes 4..9 kept, nothing renumbered */
-  write_temp(path, "# Directed graph\n# Nodes: 10 Edges: 2\n0 3\n3 2\n");
+  /* a declaration every id fits under, within what the 5 edge lines can name (10 nodes):
+   * isolated nodes 6..9 kept, nothing renumbered */
+  write_temp(path, "# Directed graph\n# Nodes: 10 Edges: 5\n0 3\n3 2\n2 1\n1 5\n5 3\n");
   EXPECT_OK(fg_dataset_load(path, &c, &ds));
-  if (ds) EXPECT(ds->num_nodes == 10 && ds->ids == NULL && has_edge(ds, 3, 2));
+  if (ds) {
+    EXPECT(ds->num_nodes == 10 && ds->ids == NULL && has_edge(ds, 3, 2));
+    EXPECT(ds->nodes_set_aside == 0);
+  }
   fg_dataset_destroy(&ds);
+  remove(path);
+
+  /* more nodes than the edge lines can name: the header is set aside (and says so), unless
+   * --keep-ids */
+  write_temp(path, "# Nodes: 10 Edges: 2\n0 3\n3 2\n");
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) {
+    EXPECT(ds->num_nodes == 3 && ds->ids && ds->ids[2] == 3 && ds->nodes_set_aside == 10);
+    char *txt = info_text(ds);
+    EXPECT(txt && strstr(txt, "the header's '# Nodes: 10' was set aside: 2 edge lines name at "
+                              "most 4 nodes (--keep-ids keeps it)"));
+    free(txt);
+  }
+  fg_dataset_destroy(&ds);
+  c.keep_ids = 1;
+  EXPECT_OK(fg_dataset_load(path, &c, &ds));
+  if (ds) EXPECT(ds->num_nodes == 10 && ds->ids == NULL && ds->nodes_set_aside == 0);
+  fg_dataset_destroy(&ds);
+  c.keep_ids = 0;
   remove(path);
 
   /* a declaration the ids exceed (SNAP's own ca-AstroPh header), or junk after "Nodes:":

@@ -67,6 +67,13 @@ static const corpus_case cases[] = {
      "raw/node-label.csv: line 5: label '1.5' is not an integer"},
     {R_OGB, "ogb/label_huge", 0, NULL, FG_ERR_FORMAT,
      "raw/node-label.csv: line 6: label 5000000 out of range"},
+    {R_OGB, "ogb/label_sparse", 0, NULL, FG_ERR_FORMAT,
+     "raw/node-label.csv: line 6: label 99999 makes 100000 classes (0..99999), but only 4 "
+     "distinct labels occur among the 6 labelled nodes: more than half of the class ids would "
+     "never be used"},
+    {R_OGB, "ogb/label_33", 0, NULL, FG_ERR_FORMAT,
+     "raw/node-label.csv: line 6: label 32 makes 33 classes (0..32), but only 4 distinct"},
+    {R_OGB, "ogb/label_32_ok", 0, NULL, FG_OK, NULL},
     {R_OGB, "ogb/label_junk", 0, NULL, FG_ERR_FORMAT,
      "raw/node-label.csv: line 3: label 'cat' is not a number"},
     {R_OGB, "ogb/label_two_cols", 0, NULL, FG_ERR_UNSUPPORTED,
@@ -116,6 +123,7 @@ static const corpus_case cases[] = {
     /* ---- SNAP ---- */
     {R_SNAP, "snap/ok.txt", 0, NULL, FG_OK, NULL},
     {R_SNAP, "snap/ok.txt.gz", 0, NULL, FG_OK, NULL},
+    {R_SNAP, "snap/nodes_huge.txt", 0, NULL, FG_OK, NULL},
     {R_SNAP, "snap/junk_line.txt", 0, NULL, FG_ERR_FORMAT,
      "junk_line.txt: line 2: expected two node ids 'u v' but found 'foo'"},
     {R_SNAP, "snap/one_number.txt", 0, NULL, FG_ERR_FORMAT,
@@ -174,6 +182,12 @@ static const corpus_case cases[] = {
     {R_MTX, "mtx/junk_entry.mtx", 0, NULL, FG_ERR_FORMAT,
      "junk_entry.mtx: line 3: expected 'row column' but found 'x'"},
     {R_MTX, "mtx/empty.mtx", 0, NULL, FG_ERR_FORMAT, "empty.mtx: empty file"},
+    {R_MTX, "mtx/nnz_huge.mtx", 0, NULL, FG_ERR_FORMAT,
+     "nnz_huge.mtx: line 2 declares 1000000000 entries, but the file's 68 bytes can hold at "
+     "most 17 (an entry takes 4 bytes or more)"},
+    {R_MTX, "mtx/nnz_huge.mtx.gz", 0, NULL, FG_ERR_FORMAT,
+     "nnz_huge.mtx.gz: line 2 declares 1000000000 entries, but 78 bytes of gzip data (which "
+     "inflate to at most 81520) can hold at most 20380"},
     {R_MTX, "mtx/truncated.mtx.gz", 0, NULL, FG_ERR_FORMAT,
      "truncated.mtx.gz: truncated gzip data"},
 
@@ -269,12 +283,17 @@ static const corpus_case cases[] = {
     {R_NPZ, "npz/split_overlap.npz", 1, NULL, FG_ERR_FORMAT,
      "split_overlap.npz[test_masks.npy]: node 0 of split 1 is also in val_masks"},
     {R_NPZ, "npz/split_overlap.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "npz/sparse_label.npz", 0, NULL, FG_ERR_FORMAT,
+     "sparse_label.npz[node_labels.npy]: element 5: label 99999 makes 100000 classes (0..99999), "
+     "but only 4 distinct labels occur among the 6 labelled nodes"},
     {R_NPZ, "npz/split_unlabelled.npz", 0, NULL, FG_ERR_FORMAT,
      "split_unlabelled.npz[train_masks.npy]: node 0 of split 0 has no label"},
     {R_NPZ, "npz/mask_shape.npz", 0, NULL, FG_ERR_FORMAT,
      "mask_shape.npz[train_masks.npy]: expected shape (K, 6) or (6,)"},
     {R_NPZ, "npz/huge_attr_shape.npz", 0, NULL, FG_ERR_MEMLIMIT,
-     "a dense 5 x 1073741824 feature matrix needs 21474836480 bytes, over the reader's limit"},
+     "[attr_shape.npy]: a dense 5 x 1073741824 feature matrix (21474836480 bytes) needs 21.5 GB, "
+     "21.5 GB in all with what the read holds (the archive, its inflated members and arrays), "
+     "but the reader's limit is 1.07 GB"},
     {R_NPZ, "npz/truncated.npz", 0, NULL, FG_ERR_FORMAT,
      "truncated.npz: not a zip archive (no end-of-central-directory record; truncated?)"},
     {R_NPZ, "npz/not_a_zip.npz", 0, NULL, FG_ERR_FORMAT,
@@ -321,6 +340,12 @@ static void check_good(const corpus_case *c, const fg_raw *r) {
   if (c->r == R_OGB) {
     check_ogb_base(rel, r);
     if (strstr(rel, "no_feat")) return;
+    if (strstr(rel, "label_32_ok")) {
+      static const int32_t lab[6] = {0, 1, 2, 0, 1, 31};
+      EXPECT_MSG(r->labels && memcmp(r->labels, lab, sizeof lab) == 0, "%s labels", rel);
+      EXPECT_MSG(r->num_classes == 32, "%s", rel);
+      return;
+    }
     if (strstr(rel, "unlabelled_ok")) {
       static const int32_t lab[6] = {0, 1, -1, -1, -1, 2};
       static const int8_t sp[6] = {0, 1, -1, -1, -1, 2};
@@ -341,6 +366,11 @@ static void check_good(const corpus_case *c, const fg_raw *r) {
       static const int8_t sp[6] = {0, 0, 1, 1, 2, 2};
       EXPECT_MSG(split_equal(r, sp), "%s split", rel);
     }
+  } else if (c->r == R_SNAP && strstr(rel, "nodes_huge")) {
+    /* the reader keeps the declared count; fg_dataset_load decides what it is worth */
+    static const int64_t e[2][2] = {{0, 1}, {1, 2}};
+    EXPECT_MSG(r->num_nodes == 2147483646 && r->declared_nodes == 2147483646 &&
+                   !r->ids_inferred && r->id_span == 3 && edges_equal(r, e, 2), "%s", rel);
   } else if (c->r == R_SNAP) {
     static const int64_t e[5][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {10, 3}};
     EXPECT_MSG(r->num_nodes == 11 && r->directed == 1 && edges_equal(r, e, 5), "%s", rel);
