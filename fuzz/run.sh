@@ -57,6 +57,11 @@ done
 [ -n "$targets" ] || targets=$all_targets
 [ "$secs" -gt 0 ] 2>/dev/null || { echo "fuzz/run.sh: SECONDS must be positive" >&2; exit 2; }
 
+# what is fuzzed: the commit (and whether src/ or fuzz/ differ from it) when the build starts
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$root" diff --quiet HEAD -- src fuzz 2>/dev/null || commit="$commit (+ uncommitted changes)"
+began=$(date -u '+%Y-%m-%d %H:%M UTC')
+
 if [ ! -f "$build/build.ninja" ]; then
   (cd "$root" && cmake --preset fuzz -B "$build") || exit 2
 fi
@@ -95,6 +100,7 @@ for t in $targets; do
   [ -f "$root/fuzz/$t.dict" ] && dict="-dict=$root/fuzz/$t.dict"
   dirs=""
   for s in $(seeds "$t"); do dirs="$dirs $root/tests/corpus/$s"; done
+  # shellcheck disable=SC2086
   nseeds=$(find $dirs -type f | wc -l | tr -d ' ')
   before=$(artifacts "$t")
   log="$art/$t.log"
@@ -125,13 +131,11 @@ for t in $targets; do
 done
 
 if [ -n "$report" ]; then
-  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  git -C "$root" diff --quiet HEAD -- src fuzz 2>/dev/null || commit="$commit (+ uncommitted changes)"
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
   cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
   ccv=$("${cc:-clang}" --version 2>/dev/null | head -n 1)
   {
-    echo "Fuzzing campaign of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
+    echo "Fuzzing campaign begun $began, commit $commit;"
     echo "$(nproc) cores ($cpu), $(uname -sm); $ccv; ${secs} s per target."
     echo
     echo "| target | seconds | executions | exec/s | peak RSS (MB) | seeds | corpus | new units | coverage (edges) | crashes |"
