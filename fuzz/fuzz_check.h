@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fg_core.h"
 #include "io/fg_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * report them as crashes). */
 static inline void fuzz_init(void) {
   static int done = 0;
+  fg_error_clear(); /* a failure must set its own message, not leave the last input's */
   if (!done) {
     fg_io_set_alloc_limit((int64_t)64 << 20);
     done = 1;
@@ -51,8 +53,30 @@ static inline void fuzz_check_raw(const fg_raw *r) {
     }
 }
 
+/* A refusal's message is what the CLI prints: it must be valid UTF-8 without control characters
+ * (C0, DEL, C1), so that no input can put terminal escape sequences on the screen (file text goes
+ * through fg_printable). Call it after a failed read. */
+static inline void fuzz_check_message(void) {
+  const unsigned char *m = (const unsigned char *)fg_last_error();
+  FUZZ_ASSERT(m[0] != '\0');
+  for (size_t i = 0; m[i];) {
+    unsigned cp = m[i], more = 0;
+    if (cp >= 0xf0 && cp < 0xf5) more = 3, cp &= 0x07;
+    else if (cp >= 0xe0 && cp < 0xf0) more = 2, cp &= 0x0f;
+    else if (cp >= 0xc2 && cp < 0xe0) more = 1, cp &= 0x1f;
+    else FUZZ_ASSERT(cp < 0x80);
+    for (unsigned k = 1; k <= more; k++) {
+      FUZZ_ASSERT((m[i + k] & 0xc0) == 0x80);
+      cp = cp << 6 | (m[i + k] & 0x3fu);
+    }
+    FUZZ_ASSERT(cp >= 0x20 && !(cp >= 0x7f && cp < 0xa0));
+    i += 1 + more;
+  }
+}
+
 static inline void fuzz_check_empty(const fg_raw *r) {
   FUZZ_ASSERT(!r->src && !r->dst && !r->features && !r->labels && !r->split);
+  fuzz_check_message();
 }
 
 #endif

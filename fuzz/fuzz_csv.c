@@ -16,6 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (int64_t i = 0; i < rows * width; i++) FUZZ_ASSERT(isfinite(v[i]));
   } else {
     FUZZ_ASSERT(v == NULL);
+    fuzz_check_message();
   }
   free(v);
   return 0;

@@ -26,8 +26,8 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
     run_suite asan -LE "long|heavy"
   run_suite noomp -LE wide
   if [ -x fuzz/run.sh ]; then
-    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-20} s"
-    fuzz/run.sh "${FG_FUZZ_SECONDS:-20}"
+    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-15} s"
+    fuzz/run.sh "${FG_FUZZ_SECONDS:-15}"
   fi
 fi
 run_suite ci

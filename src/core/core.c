@@ -73,6 +73,45 @@ void fg_error_adopt(fg_status code, const char *msg) {
 
 int fg_error_is_adopted(void) { return fg_err_adopted; }
 
+/* Bytes fg_printable writes for byte b. */
+static size_t printable_width(unsigned char b) {
+  return b == '\\' ? 2 : b >= 0x20 && b < 0x7f ? 1 : 4;
+}
+
+const char *fg_printable(const char *s, size_t n, char *out, size_t cap) {
+  static const char hex[] = "0123456789abcdef";
+  static const char ellipsis[] = "\xe2\x80\xa6"; /* U+2026 in UTF-8 */
+  const size_t dots = sizeof ellipsis - 1;
+  size_t total = 0, used = 0;
+  if (cap == 0) return out;
+  for (size_t i = 0; i < n && total < cap; i++) total += printable_width((unsigned char)s[i]);
+  const int cut = total > cap - 1;
+  /* what the characters may take: all of it, or what leaves room for the ellipsis */
+  const size_t limit = cut && cap - 1 >= dots ? cap - 1 - dots : cap - 1;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char b = (unsigned char)s[i];
+    const size_t len = printable_width(b);
+    if (used + len > limit) break;
+    if (len == 1) {
+      out[used] = (char)b;
+    } else if (len == 2) {
+      out[used] = out[used + 1] = '\\';
+    } else {
+      out[used] = '\\';
+      out[used + 1] = 'x';
+      out[used + 2] = hex[b >> 4];
+      out[used + 3] = hex[b & 15];
+    }
+    used += len;
+  }
+  if (cut && cap - 1 >= dots) {
+    memcpy(out + used, ellipsis, dots);
+    used += dots;
+  }
+  out[used] = '\0';
+  return out;
+}
+
 void *fg_malloc_array(size_t n, size_t size) {
   return n == 0 || size == 0 || n > SIZE_MAX / size ? NULL : malloc(n * size);
 }

@@ -41,6 +41,15 @@ void fg_error_adopt(fg_status code, const char *msg);
 /* 1 if the current message came from fg_error_adopt (0 after fg_error_set or clear). */
 int fg_error_is_adopted(void);
 
+/* Bytes read from a file, made safe to quote in a message: s[0, n) copied into out[cap] with
+ * printable ASCII (0x20..0x7e) kept, a backslash written "\\" and every other byte (control
+ * bytes such as ESC, DEL, NUL, anything non-ASCII) written "\xNN", so no file can put terminal
+ * escape sequences on the user's screen. If that does not fit in cap - 1 bytes, the text is cut
+ * after a whole character and ends in "…" (3 bytes, so within cap). Always NUL-terminates
+ * (cap > 0); returns out. Every reader quotes file content through this (directly or through
+ * io/'s fg_token_text). */
+const char *fg_printable(const char *s, size_t n, char *out, size_t cap);
+
 #define FG_FAIL(code, ...)                                          \
   do {                                                              \
     st = fg_error_set((code), __FILE__, __LINE__, __VA_ARGS__);     \

@@ -53,7 +53,7 @@ void fg_lines_close(fg_lines *L);
 /* Read a whole regular file into memory (*buf is malloc'ed, free it). */
 fg_status fg_file_slurp(const char *path, unsigned char **buf, size_t *len);
 
-/* Append name, item i of a comma-separated list, to the string in out[cap] (cut at cap). */
+/* Append name (fg_printable), item i of a comma-separated list, to out[cap] (cut at cap). */
 void fg_list_append(char *out, size_t cap, int64_t i, const char *name);
 /* Remove a partly written output, but only a regular file (never a device such as /dev/full). */
 void fg_remove_partial(const char *path);
@@ -77,8 +77,8 @@ int fg_parse_i64(const char *p, const char **end, int64_t *v);
 /* Real number at p (as strtod, with an exact fast path for short decimals). Returns 0 on
  * success, 1 if it is not a number. NaN and Inf are returned as such. */
 int fg_parse_f64(const char *p, const char **end, double *v);
-/* Copy the token starting at p (up to a byte of stops or the end, at most cap - 1 bytes, with an
- * ellipsis if longer, unprintable bytes as '?') into out for messages. */
+/* The token starting at p (up to a byte of stops or the end) through fg_printable into out, for
+ * messages. */
 const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap);
 
 /* ---- .npy --------------------------------------------------------------------------------- */
@@ -95,7 +95,7 @@ typedef struct fg_npy {
   int64_t count;                  /* product of the shape */
   const unsigned char *data;      /* count * itemsize bytes, little-endian */
   size_t data_offset;             /* where data starts in the .npy (for messages) */
-  char descr[32];                 /* the dtype string as written, e.g. "<f4" */
+  char descr[32];                 /* the dtype string as written, e.g. "<f4" (fg_printable) */
 } fg_npy;
 
 /* Parse a .npy held in buf[0, len): header, dtype and every size against the bytes present. */
@@ -112,6 +112,7 @@ fg_status fg_raw_edge_pairs(const int64_t *ev, int64_t m, int64_t n, const char 
 
 typedef struct fg_zip_member {
   char *name;
+  char show[72]; /* the name through fg_printable: what messages quote */
   uint64_t csize, usize, local_offset;
   uint32_t crc;
   int method, flags;

@@ -333,7 +333,8 @@ cleanup:
 
 void fg_list_append(char *out, size_t cap, int64_t i, const char *name) {
   size_t used = strlen(out);
-  if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name);
+  if (i && used + 3 < cap) used += (size_t)snprintf(out + used, cap - used, ", ");
+  if (used + 1 < cap) fg_printable(name, strlen(name), out + used, cap - used);
 }
 
 void fg_remove_partial(const char *path) {
@@ -408,11 +409,6 @@ int fg_parse_f64(const char *p, const char **end, double *v) {
 
 const char *fg_token_text(const char *p, const char *stops, char *out, size_t cap) {
   size_t n = 0;
-  while (p[n] && !strchr(stops, p[n]) && n + 1 < cap) n++;
-  memcpy(out, p, n);
-  out[n] = '\0';
-  if (p[n] && !strchr(stops, p[n]) && n >= 3) memcpy(out + n - 3, "...", 3);
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f) out[i] = '?';
-  return out;
+  while (p[n] && !strchr(stops, p[n]) && n < cap) n++; /* cap bytes or more: cut anyway */
+  return fg_printable(p, n, out, cap);
 }

@@ -104,7 +104,7 @@ static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
   fg_status st = FG_OK;
   char order = '|';
   const char *p = d;
-  snprintf(a->descr, sizeof a->descr, "%s", d);
+  fg_printable(d, strlen(d), a->descr, sizeof a->descr); /* the messages quote this */
   if (*p == '<' || *p == '>' || *p == '|' || *p == '=') order = *p++;
   char kind = *p ? *p++ : '?';
   long size = 0;
@@ -114,18 +114,19 @@ static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
     digits++;
   }
   FG_REQUIRE(kind != 'O', FG_ERR_UNSUPPORTED, "%s: object arrays (dtype '%s') are not supported",
-             name, d);
+             name, a->descr);
   FG_REQUIRE(kind != 'U' && kind != 'S' && kind != 'a', FG_ERR_UNSUPPORTED,
-             "%s: string arrays (dtype '%s') are not supported", name, d);
+             "%s: string arrays (dtype '%s') are not supported", name, a->descr);
   int ok = digits > 0 && *p == '\0' &&
            ((kind == 'f' && (size == 4 || size == 8)) ||
             ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
             (kind == 'b' && size == 1));
   FG_REQUIRE(ok, FG_ERR_UNSUPPORTED,
-             "%s: dtype '%s' is not supported (float32/64, int8-64, uint8-64, bool)", name, d);
+             "%s: dtype '%s' is not supported (float32/64, int8-64, uint8-64, bool)", name,
+             a->descr);
   FG_REQUIRE(!(order == '>' && size > 1), FG_ERR_UNSUPPORTED,
              "%s: big-endian dtype '%s' is not supported (convert with .astype('<%c%ld'))", name,
-             d, kind, size);
+             a->descr, kind, size);
   a->kind = kind;
   a->itemsize = (int)size;
 cleanup:
@@ -181,7 +182,9 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
       FG_CHECK(hdr_shape(&c, a));
       have_shape = 1;
     } else {
-      FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unknown key '%s'", name, at, key);
+      char shown[64];
+      FG_FAIL(FG_ERR_FORMAT, "%s: byte %zu: bad .npy header: unknown key '%s'", name, at,
+              fg_printable(key, strlen(key), shown, sizeof shown));
     }
     if (hdr_word(&c, ",")) continue;
     FG_CHECK(hdr_expect(&c, '}', "to close the header dict"));

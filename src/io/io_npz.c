@@ -37,7 +37,7 @@ static fg_status zip64_extra(const unsigned char *x, size_t xlen, const char *na
     uint32_t id = rd16(x + p), sz = rd16(x + p + 2);
     FG_REQUIRE(sz <= xlen - p - 4, FG_ERR_FORMAT,
                "%s: byte %zu: extra field of member '%s' runs past its end", name, at + p,
-               m->name);
+               m->show);
     if (id == 1) {
       const unsigned char *f = x + p + 4;
       size_t q = 0;
@@ -46,7 +46,7 @@ static fg_status zip64_extra(const unsigned char *x, size_t xlen, const char *na
         if (*fields[k] != 0xFFFFFFFFu) continue;
         FG_REQUIRE(q + 8 <= sz, FG_ERR_FORMAT,
                    "%s: byte %zu: zip64 extra field of member '%s' is too short", name,
-                   at + p, m->name);
+                   at + p, m->show);
         *fields[k] = rd64(f + q);
         q += 8;
       }
@@ -127,6 +127,7 @@ fg_status fg_zip_open(const void *buf, size_t len, const char *name, fg_zip *z) 
     FG_ALLOC(m->name, nlen + 1);
     memcpy(m->name, b + p + 46, nlen);
     m->name[nlen] = '\0';
+    fg_printable(m->name, nlen, m->show, sizeof m->show);
     z->num_members = (int64_t)i + 1;
     FG_CHECK(zip64_extra(b + p + 46 + nlen, xlen, name, p + 46 + nlen, m));
     p += 46 + nlen + xlen + clen;
@@ -165,39 +166,39 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned
   *len = 0;
   *owned = NULL;
   FG_REQUIRE(!(m->flags & 1), FG_ERR_UNSUPPORTED, "%s: member '%s' is encrypted", z->name,
-             m->name);
+             m->show);
   FG_REQUIRE(m->method == 0 || m->method == 8, FG_ERR_UNSUPPORTED,
              "%s: member '%s': compression method %d is not supported (only stored and "
-             "deflate)", z->name, m->name, m->method);
+             "deflate)", z->name, m->show, m->method);
   uint64_t lo = m->local_offset;
   FG_REQUIRE(lo <= z->len && z->len - lo >= 30 && rd32(b + lo) == SIG_LOCAL, FG_ERR_FORMAT,
              "%s: byte %llu: bad local header of member '%s'", z->name, (unsigned long long)lo,
-             m->name);
+             m->show);
   uint64_t start = lo + 30 + rd16(b + lo + 26) + rd16(b + lo + 28);
   FG_REQUIRE(start <= z->len && m->csize <= z->len - start, FG_ERR_FORMAT,
              "%s: byte %llu: member '%s' (%llu bytes) runs past the end of the archive "
-             "(%zu bytes): truncated?", z->name, (unsigned long long)start, m->name,
+             "(%zu bytes): truncated?", z->name, (unsigned long long)start, m->show,
              (unsigned long long)m->csize, z->len);
   const unsigned char *src = b + start;
   if (m->method == 0) {
     FG_REQUIRE(m->csize == m->usize, FG_ERR_FORMAT,
                "%s: member '%s' is stored but its sizes differ (%llu vs %llu)", z->name,
-               m->name, (unsigned long long)m->csize, (unsigned long long)m->usize);
+               m->show, (unsigned long long)m->csize, (unsigned long long)m->usize);
   } else {
     /* Deflate cannot expand by more than about 1032:1, so a larger claim is corrupt; checked
      * before allocating the output. */
     FG_REQUIRE(m->usize <= m->csize * 1040u + 1024u, FG_ERR_FORMAT,
                "%s: member '%s' claims %llu bytes from %llu compressed bytes: impossible for "
-               "deflate", z->name, m->name, (unsigned long long)m->usize,
+               "deflate", z->name, m->show, (unsigned long long)m->usize,
                (unsigned long long)m->csize);
-    FG_REQUIRE(m->usize < SIZE_MAX, FG_ERR_NOMEM, "%s: member '%s' too large", z->name, m->name);
+    FG_REQUIRE(m->usize < SIZE_MAX, FG_ERR_NOMEM, "%s: member '%s' too large", z->name, m->show);
     {
       char all[32];
       const double need = held + (double)m->usize + 1.0;
       FG_REQUIRE(!fg_io_over_limit(need), FG_ERR_MEMLIMIT,
                  "%s: member '%s' inflates to %llu bytes, %s in all with what the read holds "
                  "(the archive, its inflated members and arrays), but %s",
-                 z->name, m->name, (unsigned long long)m->usize,
+                 z->name, m->show, (unsigned long long)m->usize,
                  fg_format_bytes(need, all, sizeof all), fg_io_limit_text());
     }
     FG_ALLOC(out, (size_t)m->usize + 1);
@@ -229,23 +230,23 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned
       if (zr == Z_STREAM_END) break;
       if (zr == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0)
         FG_FAIL(FG_ERR_FORMAT, "%s: member '%s': truncated deflate data (%llu of %llu bytes "
-                "inflated)", z->name, m->name, (unsigned long long)out_done,
+                "inflated)", z->name, m->show, (unsigned long long)out_done,
                 (unsigned long long)m->usize);
       FG_REQUIRE(zr == Z_OK || zr == Z_BUF_ERROR, zr == Z_MEM_ERROR ? FG_ERR_NOMEM : FG_ERR_FORMAT,
-                 "%s: member '%s': corrupt deflate data near byte %llu (%s)", z->name, m->name,
+                 "%s: member '%s': corrupt deflate data near byte %llu (%s)", z->name, m->show,
                  (unsigned long long)(start + (uint64_t)(zs.next_in - src)),
                  zs.msg ? zs.msg : "inflate failed");
     }
     FG_REQUIRE(zr == Z_STREAM_END && out_done == m->usize, FG_ERR_FORMAT,
                "%s: member '%s' inflates to %s%llu bytes, but the directory says %llu", z->name,
-               m->name, zr == Z_STREAM_END ? "" : "more than ", (unsigned long long)out_done,
+               m->show, zr == Z_STREAM_END ? "" : "more than ", (unsigned long long)out_done,
                (unsigned long long)m->usize);
   }
   const unsigned char *bytes = m->method == 0 ? src : out;
   uint32_t crc = crc_of(bytes, (size_t)m->usize);
   FG_REQUIRE(crc == m->crc, FG_ERR_FORMAT,
              "%s: member '%s': CRC-32 mismatch (computed %08x, stored %08x): corrupt archive",
-             z->name, m->name, (unsigned)crc, (unsigned)m->crc);
+             z->name, m->show, (unsigned)crc, (unsigned)m->crc);
   *data = bytes;
   *len = (size_t)m->usize;
   *owned = out;
@@ -312,7 +313,7 @@ static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
   }
   FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
   int k = c->nowned;
-  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].name);
+  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].show);
   FG_CHECK(fg_zip_extract(&c->zip, i, c->held, &data, &len, &own));
   if (own) c->held += (double)len + 1.0; /* inflated: kept to the end of the read */
   c->nowned++;

@@ -23,6 +23,17 @@
 #include "core/fg_core.h"
 #include "plan/fg_registry.h"
 
+/* The calibration file (fg_calibration_read) held in buf[0, len), name for the messages: lines
+ * of "key value" (blank lines and '#' comments skipped), a "version 1" line, each key at most
+ * once and its value finite and within the key's range (seconds in [0, 1], bytes and rates in
+ * [1, 1e18], counts integers in [0, 1e9]); keys not given keep fg_calibration_default()'s
+ * values. A refusal names the line and the key; file text it quotes goes through fg_printable.
+ * The reader takes files of at most FG_CALIBRATION_BYTES_MAX bytes. */
+#define FG_CALIBRATION_LINE_MAX 511
+#define FG_CALIBRATION_BYTES_MAX (1 << 20)
+fg_status fg_calibration_parse(const char *buf, size_t len, const char *name,
+                               fg_calibration *c);
+
 /* Ring all-reduce of `bytes` over G ranks: 2 (G-1) alpha + 2 beta bytes (G-1)/G (0 if G = 1). */
 double fg_cost_allreduce(double alpha, double beta, int G, double bytes);
 /* Ring all-gather (or reduce-scatter) of `bytes` in all: (G-1) alpha + beta bytes (G-1)/G. */

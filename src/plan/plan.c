@@ -35,30 +35,44 @@ fg_plan_config fg_plan_config_default(void) {
       .ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO, .agg_blocks = 1};
 }
 
+/* What a key's value may be. Every coefficient is finite and at most its bound, so that a
+ * prediction (counts of at most ~1e18 times coefficients, sums, quotients by rates of at least
+ * 1) stays finite: a calibration file cannot make the planner rank NaN or infinite times. */
+enum { CAL_SECONDS, CAL_BYTES, CAL_RATE, CAL_COUNT };
+static const struct {
+  const char *what;
+  double lo, hi;
+} cal_ranges[] = {
+    [CAL_SECONDS] = {"a number of seconds", 0, 1}, /* per unit of work, per step, per byte */
+    [CAL_BYTES] = {"a number of bytes", 1, 1e18},  /* a cache */
+    [CAL_RATE] = {"a rate per second", 1, 1e18},   /* flop/s, bytes/s: divisors */
+    [CAL_COUNT] = {"an integer", 0, 1e9},          /* what it ran with; 0 = unknown */
+};
+
 static const struct {
   const char *key;
   size_t off;
-  int is_int;
+  int kind;
 } cal_keys[] = {
-    {"spmm_nnz_f", offsetof(fg_calibration, spmm) + 0 * sizeof(double), 0},
-    {"spmm_nnz_lines", offsetof(fg_calibration, spmm) + 1 * sizeof(double), 0},
-    {"spmm_nnz_llc_lines", offsetof(fg_calibration, spmm) + 2 * sizeof(double), 0},
-    {"spmm_nnz", offsetof(fg_calibration, spmm) + 3 * sizeof(double), 0},
-    {"spmm_rows_f", offsetof(fg_calibration, spmm) + 4 * sizeof(double), 0},
-    {"spmm_cols_f", offsetof(fg_calibration, spmm) + 5 * sizeof(double), 0},
-    {"cache_bytes", offsetof(fg_calibration, cache_bytes), 0},
-    {"llc_bytes", offsetof(fg_calibration, llc_bytes), 0},
-    {"gemm_flops", offsetof(fg_calibration, gemm_flops), 0},
-    {"stream_bytes", offsetof(fg_calibration, stream_bytes), 0},
-    {"dropout_elem", offsetof(fg_calibration, dropout_elem), 0},
-    {"softmax_elem", offsetof(fg_calibration, softmax_elem), 0},
-    {"alpha_intra", offsetof(fg_calibration, alpha_intra), 0},
-    {"beta_intra", offsetof(fg_calibration, beta_intra), 0},
-    {"alpha_inter", offsetof(fg_calibration, alpha_inter), 0},
-    {"beta_inter", offsetof(fg_calibration, beta_inter), 0},
-    {"threads", offsetof(fg_calibration, threads), 1},
-    {"ranks", offsetof(fg_calibration, ranks), 1},
-    {"ranks_per_node", offsetof(fg_calibration, ranks_per_node), 1},
+    {"spmm_nnz_f", offsetof(fg_calibration, spmm) + 0 * sizeof(double), CAL_SECONDS},
+    {"spmm_nnz_lines", offsetof(fg_calibration, spmm) + 1 * sizeof(double), CAL_SECONDS},
+    {"spmm_nnz_llc_lines", offsetof(fg_calibration, spmm) + 2 * sizeof(double), CAL_SECONDS},
+    {"spmm_nnz", offsetof(fg_calibration, spmm) + 3 * sizeof(double), CAL_SECONDS},
+    {"spmm_rows_f", offsetof(fg_calibration, spmm) + 4 * sizeof(double), CAL_SECONDS},
+    {"spmm_cols_f", offsetof(fg_calibration, spmm) + 5 * sizeof(double), CAL_SECONDS},
+    {"cache_bytes", offsetof(fg_calibration, cache_bytes), CAL_BYTES},
+    {"llc_bytes", offsetof(fg_calibration, llc_bytes), CAL_BYTES},
+    {"gemm_flops", offsetof(fg_calibration, gemm_flops), CAL_RATE},
+    {"stream_bytes", offsetof(fg_calibration, stream_bytes), CAL_RATE},
+    {"dropout_elem", offsetof(fg_calibration, dropout_elem), CAL_SECONDS},
+    {"softmax_elem", offsetof(fg_calibration, softmax_elem), CAL_SECONDS},
+    {"alpha_intra", offsetof(fg_calibration, alpha_intra), CAL_SECONDS},
+    {"beta_intra", offsetof(fg_calibration, beta_intra), CAL_SECONDS},
+    {"alpha_inter", offsetof(fg_calibration, alpha_inter), CAL_SECONDS},
+    {"beta_inter", offsetof(fg_calibration, beta_inter), CAL_SECONDS},
+    {"threads", offsetof(fg_calibration, threads), CAL_COUNT},
+    {"ranks", offsetof(fg_calibration, ranks), CAL_COUNT},
+    {"ranks_per_node", offsetof(fg_calibration, ranks_per_node), CAL_COUNT},
 };
 #define CAL_NKEYS ((int)(sizeof cal_keys / sizeof cal_keys[0]))
 
@@ -76,7 +90,7 @@ fg_status fg_calibration_write(const char *path, const fg_calibration *c) {
              "version 1\n");
   for (int i = 0; i < CAL_NKEYS; i++) {
     const char *p = (const char *)c + cal_keys[i].off;
-    if (cal_keys[i].is_int)
+    if (cal_keys[i].kind == CAL_COUNT)
       fprintf(f, "%s %d\n", cal_keys[i].key, *(const int *)(const void *)p);
     else
       fprintf(f, "%s %.9g\n", cal_keys[i].key, *(const double *)(const void *)p);
@@ -90,50 +104,100 @@ cleanup:
   return st;
 }
 
-fg_status fg_calibration_read(const char *path, fg_calibration *c) {
+static int cal_blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+
+/* The blank-separated word at *p, NUL-terminated in place; *p moves past it. NULL if none. */
+static char *cal_word(char **p) {
+  char *s = *p, *w;
+  while (cal_blank(*s)) s++;
+  if (!*s) return NULL;
+  w = s;
+  while (*s && !cal_blank(*s)) s++;
+  if (*s) *s++ = '\0';
+  *p = s;
+  return w;
+}
+
+fg_status fg_calibration_parse(const char *buf, size_t len, const char *name,
+                               fg_calibration *c) {
   fg_status st = FG_OK;
-  FILE *f = fopen(path, "r");
-  char line[512];
-  int lineno = 0, seen_version = 0;
   fg_calibration r = fg_calibration_default();
-  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open calibration: %s", path, strerror(errno));
-  while (fgets(line, sizeof line, f)) {
-    char key[64], rest[64];
-    double v;
+  int seen[CAL_NKEYS] = {0}, version_line = 0;
+  char line[FG_CALIBRATION_LINE_MAX + 1], shown[80];
+  size_t pos = 0;
+  for (int lineno = 1; pos < len; lineno++) {
+    const char *nl = memchr(buf + pos, '\n', len - pos);
+    const size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+    FG_REQUIRE(n <= FG_CALIBRATION_LINE_MAX, FG_ERR_FORMAT,
+               "%s: line %d: longer than %d bytes (not a calibration file?)", name, lineno,
+               FG_CALIBRATION_LINE_MAX);
+    FG_REQUIRE(memchr(buf + pos, '\0', n) == NULL, FG_ERR_FORMAT,
+               "%s: line %d: contains a NUL byte (not a calibration file?)", name, lineno);
+    const char *raw = buf + pos;
+    memcpy(line, raw, n);
+    line[n] = '\0';
+    pos += n + 1;
+    char *p = line, *key = cal_word(&p), *val = key ? cal_word(&p) : NULL;
+    if (!key || key[0] == '#') continue;
+    FG_REQUIRE(val && !cal_word(&p), FG_ERR_FORMAT, "%s: line %d: expected 'key value', got '%s'",
+               name, lineno, fg_printable(raw, n - (n > 0 && raw[n - 1] == '\r'), shown,
+                                          sizeof shown));
     int k = -1;
-    lineno++;
-    FG_REQUIRE(strchr(line, '\n') || feof(f), FG_ERR_FORMAT, "%s: line %d: too long", path,
-               lineno);
-    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
-    FG_REQUIRE(sscanf(line, "%63s %lf %63s", key, &v, rest) == 2, FG_ERR_FORMAT,
-               "%s: line %d: expected 'key value', got '%.*s'", path, lineno,
-               (int)strcspn(line, "\r\n"), line);
-    FG_REQUIRE(isfinite(v) && v >= 0, FG_ERR_FORMAT,
-               "%s: line %d: %s must be a finite nonnegative number", path, lineno, key);
-    if (strcmp(key, "version") == 0) {
-      FG_REQUIRE(v == 1, FG_ERR_UNSUPPORTED, "%s: line %d: calibration version %g, this build "
-                 "reads version 1", path, lineno, v);
-      seen_version = 1;
-      continue;
-    }
     for (int i = 0; i < CAL_NKEYS; i++)
       if (strcmp(key, cal_keys[i].key) == 0) k = i;
-    FG_REQUIRE(k >= 0, FG_ERR_FORMAT, "%s: line %d: unknown key '%s'", path, lineno, key);
-    if (cal_keys[k].is_int) {
-      FG_REQUIRE(v <= 1e9 && v == floor(v), FG_ERR_FORMAT, "%s: line %d: %s must be an integer",
-                 path, lineno, key);
-      *(int *)(void *)((char *)&r + cal_keys[k].off) = (int)v;
-    } else {
-      *(double *)(void *)((char *)&r + cal_keys[k].off) = v;
+    FG_REQUIRE(k >= 0 || strcmp(key, "version") == 0, FG_ERR_FORMAT,
+               "%s: line %d: unknown key '%s'", name, lineno,
+               fg_printable(key, strlen(key), shown, sizeof shown));
+    /* known from here on: key is one of ours, printable */
+    char *end = NULL;
+    const double v = strtod(val, &end);
+    FG_REQUIRE(end != val && *end == '\0', FG_ERR_FORMAT, "%s: line %d: %s: '%s' is not a number",
+               name, lineno, key, fg_printable(val, strlen(val), shown, sizeof shown));
+    if (k < 0) {
+      FG_REQUIRE(!version_line, FG_ERR_FORMAT, "%s: line %d: version given twice (also on line %d)",
+                 name, lineno, version_line);
+      FG_REQUIRE(v == 1, FG_ERR_UNSUPPORTED,
+                 "%s: line %d: calibration version %g, this build reads version 1", name, lineno,
+                 v);
+      version_line = lineno;
+      continue;
     }
+    FG_REQUIRE(!seen[k], FG_ERR_FORMAT, "%s: line %d: %s given twice (also on line %d)", name,
+               lineno, key, seen[k]);
+    seen[k] = lineno;
+    const int kind = cal_keys[k].kind;
+    /* the comparisons are false for NaN */
+    FG_REQUIRE(v >= cal_ranges[kind].lo && v <= cal_ranges[kind].hi &&
+                   (kind != CAL_COUNT || v == floor(v)),
+               FG_ERR_FORMAT, "%s: line %d: %s %g is out of range: it must be %s in [%g, %g]",
+               name, lineno, key, v, cal_ranges[kind].what, cal_ranges[kind].lo,
+               cal_ranges[kind].hi);
+    if (kind == CAL_COUNT)
+      *(int *)(void *)((char *)&r + cal_keys[k].off) = (int)v;
+    else
+      *(double *)(void *)((char *)&r + cal_keys[k].off) = v;
   }
-  FG_REQUIRE(!ferror(f), FG_ERR_IO, "%s: read failed", path);
-  FG_REQUIRE(seen_version, FG_ERR_FORMAT, "%s: not a calibration file (no 'version' line)", path);
-  FG_REQUIRE(r.gemm_flops > 0 && r.stream_bytes > 0, FG_ERR_FORMAT,
-             "%s: gemm_flops and stream_bytes must be positive", path);
+  FG_REQUIRE(version_line, FG_ERR_FORMAT, "%s: not a calibration file (no 'version' line)", name);
   *c = r;
 cleanup:
+  return st;
+}
+
+fg_status fg_calibration_read(const char *path, fg_calibration *c) {
+  fg_status st = FG_OK;
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t got = 0;
+  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open calibration: %s", path, strerror(errno));
+  FG_ALLOC(buf, FG_CALIBRATION_BYTES_MAX + 1);
+  got = fread(buf, 1, FG_CALIBRATION_BYTES_MAX + 1, f);
+  FG_REQUIRE(!ferror(f), FG_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+  FG_REQUIRE(got <= FG_CALIBRATION_BYTES_MAX, FG_ERR_FORMAT,
+             "%s: larger than %d bytes: not a calibration file", path, FG_CALIBRATION_BYTES_MAX);
+  FG_CHECK(fg_calibration_parse(buf, got, path, c));
+cleanup:
   if (f) fclose(f);
+  free(buf);
   return st;
 }
 

@@ -25,7 +25,7 @@ expect 0 "wrote $T/cal.txt" "$FG" bench --calibrate --output "$T/cal.txt"
 expect 0 "^spmm_nnz_f " cat "$T/cal.txt"
 expect 0 "coefficients: $T/cal.txt" "$FG" plan "$DEMO" --ranks 8 --calibration "$T/cal.txt"
 echo "spmm_nnz banana" >> "$T/cal.txt"
-expect 1 "line [0-9]+: expected 'key value'" "$FG" plan "$DEMO" --ranks 2 --calibration "$T/cal.txt"
+expect 1 "line [0-9]+: spmm_nnz: 'banana' is not a number" "$FG" plan "$DEMO" --ranks 2 --calibration "$T/cal.txt"
 expect 2 "missing benchmark" "$FG" bench
 expect 0 "3d: grid 1x2x1, double permutation" \
   "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 1x2x1 --double-perm \

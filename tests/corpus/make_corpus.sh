@@ -213,6 +213,57 @@ gzip -n -9 -c mtx/ok_symmetric.mtx > mtx/full.mtx.gz
 head -c 30 mtx/full.mtx.gz > mtx/truncated.mtx.gz
 rm mtx/full.mtx.gz
 
+# ---- calibration files (fg_calibration_parse; tests/plan/test_plan.c) -----------------------
+rm -rf calib && mkdir calib
+# what `fullgraph bench --calibrate` wrote on the 2-core test VM (1 rank, 1 thread)
+cat > calib/ok.txt <<'EOF'
+# fullgraph calibration (fullgraph bench --calibrate); seconds and bytes
+# SpMM s = spmm_nnz_f nnz f + spmm_nnz_lines nnz lines(cache_bytes)
+#   + spmm_nnz_llc_lines nnz lines(llc_bytes) + spmm_nnz nnz + spmm_rows_f rows f
+#   + spmm_cols_f cols f, where lines(C) = ceil(f / 16) (1 - C / x) for
+#   x = 64 ceil(f / 16) cols > C, else 0
+# ring all-reduce of M bytes over G ranks = 2 (G-1) alpha + 2 beta M (G-1)/G
+# dropout_elem, softmax_elem: seconds per element of a pass
+version 1
+spmm_nnz_f 2.96167953e-11
+spmm_nnz_lines 2.50043098e-09
+spmm_nnz_llc_lines 0
+spmm_nnz 1.35243489e-09
+spmm_rows_f 8.41470899e-11
+spmm_cols_f 5.156509e-13
+cache_bytes 2097152
+llc_bytes 272629760
+gemm_flops 2.34702613e+10
+stream_bytes 1.63410144e+10
+dropout_elem 1.30267191e-09
+softmax_elem 6.80726449e-09
+alpha_intra 3e-06
+beta_intra 2e-10
+alpha_inter 2e-05
+beta_inter 1e-10
+threads 1
+ranks 1
+ranks_per_node 0
+EOF
+printf 'version 1\ngemm_flops 5e10\n' > calib/ok_minimal.txt
+printf '# comment\r\n\r\n  version\t1 \r\n\tspmm_nnz   2.5e-9\r\nthreads 4\r\n\n' > calib/ok_crlf.txt
+printf 'version 1\n\033[2J\033[31mgemm_flops 1e10\n' > calib/escape_key.txt
+printf 'version 1\nstream_bytes \033]0;title\007\n' > calib/escape_value.txt
+printf 'version 1\nalpha_intra 1e-6 \033[1A\033[K\233\n' > calib/escape_line.txt
+printf 'version 1\nbeta_intra -2\n' > calib/negative.txt
+printf 'version 1\ngemm_flops nan\n' > calib/nan.txt
+printf 'version 1\nstream_bytes inf\n' > calib/inf.txt
+printf 'version 1\ngemm_flops 0\n' > calib/zero_rate.txt
+printf 'version 1\nspmm_nnz 1e300\n' > calib/huge.txt
+printf 'version 1\nthreads 2.5\n' > calib/fraction.txt
+printf 'version 1\nranks 4\nranks 8\n' > calib/duplicate.txt
+printf 'spmm_nnz 1e-9\n' > calib/no_version.txt
+printf 'version 2\nspmm_nnz 1e-9\n' > calib/version2.txt
+printf 'version 1\nwarp_speed 3\n' > calib/unknown_key.txt
+printf 'version 1\n' > calib/long_line.txt
+head -c 600 /dev/zero | tr '\000' 'x' >> calib/long_line.txt
+printf 'version 1\ngemm\000flops 1\n' > calib/nul.txt
+
 # ---- NumPy (.npy, .npz): written by make_corpus.c ------------------------------------------
 cc -std=c11 -O1 -o /tmp/fg_make_corpus make_corpus.c -lz
 /tmp/fg_make_corpus "$C"

@@ -219,6 +219,82 @@ static void test_calibration_file(void) {
   EXPECT(fg_calibration_read(path, &r) == FG_ERR_IO);
 }
 
+/* tests/corpus/calib: what each file must give (a refusal: its status and a piece of the
+ * message, which names the line and the key and shows file text as fg_printable does). */
+static void test_calibration_corpus(void) {
+  static const struct {
+    const char *file;
+    fg_status st;
+    const char *msg;
+  } cases[] = {
+      {"ok.txt", FG_OK, NULL},
+      {"ok_minimal.txt", FG_OK, NULL},
+      {"ok_crlf.txt", FG_OK, NULL},
+      {"escape_key.txt", FG_ERR_FORMAT,
+       "escape_key.txt: line 2: unknown key '\\x1b[2J\\x1b[31mgemm_flops'"},
+      {"escape_value.txt", FG_ERR_FORMAT,
+       "escape_value.txt: line 2: stream_bytes: '\\x1b]0;title\\x07' is not a number"},
+      {"escape_line.txt", FG_ERR_FORMAT,
+       "escape_line.txt: line 2: expected 'key value', got 'alpha_intra 1e-6 "
+       "\\x1b[1A\\x1b[K\\x9b'"},
+      {"negative.txt", FG_ERR_FORMAT,
+       "line 2: beta_intra -2 is out of range: it must be a number of seconds in [0, 1]"},
+      {"nan.txt", FG_ERR_FORMAT, "nan is out of range: it must be a rate per second"},
+      {"inf.txt", FG_ERR_FORMAT,
+       "line 2: stream_bytes inf is out of range: it must be a rate per second in [1, 1e+18]"},
+      {"zero_rate.txt", FG_ERR_FORMAT, "line 2: gemm_flops 0 is out of range"},
+      {"huge.txt", FG_ERR_FORMAT, "line 2: spmm_nnz 1e+300 is out of range"},
+      {"fraction.txt", FG_ERR_FORMAT,
+       "line 2: threads 2.5 is out of range: it must be an integer in [0, 1e+09]"},
+      {"duplicate.txt", FG_ERR_FORMAT, "line 3: ranks given twice (also on line 2)"},
+      {"no_version.txt", FG_ERR_FORMAT, "not a calibration file (no 'version' line)"},
+      {"version2.txt", FG_ERR_UNSUPPORTED, "line 1: calibration version 2, this build reads"},
+      {"unknown_key.txt", FG_ERR_FORMAT, "line 2: unknown key 'warp_speed'"},
+      {"long_line.txt", FG_ERR_FORMAT, "line 2: longer than 511 bytes"},
+      {"nul.txt", FG_ERR_FORMAT, "line 2: contains a NUL byte"},
+  };
+  char path[512];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fg_calibration r;
+    snprintf(path, sizeof path, "%s/calib/%s", FG_CORPUS, cases[i].file);
+    const fg_status st = fg_calibration_read(path, &r);
+    EXPECT_MSG(st == cases[i].st, "%s: status %d, expected %d (%s)", cases[i].file, (int)st,
+               (int)cases[i].st, fg_last_error());
+    if (cases[i].msg) EXPECT_MSG(fg_test_error_contains(cases[i].msg), "%s", cases[i].file);
+    if (st != FG_OK)
+      for (const unsigned char *p = (const unsigned char *)fg_last_error(); *p; p++)
+        EXPECT_MSG(*p >= 0x20 && *p != 0x7f, "%s: byte 0x%02x in the message", cases[i].file,
+                   *p);
+  }
+  fg_calibration r, d = fg_calibration_default();
+  snprintf(path, sizeof path, "%s/calib/ok.txt", FG_CORPUS);
+  EXPECT_OK(fg_calibration_read(path, &r));
+  EXPECT(r.gemm_flops == 2.34702613e+10 && r.spmm[2] == 0 && r.llc_bytes == 272629760);
+  EXPECT(r.threads == 1 && r.ranks == 1 && r.ranks_per_node == 0);
+  snprintf(path, sizeof path, "%s/calib/ok_crlf.txt", FG_CORPUS);
+  EXPECT_OK(fg_calibration_read(path, &r));
+  EXPECT(r.spmm[3] == 2.5e-9 && r.threads == 4 && r.gemm_flops == d.gemm_flops);
+  /* the memory variant takes a buffer without a final newline, and no more than len bytes */
+  const char text[] = "version 1\ngemm_flops 3e10junk";
+  EXPECT_OK(fg_calibration_parse(text, strlen(text) - 4, "mem", &r));
+  EXPECT(r.gemm_flops == 3e10);
+  EXPECT(fg_calibration_parse(text, strlen(text), "mem", &r) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("mem: line 2: gemm_flops: '3e10junk' is not a number"));
+  /* a file too large to be a calibration is refused before it is parsed */
+  const char *t = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/fg_cal_big_%d.txt", t && *t ? t : "/tmp", (int)getpid());
+  FILE *f = fopen(path, "w");
+  EXPECT(f != NULL);
+  if (f) {
+    for (int i = 0; i <= FG_CALIBRATION_BYTES_MAX / 64; i++)
+      fprintf(f, "# %061d\n", i);
+    fclose(f);
+    EXPECT(fg_calibration_read(path, &r) == FG_ERR_FORMAT);
+    EXPECT(fg_test_error_contains("larger than 1048576 bytes"));
+    unlink(path);
+  }
+}
+
 static void test_plan(void) {
   fg_dataset *ds = calloc(1, sizeof *ds);
   int64_t *src = NULL, *dst = NULL, m = 0;
@@ -316,6 +392,7 @@ int main(void) {
   test_cost3d_norm();
   test_fit();
   test_calibration_file();
+  test_calibration_corpus();
   test_plan();
   return fg_test_finish("test_plan");
 }
