@@ -7,7 +7,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-20}
 build=${FG_FUZZ_BUILD:-$root/build/fuzz}
-targets="npz npy mtx snap csv"
+targets="npz npy mtx snap csv checkpoint"
 
 if [ ! -f "$build/build.ninja" ]; then
   (cd "$root" && cmake --preset fuzz -B "$build") || exit 2
@@ -21,6 +21,7 @@ seeds() {
     mtx) echo "$root/tests/corpus/mtx" ;;
     snap) echo "$root/tests/corpus/snap" ;;
     csv) echo "$root/tests/corpus/csv $root/tests/corpus/ogb" ;;
+    checkpoint) echo "$root/tests/corpus/ckpt" ;;
   esac
 }
 
