@@ -14,7 +14,7 @@ build=${FG_FUZZ_BUILD:-$root/build/fuzz}
 
 # The targets, in campaign order. Adding one: a word here, a line in seeds() below, and its name
 # in fuzz/CMakeLists.txt's FG_FUZZ_TARGETS (fuzz/<name>.dict is used when present).
-all_targets="npz npy mtx snap csv calibration"
+all_targets="npz npy mtx snap csv calibration checkpoint"
 
 # seeds TARGET: its seed folders under tests/corpus
 seeds() {
@@ -25,6 +25,7 @@ seeds() {
     snap) echo snap ;;
     csv) echo csv ogb ;;
     calibration) echo calib ;;
+    checkpoint) echo ckpt ;;
   esac
 }
 

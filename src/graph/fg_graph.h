@@ -145,4 +145,22 @@ fg_status fg_reorder_auto(const fg_csr *A, int64_t row_bytes, int64_t cache_byte
 /* One line for the run's log: the order taken and why. */
 void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len);
 
+/* What identifies a dataset for a checkpoint (graph_fingerprint.c): its sizes and a hash
+ * (fg_hash64) of each of its parts in the dataset's own node order, so the same whatever the
+ * ranks, scheme or partition of a run. Each hash is over the arrays' little-endian bytes:
+ *   graph    fg_hash64(column ids: int32 x entries, fg_hash64(row offsets: int64 x (n+1), 1) ^ 2)
+ *   features fg_hash64(float32 x n x features, row-major, 3)   (the features as loaded or
+ *                                                              generated, not normalized)
+ *   labels   fg_hash64(int32 x n, 4)                            (-1: unlabelled)
+ *   split    fg_hash64(int8 x n, 5)                             (FG_SPLIT_*)
+ * The pattern is the one training aggregates over, so the loading options that change it
+ * (--directed, --keep-duplicates, --no-self-loops) change the hash. */
+#define FG_FINGERPRINT_KIND 1 /* which hash and which parts; a checkpoint records it */
+typedef struct fg_ds_fingerprint {
+  int64_t nodes, entries, features, classes;
+  uint64_t graph, feature_hash, labels, split;
+} fg_ds_fingerprint;
+
+void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp);
+
 #endif /* FG_GRAPH_H */

@@ -8,6 +8,7 @@
 #define FG_IO_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/fg_core.h"
 
@@ -73,6 +74,42 @@ fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw
 /* One OGB csv table (for fuzzing the csv parser): rows of `width` numbers. */
 fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
                           int64_t expect_rows, double **values, int64_t *rows);
+
+/* ---- output files (io_atomic.c) ------------------------------------------------------------
+ * Every writer of the project's output files (checkpoints, .npy arrays, edge lists) goes
+ * through these, so that a failed write never destroys what the path held:
+ *   - a regular file (or a new one) is written to a temporary file beside it (".NAME.tmp.PID.K"),
+ *     which commit flushes, fsyncs and renames over the path, then fsyncs the directory; a
+ *     failure anywhere removes the temporary and leaves the previous file untouched (a symbolic
+ *     link to a regular file keeps the link and has its target replaced);
+ *   - an existing path that is not a regular file or a directory (a device such as /dev/null
+ *     or /dev/full, a fifo) is written through, in place, never renamed over; every write,
+ *     flush and close is checked ("/dev/full: write error: No space left on device");
+ *   - a directory, a name ending in '/' and an empty name are refused (FG_ERR_IO, naming the
+ *     path; FG_ERR_INVALID_ARG for the empty name), and nothing is created.
+ *
+ *   fg_out o;
+ *   FG_CHECK(fg_out_open(&o, path));
+ *   ... fwrite(..., o.f) (check each) ... on a failure: fg_out_abort(&o)
+ *   FG_CHECK(fg_out_commit(&o));   (commit aborts by itself when it fails)
+ */
+typedef struct fg_out {
+  FILE *f;          /* write here */
+  const char *path; /* the path as given (messages; not owned) */
+  char *target;     /* the regular file replaced (path, or a link's target) */
+  char *tmp;        /* the temporary beside it; NULL when writing through */
+  int through;      /* 1: path is a device, fifo or socket, written in place */
+} fg_out;
+
+/* What fg_out_open refuses before it creates anything: an empty name, a directory. A caller
+ * that writes at the end of a long run checks its paths with this first. */
+fg_status fg_out_check(const char *path);
+fg_status fg_out_open(fg_out *o, const char *path);
+/* Flush, sync, close, and (not through) rename over the path and sync its directory. On a
+ * failure the temporary is removed (fg_out_abort) and the message names the path. */
+fg_status fg_out_commit(fg_out *o);
+/* Close and remove the temporary; the path keeps what it held. Safe on a reset fg_out. */
+void fg_out_abort(fg_out *o);
 
 /* Write a 2-D float32 array as NumPy .npy (v1.0 header, little-endian, C order). */
 fg_status fg_npy_write_f32(const char *path, const float *data, int64_t rows, int64_t cols);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "io/fg_io_internal.h"
 
@@ -421,7 +422,8 @@ cleanup:
 
 typedef struct text_out {
   const char *path;
-  FILE *f;
+  fg_out out; /* the file being written */
+  FILE *f;    /* out.f for plain text, NULL for gzip */
   gzFile gz;
   char buf[1 << 16];
   size_t used;
@@ -472,7 +474,6 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
                         const char *comment) {
   fg_status st = FG_OK;
   text_out *o = NULL;
-  int opened = 0;
   FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_write_snap: path is NULL");
   FG_REQUIRE(m >= 0 && (m == 0 || (src && dst)), FG_ERR_INVALID_ARG,
              "fg_write_snap: bad edge list (m = %lld)", (long long)m);
@@ -481,17 +482,19 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
                "fg_write_snap: edge %lld has a negative node id", (long long)e);
   FG_CALLOC(o, 1);
   o->path = path;
-  errno = 0;
+  FG_CHECK(fg_out_open(&o->out, path));
   size_t plen = strlen(path);
   if (plen >= 3 && strcmp(path + plen - 3, ".gz") == 0) {
-    o->gz = gzopen(path, "wb6");
+    /* gzip writes to its own descriptor of the same open file; the commit below syncs it */
+    int fd = dup(fileno(o->out.f));
+    errno = 0;
+    o->gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+    if (!o->gz && fd >= 0) close(fd);
     FG_REQUIRE(o->gz, FG_ERR_IO, "%s: cannot create: %s", path,
                errno ? strerror(errno) : "out of memory");
   } else {
-    o->f = fopen(path, "wb");
-    FG_REQUIRE(o->f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    o->f = o->out.f;
   }
-  opened = 1;
   for (const char *c = comment; c && *c;) { /* each line of the comment as "# line" */
     size_t k = strcspn(c, "\n");
     FG_CHECK(out_bytes(o, "# ", 2));
@@ -513,18 +516,14 @@ fg_status fg_write_snap(const char *path, const int64_t *src, const int64_t *dst
     o->gz = NULL;
     FG_REQUIRE(rc == Z_OK, FG_ERR_IO, "%s: write error on close: %s", path,
                rc == Z_ERRNO ? strerror(errno) : "zlib error");
-  } else {
-    FG_REQUIRE(fflush(o->f) == 0, FG_ERR_IO, "%s: write error: %s", path, strerror(errno));
-    int rc = fclose(o->f);
-    o->f = NULL;
-    FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
   }
+  o->f = NULL;
+  FG_CHECK(fg_out_commit(&o->out));
 cleanup:
   if (o) {
     if (o->gz) gzclose(o->gz);
-    if (o->f) fclose(o->f);
+    fg_out_abort(&o->out); /* (nothing left to do after a commit) */
     free(o);
   }
-  if (st != FG_OK && opened) fg_remove_partial(path);
   return st;
 }

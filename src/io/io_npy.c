@@ -393,10 +393,9 @@ cleanup:
 static fg_status npy_write(const char *path, const void *data, size_t esize, const char *descr,
                            int64_t rows, int64_t cols) {
   fg_status st = FG_OK;
-  FILE *f = NULL;
+  fg_out out = {0};
   unsigned char *chunk = NULL;
   const unsigned char *src = data;
-  int opened = 0;
   const int64_t c = cols < 0 ? 1 : cols;
   FG_REQUIRE(path, FG_ERR_INVALID_ARG, "npy writer: path is NULL");
   FG_REQUIRE(rows >= 0, FG_ERR_INVALID_ARG, "%s: bad shape (%lld, %lld)", path,
@@ -423,10 +422,8 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
   memset(head + 10 + dl, ' ', hlen - (size_t)dl - 1);
   head[padded - 1] = '\n';
 
-  f = fopen(path, "wb");
-  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-  opened = 1;
-  FG_REQUIRE(fwrite(head, 1, padded, f) == padded, FG_ERR_IO, "%s: write error: %s", path,
+  FG_CHECK(fg_out_open(&out, path));
+  FG_REQUIRE(fwrite(head, 1, padded, out.f) == padded, FG_ERR_IO, "%s: write error: %s", path,
              strerror(errno));
   /* Data in little-endian byte order whatever the host's. */
   enum { CH = 16384 };
@@ -444,16 +441,12 @@ static fg_status npy_write(const char *path, const void *data, size_t esize, con
       }
       for (size_t b = 0; b < esize; b++) chunk[esize * (size_t)j + b] = (unsigned char)(x >> (8 * b));
     }
-    FG_REQUIRE(fwrite(chunk, esize, (size_t)k, f) == (size_t)k, FG_ERR_IO,
+    FG_REQUIRE(fwrite(chunk, esize, (size_t)k, out.f) == (size_t)k, FG_ERR_IO,
                "%s: write error: %s", path, strerror(errno));
   }
-  FG_REQUIRE(fflush(f) == 0, FG_ERR_IO, "%s: write error: %s", path, strerror(errno));
-  int rc = fclose(f);
-  f = NULL;
-  FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: write error on close: %s", path, strerror(errno));
+  FG_CHECK(fg_out_commit(&out));
 cleanup:
-  if (f) fclose(f);
-  if (st != FG_OK && opened) fg_remove_partial(path);
+  if (st != FG_OK) fg_out_abort(&out);
   free(chunk);
   return st;
 }

@@ -3,16 +3,21 @@
  *
  * The reader holds the whole file in memory and trusts none of its numbers: every count and
  * length is compared with the bytes that remain before it is used, each comparison written so
- * that it cannot overflow, so arbitrary bytes are refused and never read out of bounds. */
+ * that it cannot overflow, so arbitrary bytes are refused and never read out of bounds; once
+ * the checksum holds, every field is range-checked (check_meta, check_options, the model's and
+ * the dataset's), so a file that is sound but says nonsense (an epoch of -5, a NaN accuracy, an
+ * Adam step that does not follow from the epoch) is refused too. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "graph/fg_graph.h"
+#include "io/fg_io.h"
 #include "model/fg_model.h"
 #include "train/fg_checkpoint.h"
 
@@ -27,6 +32,10 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_MODEL_BYTES 56   /* the "model" payload: a name field, 6 u32, an f32, 2 u32, pad */
 #define CKPT_MODEL_V2_BYTES 48 /* before the label embedding's u32 */
 #define CKPT_MODEL_V1_BYTES 32 /* an older writer's: a name field and 4 u32 (1 stage, eps 0) */
+#define CKPT_OPTIONS_BYTES 40 /* the "options" payload: 4 f64, 2 u32 */
+#define CKPT_DATASET_BYTES 72 /* the "dataset" payload: 2 u32, 4 i64, 4 u64 */
+/* epochs are ints, and a resumed run counts on from epoch + 1: 0 <= epoch < INT_MAX */
+#define CKPT_MAX_EPOCH INT64_C(2147483647)
 /* fg_ckpt_meta is those 7 fields in the payload's order; 56 bytes means no padding between
  * them, so the payload is copied to and from the struct whole */
 _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the meta payload");
@@ -34,10 +43,22 @@ _Static_assert(sizeof(fg_ckpt_meta) == CKPT_META_BYTES, "fg_ckpt_meta is the met
 /* zlib's crc32 takes uInt lengths: it is fed pieces no longer than this */
 #define CRC_PIECE ((size_t)1 << 30)
 
-/* The sections, in the order the writer writes them; a reader requires all but the model. */
-enum { SEC_META, SEC_MODEL, SEC_WIDTHS, SEC_PARAMS, SEC_ADAM_M, SEC_ADAM_V, SEC_COUNT };
-static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "widths",
-                                                 "params", "adam_m", "adam_v"};
+/* The sections, in the order the writer writes them; a reader requires all but the optional
+ * ones (sec_optional). */
+enum {
+  SEC_META,
+  SEC_MODEL,
+  SEC_OPTIONS,
+  SEC_DATASET,
+  SEC_WIDTHS,
+  SEC_PARAMS,
+  SEC_ADAM_M,
+  SEC_ADAM_V,
+  SEC_COUNT
+};
+static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "options", "dataset",
+                                                 "widths", "params", "adam_m",  "adam_v"};
+static int sec_optional(int r) { return r == SEC_MODEL || r == SEC_OPTIONS || r == SEC_DATASET; }
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -99,13 +120,76 @@ static int64_t width_of_bytes(const void *w, int l) {
   return get_i64((const unsigned char *)w + 8 * (size_t)l);
 }
 
+/* ---- the fields' ranges (the writer refuses what the reader would) ------ */
+
+/* where: "section \"meta\"" or version 1's "header"; code: FG_ERR_FORMAT for a file,
+ * FG_ERR_INVALID_ARG for a caller's state. Epochs are ints; a run takes one Adam step an
+ * epoch (the trainer's meta.adam_t++), from 0 or from the checkpoint's, so the step count is
+ * the epoch; the best epoch is one of those run (0 only before the first). */
+static fg_status check_meta(const char *name, const char *where, const fg_ckpt_meta *m,
+                            fg_status code) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(m->epoch >= 0 && m->epoch < CKPT_MAX_EPOCH, code,
+             "%s: %s: epoch %lld out of range [0, 2^31 - 1)", name, where, (long long)m->epoch);
+  FG_REQUIRE(m->adam_t == m->epoch, code,
+             "%s: %s: Adam step count %lld, but epoch %lld (one step an epoch)", name, where,
+             (long long)m->adam_t, (long long)m->epoch);
+  FG_REQUIRE(m->best_epoch >= (m->epoch > 0) && m->best_epoch <= m->epoch, code,
+             "%s: %s: best epoch %lld out of range [%d, %lld]", name, where,
+             (long long)m->best_epoch, m->epoch > 0, (long long)m->epoch);
+  FG_REQUIRE(m->best_valid_acc >= 0 && m->best_valid_acc <= 1, code,
+             "%s: %s: best validation accuracy %g out of range [0, 1]", name, where,
+             m->best_valid_acc);
+  FG_REQUIRE(m->best_test_acc >= 0 && m->best_test_acc <= 1, code,
+             "%s: %s: test accuracy at the best epoch %g out of range [0, 1]", name, where,
+             m->best_test_acc);
+  FG_REQUIRE(m->best_valid_loss >= 0, code, /* (false for NaN; +inf can be a real loss) */
+             "%s: %s: validation loss at the best epoch %g is not >= 0", name, where,
+             m->best_valid_loss);
+cleanup:
+  return st;
+}
+
+/* The ranges fg_train's validation gives the options. */
+static fg_status check_options(const char *name, const fg_ckpt_options *o, fg_status code) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(isfinite(o->lr) && o->lr > 0, code, "%s: section \"options\": --lr %g is not > 0",
+             name, o->lr);
+  FG_REQUIRE(o->dropout >= 0 && o->dropout < 1, code,
+             "%s: section \"options\": --dropout %g out of range [0, 1)", name, o->dropout);
+  FG_REQUIRE(isfinite(o->weight_decay) && o->weight_decay >= 0, code,
+             "%s: section \"options\": --weight-decay %g is not >= 0", name, o->weight_decay);
+  FG_REQUIRE(o->label_prop == 0 || (o->label_prop > 0 && o->label_prop < 1), code,
+             "%s: section \"options\": --label-prop %g is neither 0 nor in (0, 1)", name,
+             o->label_prop);
+  FG_REQUIRE(o->weight_decay_layers == FG_WD_FIRST || o->weight_decay_layers == FG_WD_ALL, code,
+             "%s: section \"options\": --weight-decay-layers %d is neither 0 (first) nor 1 "
+             "(all)", name, o->weight_decay_layers);
+  FG_REQUIRE(o->normalize_features == 0 || o->normalize_features == 1, code,
+             "%s: section \"options\": --normalize-features %d is neither 0 nor 1", name,
+             o->normalize_features);
+cleanup:
+  return st;
+}
+
+static fg_status check_dataset(const char *name, const fg_ds_fingerprint *d, fg_status code) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(d->nodes >= 1 && d->entries >= 0 && d->features >= 0 && d->classes >= 0, code,
+             "%s: section \"dataset\": %lld nodes, %lld adjacency entries, %lld features, %lld "
+             "classes (sizes must be >= 0, nodes >= 1)",
+             name, (long long)d->nodes, (long long)d->entries, (long long)d->features,
+             (long long)d->classes);
+cleanup:
+  return st;
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 /* A writer that keeps a running CRC and remembers the first failure. */
 typedef struct sink {
   FILE *f;
   uLong crc;
-  int failed;
+  int failed, err; /* err: errno at the first failure */
 } sink;
 
 static void put(sink *s, const void *p, size_t n) {
@@ -113,7 +197,10 @@ static void put(sink *s, const void *p, size_t n) {
   while (n > 0 && !s->failed) {
     const size_t len = FG_MIN(n, CRC_PIECE);
     s->crc = crc32(s->crc, c, (uInt)len);
-    if (fwrite(c, 1, len, s->f) != len) s->failed = 1;
+    if (fwrite(c, 1, len, s->f) != len) {
+      s->failed = 1;
+      s->err = errno;
+    }
     c += len;
     n -= len;
   }
@@ -121,6 +208,8 @@ static void put(sink *s, const void *p, size_t n) {
 
 /* (the host is little-endian, checked before writing: values go out as they lie in memory) */
 static void put_u32(sink *s, uint32_t v) { put(s, &v, 4); }
+static void put_f64(sink *s, double v) { put(s, &v, 8); }
+static void put_i64(sink *s, int64_t v) { put(s, &v, 8); }
 
 static void put_section_head(sink *s, const char *name, uint64_t len) {
   char field[CKPT_NAME] = {0};
@@ -136,9 +225,8 @@ static void put_padding(sink *s, uint64_t len) {
 
 fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
-  char tmp[4096];
-  sink s = {NULL, 0, 0};
-  int created = 0, rc;
+  fg_out out = {0};
+  sink s = {NULL, 0, 0, 0};
   int64_t implied = 0;
   uint64_t widths_bytes, array_bytes;
   uint32_t crc;
@@ -148,6 +236,10 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   const int stages = m->model.stages > 0 ? m->model.stages : 1;
   FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
              "checkpoints are little-endian; this host is not");
+  FG_REQUIRE(path, FG_ERR_INVALID_ARG, "fg_checkpoint_write: path is NULL");
+  FG_CHECK(check_meta("checkpoint state", "meta", meta, FG_ERR_INVALID_ARG));
+  if (m->options) FG_CHECK(check_options("checkpoint state", m->options, FG_ERR_INVALID_ARG));
+  if (m->dataset) FG_CHECK(check_dataset("checkpoint state", m->dataset, FG_ERR_INVALID_ARG));
   FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
              "checkpoint state: %d layers, expected 1 to %u", m->layers, CKPT_MAX_LAYERS - 1);
   FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
@@ -169,19 +261,16 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   FG_REQUIRE(implied == m->n_params, FG_ERR_INVALID_ARG,
              "checkpoint state has %lld parameters, its widths imply %lld",
              (long long)m->n_params, (long long)implied);
-  FG_REQUIRE(strlen(path) + 5 < sizeof tmp, FG_ERR_INVALID_ARG, "checkpoint path too long");
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  s.f = fopen(tmp, "wb");
-  FG_REQUIRE(s.f, FG_ERR_IO, "%s: cannot create checkpoint: %s", tmp, strerror(errno));
-  created = 1;
+  FG_CHECK(fg_out_open(&out, path));
+  s.f = out.f;
 
   widths_bytes = 4 + 8 * ((uint64_t)m->layers + 1);
   array_bytes = 4 * (uint64_t)m->n_params;
   s.crc = crc32(0L, Z_NULL, 0);
   put(&s, ckpt_magic, 8);
   put_u32(&s, CKPT_VERSION);
-  put_u32(&s, SEC_COUNT);
-  /* (56 and 48 bytes: multiples of 8, no padding) */
+  put_u32(&s, SEC_COUNT - !m->options - !m->dataset);
+  /* (56, 40 and 72 bytes: multiples of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
   put(&s, meta, CKPT_META_BYTES);
   put_section_head(&s, sec_names[SEC_MODEL], CKPT_MODEL_BYTES);
@@ -200,6 +289,30 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put_u32(&s, (uint32_t)(m->model.label_embed != 0));
     put_u32(&s, 0); /* padding to a multiple of 8 */
   }
+  if (m->options) {
+    const fg_ckpt_options *o = m->options;
+    put_section_head(&s, sec_names[SEC_OPTIONS], CKPT_OPTIONS_BYTES);
+    put_f64(&s, o->lr);
+    put_f64(&s, o->dropout);
+    put_f64(&s, o->weight_decay);
+    put_f64(&s, o->label_prop);
+    put_u32(&s, (uint32_t)o->weight_decay_layers);
+    put_u32(&s, (uint32_t)o->normalize_features);
+  }
+  if (m->dataset) {
+    const fg_ds_fingerprint *d = m->dataset;
+    put_section_head(&s, sec_names[SEC_DATASET], CKPT_DATASET_BYTES);
+    put_u32(&s, FG_FINGERPRINT_KIND);
+    put_u32(&s, 0);
+    put_i64(&s, d->nodes);
+    put_i64(&s, d->entries);
+    put_i64(&s, d->features);
+    put_i64(&s, d->classes);
+    put(&s, &d->graph, 8);
+    put(&s, &d->feature_hash, 8);
+    put(&s, &d->labels, 8);
+    put(&s, &d->split, 8);
+  }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
   put(&s, m->widths, 8 * ((size_t)m->layers + 1));
@@ -211,19 +324,15 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   }
   /* the CRC covers everything before it, so it is written past the sink */
   crc = (uint32_t)s.crc;
-  if (!s.failed && fwrite(&crc, 1, 4, s.f) != 4) s.failed = 1;
-  if (fflush(s.f) != 0) s.failed = 1;
-  FG_REQUIRE(!s.failed, FG_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-  /* a failed fclose has still released the stream: never close it twice */
-  rc = fclose(s.f);
-  s.f = NULL;
-  FG_REQUIRE(rc == 0, FG_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
-  FG_REQUIRE(rename(tmp, path) == 0, FG_ERR_IO, "cannot rename %s to %s: %s", tmp, path,
-             strerror(errno));
+  if (!s.failed && fwrite(&crc, 1, 4, s.f) != 4) {
+    s.failed = 1;
+    s.err = errno;
+  }
+  FG_REQUIRE(!s.failed, FG_ERR_IO, "%s: write error: %s", path, strerror(s.err));
+  /* flush, sync, close and put in place, or leave the path as it was */
+  FG_CHECK(fg_out_commit(&out));
 cleanup:
-  if (s.f) fclose(s.f);
-  /* a partial or unrenamed temporary file is of use to no one */
-  if (st != FG_OK && created) remove(tmp);
+  if (st != FG_OK) fg_out_abort(&out);
   return st;
 }
 
@@ -252,25 +361,46 @@ typedef struct ckpt_view {
   const unsigned char *widths; /* (layers + 1) i64 */
   int64_t n_params;
   const unsigned char *arrays[3]; /* params, adam_m, adam_v: (n_params) f32 each */
+  int has_options, has_dataset;   /* the sections, when the file has them */
+  fg_ckpt_options options;
+  uint32_t dataset_kind;          /* FG_FINGERPRINT_KIND: dataset is comparable */
+  fg_ds_fingerprint dataset;
 } ckpt_view;
 
+/* A regular file's bytes, whole: a directory, a device or a fifo is refused by name before it is
+ * opened (reading a fifo would wait for a writer), and the size is known before anything is
+ * allocated. */
 static fg_status read_whole(const char *path, unsigned char **out, size_t *out_size) {
   fg_status st = FG_OK;
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
   unsigned char *buf = NULL;
-  long size = -1;
-  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open checkpoint: %s", path, strerror(errno));
-  FG_REQUIRE(fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0, FG_ERR_IO,
-             "%s: cannot determine size", path);
-  rewind(f);
-  FG_REQUIRE(size >= CKPT_MIN, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (%ld bytes, too short)", path, size);
-  FG_ALLOC(buf, size);
-  FG_REQUIRE(fread(buf, 1, (size_t)size, f) == (size_t)size, FG_ERR_IO, "%s: read failed",
+  struct stat sb;
+  size_t size;
+  FG_REQUIRE(path && path[0], FG_ERR_INVALID_ARG, "an empty checkpoint file name");
+  FG_REQUIRE(stat(path, &sb) == 0, FG_ERR_IO, "%s: cannot open checkpoint: %s", path,
+             strerror(errno));
+  FG_REQUIRE(!S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: is a directory, not a checkpoint file",
              path);
+  FG_REQUIRE(S_ISREG(sb.st_mode), FG_ERR_IO, "%s: not a regular file, not a checkpoint", path);
+  f = fopen(path, "rb");
+  FG_REQUIRE(f, FG_ERR_IO, "%s: cannot open checkpoint: %s", path, strerror(errno));
+  /* the file opened is the one to size (the name may have moved meanwhile) */
+  FG_REQUIRE(fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode), FG_ERR_IO,
+             "%s: not a regular file, not a checkpoint", path);
+  FG_REQUIRE(sb.st_size >= CKPT_MIN, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%lld bytes, too short)", path,
+             (long long)sb.st_size);
+  FG_REQUIRE((uint64_t)sb.st_size <= (uint64_t)(SIZE_MAX / 2), FG_ERR_NOMEM,
+             "%s: %lld bytes, too large to read", path, (long long)sb.st_size);
+  size = (size_t)sb.st_size;
+  buf = malloc(size);
+  FG_REQUIRE(buf, FG_ERR_NOMEM, "%s: out of memory reading its %zu bytes", path, size);
+  FG_REQUIRE(fread(buf, 1, size, f) == size, FG_ERR_IO,
+             "%s: read failed after less than %zu bytes%s%s", path, size,
+             ferror(f) ? ": " : " (the file shrank)", ferror(f) ? strerror(errno) : "");
   *out = buf;
   buf = NULL;
-  *out_size = (size_t)size;
+  *out_size = size;
 cleanup:
   if (f) fclose(f);
   free(buf);
@@ -405,8 +535,40 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   for (int r = 0; r < SEC_COUNT; r++) {
     for (uint32_t i = 0; i < count && !req[r]; i++)
       if (strcmp(secs[i].name, sec_names[r]) == 0) req[r] = &secs[i];
-    FG_REQUIRE(req[r] || r == SEC_MODEL, FG_ERR_FORMAT, "%s: checkpoint has no \"%s\" section",
-               path, sec_names[r]);
+    FG_REQUIRE(req[r] || sec_optional(r), FG_ERR_FORMAT,
+               "%s: checkpoint has no \"%s\" section", path, sec_names[r]);
+  }
+  for (int r = SEC_OPTIONS; r <= SEC_DATASET; r++)
+    FG_REQUIRE(!req[r] || req[r]->len == (r == SEC_OPTIONS ? CKPT_OPTIONS_BYTES
+                                                           : CKPT_DATASET_BYTES),
+               FG_ERR_FORMAT, "%s: section \"%s\" at byte %zu has %zu bytes, expected %d", path,
+               sec_names[r], req[r]->at, req[r]->len,
+               r == SEC_OPTIONS ? CKPT_OPTIONS_BYTES : CKPT_DATASET_BYTES);
+  if (req[SEC_OPTIONS]) {
+    p = buf + req[SEC_OPTIONS]->at + CKPT_SECTION_HEAD;
+    memcpy(&v->options.lr, p, 8);
+    memcpy(&v->options.dropout, p + 8, 8);
+    memcpy(&v->options.weight_decay, p + 16, 8);
+    memcpy(&v->options.label_prop, p + 24, 8);
+    /* (as u32: a value above INT_MAX reads negative and is refused as such) */
+    v->options.weight_decay_layers = (int)get_u32(p + 32);
+    v->options.normalize_features = (int)get_u32(p + 36);
+    v->has_options = 1;
+    FG_CHECK(check_options(path, &v->options, FG_ERR_FORMAT));
+  }
+  if (req[SEC_DATASET]) {
+    p = buf + req[SEC_DATASET]->at + CKPT_SECTION_HEAD;
+    v->dataset_kind = get_u32(p);
+    v->dataset.nodes = get_i64(p + 8);
+    v->dataset.entries = get_i64(p + 16);
+    v->dataset.features = get_i64(p + 24);
+    v->dataset.classes = get_i64(p + 32);
+    memcpy(&v->dataset.graph, p + 40, 8);
+    memcpy(&v->dataset.feature_hash, p + 48, 8);
+    memcpy(&v->dataset.labels, p + 56, 8);
+    memcpy(&v->dataset.split, p + 64, 8);
+    v->has_dataset = 1;
+    FG_CHECK(check_dataset(path, &v->dataset, FG_ERR_FORMAT));
   }
 
   FG_REQUIRE(req[SEC_META]->len == CKPT_META_BYTES, FG_ERR_FORMAT,
@@ -492,6 +654,62 @@ cleanup:
   return st;
 }
 
+/* x in as few digits as read back the same (a value given on the command line prints as typed) */
+static const char *num_text(char *buf, size_t cap, double x) {
+  snprintf(buf, cap, "%.15g", x);
+  if (strtod(buf, NULL) != x) snprintf(buf, cap, "%.17g", x);
+  return buf;
+}
+
+/* The dataset the file was made on against this run's: the sizes, then each part's hash. */
+static fg_status compare_dataset(const char *path, const fg_ds_fingerprint *f,
+                                 const fg_ds_fingerprint *r) {
+  fg_status st = FG_OK;
+  const uint64_t fh[4] = {f->graph, f->feature_hash, f->labels, f->split};
+  const uint64_t rh[4] = {r->graph, r->feature_hash, r->labels, r->split};
+  static const char *const part[4] = {"the graph differs", "the features differ",
+                                      "the labels differ", "the split differs"};
+  FG_REQUIRE(f->nodes == r->nodes && f->entries == r->entries && f->features == r->features &&
+                 f->classes == r->classes,
+             FG_ERR_INVALID_ARG,
+             "%s: the checkpoint was made on a dataset of %lld nodes, %lld adjacency entries, "
+             "%lld features and %lld classes; this run's has %lld, %lld, %lld and %lld",
+             path, (long long)f->nodes, (long long)f->entries, (long long)f->features,
+             (long long)f->classes, (long long)r->nodes, (long long)r->entries,
+             (long long)r->features, (long long)r->classes);
+  for (int k = 0; k < 4; k++)
+    FG_REQUIRE(fh[k] == rh[k], FG_ERR_INVALID_ARG,
+               "%s: the checkpoint was made on another dataset of the same sizes: %s "
+               "(hash %016llx in the checkpoint, %016llx in this run)",
+               path, part[k], (unsigned long long)fh[k], (unsigned long long)rh[k]);
+cleanup:
+  return st;
+}
+
+/* The options the file was made with against this run's, the first difference named. */
+static fg_status compare_options(const char *path, const fg_ckpt_options *f,
+                                 const fg_ckpt_options *r) {
+  fg_status st = FG_OK;
+  static const char *const names[4] = {"--lr", "--dropout", "--weight-decay", "--label-prop"};
+  const double fv[4] = {f->lr, f->dropout, f->weight_decay, f->label_prop};
+  const double rv[4] = {r->lr, r->dropout, r->weight_decay, r->label_prop};
+  char a[40], b[40];
+  for (int k = 0; k < 4; k++)
+    FG_REQUIRE(fv[k] == rv[k], FG_ERR_INVALID_ARG,
+               "%s: %s %s in the checkpoint, %s in this run", path, names[k],
+               num_text(a, sizeof a, fv[k]), num_text(b, sizeof b, rv[k]));
+  FG_REQUIRE(f->weight_decay_layers == r->weight_decay_layers, FG_ERR_INVALID_ARG,
+             "%s: --weight-decay-layers %s in the checkpoint, %s in this run", path,
+             f->weight_decay_layers == FG_WD_ALL ? "all" : "first",
+             r->weight_decay_layers == FG_WD_ALL ? "all" : "first");
+  FG_REQUIRE(f->normalize_features == (r->normalize_features != 0), FG_ERR_INVALID_ARG,
+             "%s: the checkpoint was made %s --normalize-features, this run is %s it", path,
+             f->normalize_features ? "with" : "without",
+             r->normalize_features ? "with" : "without");
+cleanup:
+  return st;
+}
+
 /* Check a file's dimensions against the caller's model, then copy the file's state out. */
 static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *m,
                            fg_ckpt_meta *meta) {
@@ -500,6 +718,9 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
   const fg_ckpt_model *mm = &m->model;
   const char *kind = mm->kind ? mm->kind : "gcn";
   const unsigned adj = (unsigned)mm->adj_norm;
+  /* another dataset first: its other widths would be a puzzling way to say so */
+  if (m->dataset && v->has_dataset && v->dataset_kind == FG_FINGERPRINT_KIND)
+    FG_CHECK(compare_dataset(path, &v->dataset, m->dataset));
   FG_REQUIRE(strcmp(v->kind, kind) == 0 && v->mats == (uint32_t)(mm->mats > 0 ? mm->mats : 1),
              FG_ERR_INVALID_ARG, "%s: the checkpoint is of a %s model, this run trains %s", path,
              v->kind, kind);
@@ -535,8 +756,47 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
   FG_REQUIRE(v->n_params == m->n_params, FG_ERR_INVALID_ARG,
              "%s: checkpoint has %lld parameters, the model %lld", path, (long long)v->n_params,
              (long long)m->n_params);
+  if (m->options && v->has_options) FG_CHECK(compare_options(path, &v->options, m->options));
   *meta = v->meta;
   for (int a = 0; a < 3; a++) memcpy(dst[a], v->arrays[a], (size_t)v->n_params * 4);
+cleanup:
+  return st;
+}
+
+/* The bytes of a checkpoint into v: structure, checksum, then every field's range. */
+static fg_status parse(const char *name, const unsigned char *buf, size_t size, ckpt_view *v) {
+  fg_status st = FG_OK;
+  uint32_t version;
+  memset(v, 0, sizeof *v);
+  strcpy(v->kind, "gcn"); /* what a file without a "model" section holds */
+  v->mats = 1;
+  v->stages = 1;
+  FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
+             "checkpoints are little-endian; this host is not");
+  FG_REQUIRE(buf && size >= CKPT_MIN, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%zu bytes, too short)", name, size);
+  FG_REQUIRE(memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (bad magic at byte 0)", name);
+  version = get_u32(buf + 8);
+  FG_REQUIRE(version == 1 || version == CKPT_VERSION, FG_ERR_UNSUPPORTED,
+             "%s: checkpoint version %u, this build reads versions 1 and %u", name, version,
+             CKPT_VERSION);
+  /* the fixed part before the checksum: version 1's header, version 2's section count */
+  FG_REQUIRE(size >= (version == 1 ? CKPT_V1_FIXED : CKPT_HEAD) + 4, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint (%zu bytes, too short)", name, size);
+  FG_CHECK(version == 1 ? parse_v1(name, buf, size, v) : parse_v2(name, buf, size, v));
+  FG_CHECK(check_meta(name, version == 1 ? "header" : "section \"meta\"", &v->meta,
+                      FG_ERR_FORMAT));
+cleanup:
+  return st;
+}
+
+fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, fg_ckpt_state *m,
+                                 fg_ckpt_meta *meta) {
+  fg_status st = FG_OK;
+  ckpt_view v;
+  FG_CHECK(parse(name, buf, len, &v));
+  FG_CHECK(take_view(name, &v, m, meta));
 cleanup:
   return st;
 }
@@ -545,27 +805,44 @@ fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *m, fg_ckpt_meta *m
   fg_status st = FG_OK;
   unsigned char *buf = NULL;
   size_t size = 0;
-  uint32_t version;
-  ckpt_view v;
-  memset(&v, 0, sizeof v);
-  strcpy(v.kind, "gcn"); /* what a file without a "model" section holds */
-  v.mats = 1;
-  v.stages = 1;
-  FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
-             "checkpoints are little-endian; this host is not");
   FG_CHECK(read_whole(path, &buf, &size));
-  FG_REQUIRE(memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (bad magic at byte 0)", path);
-  version = get_u32(buf + 8);
-  FG_REQUIRE(version == 1 || version == CKPT_VERSION, FG_ERR_UNSUPPORTED,
-             "%s: checkpoint version %u, this build reads versions 1 and %u", path, version,
-             CKPT_VERSION);
-  /* the fixed part before the checksum: version 1's header, version 2's section count */
-  FG_REQUIRE(size >= (version == 1 ? CKPT_V1_FIXED : CKPT_HEAD) + 4, FG_ERR_FORMAT,
-             "%s: not a fullgraph checkpoint (%zu bytes, too short)", path, size);
-  FG_CHECK(version == 1 ? parse_v1(path, buf, size, &v) : parse_v2(path, buf, size, &v));
-  FG_CHECK(take_view(path, &v, m, meta));
+  FG_CHECK(fg_checkpoint_read_mem(buf, size, path, m, meta));
 cleanup:
   free(buf);
   return st;
+}
+
+fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
+                                    fg_ckpt_info *info) {
+  fg_status st = FG_OK;
+  ckpt_view v;
+  memset(info, 0, sizeof *info);
+  FG_CHECK(parse(name, buf, len, &v));
+  memcpy(info->kind, v.kind, sizeof info->kind);
+  info->model = (fg_ckpt_model){.kind = info->kind,
+                                .mats = (int)v.mats,
+                                .adj_norm = (int)v.adj_norm,
+                                .no_self_loops = (int)v.no_self_loops,
+                                .norm = (int)v.norm,
+                                .stages = (int)v.stages,
+                                .eps_learn = (int)v.eps_learn,
+                                .eps = v.eps,
+                                .residual = (int)v.residual,
+                                .label_embed = (int)v.label_embed};
+  info->layers = (int)v.layers;
+  FG_ALLOC(info->widths, (size_t)v.layers + 1);
+  for (uint32_t l = 0; l <= v.layers; l++) info->widths[l] = get_i64(v.widths + 8 * (size_t)l);
+  info->n_params = v.n_params;
+  info->meta = v.meta;
+  info->has_options = v.has_options;
+  info->options = v.options;
+  info->has_dataset = v.has_dataset && v.dataset_kind == FG_FINGERPRINT_KIND;
+  info->dataset = v.dataset;
+cleanup:
+  return st;
+}
+
+void fg_ckpt_info_free(fg_ckpt_info *info) {
+  free(info->widths);
+  info->widths = NULL;
 }

@@ -15,15 +15,43 @@
  *        …     4  u32 CRC-32 (zlib) of every byte before it
  *
  * Sections: each name at most once, in any order; a reader skips names it does not know (room
- * for, say, the dataset's fingerprint without a new version). The writer writes these six, in
- * this order; a reader requires all but "model" (a file without one, as older builds wrote,
- * holds a GCN with the symmetric Â):
- *   "meta"    56 bytes: u64 seed, i64 epochs completed, i64 Adam step count, i64 best epoch
- *             (0 = none yet), f64 best validation accuracy, f64 validation loss at the best
- *             epoch, f64 test accuracy at the best epoch
- *   "model"   32 bytes: the layer kind's name (16 bytes, NUL-padded: "gcn", "sage"), u32
- *             weight matrices per layer k, u32 adjacency normalization (0 sym, 1 mean, 2 sum),
- *             u32 1 when Â has no self loops, u32 hidden layers' norm (0 none, 1 LayerNorm)
+ * for more without a new version). The writer writes these, in this order ("options" and
+ * "dataset" when the caller gives them, as the trainer always does); a reader requires all but
+ * "model", "options" and "dataset" (a file without "model", as older builds wrote, holds a GCN
+ * with the symmetric Â; a file without "options" or "dataset" predates them and is resumed
+ * without those checks). Every number is range-checked on reading, after the checksum: a
+ * field out of its range is FG_ERR_FORMAT naming the file, the section and the field.
+ *   "meta"    56 bytes: u64 seed, i64 epochs completed E (0 <= E < 2^31 - 1), i64 Adam step
+ *             count (= E: one step an epoch), i64 best epoch B (1 <= B <= E; 0 when E = 0), f64
+ *             best validation accuracy, f64 validation loss at the best epoch, f64 test accuracy
+ *             at the best epoch (accuracies in [0, 1], the loss >= 0 and not NaN)
+ *   "model"   56 bytes: the layer kind's name (16 bytes, NUL-padded: "gcn", "sage", "gin"),
+ *             then u32 weight matrices per layer k (1 to 16), u32 adjacency normalization (0
+ *             sym, 1 mean, 2 sum), u32 1 when Â has no self loops, u32 hidden layers' norm (0
+ *             none, 1 LayerNorm, 2 BatchNorm), u32 stack layers a model layer (1 to 16), u32 1
+ *             when GIN's epsilon is learned, f32 GIN's (initial) epsilon (finite), u32 1 with
+ *             residual connections, u32 1 with a label embedding (--label-prop), u32 0 (pad).
+ *             Older builds wrote the first 32 bytes (to the norm) or the first 48 (to residual)
+ *   "options" 40 bytes (fg_ckpt_options): the training options a resume must repeat
+ *                +0   8  f64 --lr (finite, > 0)
+ *                +8   8  f64 --dropout (in [0, 1))
+ *               +16   8  f64 --weight-decay (finite, >= 0)
+ *               +24   8  f64 --label-prop rate (0: off; else in (0, 1))
+ *               +32   4  u32 --weight-decay-layers (0 first, 1 all)
+ *               +36   4  u32 --normalize-features (0 or 1)
+ *   "dataset" 72 bytes (fg_ds_fingerprint, fg_graph.h): the dataset the state was trained on
+ *                +0   4  u32 fingerprint kind: 1 = the hashes fg_graph.h defines (a reader
+ *                        compares only a kind it knows, and skips the comparison otherwise)
+ *                +4   4  u32 0 (padding)
+ *                +8   8  i64 nodes (>= 1)
+ *               +16   8  i64 adjacency entries, the pattern trained on (>= 0)
+ *               +24   8  i64 features (>= 0)
+ *               +32   8  i64 classes (>= 0)
+ *               +40   8  u64 hash of the graph (fg_hash64 of the pattern, fg_graph.h)
+ *               +48   8  u64 hash of the features
+ *               +56   8  u64 hash of the labels
+ *               +64   8  u64 hash of the split
+ *             A resume compares the sizes, then the hashes, and names what differs
  *   "widths"  4 + 8(L+1) bytes: u32 layers L, then i64 widths (input, hidden..., classes)
  *   "params"  4n bytes: f32 parameters (per layer its k matrices W, then its v vectors: b, and
  *             with LayerNorm on a hidden layer its scale and shift; W_0, b_0, W_1, b_1, … for a
@@ -57,6 +85,7 @@
 #include <stdint.h>
 
 #include "core/fg_core.h"
+#include "graph/fg_graph.h"
 
 /* The "meta" section's fields in its order (checkpoint.c copies the section whole). */
 typedef struct fg_ckpt_meta {
@@ -86,6 +115,19 @@ typedef struct fg_ckpt_model {
                          (row-major; classes = the last width, features the first) */
 } fg_ckpt_model;
 
+/* The training options a checkpoint records and a resume must repeat (section "options"):
+ * those that change what the state means or where it goes next. Not recorded: the scheme,
+ * ranks, order, partition and threads (any scheme resumes any checkpoint), --epochs (a resume
+ * goes further), --agg-order (the same product, associated otherwise), the halo scheme's
+ * --quantize, and the loading options, which the dataset's fingerprint covers (--directed,
+ * --keep-duplicates, --no-self-loops change the graph; --gen-*, --train-frac, --seed the
+ * generated parts). The seed is in "meta", the model and widths in their own sections. */
+typedef struct fg_ckpt_options {
+  double lr, dropout, weight_decay, label_prop;
+  int weight_decay_layers; /* fg_weight_decay_layers */
+  int normalize_features;
+} fg_ckpt_options;
+
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with
  * both Adam moments in the one-process layout (per layer its matrices, then b; W row-major
  * fan_in x fan_out). */
@@ -95,15 +137,44 @@ typedef struct fg_ckpt_state {
   const int64_t *widths; /* (layers + 1) */
   int64_t n_params;
   float *params, *adam_m, *adam_v; /* (n_params) each */
+  /* optional (NULL: none): written as sections "options" and "dataset"; on reading, compared
+   * with the file's when the file has them, a difference refused naming what differs */
+  const fg_ckpt_options *options;
+  const fg_ds_fingerprint *dataset;
 } fg_ckpt_state;
 
-/* Write version 2 atomically (to path.tmp, then rename; path.tmp is removed on failure). The
- * widths must imply n_params. Not collective: call on one rank. */
+/* What a checkpoint says of itself (fg_checkpoint_inspect_mem), checked as a read checks it. */
+typedef struct fg_ckpt_info {
+  fg_ckpt_model model; /* model.kind points into kind */
+  char kind[17];
+  int layers;
+  int64_t *widths;     /* (layers + 1), malloc'ed: fg_ckpt_info_free */
+  int64_t n_params;
+  fg_ckpt_meta meta;
+  int has_options, has_dataset;
+  fg_ckpt_options options;
+  fg_ds_fingerprint dataset;
+} fg_ckpt_info;
+
+/* Write version 2 through fg_out (io/fg_io.h): a regular file is replaced whole or not at all
+ * (a temporary beside it, renamed over it), a device or fifo written through, a directory
+ * refused. The widths must imply n_params. Not collective: call on one rank. */
 fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *s, const fg_ckpt_meta *meta);
 /* Read a version 1 or 2 file into s (whose model and dimensions must match the file's; its
  * arrays are filled) and meta. Damaged files are FG_ERR_FORMAT, other versions
  * FG_ERR_UNSUPPORTED, a different model FG_ERR_INVALID_ARG, with a message naming both. Every length in the file is checked against its size
  * before use, so arbitrary bytes are refused, never read out of bounds. Not collective. */
 fg_status fg_checkpoint_read(const char *path, fg_ckpt_state *s, fg_ckpt_meta *meta);
+/* The same over a file's bytes in buf[0, len) (name in messages): fg_checkpoint_read is the
+ * file read whole (a regular file only, its size checked before anything is allocated) and
+ * this. */
+fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, fg_ckpt_state *s,
+                                 fg_ckpt_meta *meta);
+/* Parse and check a checkpoint's bytes without a model to compare with: its model, widths,
+ * meta and recorded options and dataset into info (free it with fg_ckpt_info_free, also after
+ * a failure). */
+fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
+                                    fg_ckpt_info *info);
+void fg_ckpt_info_free(fg_ckpt_info *info);
 
 #endif /* FG_CHECKPOINT_H */

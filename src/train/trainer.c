@@ -544,6 +544,23 @@ cleanup:
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
+/* The files a run writes as it goes or at its end, checked before its first epoch (rank 0): an
+ * empty name or a directory fails now, not after the training. */
+static fg_status check_output_paths(const fg_train_config *c) {
+  fg_status st = FG_OK;
+  const char *const paths[3] = {c->checkpoint_path, c->predictions_path, c->embeddings_path};
+  static const char *const names[3] = {"--checkpoint", "--save-predictions",
+                                       "--save-embeddings"};
+  for (int k = 0; k < 3; k++) {
+    if (!paths[k]) continue;
+    FG_REQUIRE(paths[k][0], FG_ERR_INVALID_ARG, "%s needs a file name, got an empty one",
+               names[k]);
+    FG_CHECK(fg_out_check(paths[k]));
+  }
+cleanup:
+  return st;
+}
+
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result) {
   fg_status st = FG_OK;
@@ -553,6 +570,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   FILE *log = cfg->log ? cfg->log : stdout;
   fg_ckpt_meta meta;
   fg_ckpt_state state;
+  fg_ckpt_options ckpt_options;
+  fg_ds_fingerprint fingerprint;
   double secs_total = 0.0;
   int secs_n = 0, start_epoch = 0, show_progress, stop = 0;
 
@@ -568,6 +587,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "%s: %lld label class(es); classification needs at least 2",
                       ds->source ? ds->source : "dataset", (long long)ds->num_classes);
+  if (st == FG_OK && d->rank == 0) st = check_output_paths(cfg);
   FG_CHECK(fg_dist_agree(d, st));
   show_progress = cfg->progress && d->rank == 0 && isatty(fileno(stderr));
 
@@ -590,6 +610,19 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   state.layers = r.m->layers;
   state.widths = r.widths;
   state.n_params = r.m->n_params_global;
+  /* what a checkpoint records of its run, and a resume must repeat (fg_checkpoint.h): the
+   * options, and on rank 0, which reads and writes, the dataset's fingerprint */
+  ckpt_options = (fg_ckpt_options){.lr = cfg->lr,
+                                   .dropout = cfg->dropout,
+                                   .weight_decay = cfg->weight_decay,
+                                   .label_prop = cfg->label_prop,
+                                   .weight_decay_layers = (int)cfg->weight_decay_layers,
+                                   .normalize_features = cfg->normalize_features != 0};
+  state.options = &ckpt_options;
+  if (d->rank == 0 && (cfg->checkpoint_path || cfg->resume_path)) {
+    fg_dataset_fingerprint(ds, &fingerprint);
+    state.dataset = &fingerprint;
+  }
   if (d->rank == 0 || cfg->resume_path) {
     const size_t bytes = (size_t)FG_MAX(state.n_params, 1) * sizeof(float);
     state.params = fg_malloc_aligned(bytes);

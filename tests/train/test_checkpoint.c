@@ -3,12 +3,16 @@
  * foreign or mismatched files are refused with the right status and a message naming the
  * problem. Files are built byte by byte from the layouts in fg_checkpoint.h, not with the
  * code under test. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <dirent.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -45,11 +49,11 @@ static void setup_model(void) {
   src_p[0] = -0.0f;
   memcpy(&src_p[1], &nan_bits, 4);
   memcpy(&src_v[NP - 1], &subnormal_bits, 4);
-  src = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, src_p, src_m, src_v};
-  dst = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, dst_p, dst_m, dst_v};
+  src = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, src_p, src_m, src_v, NULL, NULL};
+  dst = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, dst_p, dst_m, dst_v, NULL, NULL};
   src_meta = (fg_ckpt_meta){.seed = 0xfedcba9876543210ull,
                             .epoch = 17,
-                            .adam_t = 51,
+                            .adam_t = 17,
                             .best_epoch = 12,
                             .best_valid_acc = 0.8125 + 1e-12,
                             .best_valid_loss = 0.6931471805599453,
@@ -479,24 +483,316 @@ static void test_mutations(void) {
   free(b.p);
 }
 
+/* Hidden entries of the test directory: where a temporary file would show. */
+static int hidden_entries(void) {
+  DIR *d = opendir(tmpdir);
+  struct dirent *e;
+  int n = 0;
+  if (!d) return -1;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
 static void test_write_failures(void) {
   fg_ckpt_state bad = src;
+  fg_ckpt_meta odd = src_meta;
+  struct rlimit old, small;
+  struct stat sb;
+  bytes before, after;
   /* a state whose widths do not imply its parameter count: unreadable, so not written */
   bad.n_params = NP + 1;
   EXPECT(fg_checkpoint_write(path_in("bad.ckpt"), &bad, &src_meta) == FG_ERR_INVALID_ARG);
   EXPECT(fg_test_error_contains("widths imply 70"));
-  EXPECT(!fg_test_exists(path_in("bad.ckpt")) && !fg_test_exists(path_in("bad.ckpt.tmp")));
+  EXPECT(!fg_test_exists(path_in("bad.ckpt")));
+  /* nor a meta the reader would refuse */
+  odd.adam_t = -1;
+  EXPECT(fg_checkpoint_write(path_in("bad.ckpt"), &src, &odd) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("Adam step count -1, but epoch 17"));
+  EXPECT(!fg_test_exists(path_in("bad.ckpt")));
   /* no directory to write in */
   EXPECT(fg_checkpoint_write(path_in("none/x.ckpt"), &src, &src_meta) == FG_ERR_IO);
-  EXPECT(fg_test_error_contains("cannot create checkpoint"));
-  /* the rename fails (the target is a non-empty directory): the temporary file goes too */
+  EXPECT(fg_test_error_contains("none/x.ckpt: cannot create"));
+  /* a directory or an empty name: refused by name, nothing left behind */
   EXPECT(mkdir(path_in("dir"), 0700) == 0);
-  put_file(path_in("dir/keep"), (const unsigned char *)"x", 1);
   EXPECT(fg_checkpoint_write(path_in("dir"), &src, &src_meta) == FG_ERR_IO);
-  EXPECT(fg_test_error_contains("cannot rename"));
-  EXPECT(!fg_test_exists(path_in("dir.tmp")));
-  remove(path_in("dir/keep"));
+  EXPECT(fg_test_error_contains("dir: is a directory"));
+  EXPECT(fg_checkpoint_write("", &src, &src_meta) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("empty output file name"));
+  EXPECT(!fg_test_exists(".tmp") && !fg_test_exists(path_in("dir.tmp")));
+  EXPECT(hidden_entries() == 0);
   rmdir(path_in("dir"));
+  /* a device is written through, never replaced: a full one reports it (made here: root) */
+  if (mknod(path_in("full"), S_IFCHR | 0666, makedev(1, 7)) == 0) {
+    EXPECT(fg_checkpoint_write(path_in("full"), &src, &src_meta) == FG_ERR_IO);
+    EXPECT(fg_test_error_contains("full: write error: No space left on device"));
+    EXPECT(stat(path_in("full"), &sb) == 0 && S_ISCHR(sb.st_mode));
+    unlink(path_in("full"));
+  }
+  /* a rewrite that fails midway (the file size limit: EFBIG, as a full disk) leaves the
+   * previous checkpoint whole and no temporary */
+  EXPECT_OK(fg_checkpoint_write(path_in("keep.ckpt"), &src, &src_meta));
+  before = slurp(path_in("keep.ckpt"));
+  odd = src_meta;
+  odd.epoch = odd.adam_t = odd.best_epoch = 18;
+  EXPECT(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  small = old;
+  small.rlim_cur = 100;
+  signal(SIGXFSZ, SIG_IGN);
+  EXPECT(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  EXPECT(fg_checkpoint_write(path_in("keep.ckpt"), &src, &odd) == FG_ERR_IO);
+  EXPECT(fg_test_error_contains("keep.ckpt: write error: File too large"));
+  EXPECT(setrlimit(RLIMIT_FSIZE, &old) == 0);
+  signal(SIGXFSZ, SIG_DFL);
+  after = slurp(path_in("keep.ckpt"));
+  EXPECT(before.n == after.n && memcmp(before.p, after.p, before.n) == 0);
+  EXPECT(hidden_entries() == 0);
+  EXPECT_OK(read_fresh(path_in("keep.ckpt")));
+  EXPECT(dst_meta.epoch == 17);
+  free(before.p);
+  free(after.p);
+}
+
+/* The reader takes regular files only, and says what it was given instead. */
+static void test_read_paths(void) {
+  EXPECT(mkdir(path_in("rdir"), 0700) == 0);
+  EXPECT(read_fresh(path_in("rdir")) == FG_ERR_IO);
+  EXPECT(fg_test_error_contains("rdir: is a directory"));
+  rmdir(path_in("rdir"));
+  EXPECT(mkfifo(path_in("fifo"), 0600) == 0); /* (reading it would wait for a writer) */
+  EXPECT(read_fresh(path_in("fifo")) == FG_ERR_IO);
+  EXPECT(fg_test_error_contains("fifo: not a regular file"));
+  unlink(path_in("fifo"));
+  EXPECT(read_fresh(path_in("absent.ckpt")) == FG_ERR_IO);
+  EXPECT(fg_test_error_contains("absent.ckpt: cannot open checkpoint: No such file"));
+  EXPECT(fg_checkpoint_read("", &dst, &dst_meta) == FG_ERR_INVALID_ARG);
+  /* the bytes alone, as the fuzz target reads them */
+  EXPECT_OK(fg_checkpoint_read_mem(written.p, written.n, "mem", &dst, &dst_meta));
+  EXPECT(same_state());
+  EXPECT(fg_checkpoint_read_mem(written.p, 10, "mem", &dst, &dst_meta) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("mem: not a fullgraph checkpoint (10 bytes, too short)"));
+  EXPECT(fg_checkpoint_read_mem(NULL, 0, "mem", &dst, &dst_meta) == FG_ERR_FORMAT);
+  {
+    fg_ckpt_info info;
+    EXPECT_OK(fg_checkpoint_inspect_mem(written.p, written.n, "mem", &info));
+    EXPECT(strcmp(info.model.kind, "gcn") == 0 && info.layers == LAYERS && info.n_params == NP);
+    EXPECT(info.widths && memcmp(info.widths, widths, sizeof widths) == 0);
+    EXPECT(info.meta.epoch == 17 && !info.has_options && !info.has_dataset);
+    fg_ckpt_info_free(&info);
+  }
+}
+
+/* A file sound in structure and checksum whose meta says nonsense is refused, naming the field
+ * (each edit below is made with the CRC right again). */
+static void edit_meta(const char *what, size_t off, const void *val, const char *needle) {
+  bytes b = {malloc(written.n), written.n, written.n};
+  memcpy(b.p, written.p, written.n);
+  memcpy(b.p + secs[0].at + 24 + off, val, 8);
+  fix_crc(&b);
+  expect_refused(what, &b, "meta.ckpt", FG_ERR_FORMAT, needle);
+  EXPECT_MSG(fg_test_error_contains("section \"meta\""), "%s", what);
+  free(b.p);
+}
+
+static void test_header_ranges(void) {
+  const int64_t minus5 = -5, big = INT64_C(1) << 62, minus1 = -1, e18 = 18, zero = 0;
+  const double nan_v = NAN, half_more = 1.5, neg = -0.25, inf = INFINITY;
+  bytes b;
+  edit_meta("epoch -5", 8, &minus5, "epoch -5 out of range [0, 2^31 - 1)");
+  edit_meta("epoch 2^62", 8, &big, "epoch 4611686018427387904 out of range");
+  edit_meta("Adam step -1", 16, &minus1, "Adam step count -1, but epoch 17");
+  edit_meta("Adam step 18", 16, &e18, "Adam step count 18, but epoch 17");
+  edit_meta("best epoch 18", 24, &e18, "best epoch 18 out of range [1, 17]");
+  edit_meta("best epoch 0", 24, &zero, "best epoch 0 out of range [1, 17]");
+  edit_meta("best epoch -1", 24, &minus1, "best epoch -1 out of range");
+  edit_meta("NaN accuracy", 32, &nan_v, "best validation accuracy nan out of range [0, 1]");
+  edit_meta("accuracy 1.5", 32, &half_more, "best validation accuracy 1.5 out of range");
+  edit_meta("NaN loss", 40, &nan_v, "validation loss at the best epoch nan is not >= 0");
+  edit_meta("negative loss", 40, &neg, "validation loss at the best epoch -0.25");
+  edit_meta("test accuracy -0.25", 48, &neg, "test accuracy at the best epoch -0.25 out of range");
+  edit_meta("NaN test accuracy", 48, &nan_v, "test accuracy at the best epoch nan");
+  /* an infinite validation loss is a loss a run can have: accepted */
+  b = (bytes){malloc(written.n), written.n, written.n};
+  memcpy(b.p, written.p, written.n);
+  memcpy(b.p + secs[0].at + 24 + 40, &inf, 8);
+  fix_crc(&b);
+  put_file(path_in("infloss.ckpt"), b.p, b.n);
+  EXPECT_OK(read_fresh(path_in("infloss.ckpt")));
+  /* a width that is not positive */
+  memcpy(b.p, written.p, written.n);
+  memcpy(b.p + secs[2].at + 24 + 4 + 8, &minus5, 8);
+  fix_crc(&b);
+  expect_refused("width -5", &b, "width.ckpt", FG_ERR_FORMAT, "layer 0 is 7 x -5 (corrupt)");
+  free(b.p);
+  /* version 1 is held to the same ranges */
+  b = build_v1();
+  memcpy(b.p + 24, &minus5, 8);
+  fix_crc(&b);
+  expect_refused("v1 epoch -5", &b, "v1meta.ckpt", FG_ERR_FORMAT, "header: epoch -5 out of range");
+  free(b.p);
+}
+
+/* The "options" and "dataset" sections: written when the state has them, read back, compared
+ * with the run's (a difference refused naming it), range-checked; files without them (older
+ * builds) still load; a fingerprint of an unknown kind is not compared. */
+static void test_run_sections(void) {
+  const fg_ckpt_options opts = {.lr = 0.01, .dropout = 0.5, .weight_decay = 5e-4,
+                                .label_prop = 0, .weight_decay_layers = FG_WD_FIRST,
+                                .normalize_features = 1};
+  const fg_ds_fingerprint fp = {.nodes = 2708, .entries = 13264, .features = 1433,
+                                .classes = 7, .graph = 0x1111, .feature_hash = 0x2222,
+                                .labels = 0x3333, .split = 0x4444};
+  fg_ckpt_options o2 = opts;
+  fg_ds_fingerprint f2 = fp;
+  fg_ckpt_state s2 = src;
+  section got[NSEC + 2];
+  bytes b;
+  fg_ckpt_info info;
+  s2.options = &opts;
+  s2.dataset = &fp;
+  EXPECT_OK(fg_checkpoint_write(path_in("run.ckpt"), &s2, &src_meta));
+  b = slurp(path_in("run.ckpt"));
+  EXPECT(split_v2(&b, got, NSEC + 2) == NSEC + 2);
+  /* the documented layout: after "model", "options" (40 bytes) and "dataset" (72 bytes) */
+  EXPECT(strcmp(got[2].name, "options") == 0 && got[2].len == 40);
+  EXPECT(strcmp(got[3].name, "dataset") == 0 && got[3].len == 72);
+  EXPECT(strcmp(got[4].name, "widths") == 0);
+  if (got[2].len == 40 && got[3].len == 72) {
+    double d[4];
+    uint32_t u[2];
+    int64_t sizes[4];
+    uint64_t hashes[4];
+    memcpy(d, got[2].payload, 32);
+    memcpy(u, got[2].payload + 32, 8);
+    EXPECT(d[0] == 0.01 && d[1] == 0.5 && d[2] == 5e-4 && d[3] == 0 && u[0] == 0 && u[1] == 1);
+    memcpy(u, got[3].payload, 8);
+    memcpy(sizes, got[3].payload + 8, 32);
+    memcpy(hashes, got[3].payload + 40, 32);
+    EXPECT(u[0] == FG_FINGERPRINT_KIND && u[1] == 0);
+    EXPECT(sizes[0] == 2708 && sizes[1] == 13264 && sizes[2] == 1433 && sizes[3] == 7);
+    EXPECT(hashes[0] == 0x1111 && hashes[1] == 0x2222 && hashes[2] == 0x3333 &&
+           hashes[3] == 0x4444);
+  }
+  EXPECT_OK(fg_checkpoint_inspect_mem(b.p, b.n, "run", &info));
+  EXPECT(info.has_options && info.has_dataset && info.options.dropout == 0.5 &&
+         info.dataset.labels == 0x3333);
+  fg_ckpt_info_free(&info);
+
+  /* the same run resumes; the older file (no sections) resumes under the checks too */
+  dst.options = &o2;
+  dst.dataset = &f2;
+  EXPECT_OK(read_fresh(path_in("run.ckpt")));
+  EXPECT(same_state());
+  EXPECT_OK(read_fresh(path_in("a.ckpt")));
+  /* what differs is named */
+  o2.dropout = 0.3;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("run.ckpt: --dropout 0.5 in the checkpoint, 0.3 in this run"));
+  o2 = opts;
+  o2.lr = 0.001;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("--lr 0.01 in the checkpoint, 0.001 in this run"));
+  o2 = opts;
+  o2.weight_decay_layers = FG_WD_ALL;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("--weight-decay-layers first in the checkpoint, all in this run"));
+  o2 = opts;
+  o2.normalize_features = 0;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("made with --normalize-features, this run is without it"));
+  o2 = opts;
+  f2.labels = 0x3334;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("another dataset of the same sizes: the labels differ "
+                                "(hash 0000000000003333 in the checkpoint, 0000000000003334"));
+  f2 = fp;
+  f2.classes = 8;
+  EXPECT(read_fresh(path_in("run.ckpt")) == FG_ERR_INVALID_ARG);
+  EXPECT(fg_test_error_contains("made on a dataset of 2708 nodes, 13264 adjacency entries, "
+                                "1433 features and 7 classes; this run's has 2708, 13264, "
+                                "1433 and 8"));
+  f2 = fp;
+  /* out of range in the file: refused as damage, naming the field */
+  {
+    static const struct {
+      int sec;       /* 2 options, 3 dataset */
+      size_t off;
+      uint64_t bits;
+      const char *needle;
+    } bad[] = {
+        {2, 8, 0x3ff8000000000000ull, "--dropout 1.5 out of range [0, 1)"},
+        {2, 0, 0x7ff8000000000000ull, "--lr nan is not > 0"},
+        {2, 16, 0xbff0000000000000ull, "--weight-decay -1 is not >= 0"},
+        {2, 24, 0x3ff0000000000000ull, "--label-prop 1 is neither 0 nor in (0, 1)"},
+        {2, 32, 7, "--weight-decay-layers 7 is neither"},
+        {3, 8, 0, "section \"dataset\": 0 nodes"},
+        {3, 24, 0xffffffffffffffffull, "-1 features"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+      bytes e = {malloc(b.n), b.n, b.n};
+      memcpy(e.p, b.p, b.n);
+      memcpy(e.p + got[bad[k].sec].at + 24 + bad[k].off, &bad[k].bits, 8);
+      fix_crc(&e);
+      expect_refused(bad[k].needle, &e, "range.ckpt", FG_ERR_FORMAT, bad[k].needle);
+      free(e.p);
+    }
+  }
+  /* a later fingerprint kind is not compared (this build cannot), the rest still is */
+  {
+    bytes e = {malloc(b.n), b.n, b.n};
+    const uint32_t kind2 = 2;
+    memcpy(e.p, b.p, b.n);
+    memcpy(e.p + got[3].at + 24, &kind2, 4);
+    fix_crc(&e);
+    put_file(path_in("kind2.ckpt"), e.p, e.n);
+    f2.labels = 0x9999;
+    EXPECT_OK(read_fresh(path_in("kind2.ckpt")));
+    f2 = fp;
+    free(e.p);
+  }
+  /* a wrong length */
+  {
+    section edit[NSEC + 2];
+    bytes e;
+    memcpy(edit, got, sizeof edit);
+    edit[2].len = 32;
+    e = emit_v2(2, edit, NSEC + 2);
+    expect_refused("options length", &e, "olen.ckpt", FG_ERR_FORMAT, "expected 40");
+    free(e.p);
+  }
+  /* the writer refuses options the reader would */
+  o2.dropout = 1;
+  s2.options = &o2;
+  EXPECT(fg_checkpoint_write(path_in("badopt.ckpt"), &s2, &src_meta) == FG_ERR_INVALID_ARG);
+  EXPECT(!fg_test_exists(path_in("badopt.ckpt")));
+  dst.options = NULL;
+  dst.dataset = NULL;
+  free(b.p);
+}
+
+/* The fuzz target's seeds (tests/corpus/ckpt, made by make_ckpt.sh with the fullgraph program)
+ * are checkpoints this build reads. */
+static void test_corpus(void) {
+  DIR *d = opendir(FG_CORPUS "/ckpt");
+  struct dirent *e;
+  int n = 0;
+  EXPECT_MSG(d, "%s/ckpt: missing", FG_CORPUS);
+  while (d && (e = readdir(d)) != NULL) {
+    char path[1024];
+    bytes b;
+    fg_ckpt_info info;
+    if (!strstr(e->d_name, ".ckpt")) continue;
+    snprintf(path, sizeof path, "%s/ckpt/%s", FG_CORPUS, e->d_name);
+    b = slurp(path);
+    EXPECT_MSG(fg_checkpoint_inspect_mem(b.p, b.n, path, &info) == FG_OK, "%s", fg_last_error());
+    EXPECT_MSG(info.has_options && info.has_dataset, "%s: no options or dataset", path);
+    fg_ckpt_info_free(&info);
+    free(b.p);
+    n++;
+  }
+  if (d) closedir(d);
+  EXPECT_MSG(n >= 3, "%d seeds in %s/ckpt", n, FG_CORPUS);
 }
 
 /* The model section: a SAGE model (two matrices a layer, its own normalization) round-trips,
@@ -506,8 +802,8 @@ static void test_models(void) {
   static float sp[NPS], sm[NPS], sv[NPS], dp[NPS], dm[NPS], dv[NPS];
   const fg_ckpt_model sage = {.kind = "sage", .mats = 2, .adj_norm = FG_ADJ_MEAN,
                               .no_self_loops = 1};
-  fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv};
-  fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv};
+  fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv, NULL, NULL};
+  fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPS, 4, -1.0f, 1.0f);
   fg_test_fill(sm, NPS, 5, -1.0f, 1.0f);
@@ -537,8 +833,8 @@ static void test_batchnorm(void) {
   enum { NPB = (7 + 5) * 5 + (5 + 5) * 3 + (3 + 1) * 3, NPL = NPB - 2 * (5 + 3) };
   static float sp[NPB], sm[NPB], sv[NPB], dp[NPB], dm[NPB], dv[NPB];
   const fg_ckpt_model bn = {.kind = "gcn", .mats = 1, .adj_norm = FG_ADJ_SYM, .norm = 2};
-  fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv};
-  fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv};
+  fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv, NULL, NULL};
+  fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv, NULL, NULL};
   fg_ckpt_meta m2;
   bytes f;
   fg_test_fill(sp, NPB, 7, -1.0f, 1.0f);
@@ -574,8 +870,8 @@ static void test_gin(void) {
   static float sp[NPG], sm[NPG], sv[NPG], dp[NPG], dm[NPG], dv[NPG];
   const fg_ckpt_model gin = {.kind = "gin", .mats = 1, .adj_norm = FG_ADJ_SUM,
                              .no_self_loops = 1, .stages = 2, .eps_learn = 1};
-  fg_ckpt_state a = {gin, 4, w4, NPG, sp, sm, sv};
-  fg_ckpt_state b = {gin, 4, w4, NPG, dp, dm, dv};
+  fg_ckpt_state a = {gin, 4, w4, NPG, sp, sm, sv, NULL, NULL};
+  fg_ckpt_state b = {gin, 4, w4, NPG, dp, dm, dv, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPG, 7, -1.0f, 1.0f);
   fg_test_fill(sm, NPG, 8, -1.0f, 1.0f);
@@ -614,8 +910,8 @@ static void test_residual(void) {
   enum { NPR = (2 * 7 + 1) * 5 + (5 + 1) * 5 + (5 + 1) * 3 };
   static float sp[NPR], sm[NPR], sv[NPR], dp[NPR], dm[NPR], dv[NPR];
   const fg_ckpt_model res = {.kind = "gcn", .residual = 1};
-  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv};
-  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv};
+  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv, NULL, NULL};
+  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPR, 10, -1.0f, 1.0f);
   fg_test_fill(sm, NPR, 11, -1.0f, 1.0f);
@@ -640,8 +936,8 @@ static void test_label_embed(void) {
   enum { NPL = (7 + 1) * 5 + (5 + 1) * 3 + 3 * 7 };
   static float sp[NPL], sm[NPL], sv[NPL], dp[NPL], dm[NPL], dv[NPL];
   const fg_ckpt_model lp = {.kind = "gcn", .label_embed = 1};
-  fg_ckpt_state a = {lp, 2, wl, NPL, sp, sm, sv};
-  fg_ckpt_state b = {lp, 2, wl, NPL, dp, dm, dv};
+  fg_ckpt_state a = {lp, 2, wl, NPL, sp, sm, sv, NULL, NULL};
+  fg_ckpt_state b = {lp, 2, wl, NPL, dp, dm, dv, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPL, 20, -1.0f, 1.0f);
   fg_test_fill(sm, NPL, 21, -1.0f, 1.0f);
@@ -686,6 +982,12 @@ int main(void) {
     test_mutations();
   }
   test_write_failures();
+  test_read_paths();
+  if (secs[2].len == 4 + 8 * (LAYERS + 1)) { /* (the layout test_round_trip checked) */
+    test_header_ranges();
+    test_run_sections();
+  }
+  test_corpus();
   test_models();
   test_batchnorm();
   test_gin();

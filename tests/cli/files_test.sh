@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# files_test.sh FULLGRAPH DEMO_DATA MPIEXEC -- the files a run writes and reads: a device is
+# written through and stays a device (a full one fails the run with its error), a directory or
+# an empty name is refused before training and leaves nothing behind, --resume takes regular
+# files only, and a checkpoint resumes only on its own dataset and options (at any P).
+set -u
+FG=$1 DEMO=$2 MPIEXEC=${3:-mpiexec}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+. "$(dirname "$0")/../expect.sh"
+
+cd "$T" || exit 1
+train=("$FG" train "$DEMO" --quiet)
+# check WHAT COMMAND...: a plain assertion, counted like expect's
+check() {
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+
+# a full device (made here when root can, so /dev is never at stake; else /dev/full itself)
+full=/dev/full
+mknod "$T/full" c 1 7 2>/dev/null && full=$T/full
+expect 1 "full: write error: No space left on device" "${train[@]}" --epochs 1 --checkpoint "$full"
+expect 1 "full: write error: No space left on device" "${train[@]}" --epochs 1 \
+  --save-predictions "$full"
+check "the full device is still a device" test -c "$full"
+if mknod "$T/null" c 1 3 2>/dev/null; then
+  expect 0 "test accuracy" "${train[@]}" --epochs 1 --checkpoint "$T/null" \
+    --save-embeddings "$T/null"
+  check "the null device is still a device" test -c "$T/null"
+fi
+
+# a directory, a name ending in '/', an empty name: refused before the first epoch, by name,
+# and nothing is created (no stray temporary here or in the directory)
+mkdir "$T/dir"
+expect 1 "dir: is a directory, not a file" "${train[@]}" --epochs 1 --checkpoint "$T/dir"
+expect 1 "--checkpoint needs a file name, got an empty one" "${train[@]}" --epochs 1 --checkpoint ""
+expect 1 "new/: is a directory, not a file" "${train[@]}" --epochs 1 --save-predictions "$T/new/"
+check "nothing left behind" \
+  test -z "$(ls -A "$T/dir")$(ls -A "$T" | grep -v -x -e dir -e full -e null)"
+out=$("$FG" train "$DEMO" --epochs 1 --checkpoint "$T/dir" 2>&1)
+check "refused before the first epoch" test -n "${out##*epoch    1*}"
+
+# --resume of what is not a regular file
+expect 1 "dir: is a directory, not a checkpoint file" "${train[@]}" --epochs 2 --resume "$T/dir"
+mkfifo "$T/fifo"
+expect 1 "fifo: not a regular file" "${train[@]}" --epochs 2 --resume "$T/fifo"
+rm -f "$T/fifo"
+
+# a checkpoint knows its run: another dataset of the same shape (Cora with its labels in
+# reverse order), other loading options, other training options are refused by name; the
+# same run resumes, also on 2 ranks with another scheme
+expect 0 "test accuracy" "${train[@]}" --epochs 2 --checkpoint "$T/c.ckpt"
+cp -r "$DEMO" "$T/cora2"
+gzip -dc "$DEMO/raw/node-label.csv.gz" | tac | gzip -n > "$T/cora2/raw/node-label.csv.gz"
+expect 1 "c.ckpt: the checkpoint was made on another dataset of the same sizes: the labels" \
+  "$FG" train "$T/cora2" --epochs 3 --resume "$T/c.ckpt"
+expect 1 "13264 adjacency entries, 1433 features and 7 classes; this run.s has 2708, 10556," \
+  "${train[@]}" --epochs 3 --resume "$T/c.ckpt" --no-self-loops
+expect 1 "c.ckpt: --dropout 0.5 in the checkpoint, 0.3 in this run" \
+  "${train[@]}" --epochs 3 --resume "$T/c.ckpt" --dropout 0.3
+expect 1 "--weight-decay-layers first in the checkpoint, all in this run" \
+  "${train[@]}" --epochs 3 --resume "$T/c.ckpt" --weight-decay-layers all
+expect 1 "made without --normalize-features, this run is with it" \
+  "${train[@]}" --epochs 3 --resume "$T/c.ckpt" --normalize-features
+expect 0 "epoch    3" "$FG" train "$DEMO" --epochs 3 --resume "$T/c.ckpt"
+expect 0 "epoch    3" "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --epochs 3 \
+  --resume "$T/c.ckpt" --scheme 1d
+
+echo "files: $pass passed, $fail failed"
+[ "$fail" = 0 ]
