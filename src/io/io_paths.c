@@ -80,7 +80,8 @@ static int same_file(const char *a, const char *b) {
   char da[PATH_MAX], db[PATH_MAX];
   const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
   const int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
-  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  /* a device or pipe is written through, not replaced: several outputs may share /dev/null */
+  if (ea && eb) return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   if (ea != eb) return 0;
   ba = ba ? ba + 1 : a;
   bb = bb ? bb + 1 : b;
