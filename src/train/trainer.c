@@ -544,23 +544,6 @@ cleanup:
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-/* The files a run writes as it goes or at its end, checked before its first epoch (rank 0): an
- * empty name or a directory fails now, not after the training. */
-static fg_status check_output_paths(const fg_train_config *c) {
-  fg_status st = FG_OK;
-  const char *const paths[3] = {c->checkpoint_path, c->predictions_path, c->embeddings_path};
-  static const char *const names[3] = {"--checkpoint", "--save-predictions",
-                                       "--save-embeddings"};
-  for (int k = 0; k < 3; k++) {
-    if (!paths[k]) continue;
-    FG_REQUIRE(paths[k][0], FG_ERR_INVALID_ARG, "%s needs a file name, got an empty one",
-               names[k]);
-    FG_CHECK(fg_out_check(paths[k]));
-  }
-cleanup:
-  return st;
-}
-
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result) {
   fg_status st = FG_OK;
@@ -580,14 +563,13 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   memset(&state, 0, sizeof state);
   memset(result, 0, sizeof *result);
   FG_CHECK(fg_dist_create(comm, &d));
-  st = fg_train_config_check(cfg, d->size);
+  st = d->rank == 0 ? fg_train_config_check(cfg, d->size) : FG_OK; /* rank 0 does the I/O */
   if (st == FG_OK && d->rank == 0 && !ds)
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "fg_train: no dataset on rank 0");
   if (st == FG_OK && d->rank == 0 && ds && ds->num_classes < 2)
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "%s: %lld label class(es); classification needs at least 2",
                       ds->source ? ds->source : "dataset", (long long)ds->num_classes);
-  if (st == FG_OK && d->rank == 0) st = check_output_paths(cfg);
   FG_CHECK(fg_dist_agree(d, st));
   show_progress = cfg->progress && d->rank == 0 && isatty(fileno(stderr));
 
