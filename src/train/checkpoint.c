@@ -812,6 +812,18 @@ cleanup:
   return st;
 }
 
+fg_status fg_checkpoint_inspect(const char *path, fg_ckpt_info *info) {
+  fg_status st = FG_OK;
+  unsigned char *buf = NULL;
+  size_t size = 0;
+  memset(info, 0, sizeof *info);
+  FG_CHECK(read_whole(path, &buf, &size));
+  FG_CHECK(fg_checkpoint_inspect_mem(buf, size, path, info));
+cleanup:
+  free(buf);
+  return st;
+}
+
 fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
                                     fg_ckpt_info *info) {
   fg_status st = FG_OK;

@@ -175,6 +175,8 @@ fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, 
  * a failure). */
 fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
                                     fg_ckpt_info *info);
+/* The same over a file read whole (a regular file only). */
+fg_status fg_checkpoint_inspect(const char *path, fg_ckpt_info *info);
 void fg_ckpt_info_free(fg_ckpt_info *info);
 
 #endif /* FG_CHECKPOINT_H */

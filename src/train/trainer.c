@@ -82,6 +82,7 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
   const fg_scheme_info *info = NULL;
   uint32_t cand = 0;
   int grid[3];
+  fg_ckpt_info ck;
   const fg_path_use paths[] = {
       {"--metrics", cfg->metrics_path, FG_PATH_OUTPUT},
       {"--checkpoint", cfg->checkpoint_path, FG_PATH_CHECKPOINT},
@@ -90,6 +91,7 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
       {"--save-embeddings", cfg->embeddings_path, FG_PATH_OUTPUT},
       {"--calibration", cfg->calibration_path, FG_PATH_INPUT_FILE},
   };
+  memset(&ck, 0, sizeof ck);
   FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "ranks must be >= 1, got %d", ranks);
   FG_CHECK(validate(cfg));
   FG_CHECK(fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), ranks, &info, &cand));
@@ -97,7 +99,15 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
   if (cfg->replicate != 0) FG_CHECK(fg_replicate_check(cfg->replicate, ranks));
   if (cfg->order) FG_CHECK(fg_order_parse(cfg->order, &(fg_order_kind){FG_ORDER_NATURAL}));
   FG_CHECK(fg_check_paths(paths, (int)(sizeof paths / sizeof paths[0])));
+  if (cfg->resume_path) { /* the checkpoint is whole and sound, before any data is read */
+    FG_CHECK(fg_checkpoint_inspect(cfg->resume_path, &ck));
+    FG_REQUIRE(ck.meta.epoch <= cfg->epochs, FG_ERR_INVALID_ARG,
+               "%s: the checkpoint is at epoch %lld, past --epochs %d; give --epochs of at "
+               "least %lld", cfg->resume_path, (long long)ck.meta.epoch, cfg->epochs,
+               (long long)ck.meta.epoch);
+  }
 cleanup:
+  fg_ckpt_info_free(&ck);
   return st;
 }
 

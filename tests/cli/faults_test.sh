@@ -76,8 +76,11 @@ expect 2 "rank 1's does not parse" "$MPIEXEC" --oversubscribe -n 1 "$FG" train "
 
 # -- resuming: --epochs below the checkpoint's is refused; equal reports the checkpoint's figures
 "$FG" train "$DEMO" --epochs 4 --checkpoint "$T/c4" --quiet > "$T/c4.out" 2>&1
-expect 1 "the checkpoint is at epoch 4, past --epochs 3" "$FG" train "$DEMO" --epochs 3 \
+expect 2 "the checkpoint is at epoch 4, past --epochs 3" "$FG" train "$T/bad.txt" --epochs 3 \
   --resume "$T/c4"
+# a damaged checkpoint is refused before the dataset is read (bad.txt is never reached)
+head -c 300 "$T/c4" > "$T/c4.cut"
+expect 1 "c4.cut" "$FG" train "$T/bad.txt" --epochs 5 --resume "$T/c4.cut"
 expect 0 "$(sed 's/[().]/\\&/g' "$T/c4.out")" "$FG" train "$DEMO" --epochs 4 --resume "$T/c4" --quiet
 
 # -- metrics after a resume hold each epoch once: a run resumed from epoch 10 after a later run
