@@ -38,6 +38,8 @@ mkdir "$T/dir"
 expect 1 "dir: is a directory, not a file" "${train[@]}" --epochs 1 --checkpoint "$T/dir"
 expect 1 "--checkpoint needs a file name, got an empty one" "${train[@]}" --epochs 1 --checkpoint ""
 expect 1 "new/: is a directory, not a file" "${train[@]}" --epochs 1 --save-predictions "$T/new/"
+expect 1 "nodir/e.npy: cannot create: No such file or directory" "${train[@]}" --epochs 1 \
+  --save-embeddings "$T/nodir/e.npy"
 check "nothing left behind" \
   test -z "$(ls -A "$T/dir")$(ls -A "$T" | grep -v -x -e dir -e full -e null)"
 out=$("$FG" train "$DEMO" --epochs 1 --checkpoint "$T/dir" 2>&1)
