@@ -67,7 +67,9 @@ uint64_t fg_hash64(const void *data, size_t n, uint64_t seed) {
   uint64_t *v = chunks > 1 ? malloc(chunks * sizeof *v) : NULL;
   if (v) {
     /* the chunks in parallel, combined below in their order: the same for any thread count */
+#ifdef _OPENMP
 #pragma omp parallel for schedule(static)
+#endif
     for (size_t i = 0; i < chunks; i++) {
       const size_t off = i * FG_HASH_CHUNK;
       v[i] = chunk_hash(p + off, FG_MIN_SIZE(FG_HASH_CHUNK, n - off), (uint64_t)i);

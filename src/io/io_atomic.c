@@ -45,22 +45,6 @@ static int sync_unsupported(int err) {
       ;
 }
 
-fg_status fg_out_check(const char *path) {
-  fg_status st = FG_OK;
-  struct stat sb;
-  size_t len;
-  FG_REQUIRE(path && path[0], FG_ERR_INVALID_ARG, "an empty output file name");
-  len = strlen(path);
-  FG_REQUIRE(path[len - 1] != '/', FG_ERR_IO, "%s: is a directory, not a file", path);
-  if (stat(path, &sb) == 0) {
-    FG_REQUIRE(!S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: is a directory, not a file", path);
-  } else {
-    FG_REQUIRE(errno == ENOENT, FG_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-  }
-cleanup:
-  return st;
-}
-
 /* The directory part of path ("." when it has none) into a malloc'ed string. */
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -74,6 +58,30 @@ static char *dir_of(const char *path) {
     d[n] = '\0';
   }
   return d;
+}
+
+fg_status fg_out_check(const char *path) {
+  fg_status st = FG_OK;
+  struct stat sb;
+  char *dir = NULL;
+  size_t len;
+  FG_REQUIRE(path && path[0], FG_ERR_INVALID_ARG, "an empty output file name");
+  len = strlen(path);
+  FG_REQUIRE(path[len - 1] != '/', FG_ERR_IO, "%s: is a directory, not a file", path);
+  if (stat(path, &sb) == 0) {
+    FG_REQUIRE(!S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: is a directory, not a file", path);
+  } else {
+    FG_REQUIRE(errno == ENOENT, FG_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    /* a new file: its directory must be there to hold it */
+    dir = dir_of(path);
+    FG_REQUIRE(dir, FG_ERR_NOMEM, "out of memory");
+    FG_REQUIRE(stat(dir, &sb) == 0, FG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    FG_REQUIRE(S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: cannot create: %s is not a directory", path,
+               dir);
+  }
+cleanup:
+  free(dir);
+  return st;
 }
 
 fg_status fg_out_open(fg_out *o, const char *path) {

@@ -38,6 +38,8 @@ mkdir "$T/dir"
 expect 2 "--checkpoint .*dir: is a directory; name a file in it" "${train[@]}" --epochs 1 --checkpoint "$T/dir"
 expect 2 "--checkpoint: the path is empty" "${train[@]}" --epochs 1 --checkpoint ""
 expect 1 "new/: directory .*new: No such file or directory" "${train[@]}" --epochs 1 --save-predictions "$T/new/"
+expect 1 "--save-embeddings .*nodir/e.npy: directory .*nodir: No such file or directory" "${train[@]}" \
+  --epochs 1 --save-embeddings "$T/nodir/e.npy"
 check "nothing left behind" \
   test -z "$(ls -A "$T/dir")$(ls -A "$T" | grep -v -x -e dir -e full -e null)"
 out=$("$FG" train "$DEMO" --epochs 1 --checkpoint "$T/dir" 2>&1)

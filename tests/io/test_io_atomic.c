@@ -126,6 +126,13 @@ static void test_refused(void) {
   EXPECT(fg_test_error_contains("empty output file name"));
   EXPECT(write_text(path_in("none/x.npy"), "x") == FG_ERR_IO);
   EXPECT(fg_test_error_contains("none/x.npy: cannot create: No such file or directory"));
+  /* what a run checks before its first epoch: a new file's directory is there too */
+  EXPECT(fg_out_check(path_in("none/x.npy")) == FG_ERR_IO);
+  EXPECT(fg_test_error_contains("none/x.npy: cannot create: No such file or directory"));
+  EXPECT(fg_out_check(path_in("dir/x.npy")) == FG_OK && fg_out_check("x.npy") == FG_OK);
+  put_text(path_in("plain"), "");
+  EXPECT(fg_out_check(path_in("plain/x.npy")) == FG_ERR_IO);
+  unlink(path_in("plain"));
   /* nothing was created: the directory alone */
   EXPECT(entries(&hidden) == 1 && hidden == 0);
   rmdir(path_in("dir"));
