@@ -23,6 +23,12 @@
 extern "C" {
 #endif
 
+/* Everything declared here is exported from libfullgraph.so; the library's other symbols are
+ * built hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define FG_VERSION_MAJOR 0
 #define FG_VERSION_MINOR 1
 #define FG_VERSION_PATCH 0
@@ -457,6 +463,10 @@ typedef struct fg_plan_entry {
  * MPI_COMM_SELF (fg_comm_plan), which needs MPI initialised by the caller. */
 fg_status fg_plan(const fg_dataset *ds, const fg_plan_config *cfg, const fg_calibration *cal,
                   fg_plan_entry **out, int *count);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
