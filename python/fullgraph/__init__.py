@@ -318,7 +318,9 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
         if threads is not None:
             _lib.fg_set_threads(int(threads))
         res = _lib.TrainResult()
-        _lib.check(_lib.fg_train_world(ds, cfg, _lib.ctypes.byref(res)))
+        # as the CLI: the dataset of rank 0 is laid out and sent to the others
+        on_rank0 = ds if _lib.fg_world_rank() == 0 else None
+        _lib.check(_lib.fg_train_world(on_rank0, cfg, _lib.ctypes.byref(res)))
     finally:
         _lib.fg_dataset_destroy(_lib.ctypes.byref(ds))
         _lib.fg_train_config_destroy(_lib.ctypes.byref(cfg))
