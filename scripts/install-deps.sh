@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install what fullgraph needs from Debian's packages; does nothing when all are present.
 # usage: install-deps.sh [--bench]   --bench: also the PyTorch peer of bench/bench_single.sh
-#                                    (python3-torch, -numpy, -scipy; never needed to build or test)
+#                                    (python3-torch; never needed to build or test)
+# python3-numpy and python3-scipy are for the Python binding's tests (tests/python), which report
+# a skip without them: the library and the CLI never need Python.
 set -euo pipefail
 pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
-      libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip)
+      libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip
+      python3 python3-numpy python3-scipy)
 if [ "${FG_WITH_CLANG:-1}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
-if [ "${1:-}" = --bench ]; then pkgs+=(python3 python3-numpy python3-scipy python3-torch); fi
+if [ "${1:-}" = --bench ]; then pkgs+=(python3-torch); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
