@@ -72,6 +72,21 @@ void fg_set_threads(int n);
  * OpenMP runtime asked for far more can crash creating them). */
 int fg_max_threads_allowed(void);
 
+/* ---- MPI for callers without their own (bindings, single-process programs) --------------- */
+
+/* Initialize MPI (MPI_Init_thread, MPI_THREAD_FUNNELED) unless someone already has: a program
+ * started by mpirun joins its job, one started alone is a job of one process (no mpirun
+ * needed). Safe to call more than once. FG_ERR_MPI when MPI cannot start or was finalized. */
+fg_status fg_init(void);
+/* Finalize MPI if fg_init initialized it (never MPI that the caller started); safe to call more
+ * than once, and without fg_init. Collective over MPI_COMM_WORLD when it finalizes. */
+fg_status fg_finalize(void);
+/* Rank and size in MPI_COMM_WORLD (0 and 1 while MPI is not initialized). */
+int fg_world_rank(void);
+int fg_world_size(void);
+/* fg_agree over MPI_COMM_WORLD (returns local as it is while MPI is not initialized). */
+fg_status fg_agree_world(fg_status local);
+
 /* ---- paths ------------------------------------------------------------- */
 
 typedef enum fg_path_kind {
@@ -163,6 +178,47 @@ fg_status fg_dataset_save_split(const fg_dataset *ds, const char *path);
 /* Print sizes, degree statistics, label and split counts. */
 fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out);
 
+/* A dataset held in memory, for fg_dataset_from_arrays. The arrays are read, never kept. */
+typedef struct fg_arrays {
+  int64_t num_nodes;       /* N >= 1 */
+  int64_t num_edges;       /* E >= 0: entries of src and dst */
+  const int64_t *src;      /* (E) source of each edge, in [0, N) (COO; NULL only when E = 0) */
+  const int64_t *dst;      /* (E) its destination: node dst aggregates from node src */
+  int64_t num_features;    /* F >= 1 when features are given */
+  const float *features;   /* (N x F) row-major, finite; NULL: generated (gen_features wide) */
+  const int32_t *labels;   /* (N) class ids in [0, C), -1 unlabelled; NULL: generated from
+                              degree quantiles (gen_classes) */
+  int64_t num_classes;     /* C: 0 = the largest label + 1 (what the file readers take); else
+                              at least that (a class no node carries still gets a logit) */
+  const int8_t *split;     /* (N) 0 train, 1 valid, 2 test, -1 none; NULL: drawn at random by
+                              cfg's train_frac / valid_frac */
+} fg_arrays;
+
+/* Build a dataset from arrays in memory with the same steps as fg_dataset_load takes for a
+ * file: the edges under cfg's undirected / dedup / self_loops, generated features, labels or
+ * split (cfg's widths, fractions and seed) where an array is NULL, and the same memory budget
+ * (cfg->mem_limit). The same strict checks as the readers: a size out of range or an element
+ * out of range (an edge id, a label below -1, a split value, a NaN or Inf feature) fails with
+ * FG_ERR_INVALID_ARG or FG_ERR_FORMAT (FG_ERR_NUMERIC for a feature) naming the array and its
+ * first bad element, e.g. "arrays: src[17] = 2708 out of range [0, 2708)". A graph read from a
+ * file and the same graph given as arrays train to the same losses. Not collective. */
+fg_status fg_dataset_from_arrays(const fg_arrays *a, const fg_load_config *cfg,
+                                 fg_dataset **out);
+
+/* Buffers that fg_dataset_copy_arrays fills (each may be NULL: skipped). */
+typedef struct fg_dataset_buffers {
+  int64_t *indptr;         /* (N + 1) CSR row pointers of the prepared adjacency */
+  int32_t *indices;        /* (fg_dataset_num_edges) sources of each row's entries, sorted: row
+                              v lists the nodes v aggregates from (self loops included) */
+  float *features;         /* (N x fg_dataset_num_features) row-major */
+  int32_t *labels;         /* (N) -1 unlabelled */
+  int8_t *split;           /* (N) 0 train, 1 valid, 2 test, -1 none */
+  int64_t *node_ids;       /* (N) each node's id in the input (i when nothing was renumbered) */
+} fg_dataset_buffers;
+
+/* Copy ds's arrays out, in node order (what a binding returns to its caller). Not collective. */
+fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers *out);
+
 /* ---- generators -------------------------------------------------------- */
 
 /* Graph500 R-MAT (a=0.57, b=c=0.19) with 2^scale nodes and edge_factor * 2^scale
@@ -244,9 +300,41 @@ typedef struct fg_train_config {
   FILE *log;               /* where epoch lines go (default stdout) */
   double *loss_history;    /* optional (epochs entries): training loss of each epoch, filled
                               on every rank (entries before a resumed epoch are untouched) */
+  /* Outputs in the caller's memory (each optional; NULL: not filled). Give each on every rank
+   * or on none (fg_train fails otherwise): all are filled on every rank. */
+  struct fg_epoch_record *history; /* (epochs entries) each epoch's metrics, as --metrics
+                              writes them (entries before a resumed epoch are untouched) */
+  float *predictions_out;  /* (N x C) the final model's logits in node order, as
+                              predictions_path (C: fg_train_output_widths) */
+  float *embeddings_out;   /* (N x H) its last hidden layer in node order, as embeddings_path
+                              (H: fg_train_output_widths; needs layers >= 2) */
 } fg_train_config;
 
+/* One epoch of fg_train_config.history: the values of --metrics' record (same rounding: none,
+ * they are the doubles it prints with %.9g / %.6f). */
+typedef struct fg_epoch_record {
+  double loss;             /* mean training loss */
+  double train_acc, valid_acc, test_acc;
+  double valid_loss;       /* mean loss over the validation nodes (evaluation mode) */
+  double seconds;          /* the epoch's wall time (the slowest rank's) */
+} fg_epoch_record;
+
 fg_train_config fg_train_config_default(void);
+
+/* A configuration for bindings that do not mirror fg_train_config's layout: allocated with the
+ * defaults, set by option name, freed with everything it holds. Not collective. */
+fg_train_config *fg_train_config_create(void);
+void fg_train_config_destroy(fg_train_config **cfg);
+/* Set one option of a configuration made by fg_train_config_create (only those) from text: key
+ * is the CLI flag without its dashes ("epochs", "hidden", "weight-decay" or "weight_decay",
+ * "scheme", "grid", "widths" as "64,32", a flag as "1"/"0", "mem-limit" in bytes, "verbose",
+ * ...; the README lists them). Strings are copied. FG_ERR_INVALID_ARG names an unknown key or
+ * a value that does not parse; the values' ranges are checked by fg_train as always. */
+fg_status fg_train_config_set(fg_train_config *cfg, const char *key, const char *value);
+/* Point an output of a configuration at caller memory: key "history" (fg_epoch_record[epochs]),
+ * "predictions" (float[N x C]), "embeddings" (float[N x H]) or "loss_history" (double[epochs]);
+ * NULL unsets. */
+fg_status fg_train_config_set_buffer(fg_train_config *cfg, const char *key, void *buffer);
 
 typedef struct fg_train_result {
   int epochs_run;
@@ -269,6 +357,18 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks);
  * FG_STOPPED when fg_request_stop asked it to stop early (see there). */
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result);
+
+/* fg_train over MPI_COMM_WORLD, for callers without MPI of their own (after fg_init): the one
+ * entry point of the library that uses the world communicator. Collective over
+ * MPI_COMM_WORLD; ds is read on rank 0 only (others may pass NULL). */
+fg_status fg_train_world(const fg_dataset *ds, const fg_train_config *cfg,
+                         fg_train_result *result);
+
+/* The widths of fg_train's outputs for cfg on ds: *classes, the columns of predictions_out (the
+ * dataset's classes), and *embedding, those of embeddings_out (the last hidden layer's: hidden,
+ * or the last of widths; 0 when layers < 2). Not collective. */
+fg_status fg_train_output_widths(const fg_dataset *ds, const fg_train_config *cfg,
+                                 int64_t *classes, int64_t *embedding);
 
 /* ---- memory budget ---------------------------------------------------------------------- */
 

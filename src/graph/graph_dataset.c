@@ -59,7 +59,7 @@ static int ends_with(const char *s, const char *suffix) {
   return 1;
 }
 
-typedef enum { KIND_OGB, KIND_NPZ, KIND_NPY, KIND_MTX, KIND_SNAP } reader_kind;
+typedef enum { KIND_OGB, KIND_NPZ, KIND_NPY, KIND_MTX, KIND_SNAP, KIND_ARRAYS } reader_kind;
 
 /* Read path into raw with the reader its content calls for (*kind: which). */
 static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
@@ -164,7 +164,7 @@ static void estimate_load(const fg_raw *raw, const fg_load_config *cfg, load_byt
 }
 
 static const char *const kind_name[] = {"OGB directory", ".npz", ".npy", "Matrix Market",
-                                        "SNAP edge list"};
+                                        "SNAP edge list", "arrays"};
 
 /* FG_ERR_MEMLIMIT before building anything when the load would not fit in the budget, with a
  * message naming where the node count came from. */
@@ -201,10 +201,86 @@ cleanup:
   return st;
 }
 
+/* What every load does once its input is in raw (renumbered): weigh the whole load against the
+ * budget, build the adjacency under cfg, take or generate features, labels and split. name is
+ * how messages and the dataset name the input (a path, or "arrays"). raw's arrays are taken. */
+static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_config *cfg,
+                               reader_kind kind, const fg_io_budget *budget, int64_t set_aside,
+                               fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_dataset *ds = NULL;
+  FG_REQUIRE(raw->num_nodes >= 0 && raw->num_edges >= 0, FG_ERR_INTERNAL,
+             "%s: reader returned %lld nodes and %lld edges", name, (long long)raw->num_nodes,
+             (long long)raw->num_edges);
+  /* the whole load against the budget, before the graph, features or labels are allocated */
+  FG_CHECK(check_load(name, raw, cfg, kind, budget));
+
+  ds = calloc(1, sizeof *ds);
+  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
+  const int64_t n = raw->num_nodes;
+  ds->num_nodes = n;
+  ds->source = strdup(name);
+  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+  ds->ids = raw->ids;
+  ds->id_span = raw->id_span;
+  ds->nodes_set_aside = set_aside;
+  ds->edge_lines = raw->num_edges;
+  raw->ids = NULL;
+
+  st = fg_csr_from_edges(n, raw->src, raw->dst, raw->num_edges, cfg->undirected, cfg->dedup,
+                         cfg->self_loops, &ds->adj);
+  if (st != FG_OK) {
+    /* name the input: the builder's message only knows edge indices */
+    char msg[1536];
+    snprintf(msg, sizeof msg, "%s: %s", name, fg_last_error());
+    fg_error_adopt(st, msg);
+    fg_error_trace(__FILE__, __LINE__);
+    goto cleanup;
+  }
+  free(raw->src);
+  free(raw->dst);
+  raw->src = raw->dst = NULL; /* the edge list is not needed any more: lower the peak */
+  ds->symmetric = fg_csr_is_symmetric(&ds->adj);
+
+  if (raw->features && raw->num_features > 0) {
+    ds->num_features = raw->num_features;
+    ds->features = raw->features;
+    raw->features = NULL;
+  } else {
+    ds->num_features = cfg->gen_features;
+    FG_CHECK(fg_generate_features(n, cfg->gen_features, cfg->seed, &ds->features));
+    ds->features_generated = 1;
+  }
+
+  if (raw->labels) {
+    ds->num_classes = raw->num_classes;
+    ds->labels = raw->labels;
+    raw->labels = NULL;
+  } else {
+    ds->num_classes = cfg->gen_classes;
+    FG_CHECK(fg_generate_labels(&ds->adj, cfg->gen_classes, cfg->seed, &ds->labels));
+    ds->labels_generated = 1;
+  }
+
+  if (raw->split) {
+    ds->split = raw->split;
+    raw->split = NULL;
+  } else {
+    FG_CHECK(
+        fg_generate_split(n, ds->labels, cfg->train_frac, cfg->valid_frac, cfg->seed, &ds->split));
+    ds->split_generated = 1;
+  }
+
+  *out = ds;
+  ds = NULL;
+cleanup:
+  fg_dataset_destroy(&ds);
+  return st;
+}
+
 fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_dataset **out) {
   fg_status st = FG_OK;
   fg_raw raw = {0};
-  fg_dataset *ds = NULL;
   fg_load_config defaults = fg_load_config_default();
   fg_io_budget budget, outer;
   reader_kind kind = KIND_SNAP;
@@ -240,74 +316,51 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
       goto cleanup;
     }
   }
-  FG_REQUIRE(raw.num_nodes >= 0 && raw.num_edges >= 0, FG_ERR_INTERNAL,
-             "%s: reader returned %lld nodes and %lld edges", path, (long long)raw.num_nodes,
-             (long long)raw.num_edges);
-  /* the whole load against the budget, before the graph, features or labels are allocated */
-  FG_CHECK(check_load(path, &raw, cfg, kind, &budget));
-
-  ds = calloc(1, sizeof *ds);
-  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
-  const int64_t n = raw.num_nodes;
-  ds->num_nodes = n;
-  ds->source = strdup(path);
-  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
-  ds->ids = raw.ids;
-  ds->id_span = raw.id_span;
-  ds->nodes_set_aside = set_aside;
-  ds->edge_lines = raw.num_edges;
-  raw.ids = NULL;
-
-  st = fg_csr_from_edges(n, raw.src, raw.dst, raw.num_edges, cfg->undirected, cfg->dedup,
-                         cfg->self_loops, &ds->adj);
-  if (st != FG_OK) {
-    /* name the file: the builder's message only knows edge indices */
-    char msg[1536];
-    snprintf(msg, sizeof msg, "%s: %s", path, fg_last_error());
-    fg_error_adopt(st, msg);
-    fg_error_trace(__FILE__, __LINE__);
-    goto cleanup;
-  }
-  free(raw.src);
-  free(raw.dst);
-  raw.src = raw.dst = NULL; /* the edge list is not needed any more: lower the peak */
-  ds->symmetric = fg_csr_is_symmetric(&ds->adj);
-
-  if (raw.features && raw.num_features > 0) {
-    ds->num_features = raw.num_features;
-    ds->features = raw.features;
-    raw.features = NULL;
-  } else {
-    ds->num_features = cfg->gen_features;
-    FG_CHECK(fg_generate_features(n, cfg->gen_features, cfg->seed, &ds->features));
-    ds->features_generated = 1;
-  }
-
-  if (raw.labels) {
-    ds->num_classes = raw.num_classes;
-    ds->labels = raw.labels;
-    raw.labels = NULL;
-  } else {
-    ds->num_classes = cfg->gen_classes;
-    FG_CHECK(fg_generate_labels(&ds->adj, cfg->gen_classes, cfg->seed, &ds->labels));
-    ds->labels_generated = 1;
-  }
-
-  if (raw.split) {
-    ds->split = raw.split;
-    raw.split = NULL;
-  } else {
-    FG_CHECK(
-        fg_generate_split(n, ds->labels, cfg->train_frac, cfg->valid_frac, cfg->seed, &ds->split));
-    ds->split_generated = 1;
-  }
-
-  *out = ds;
-  ds = NULL;
+  FG_CHECK(build_dataset(path, &raw, cfg, kind, &budget, set_aside, out));
 cleanup:
   fg_io_set_budget(&outer);
   fg_raw_free(&raw);
-  fg_dataset_destroy(&ds);
+  return st;
+}
+
+fg_status fg_dataset_from_arrays(const fg_arrays *a, const fg_load_config *cfg,
+                                 fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_raw raw = {0};
+  fg_load_config defaults = fg_load_config_default();
+  fg_io_budget budget, outer;
+
+  fg_io_get_budget(&outer);
+  FG_REQUIRE(out != NULL, FG_ERR_INVALID_ARG, "fg_dataset_from_arrays: output handle is NULL");
+  *out = NULL;
+  FG_REQUIRE(a != NULL, FG_ERR_INVALID_ARG, "fg_dataset_from_arrays: no arrays given");
+  if (!cfg) cfg = &defaults;
+  FG_CHECK(check_config(cfg));
+  load_budget(cfg, &budget);
+  fg_io_set_budget(&budget);
+  /* the node count is given, so ids are never renumbered: node i is id i */
+  FG_CHECK(fg_read_arrays(a, &raw));
+  FG_CHECK(build_dataset("arrays", &raw, cfg, KIND_ARRAYS, &budget, 0, out));
+cleanup:
+  fg_io_set_budget(&outer);
+  fg_raw_free(&raw);
+  return st;
+}
+
+fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers *out) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(ds != NULL && out != NULL, FG_ERR_INVALID_ARG,
+             "fg_dataset_copy_arrays: NULL argument");
+  const int64_t n = ds->num_nodes, nnz = ds->adj.nnz;
+  if (out->indptr) memcpy(out->indptr, ds->adj.rowptr, (size_t)(n + 1) * sizeof *out->indptr);
+  if (out->indices && nnz > 0) memcpy(out->indices, ds->adj.col, (size_t)nnz * sizeof *out->indices);
+  if (out->features && n * ds->num_features > 0)
+    memcpy(out->features, ds->features, (size_t)(n * ds->num_features) * sizeof *out->features);
+  if (out->labels) memcpy(out->labels, ds->labels, (size_t)n * sizeof *out->labels);
+  for (int64_t i = 0; out->split && i < n; i++)
+    out->split[i] = ds->split ? ds->split[i] : (int8_t)FG_SPLIT_NONE;
+  for (int64_t i = 0; out->node_ids && i < n; i++) out->node_ids[i] = ds->ids ? ds->ids[i] : i;
+cleanup:
   return st;
 }
 

@@ -65,6 +65,11 @@ fg_status fg_read_mtx(const char *path, fg_raw *out);
  * generator meant are kept); otherwise num_nodes = max id + 1 and ids_inferred = 1. */
 fg_status fg_read_snap(const char *path, fg_raw *out);
 
+/* Arrays in memory (fg_dataset_from_arrays): every element checked as the readers check a
+ * file's, messages naming "arrays: src[k]" and the like, then copied (the budget weighs the
+ * copies). */
+fg_status fg_read_arrays(const fg_arrays *a, fg_raw *out);
+
 /* The same readers over a memory buffer (for fuzzing); name is used in messages. */
 fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int split_index,
                           fg_raw *out);

@@ -59,6 +59,8 @@ static fg_status validate(const fg_train_config *c) {
              "--checkpoint-every %d needs --checkpoint FILE to write to", c->checkpoint_every);
   FG_REQUIRE(!c->embeddings_path || c->layers >= 2, FG_ERR_INVALID_ARG,
              "--save-embeddings needs a hidden layer (--layers >= 2)");
+  FG_REQUIRE(!c->embeddings_out || c->layers >= 2, FG_ERR_INVALID_ARG,
+             "embeddings need a hidden layer (--layers >= 2)");
   FG_REQUIRE(c->agg_blocks >= 1, FG_ERR_INVALID_ARG, "--agg-blocks must be >= 1, got %d",
              c->agg_blocks);
   FG_REQUIRE(c->ranks_per_node >= 0, FG_ERR_INVALID_ARG, "--ranks-per-node must be >= 0, got %d",
@@ -526,8 +528,9 @@ cleanup:
 
 /* Collective: write the logits (which = 0) or the last hidden layer (which = 1: the input of
  * the model's last layer, the first of its stack layers) of the last forward, gathered in
- * original node order on rank 0. */
-static fg_status save_output(run *r, int which, const char *path) {
+ * original node order on rank 0, to path (when not NULL) and into buf on every rank (when not
+ * NULL; fg_train has checked that every rank gives one or none does). */
+static fg_status save_output(run *r, int which, const char *path, float *buf) {
   fg_status st = FG_OK, st2;
   fg_dist *d = r->d;
   const int L = r->m->layers, lh = L - r->m->kind->stages;
@@ -545,7 +548,11 @@ static fg_status save_output(run *r, int which, const char *path) {
   else
     FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[lh], sh->ids_in,
                                    sh->in_primary ? sh->n_in : 0, sh->col0_in, sh->w_in, w, all));
-  if (d->rank == 0) st = fg_npy_write_f32(path, all, n, w);
+  if (d->rank == 0 && path) st = fg_npy_write_f32(path, all, n, w);
+  if (buf) {
+    if (d->rank == 0) memcpy(buf, all, (size_t)(n * w) * sizeof *buf);
+    FG_CHECK(fg_dist_bcast(d, buf, n * w * (int64_t)sizeof *buf, 0));
+  }
 cleanup:
   st2 = fg_dist_agree(d, st);
   free(all);
@@ -581,6 +588,17 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
                       "%s: %lld label class(es); classification needs at least 2",
                       ds->source ? ds->source : "dataset", (long long)ds->num_classes);
   FG_CHECK(fg_dist_agree(d, st));
+  {
+    /* the caller's output buffers are filled on every rank, so every rank gives each or none
+     * does: max(x) == -max(-x) */
+    double given[6] = {cfg->history != NULL, cfg->predictions_out != NULL,
+                       cfg->embeddings_out != NULL};
+    for (int k = 0; k < 3; k++) given[k + 3] = -given[k];
+    FG_CHECK(fg_dist_max_f64(d, given, 6));
+    FG_REQUIRE(given[0] == -given[3] && given[1] == -given[4] && given[2] == -given[5],
+               FG_ERR_INVALID_ARG, "fg_train: history, predictions_out and embeddings_out must "
+               "be given on every rank or on none");
+  }
   show_progress = cfg->progress && d->rank == 0 && isatty(fileno(stderr));
 
   d->phase = FG_PHASE_SETUP;
@@ -735,6 +753,13 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     }
     meta.epoch = epoch;
     if (cfg->loss_history) cfg->loss_history[epoch - 1] = e.loss;
+    if (cfg->history) /* the values every rank holds after the reductions above */
+      cfg->history[epoch - 1] = (fg_epoch_record){.loss = e.loss,
+                                                  .train_acc = e.acc[0],
+                                                  .valid_acc = e.acc[1],
+                                                  .test_acc = e.acc[2],
+                                                  .valid_loss = e.valid_loss,
+                                                  .seconds = e.seconds};
     if (epoch > start_epoch + 2 || cfg->epochs - start_epoch <= 2) {
       secs_total += e.seconds;
       secs_n++;
@@ -791,13 +816,16 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   result->test_acc = meta.best_test_acc;
   result->mean_epoch_seconds = secs_n ? secs_total / secs_n : 0.0;
 
-  if (cfg->predictions_path || cfg->embeddings_path) {
+  if (cfg->predictions_path || cfg->embeddings_path || cfg->predictions_out ||
+      cfg->embeddings_out) {
     /* outputs come from the final model in evaluation mode */
     double acc[3], vl;
     FG_CHECK(evaluate(&r, cfg, cfg->epochs, acc, &vl));
     d->phase = FG_PHASE_METRICS;
-    if (cfg->predictions_path) FG_CHECK(save_output(&r, 0, cfg->predictions_path));
-    if (cfg->embeddings_path) FG_CHECK(save_output(&r, 1, cfg->embeddings_path));
+    if (cfg->predictions_path || cfg->predictions_out)
+      FG_CHECK(save_output(&r, 0, cfg->predictions_path, cfg->predictions_out));
+    if (cfg->embeddings_path || cfg->embeddings_out)
+      FG_CHECK(save_output(&r, 1, cfg->embeddings_path, cfg->embeddings_out));
   }
   if (d->rank == 0) {
     if (metrics) {
