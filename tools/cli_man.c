@@ -2,7 +2,6 @@
  * hidden `fullgraph man`), so that a page cannot drift from what the program parses. The build
  * runs `fullgraph man --output build/man/fullgraph-CMD.1 CMD` for every tools/cmd_CMD.c and
  * `fullgraph man --output build/man/fullgraph.1` for the overview. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
