@@ -44,7 +44,21 @@ typedef struct cli_command {
  * rank that differs fails them all (CLI_USAGE, one message from rank 0 naming the option). */
 int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int *npos,
               int loud);
+/* The --help text of cmd (tools/cli_man.c: under `fullgraph man`, its manual page as roff). */
 void cli_print_help(const cli_command *cmd, FILE *out);
+
+/* A subcommand: `fullgraph NAME` runs run(argc, argv, rank) on the arguments after NAME;
+ * brief is the NAME line of its manual page. */
+typedef struct cli_entry {
+  const char *name;
+  int (*run)(int argc, char **argv, int rank);
+  const char *brief;
+} cli_entry;
+
+/* The hidden `fullgraph man [--output FILE] [--date DATE] [COMMAND]`: the manual page of the
+ * program (the commands cmds[0..ncmds) listed) or of one command, as roff made from the
+ * commands' option tables; `fullgraph man --list` prints the names. Collective. */
+int cli_man(int argc, char **argv, int rank, const cli_entry *cmds, int ncmds);
 
 /* Options every command that reads a dataset shares. */
 #define CLI_LOAD_OPTS(cfg, directed, keepdup, noloops)                                         \

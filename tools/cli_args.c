@@ -234,24 +234,6 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, const char 
   return CLI_OK;
 }
 
-void cli_print_help(const cli_command *cmd, FILE *out) {
-  fprintf(out, "usage: fullgraph %s\n\n%s\n\noptions:\n", cmd->synopsis, cmd->summary);
-  for (int i = 0; i < cmd->nopts; i++) {
-    const cli_opt *o = &cmd->opts[i];
-    char left[64];
-    snprintf(left, sizeof left, "%s%s%s", o->name, o->metavar ? " " : "",
-             o->metavar ? o->metavar : "");
-    fprintf(out, "  %-28s %s", left, o->help);
-    if (o->kind == OPT_CHOICE) {
-      fprintf(out, " [");
-      for (int j = 0; o->choices[j]; j++) fprintf(out, "%s%s", j ? "|" : "", o->choices[j]);
-      fprintf(out, "]");
-    }
-    fputc('\n', out);
-  }
-  fprintf(out, "  %-28s %s\n", "--help", "show this help");
-}
-
 int cli_parse_widths(const char *cmd, const char *arg, int *widths, int max, int *layers,
                      int loud) {
   const char *s = arg;

@@ -4,6 +4,17 @@
 
 #include "cli.h"
 
+/* Every subcommand: `fullgraph NAME ...` runs it, and the build makes a manual page
+ * fullgraph-NAME.1 for each tools/cmd_NAME.c from its option table (`fullgraph man NAME`). */
+static const cli_entry commands[] = {
+    {"train", cmd_train, "train a GNN on every node and edge of a graph"},
+    {"info", cmd_info, "describe a dataset and how training would lay it out"},
+    {"generate", cmd_generate, "write a Graph500 R-MAT graph as an edge list"},
+    {"plan", cmd_plan, "predict and rank the parallel schemes for P ranks"},
+    {"bench", cmd_bench, "measure memory bandwidth or calibrate the performance model"},
+};
+enum { NCOMMANDS = (int)(sizeof commands / sizeof commands[0]) };
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: fullgraph <command> [options]\n"
@@ -37,18 +48,15 @@ int main(int argc, char **argv) {
     if (rank == 0)
       printf("fullgraph %s (OpenBLAS kernels: %s)\n", fg_version_string(), fg_blas_corename());
     rc = CLI_OK;
-  } else if (strcmp(argv[1], "train") == 0) {
-    rc = cmd_train(argc - 2, argv + 2, rank);
-  } else if (strcmp(argv[1], "info") == 0) {
-    rc = cmd_info(argc - 2, argv + 2, rank);
-  } else if (strcmp(argv[1], "bench") == 0) {
-    rc = cmd_bench(argc - 2, argv + 2, rank);
-  } else if (strcmp(argv[1], "plan") == 0) {
-    rc = cmd_plan(argc - 2, argv + 2, rank);
-  } else if (strcmp(argv[1], "generate") == 0) {
-    rc = cmd_generate(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "man") == 0) { /* hidden: the build's manual pages */
+    rc = cli_man(argc - 2, argv + 2, rank, commands, NCOMMANDS);
   } else {
-    if (rank == 0)
+    const cli_entry *e = NULL;
+    for (int i = 0; i < NCOMMANDS && !e; i++)
+      if (strcmp(argv[1], commands[i].name) == 0) e = &commands[i];
+    if (e)
+      rc = e->run(argc - 2, argv + 2, rank);
+    else if (rank == 0)
       fprintf(stderr, "fullgraph: unknown command '%s' (see 'fullgraph --help')\n", argv[1]);
   }
   /* the last of stdout (a full disk, a closed pipe) is checked like every other write */
