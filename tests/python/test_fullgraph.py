@@ -1,14 +1,15 @@
 """Tests of the Python binding (python/fullgraph) against the CLI on Cora.
 
 usage: test_fullgraph.py driver CLI MPIEXEC DATA TMPDIR
-       test_fullgraph.py worker OUT.json DATA      (run by the driver under mpiexec -n 3)
+       test_fullgraph.py worker OUT.json DATA      (run by the driver under mpiexec -n 4)
 
 The driver checks at one rank, in this process, that fullgraph.train on fullgraph.load's arrays
 gives the CLI's losses (the %.9g text the metrics file prints, character for character), its
 predictions and embeddings equal the CLI's .npy files, that other spellings of the
 same input (an edge array, masks as a dict, non-contiguous features) give the same run, and that
-bad arrays raise an exception carrying the message; then under mpiexec -n 3 (schemes 1d-sa and
-3d 1x1x3) that the workers' losses equal the CLI's at 3 ranks. Exit 0 when all hold, 1 otherwise.
+bad arrays raise an exception carrying the message; then under mpiexec -n 4, for every parallel
+scheme (1d, 1d-sa, 1.5d with c = 2, halo, 3d on 2x1x2), that the workers' losses equal the CLI's
+at 4 ranks, every rank returns the same, and the predictions match the CLI's. Exit 0 when all hold, 1 otherwise.
 """
 
 import json
@@ -21,6 +22,10 @@ import numpy as np
 import fullgraph
 
 EPOCHS = 8
+RANKS = 4
+# every parallel scheme, with the options that pick its layout at 4 ranks (the CLI's flags)
+SCHEMES = (("1d", {}), ("1d-sa", {}), ("1.5d", {"replicate": "2"}), ("halo", {}),
+           ("3d", {"grid": "2x1x2"}))
 failures = []
 
 
@@ -156,36 +161,38 @@ def bad_arrays(d, n):
     expect(np.isfinite(r["metrics"]["loss"][0]), "a run after the errors")
 
 
-def run_three_ranks(cli, mpiexec, data, tmp):
+def run_ranks(cli, mpiexec, data, tmp):
     out = os.path.join(tmp, "workers.json")
     env = dict(os.environ)
-    subprocess.run([mpiexec, "-n", "3", "--oversubscribe", sys.executable, os.path.abspath(__file__),
-                    "worker", out, data], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run([mpiexec, "-n", str(RANKS), "--oversubscribe", sys.executable,
+                    os.path.abspath(__file__), "worker", out, data], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
     with open(out) as f:
         got = json.load(f)
-    for scheme, grid in (("1d-sa", None), ("3d", "1x1x3")):
-        metrics = os.path.join(tmp, "m3_%s.jsonl" % scheme)
-        pred = os.path.join(tmp, "p3_%s.npy" % scheme)
-        cmd = [mpiexec, "-n", "3", "--oversubscribe", cli, "train", data, "--epochs",
+    for scheme, opts in SCHEMES:
+        name = "%d ranks, %s" % (RANKS, scheme)
+        metrics = os.path.join(tmp, "m%d_%s.jsonl" % (RANKS, scheme))
+        pred = os.path.join(tmp, "p%d_%s.npy" % (RANKS, scheme))
+        cmd = [mpiexec, "-n", str(RANKS), "--oversubscribe", cli, "train", data, "--epochs",
                str(EPOCHS), "--quiet", "--metrics", metrics, "--scheme", scheme,
                "--save-predictions", pred]
-        if grid:
-            cmd += ["--grid", grid]
+        for k, v in opts.items():
+            cmd += ["--" + k, v]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        same_losses("3 ranks, " + scheme, got[scheme]["loss"], metrics)
-        expect(got[scheme]["ranks_agree"], "3 ranks, %s: ranks returned different results" % scheme)
+        same_losses(name, got[scheme]["loss"], metrics)
+        expect(got[scheme]["ranks_agree"], "%s: ranks returned different results" % name)
         expect(np.array_equal(np.array(got[scheme]["predictions_sum"], dtype=np.float64),
                               np.load(pred).astype(np.float64).sum(axis=0)),
-               "3 ranks, %s: predictions differ from the CLI's" % scheme)
+               "%s: predictions differ from the CLI's" % name)
 
 
 def worker(out, data):
     """Under mpiexec: every rank trains on the same arrays; rank 0 writes what they returned."""
     d = fullgraph.load(data)
     res = {}
-    for scheme, grid in (("1d-sa", None), ("3d", "1x1x3")):
+    for scheme, opts in SCHEMES:
         r = fullgraph.train(d["adj"], d["features"], d["labels"], d["split"], epochs=EPOCHS,
-                            scheme=scheme, grid=grid)
+                            scheme=scheme, **opts)
         # each rank writes its own digest; rank 0 compares them
         digest = [float(v) for v in r["metrics"]["loss"]] + \
             [float(r["predictions"].astype(np.float64).sum())]
@@ -197,7 +204,7 @@ def worker(out, data):
                        "predictions_sum": [float(v) for v in
                                            r["predictions"].astype(np.float64).sum(axis=0)],
                        "digest": digest}
-    expect(fullgraph.size() == 3, "worker: 3 ranks")
+    expect(fullgraph.size() == RANKS, "worker: %d ranks" % RANKS)
     if fullgraph.rank() == 0:
         import time
         deadline = time.time() + 30
@@ -225,7 +232,7 @@ def main(argv):
     cli, mpiexec, data, tmp = argv[2:6]
     print("fullgraph %s from %s" % (fullgraph.version(), fullgraph.library_path))
     run_one_rank(cli, data, tmp)
-    run_three_ranks(cli, mpiexec, data, tmp)
+    run_ranks(cli, mpiexec, data, tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
