@@ -14,6 +14,7 @@ static void usage(FILE *out) {
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
           "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
           "  plan DATA       predict and rank every 3D grid and 1D scheme on P ranks\n"
+          "  report M.jsonl  draw --metrics files as one HTML page (curves, time, traffic)\n"
           "  bench stream    measure the memory bandwidth (STREAM triad)\n"
           "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
     rc = cmd_bench(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "plan") == 0) {
     rc = cmd_plan(argc - 2, argv + 2, rank);
+  } else if (strcmp(argv[1], "report") == 0) {
+    rc = cmd_report(argc - 2, argv + 2, rank);
   } else if (strcmp(argv[1], "generate") == 0) {
     rc = cmd_generate(argc - 2, argv + 2, rank);
   } else {
