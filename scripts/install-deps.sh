@@ -4,7 +4,8 @@
 #                                    (python3-torch, -numpy, -scipy; never needed to build or test)
 set -euo pipefail
 pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
-      libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip)
+      libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip
+      libxml2-utils chromium) # xmllint and headless Chromium: the cli_report test
 if [ "${FG_WITH_CLANG:-1}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
 if [ "${1:-}" = --bench ]; then pkgs+=(python3 python3-numpy python3-scipy python3-torch); fi
 missing=()

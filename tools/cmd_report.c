@@ -8,7 +8,8 @@
  * and a final record {"final": true, ...}. Every plotted element carries data-run, data-series,
  * data-x and data-y (the value printed %.9g), so a test can hold the picture against the file.
  *
- * Runs on rank 0 only when started under mpirun; the others wait for its exit code. */
+ * Started alone it runs without MPI (fullgraph.c skips MPI_Init); under mpirun rank 0 does the
+ * work and the others wait for its exit code. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -1102,6 +1103,10 @@ int cmd_report(int argc, char **argv, int rank) {
     return CLI_USAGE;
   }
   if (rank == 0) rc = report(pos, npos, output, title);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  {
+    int mpi = 0; /* fullgraph.c starts MPI only under a launcher */
+    MPI_Initialized(&mpi);
+    if (mpi) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
   return rc;
 }
