@@ -10,7 +10,7 @@
  *
  * Started alone it runs without MPI (fullgraph.c skips MPI_Init); under mpirun rank 0 does the
  * work and the others wait for its exit code. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, with POSIX 2008 */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -475,12 +475,13 @@ static void begin_with_legend(rs_buf *b, rs_chart *c, const rs_legend_item *it, 
   rs_legend_draw(b, c, it, n);
 }
 
-/* A resume marker: a dashed vertical line before the first epoch of each later run record. */
+/* A resume marker: a dashed vertical line before the first epoch of each run record that has
+ * epochs before it and after it. */
 static void resume_markers(rs_buf *b, const rs_chart *c, const rp_file *f, int run) {
-  for (int s = 1; s < f->nseg; s++) {
+  for (int s = 0; s < f->nseg; s++) {
     const rp_segment *sg = &f->seg[s];
     double at;
-    if (sg->first >= f->nep) continue; /* no epoch after it */
+    if (sg->first == 0 || sg->first >= f->nep) continue; /* a fresh start, or nothing after */
     if (rj_get_number(rj_get(&sg->line, "run"), "start_epoch", &at) != 1)
       at = f->ep[sg->first].epoch - 1;
     const double x = at + 0.5;
@@ -681,21 +682,21 @@ static int rank_bytes_shape(const rj_value *rb, const char **why) {
         *why = "a phase lacks its \"sent\" or \"recv\" array";
         return 0;
       }
+      if (a->len < 1 || a->len > REPORT_MAX_RANKS) {
+        *why = a->len < 1 ? "an array is empty" : "more ranks than the chart draws (4096)";
+        return 0;
+      }
       if (p >= 0 && (size_t)p != a->len) {
         *why = "the arrays have different lengths";
         return 0;
       }
-      p = (int)(a->len > REPORT_MAX_RANKS + 1 ? REPORT_MAX_RANKS + 1 : a->len);
+      p = (int)a->len;
       for (size_t r = 0; r < a->len; r++)
         if (a->items[r].kind != RJ_NUMBER && a->items[r].kind != RJ_NULL) {
           *why = "an element is neither a number nor null";
           return 0;
         }
     }
-  }
-  if (p < 1 || p > REPORT_MAX_RANKS) {
-    *why = p < 1 ? "the arrays are empty" : "more ranks than the chart draws (4096)";
-    return 0;
   }
   return p;
 }
@@ -903,7 +904,7 @@ static int provenance(rs_buf *b, const rp_file *f, int run) {
       double at;
       rs_printf(b, "<p class=\"caption\">Run record %d of %d (line %ld)", s + 1, f->nseg,
                 f->seg[s].lineno);
-      if (s > 0 && rj_get_number(rec, "start_epoch", &at) == 1)
+      if (f->seg[s].first > 0 && rj_get_number(rec, "start_epoch", &at) == 1)
         rs_printf(b, ": resumed after epoch %.0f", at);
       rs_put(b, ":</p>\n");
       if (flatten(&kl, "", rec) != 0) {
@@ -995,8 +996,15 @@ static int write_all(int fd, const char *p, size_t n) {
  * or fifo (/dev/stdout) is written through. */
 static int write_output(const char *path, const char *data, size_t n) {
   struct stat sb;
-  char *tmp = NULL;
+  char *tmp = NULL, *target = NULL;
   int fd = -1, err = 0;
+  /* a symbolic link to a file stays a link: its target is replaced */
+  if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && stat(path, &sb) == 0 &&
+      S_ISREG(sb.st_mode) && (target = realpath(path, NULL)) != NULL) {
+    const int rc = write_output(target, data, n);
+    free(target);
+    return rc;
+  }
   const char *slash = strrchr(path, '/');
   if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
     if (S_ISDIR(sb.st_mode)) {

@@ -180,6 +180,15 @@ check "no script, no external resource" \
   test -z "$(grep -o -i -e '<script' -e 'src=' -e 'href=' -e 'url(' -e '@import' -e 'https\?://[a-z0-9.]*' all.html |
              grep -v -x -e 'http://www.w3.org')"
 
+# markup and control bytes in a title stay text; a link to a file stays a link
+expect 0 "wrote t.html" "${R[@]}" "${F[3]}" --title $'<i>&"x"</i> ]]> \x01 <!--' --output t.html
+check "a hostile title: still well-formed" well_formed t.html
+check "a hostile title: shown as text" \
+  test "$(xmllint --xpath 'string(//*[local-name()="h1"])' t.html)" = '<i>&"x"</i> ]]> \x01 <!--'
+echo old > target.html && ln -s target.html link.html
+expect 0 "wrote link.html" "${R[@]}" "${F[3]}" --output link.html
+check "the link is kept and its target replaced" test -L link.html -a "$(head -c 15 target.html)" = "<!DOCTYPE html>"
+
 # the trainer's own file (today's format: no run record, no rank_bytes)
 expect 0 "test accuracy" "$FG" train "$DEMO" --epochs 5 --metrics m.jsonl --quiet
 expect 0 "wrote real.html \(1 run\)" "${R[@]}" m.jsonl --output real.html
