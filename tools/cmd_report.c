@@ -377,6 +377,17 @@ static int comparable(const rp_file *f, kv_list *out) {
   return 0;
 }
 
+/* Options that say where a run wrote and how loudly, not what it trained: never in a label (two
+ * runs of one configuration always differ in their metrics file). */
+static int label_worthy(const char *key) {
+  static const char *const skip[] = {"metrics", "checkpoint", "checkpoint_every", "resume",
+                                     "save_predictions", "save_embeddings", "calibration",
+                                     "verbose", "progress"};
+  for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+    if (strcmp(key, skip[k]) == 0) return 0;
+  return 1;
+}
+
 /* Each run's label: the options that differ between the runs that have a run record ("hidden=64,
  * lr=0.01"), else the file's name; one run alone is named by its file. */
 static int make_labels(rp_file *files, int n) {
@@ -392,6 +403,7 @@ static int make_labels(rp_file *files, int n) {
       for (int k = 0; k < kl[i].n; k++) {
         const char *key = kl[i].items[k].key, *mine = kl[i].items[k].text;
         int differs = 0;
+        if (!label_worthy(key)) continue;
         for (int j = 0; j < n; j++) {
           const char *other;
           if (j == i || files[j].nseg == 0) continue;

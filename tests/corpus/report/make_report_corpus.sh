@@ -42,7 +42,8 @@ run() {
   printf '"dirty": false, "command": ["fullgraph", "train", "data/cora", "--scheme", "auto", '
   printf '"--hidden", "%s", "--metrics", "runs/it'"'"'s here/m.jsonl", "--title", "<b>&amp;\\"q\\"</b>"], ' "$1"
   printf '"options": {"epochs": 6, "layers": 2, "hidden": %s, "model": "gcn", "lr": 0.01, ' "$1"
-  printf '"dropout": 0.5, "scheme": "1d-sa", "order": "natural", "seed": 42}, '
+  printf '"dropout": 0.5, "scheme": "1d-sa", "order": "natural", "seed": 42, '
+  printf '"metrics": "runs/h%s.jsonl", "checkpoint": null}, ' "$1"
   printf '"ranks": 4, "threads": 1, "hosts": ["node1", "node2"], "blas": "Haswell", '
   printf '"dataset": {"path": "data/cora", "nodes": 2708, "edges": 13264, "features": 1433, '
   printf '"classes": 7, "fingerprint": "9f86d081884c7d65"}, "start_epoch": %s, ' "$2"
