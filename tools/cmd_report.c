@@ -670,7 +670,9 @@ static void time_chart(rs_buf *b, const rp_file *f, int run) {
     rs_format_value(v1, sizeof v1, mean[k], RS_UNIT_SECONDS);
     rs_printf(b, "%s %s%s", time_part_name[k], v1, k < 4 ? ", " : "");
   }
-  if (total > 0) rs_printf(b, " (the parts add up to %.1f%% of the epoch)", 100.0 * parts / total);
+  if (total > 0) rs_printf(b, " (the parts add up to %.1f%% of the epoch%s)", 100.0 * parts / total,
+                          parts > 1.005 * total ? ": each part is its maximum over the ranks, "
+                                                  "which need not be on the slowest rank" : "");
   rs_put(b, ".</p>\n");
 }
 
