@@ -14,7 +14,7 @@ build=${FG_FUZZ_BUILD:-$root/build/fuzz}
 
 # The targets, in campaign order. Adding one: a word here, a line in seeds() below, and its name
 # in fuzz/CMakeLists.txt's FG_FUZZ_TARGETS (fuzz/<name>.dict is used when present).
-all_targets="npz npy mtx snap csv calibration checkpoint"
+all_targets="npz npy mtx snap csv calibration checkpoint report"
 
 # seeds TARGET: its seed folders under tests/corpus
 seeds() {
@@ -26,6 +26,7 @@ seeds() {
     csv) echo csv ogb ;;
     calibration) echo calib ;;
     checkpoint) echo ckpt ;;
+    report) echo report ;;
   esac
 }
 

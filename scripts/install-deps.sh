@@ -7,7 +7,8 @@
 set -euo pipefail
 pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
       libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip
-      python3 python3-numpy python3-scipy)
+      python3 python3-numpy python3-scipy
+      libxml2-utils chromium) # xmllint and headless Chromium: the cli_report test
 # the cli_install test renders and lints the installed man pages (man -l, groff -ww, mandoc)
 pkgs+=(groff-base man-db mandoc)
 if [ "${FG_WITH_CLANG:-1}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi

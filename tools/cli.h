@@ -102,5 +102,6 @@ int cmd_info(int argc, char **argv, int rank);
 int cmd_generate(int argc, char **argv, int rank);
 int cmd_bench(int argc, char **argv, int rank);
 int cmd_plan(int argc, char **argv, int rank);
+int cmd_report(int argc, char **argv, int rank);
 
 #endif /* FG_CLI_H */

@@ -109,6 +109,9 @@ static int agree_on_options(const cli_command *cmd, int rc, const char **pos, in
   struct { int value, rank; } mine, lo, hi;
   uint64_t *h0 = NULL;
   char text[512];
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return rc; /* a command run without MPI (report, started alone) */
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size == 1) return rc;

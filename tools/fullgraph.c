@@ -1,5 +1,6 @@
 /* fullgraph.c -- the command-line tool: dispatch to one subcommand per file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -11,6 +12,7 @@ static const cli_entry commands[] = {
     {"info", cmd_info, "describe a dataset and how training would lay it out"},
     {"generate", cmd_generate, "write a Graph500 R-MAT graph as an edge list"},
     {"plan", cmd_plan, "predict and rank the parallel schemes for P ranks"},
+    {"report", cmd_report, "draw metrics files as one HTML page of plots"},
     {"bench", cmd_bench, "measure memory bandwidth or calibrate the performance model"},
 };
 enum { NCOMMANDS = (int)(sizeof commands / sizeof commands[0]) };
@@ -25,14 +27,33 @@ static void usage(FILE *out) {
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
           "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
           "  plan DATA       predict and rank every 3D grid and 1D scheme on P ranks\n"
+          "  report M.jsonl  draw --metrics files as one HTML page (curves, time, traffic)\n"
           "  bench stream    measure the memory bandwidth (STREAM triad)\n"
           "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
           "'fullgraph --version' prints the version.\n");
 }
 
+/* Whether a launcher (mpirun / mpiexec of Open MPI, MPICH, a PMIx or PMI one) started us. */
+static int launched_by_mpi(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+  for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
+    if (getenv(vars[k])) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided = 0, rank = 0, rc = CLI_USAGE;
+  /* `report` only reads and writes files: started alone it skips MPI's start-up (Open MPI's
+   * singleton initialization takes more than a second); under a launcher rank 0 does the work */
+  if (argc >= 2 && strcmp(argv[1], "report") == 0 && !launched_by_mpi()) {
+    rc = cmd_report(argc - 2, argv + 2, 0);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "fullgraph: error: writing the standard output failed\n");
+      if (rc == CLI_OK) rc = CLI_FAILED;
+    }
+    return rc;
+  }
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     fprintf(stderr, "fullgraph: error: MPI_Init_thread failed\n");
     return CLI_FAILED;
