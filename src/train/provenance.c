@@ -328,9 +328,14 @@ fg_status fg_run_hosts(MPI_Comm comm, char ***hosts, int *n) {
   mine[sizeof mine - 1] = '\0';
   FG_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   FG_CHECK_MPI(MPI_Comm_size(comm, &size));
-  if (rank == 0) FG_ALLOC(all, (size_t)size * HOST_FIELD);
-  /* (an allocation failure on rank 0 leaves the others in the gather: the trainer's caller
-   * agrees on the status first, see fg_train) */
+  /* rank 0's buffer, agreed on before the gather so that a failed allocation stops every rank
+   * rather than leaving the others waiting in it */
+  {
+    int ok = 1;
+    if (rank == 0) ok = (all = fg_malloc_array((size_t)size, HOST_FIELD)) != NULL;
+    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+    FG_REQUIRE(ok, FG_ERR_NOMEM, "out of memory for %d host names", size);
+  }
   FG_CHECK_MPI(MPI_Gather(mine, HOST_FIELD, MPI_CHAR, all, HOST_FIELD, MPI_CHAR, 0, comm));
   if (rank != 0) goto cleanup;
   FG_CALLOC(list, (size_t)size);

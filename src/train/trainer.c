@@ -79,12 +79,22 @@ cleanup:
   return st;
 }
 
+/* NAME.json, the sidecar fg_write_sidecar writes beside output NAME, in buf; NULL for no output
+ * and for one written to a device, which gets none. */
+static const char *sidecar_name(const char *path, char *buf, size_t cap) {
+  struct stat sb;
+  if (!path || !path[0] || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) return NULL;
+  snprintf(buf, cap, "%s.json", path);
+  return buf;
+}
+
 fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
   fg_status st = FG_OK;
   const fg_scheme_info *info = NULL;
   uint32_t cand = 0;
   int grid[3];
   fg_ckpt_info ck;
+  char side[2][4096];
   const fg_path_use paths[] = {
       {"--metrics", cfg->metrics_path, FG_PATH_OUTPUT},
       {"--checkpoint", cfg->checkpoint_path, FG_PATH_CHECKPOINT},
@@ -92,6 +102,10 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
       {"--save-predictions", cfg->predictions_path, FG_PATH_OUTPUT},
       {"--save-embeddings", cfg->embeddings_path, FG_PATH_OUTPUT},
       {"--calibration", cfg->calibration_path, FG_PATH_INPUT_FILE},
+      {"--save-predictions's sidecar",
+       sidecar_name(cfg->predictions_path, side[0], sizeof side[0]), FG_PATH_OUTPUT},
+      {"--save-embeddings's sidecar", sidecar_name(cfg->embeddings_path, side[1], sizeof side[1]),
+       FG_PATH_OUTPUT},
   };
   memset(&ck, 0, sizeof ck);
   FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "ranks must be >= 1, got %d", ranks);
