@@ -10,6 +10,7 @@ trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
 
 . "$(dirname "$0")/../expect.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd) # the sources (a git checkout, or not)
 
 cd "$T" || exit 1
 train=("$FG" train "$DEMO" --quiet)
@@ -74,7 +75,6 @@ expect 0 "epoch    3" "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --epoc
 # provenance: --version names the commit the build was made from (in a git checkout); the run
 # record heads the metrics, its "command" is the argv given (quotes and backslashes escaped),
 # and every .npy written to a file has NAME.npy.json holding the same record; a device none
-src=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -e "$src/.git" ] && git -C "$src" rev-parse -q --verify HEAD > /dev/null 2>&1; then
   expect 0 "^commit [0-9a-f]{40}( \(dirty\))?$" "$FG" --version
   commit=$("$FG" --version | sed -n 's/^commit \([0-9a-f]*\).*/\1/p')
