@@ -330,6 +330,19 @@ int main(int argc, char **argv) {
     sequence(path_in("m.jsonl"), seq, sizeof seq);
     EXPECT_MSG(strcmp(seq, "R0 1 2 R2 3 F") == 0, "%s", seq);
   }
+  /* the performance model's choice: the scheme (or grid) it picked and its prediction */
+  {
+    fg_train_config c = base_config();
+    const char *rec;
+    c.epochs = 1;
+    c.scheme = size == 1 ? "auto" : "3d"; /* 3d without --grid: the model picks the grid */
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, ds, &c, &res));
+    rec = fg_last_run_record();
+    EXPECT(rec && json_valid(rec) && !strstr(rec, "\"scheme\": \"auto\"") &&
+           strstr(rec, "\"predicted\": {\"seconds\": ") && strstr(rec, "\"comm_seconds\": "));
+    if (rec && size > 1)
+      EXPECT(strstr(rec, "\"scheme\": \"3d\", \"grid\": [") != NULL);
+  }
   /* the checkpoint's section "run": the record of the run that wrote it; files without it (the
    * seeds, made before it existed) still read; a NUL in it is damage */
   if (rank == 0) {
