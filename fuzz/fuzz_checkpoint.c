@@ -35,6 +35,8 @@ static void read_one(const unsigned char *buf, size_t len) {
   if (info.has_options)
     FUZZ_ASSERT(info.options.lr > 0 && info.options.dropout >= 0 && info.options.dropout < 1);
   if (info.has_dataset) FUZZ_ASSERT(info.dataset.nodes >= 1);
+  /* the "run" section's text, whole: no NUL cut it short */
+  if (info.run_record) FUZZ_ASSERT(strlen(info.run_record) + 24 < len);
 
   /* read against the model the file describes: accepted, the same meta */
   memset(&s, 0, sizeof s);

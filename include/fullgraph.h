@@ -57,6 +57,13 @@ const char *fg_last_error(void);
 /* Source location (file:line list) where the last failure was raised and passed. */
 const char *fg_last_error_trace(void);
 const char *fg_version_string(void);
+/* The git commit the library was built from (40 hex digits), recorded at every build; "unknown"
+ * when it was built outside a git checkout (a release tarball). */
+const char *fg_build_commit(void);
+/* 1 when tracked files differed from fg_build_commit() at build time, 0 when not, -1 unknown. */
+int fg_build_dirty(void);
+/* The build's optional parts, as "openmp on, metis on, zoltan off". */
+const char *fg_build_options(void);
 /* The kernel set the loaded OpenBLAS runs ("Haswell", "SkylakeX", ...): its own pick for this
  * CPU, or the one OPENBLAS_CORETYPE forced. */
 const char *fg_blas_corename(void);
@@ -308,6 +315,12 @@ typedef struct fg_train_config {
                               predictions_path (C: fg_train_output_widths) */
   float *embeddings_out;   /* (N x H) its last hidden layer in node order, as embeddings_path
                               (H: fg_train_output_widths; needs layers >= 2) */
+  /* provenance, for the run record only (fg_last_run_record): the dataset's path as given (NULL:
+   * unknown, recorded as null) and the command line that started the run (argc entries; 0 and
+   * NULL: unknown, recorded as []). The CLI passes its whole argv ("fullgraph", "train", ...). */
+  const char *dataset_path;
+  int argc;
+  const char *const *argv;
 } fg_train_config;
 
 /* One epoch of fg_train_config.history: the values of --metrics' record (same rounding: none,
@@ -369,6 +382,18 @@ fg_status fg_train_world(const fg_dataset *ds, const fg_train_config *cfg,
  * or the last of widths; 0 when layers < 2). Not collective. */
 fg_status fg_train_output_widths(const fg_dataset *ds, const fg_train_config *cfg,
                                  int64_t *classes, int64_t *embedding);
+
+/* The run record of the last fg_train call in this process (on every rank): one line of JSON,
+ * {"run": {...}}, naming the build (version, commit), the command line, every option's effective
+ * value, the ranks, threads and hosts, the BLAS kernels and the dataset with its fingerprint
+ * (README, "The metrics file"). fg_train writes it as a line of its metrics file, beside each
+ * .npy it writes (fg_write_sidecar) and into its checkpoints. NULL before the first fg_train
+ * and when fg_train failed before the record was made; valid until the next fg_train. */
+const char *fg_last_run_record(void);
+/* Write record (one JSON line) to NPY_PATH.json, replaced whole or not at all, when npy_path is
+ * a regular file; a device, fifo or socket (/dev/null) gets no sidecar, and neither does a NULL
+ * record (FG_OK both). Not collective. */
+fg_status fg_write_sidecar(const char *npy_path, const char *record);
 
 /* ---- memory budget ---------------------------------------------------------------------- */
 

@@ -6,6 +6,11 @@
 
 #include "fullgraph.h"
 
+/* The program's whole command line ("fullgraph", "train", ...), as main received it: what a
+ * run records (fg_train_config.argc, argv). */
+extern int cli_argc;
+extern char **cli_argv;
+
 /* Exit codes of the program. */
 enum {
   CLI_OK = 0,

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -31,6 +32,15 @@ static int parse_bytes(const char *s, double *out) {
     }
   }
   return -1;
+}
+
+/* The sidecar NAME.json that fg_write_sidecar writes beside an output NAME, into buf; NULL for
+ * no output, or one written to a device (which gets none). */
+static const char *sidecar_of(const char *path, char *buf, size_t cap) {
+  struct stat sb;
+  if (!path || !path[0] || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) return NULL;
+  snprintf(buf, cap, "%s.json", path);
+  return buf;
 }
 
 int cmd_train(int argc, char **argv, int rank) {
@@ -116,9 +126,14 @@ int cmd_train(int argc, char **argv, int rank) {
   tc.verbose = quiet ? 0 : 1;
   tc.progress = !no_progress && !quiet;
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
+  tc.dataset_path = pos[0];
+  tc.argc = cli_argc;
+  tc.argv = (const char *const *)cli_argv;
   lc.seed = tc.seed;
   lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
   {
+    /* the sidecars (NAME.npy.json) too: no other output may be one of them */
+    char side[4][4096];
     const fg_path_use extra[] = {{"DATA", pos[0], FG_PATH_INPUT},
                                  {"--save-ids", ids_path, FG_PATH_OUTPUT},
                                  {"--save-split", split_path, FG_PATH_OUTPUT},
@@ -127,7 +142,17 @@ int cmd_train(int argc, char **argv, int rank) {
                                  {"--resume", tc.resume_path, FG_PATH_RESUME},
                                  {"--save-predictions", tc.predictions_path, FG_PATH_OUTPUT},
                                  {"--save-embeddings", tc.embeddings_path, FG_PATH_OUTPUT},
-                                 {"--calibration", tc.calibration_path, FG_PATH_INPUT_FILE}};
+                                 {"--calibration", tc.calibration_path, FG_PATH_INPUT_FILE},
+                                 {"--save-ids's sidecar",
+                                  sidecar_of(ids_path, side[0], sizeof side[0]), FG_PATH_OUTPUT},
+                                 {"--save-split's sidecar",
+                                  sidecar_of(split_path, side[1], sizeof side[1]), FG_PATH_OUTPUT},
+                                 {"--save-predictions's sidecar",
+                                  sidecar_of(tc.predictions_path, side[2], sizeof side[2]),
+                                  FG_PATH_OUTPUT},
+                                 {"--save-embeddings's sidecar",
+                                  sidecar_of(tc.embeddings_path, side[3], sizeof side[3]),
+                                  FG_PATH_OUTPUT}};
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     st = FG_OK;
@@ -155,6 +180,16 @@ int cmd_train(int argc, char **argv, int rank) {
              (long long)fg_dataset_num_nodes(ds), (long long)fg_dataset_num_edges(ds),
              (long long)fg_dataset_num_features(ds), (long long)fg_dataset_num_classes(ds));
     st = fg_train(MPI_COMM_WORLD, ds, &tc, &res);
+  }
+  /* the ids and the split, written before training, get their sidecars once the run record is
+   * made (also when the run stopped early) */
+  if ((st == FG_OK || st == FG_STOPPED) && (ids_path || split_path)) {
+    fg_status st2 = FG_OK;
+    if (rank == 0 && ids_path) st2 = fg_write_sidecar(ids_path, fg_last_run_record());
+    if (rank == 0 && st2 == FG_OK && split_path)
+      st2 = fg_write_sidecar(split_path, fg_last_run_record());
+    st2 = fg_agree(MPI_COMM_WORLD, st2);
+    if (st2 != FG_OK) st = st2;
   }
   if (st == FG_OK && rank == 0 && !tc.verbose)
     printf("test accuracy %.4f at best epoch %d (valid %.4f)\n", res.test_acc, res.best_epoch,

@@ -31,8 +31,12 @@ static void usage(FILE *out) {
           "  bench stream    measure the memory bandwidth (STREAM triad)\n"
           "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
-          "'fullgraph --version' prints the version.\n");
+          "'fullgraph --version' prints the version, the commit it was built from, the\n"
+          "OpenBLAS kernels and the build's options.\n");
 }
+
+int cli_argc;
+char **cli_argv;
 
 /* Whether a launcher (mpirun / mpiexec of Open MPI, MPICH, a PMIx or PMI one) started us. */
 static int launched_by_mpi(void) {
@@ -58,6 +62,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fullgraph: error: MPI_Init_thread failed\n");
     return CLI_FAILED;
   }
+  cli_argc = argc;
+  cli_argv = argv;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (argc < 2) {
     if (rank == 0) usage(stderr);
@@ -66,8 +72,12 @@ int main(int argc, char **argv) {
     if (rank == 0) usage(stdout);
     rc = CLI_OK;
   } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-    if (rank == 0)
-      printf("fullgraph %s (OpenBLAS kernels: %s)\n", fg_version_string(), fg_blas_corename());
+    if (rank == 0) {
+      const int dirty = fg_build_dirty();
+      printf("fullgraph %s\ncommit %s%s\nOpenBLAS kernels: %s\nbuild: %s\n", fg_version_string(),
+             fg_build_commit(), dirty > 0 ? " (dirty)" : "", fg_blas_corename(),
+             fg_build_options());
+    }
     rc = CLI_OK;
   } else if (strcmp(argv[1], "man") == 0) { /* hidden: the build's manual pages */
     rc = cli_man(argc - 2, argv + 2, rank, commands, NCOMMANDS);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "core/fg_core.h"
+#include "core/fg_build_info.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +44,29 @@ const char *fg_status_string(fg_status st) {
 const char *fg_last_error(void) { return fg_err_msg; }
 const char *fg_last_error_trace(void) { return fg_err_trace; }
 const char *fg_version_string(void) { return FG_VERSION; }
+const char *fg_build_commit(void) { return fg_build_commit_text; }
+int fg_build_dirty(void) { return fg_build_dirty_flag; }
+const char *fg_build_options(void) {
+  return "openmp "
+#ifdef _OPENMP
+         "on"
+#else
+         "off"
+#endif
+         ", metis "
+#ifdef FG_HAVE_METIS
+         "on"
+#else
+         "off"
+#endif
+         ", zoltan "
+#ifdef FG_HAVE_ZOLTAN
+         "on"
+#else
+         "off"
+#endif
+      ;
+}
 
 fg_status fg_error_set(fg_status code, const char *file, int line, const char *fmt, ...) {
   va_list ap;

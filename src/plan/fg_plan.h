@@ -93,10 +93,11 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks);
 
 /* Rank 0 of a training job: the configuration the model predicts fastest among those that fit
  * in memory, of the registry rows in candidates: its scheme, for a grid scheme the grid (1x1x1
- * otherwise), for 1.5d its replication c (0 otherwise), and the busiest rank's predicted bytes. */
+ * otherwise), for 1.5d its replication c (0 otherwise), and the busiest rank's predicted bytes;
+ * picked (may be NULL) gets the whole entry, its predicted epoch and parts (the run record's). */
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
                        uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
-                       int grid[3], int *replicate, double *mem_bytes);
+                       int grid[3], int *replicate, double *mem_bytes, fg_plan_entry *picked);
 
 /* The registry's predictors: a 1D scheme from its per-rank traffic, every grid of 3d. */
 fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,

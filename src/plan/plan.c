@@ -906,7 +906,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
 
 fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ranks,
                        uint32_t candidates, fg_layouts *lay, const fg_scheme_info **scheme,
-                       int grid[3], int *replicate, double *mem_bytes) {
+                       int grid[3], int *replicate, double *mem_bytes, fg_plan_entry *picked) {
   fg_status st = FG_OK;
   fg_calibration cal = fg_calibration_default();
   const fg_plan_config pc = fg_plan_config_of(cfg, ranks);
@@ -934,6 +934,7 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   *mem_bytes = e[0].mem_bytes;
   memcpy(grid, e[0].grid, 3 * sizeof(int));
   *replicate = e[0].replicate;
+  if (picked) *picked = e[0];
   if (grid[0] == 0) grid[0] = grid[1] = grid[2] = 1;
 cleanup:
   free(e);

@@ -50,15 +50,18 @@ enum {
   SEC_MODEL,
   SEC_OPTIONS,
   SEC_DATASET,
+  SEC_RUN,
   SEC_WIDTHS,
   SEC_PARAMS,
   SEC_ADAM_M,
   SEC_ADAM_V,
   SEC_COUNT
 };
-static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "options", "dataset",
+static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "options", "dataset", "run",
                                                  "widths", "params", "adam_m",  "adam_v"};
-static int sec_optional(int r) { return r == SEC_MODEL || r == SEC_OPTIONS || r == SEC_DATASET; }
+static int sec_optional(int r) {
+  return r == SEC_MODEL || r == SEC_OPTIONS || r == SEC_DATASET || r == SEC_RUN;
+}
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -230,6 +233,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   int64_t implied = 0;
   uint64_t widths_bytes, array_bytes;
   uint32_t crc;
+  uint64_t run_bytes = m->run_record ? strlen(m->run_record) : 0;
   const float *const arrays[3] = {m->params, m->adam_m, m->adam_v};
   const int mats = m->model.mats > 0 ? m->model.mats : 1;
   const char *kind = m->model.kind ? m->model.kind : "gcn";
@@ -269,7 +273,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   s.crc = crc32(0L, Z_NULL, 0);
   put(&s, ckpt_magic, 8);
   put_u32(&s, CKPT_VERSION);
-  put_u32(&s, SEC_COUNT - !m->options - !m->dataset);
+  put_u32(&s, SEC_COUNT - !m->options - !m->dataset - !m->run_record);
   /* (56, 40 and 72 bytes: multiples of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
   put(&s, meta, CKPT_META_BYTES);
@@ -312,6 +316,11 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
     put(&s, &d->feature_hash, 8);
     put(&s, &d->labels, 8);
     put(&s, &d->split, 8);
+  }
+  if (m->run_record) {
+    put_section_head(&s, sec_names[SEC_RUN], run_bytes);
+    put(&s, m->run_record, (size_t)run_bytes);
+    put_padding(&s, run_bytes);
   }
   put_section_head(&s, sec_names[SEC_WIDTHS], widths_bytes);
   put_u32(&s, (uint32_t)m->layers);
@@ -365,6 +374,8 @@ typedef struct ckpt_view {
   fg_ckpt_options options;
   uint32_t dataset_kind;          /* FG_FINGERPRINT_KIND: dataset is comparable */
   fg_ds_fingerprint dataset;
+  const unsigned char *run;       /* the "run" section's text (run_len bytes), or NULL */
+  size_t run_len;
 } ckpt_view;
 
 /* A regular file's bytes, whole: a directory, a device or a fifo is refused by name before it is
@@ -555,6 +566,15 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     v->options.normalize_features = (int)get_u32(p + 36);
     v->has_options = 1;
     FG_CHECK(check_options(path, &v->options, FG_ERR_FORMAT));
+  }
+  if (req[SEC_RUN]) {
+    /* text for people and tools, never read back into the run: only its being text is checked
+     * (no NUL, which would cut it short) */
+    v->run = buf + req[SEC_RUN]->at + CKPT_SECTION_HEAD;
+    v->run_len = req[SEC_RUN]->len;
+    FG_REQUIRE(!memchr(v->run, 0, v->run_len), FG_ERR_FORMAT,
+               "%s: section \"run\" at byte %zu holds a NUL byte (corrupt)", path,
+               req[SEC_RUN]->at);
   }
   if (req[SEC_DATASET]) {
     p = buf + req[SEC_DATASET]->at + CKPT_SECTION_HEAD;
@@ -850,6 +870,11 @@ fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *nam
   info->options = v.options;
   info->has_dataset = v.has_dataset && v.dataset_kind == FG_FINGERPRINT_KIND;
   info->dataset = v.dataset;
+  if (v.run) {
+    FG_ALLOC(info->run_record, v.run_len + 1);
+    memcpy(info->run_record, v.run, v.run_len);
+    info->run_record[v.run_len] = '\0';
+  }
 cleanup:
   return st;
 }
@@ -857,4 +882,6 @@ cleanup:
 void fg_ckpt_info_free(fg_ckpt_info *info) {
   free(info->widths);
   info->widths = NULL;
+  free(info->run_record);
+  info->run_record = NULL;
 }

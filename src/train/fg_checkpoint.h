@@ -15,11 +15,11 @@
  *        …     4  u32 CRC-32 (zlib) of every byte before it
  *
  * Sections: each name at most once, in any order; a reader skips names it does not know (room
- * for more without a new version). The writer writes these, in this order ("options" and
- * "dataset" when the caller gives them, as the trainer always does); a reader requires all but
- * "model", "options" and "dataset" (a file without "model", as older builds wrote, holds a GCN
- * with the symmetric Â; a file without "options" or "dataset" predates them and is resumed
- * without those checks). Every number is range-checked on reading, after the checksum: a
+ * for more without a new version). The writer writes these, in this order ("options", "dataset"
+ * and "run" when the caller gives them, as the trainer always does); a reader requires all but
+ * "model", "options", "dataset" and "run" (a file without "model", as older builds wrote, holds
+ * a GCN with the symmetric Â; a file without "options" or "dataset" predates them and is resumed
+ * without those checks; "run" is for people and tools, never read back into a run). Every number is range-checked on reading, after the checksum: a
  * field out of its range is FG_ERR_FORMAT naming the file, the section and the field.
  *   "meta"    56 bytes: u64 seed, i64 epochs completed E (0 <= E < 2^31 - 1), i64 Adam step
  *             count (= E: one step an epoch), i64 best epoch B (1 <= B <= E; 0 when E = 0), f64
@@ -52,6 +52,9 @@
  *               +56   8  u64 hash of the labels
  *               +64   8  u64 hash of the split
  *             A resume compares the sizes, then the hashes, and names what differs
+ *   "run"     P bytes: the run record of the run that wrote the file (fg_provenance.h, one line
+ *             of JSON, UTF-8, no NUL, no newline), padded with zeros to a multiple of 8 like
+ *             every section; a reader checks only that it holds no NUL byte
  *   "widths"  4 + 8(L+1) bytes: u32 layers L, then i64 widths (input, hidden..., classes)
  *   "params"  4n bytes: f32 parameters (per layer its k matrices W, then its v vectors: b, and
  *             with LayerNorm on a hidden layer its scale and shift; W_0, b_0, W_1, b_1, … for a
@@ -141,6 +144,9 @@ typedef struct fg_ckpt_state {
    * with the file's when the file has them, a difference refused naming what differs */
   const fg_ckpt_options *options;
   const fg_ds_fingerprint *dataset;
+  /* optional (NULL: none): the run record (fg_provenance.h), written as section "run"; never
+   * read back into a run (a resume writes its own) */
+  const char *run_record;
 } fg_ckpt_state;
 
 /* What a checkpoint says of itself (fg_checkpoint_inspect_mem), checked as a read checks it. */
@@ -154,6 +160,7 @@ typedef struct fg_ckpt_info {
   int has_options, has_dataset;
   fg_ckpt_options options;
   fg_ds_fingerprint dataset;
+  char *run_record;    /* the "run" section's text, malloc'ed (NULL: the file has none) */
 } fg_ckpt_info;
 
 /* Write version 2 through fg_out (io/fg_io.h): a regular file is replaced whole or not at all

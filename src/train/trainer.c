@@ -6,6 +6,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "graph/fg_graph.h"
@@ -20,6 +21,7 @@
 #include "schemes/fg_scheme.h"
 #include "train/fg_checkpoint.h"
 #include "train/fg_membudget.h"
+#include "train/fg_provenance.h"
 
 fg_train_config fg_train_config_default(void) {
   fg_train_config c;
@@ -79,12 +81,22 @@ cleanup:
   return st;
 }
 
+/* NAME.json, the sidecar fg_write_sidecar writes beside output NAME, in buf; NULL for no output
+ * and for one written to a device, which gets none. */
+static const char *sidecar_name(const char *path, char *buf, size_t cap) {
+  struct stat sb;
+  if (!path || !path[0] || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) return NULL;
+  snprintf(buf, cap, "%s.json", path);
+  return buf;
+}
+
 fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
   fg_status st = FG_OK;
   const fg_scheme_info *info = NULL;
   uint32_t cand = 0;
   int grid[3];
   fg_ckpt_info ck;
+  char side[2][4096];
   const fg_path_use paths[] = {
       {"--metrics", cfg->metrics_path, FG_PATH_OUTPUT},
       {"--checkpoint", cfg->checkpoint_path, FG_PATH_CHECKPOINT},
@@ -92,6 +104,10 @@ fg_status fg_train_config_check(const fg_train_config *cfg, int ranks) {
       {"--save-predictions", cfg->predictions_path, FG_PATH_OUTPUT},
       {"--save-embeddings", cfg->embeddings_path, FG_PATH_OUTPUT},
       {"--calibration", cfg->calibration_path, FG_PATH_INPUT_FILE},
+      {"--save-predictions's sidecar",
+       sidecar_name(cfg->predictions_path, side[0], sizeof side[0]), FG_PATH_OUTPUT},
+      {"--save-embeddings's sidecar", sidecar_name(cfg->embeddings_path, side[1], sizeof side[1]),
+       FG_PATH_OUTPUT},
   };
   memset(&ck, 0, sizeof ck);
   FG_REQUIRE(ranks >= 1, FG_ERR_INVALID_ARG, "ranks must be >= 1, got %d", ranks);
@@ -179,9 +195,11 @@ cleanup:
 }
 
 /* Open the metrics file: new (truncated) for a fresh run; for a run resumed after epoch
- * `start`, the existing file cut before its first record of a later epoch or its final record
- * (what a run stopped after its last checkpoint wrote: the resumed run writes those epochs
- * again), then appended to. A device or pipe is written as it is. */
+ * `start`, the existing file cut before its first record of a later epoch, its final record or
+ * a run record of a run that started at or after `start` (what a run stopped after its last
+ * checkpoint wrote: the resumed run writes those epochs again, after its own run record), then
+ * appended to. The run records of the runs that made epochs 1..start stay. A device or pipe is
+ * written as it is. */
 static fg_status metrics_open(const char *path, int start, FILE **out) {
   fg_status st = FG_OK;
   FILE *f = NULL;
@@ -197,6 +215,7 @@ static fg_status metrics_open(const char *path, int start, FILE **out) {
     while (cut < 0 && (len = getline(&line, &cap, f)) > 0) {
       int epoch;
       if ((sscanf(line, "{\"epoch\": %d", &epoch) == 1 && epoch > start) ||
+          (sscanf(line, "{\"run\": {\"start_epoch\": %d", &epoch) == 1 && epoch >= start) ||
           strncmp(line, "{\"final\": true", 14) == 0)
         cut = at;
       at += (long)len;
@@ -247,6 +266,8 @@ typedef struct run {
   int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
   fg_layouts lay;         /* rank 0: the layouts planned, checked and distributed (once) */
   double mem_bytes;       /* rank 0: the busiest rank's bytes the planner predicted (< 0: none) */
+  int predicted;          /* rank 0: 1 when the performance model chose the configuration */
+  fg_plan_entry pick;     /* rank 0: ... its entry (the run record's "predicted") */
   int64_t n_idx;          /* this rank's W and b elements (fg_model_param_index) */
   int64_t *idx;           /* (n_idx) the one-process index of each */
   int64_t n_owned;        /* those whose copy on this rank checkpoints keep */
@@ -297,7 +318,8 @@ static fg_status choose_scheme(fg_dist *d, const fg_dataset *ds, const fg_train_
   if (d->rank == 0) {
     const fg_scheme_info *pick = NULL;
     st = fg_plan_pick(ds, cfg, d->size, cand, &r->lay, &pick, choice + 1, choice + 4,
-                      &r->mem_bytes);
+                      &r->mem_bytes, &r->pick);
+    r->predicted = st == FG_OK;
     for (int i = 0; st == FG_OK && i < fg_scheme_registry_size(); i++)
       if (fg_scheme_bit(pick) == 1u << i) choice[0] = i;
     if (st == FG_OK && cfg->verbose) {
@@ -559,6 +581,56 @@ cleanup:
   return st2;
 }
 
+/* Collective: the run record (provenance.c) of this run, made on rank 0 (which has the dataset
+ * and the performance model's pick) and copied to every rank, where it becomes
+ * fg_last_run_record(). */
+static fg_status make_record(run *r, const fg_dataset *ds, const fg_train_config *cfg,
+                             int start_epoch, time_t started) {
+  fg_status st = FG_OK;
+  fg_dist *d = r->d;
+  char **hosts = NULL, *record = NULL;
+  int n_hosts = 0;
+  int64_t len = 0;
+  FG_CHECK(fg_run_hosts(d->comm, &hosts, &n_hosts));
+  if (d->rank == 0) {
+    const fg_run_facts f = {.ranks = d->size,
+                            .threads = fg_max_threads(),
+                            .hosts = (const char *const *)hosts,
+                            .n_hosts = n_hosts,
+                            .scheme = r->info->name,
+                            .grid = r->info->grid ? r->grid : NULL,
+                            .replicate = r->info->replicate ? r->replicate : 0,
+                            .order = fg_scheme_order(r->info, cfg->order),
+                            .reorder = r->s->reorder_used,
+                            .model = r->mdl.kind->name,
+                            .adj_norm = fg_adj_norm_name(r->mdl.adj.norm),
+                            .norm = fg_norm_name(r->mdl.norm),
+                            .gin_eps_learn = r->mdl.gin_eps_learn,
+                            .gin_eps = r->mdl.gin_eps,
+                            .layers = r->m->layers,
+                            .widths = r->widths,
+                            .start_epoch = start_epoch,
+                            .started = started,
+                            .predicted = r->predicted ? &r->pick : NULL};
+    st = fg_run_record_format(cfg, ds, &f, &record);
+    len = record ? (int64_t)strlen(record) + 1 : 0;
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(fg_dist_bcast(d, &len, sizeof len, 0));
+  if (d->rank != 0) {
+    record = malloc((size_t)len);
+    st = record ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(fg_dist_bcast(d, record, len, 0));
+  fg_run_record_keep(record);
+  record = NULL;
+cleanup:
+  free(record);
+  fg_run_hosts_free(hosts, n_hosts);
+  return st;
+}
+
 /* ---- the loop ------------------------------------------------------------------------------- */
 
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
@@ -574,11 +646,18 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   fg_ds_fingerprint fingerprint;
   double secs_total = 0.0;
   int secs_n = 0, start_epoch = 0, show_progress, stop = 0;
+  const time_t started = time(NULL);
+  const char *record = NULL;   /* the run record, on every rank (make_record) */
+  /* this rank's bytes sent and received per phase, summed over the epochs this call runs (the
+   * final record's rank_bytes); all_bytes: rank 0's gather of every rank's */
+  double my_bytes[N_COMM_PHASES][2], *all_bytes = NULL;
 
   memset(&r, 0, sizeof r);
   memset(&meta, 0, sizeof meta);
   memset(&state, 0, sizeof state);
   memset(result, 0, sizeof *result);
+  memset(my_bytes, 0, sizeof my_bytes);
+  fg_run_record_keep(NULL); /* no stale record of an earlier call */
   FG_CHECK(fg_dist_create(comm, &d));
   st = d->rank == 0 ? fg_train_config_check(cfg, d->size) : FG_OK; /* rank 0 does the I/O */
   if (st == FG_OK && d->rank == 0 && !ds)
@@ -670,7 +749,16 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     if (d->rank == 0 && cfg->verbose)
       fprintf(log, "resumed from %s at epoch %d\n", cfg->resume_path, start_epoch);
   }
+  FG_CHECK(make_record(&r, ds, cfg, start_epoch, started));
+  record = fg_last_run_record();
+  state.run_record = record;
   if (d->rank == 0 && cfg->metrics_path) st = metrics_open(cfg->metrics_path, start_epoch, &metrics);
+  /* the run record heads this run's epochs: a fresh file's first line, a resumed run's first
+   * line after the epochs it keeps */
+  if (st == FG_OK && metrics) {
+    fprintf(metrics, "%s\n", record);
+    st = metrics_check(metrics, cfg->metrics_path);
+  }
   FG_CHECK(fg_dist_agree(d, st));
   if (d->rank == 0 && cfg->verbose) {
     const fg_adj_spec adj = r.mdl.adj;
@@ -715,6 +803,10 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     e.seconds_other = e.seconds - e.seconds_spmm - e.seconds_gemm - e.seconds_comm;
     if (e.seconds_other < 0) e.seconds_other = 0;
     comm_delta(&d->counters, &c0, e.comm_max);
+    for (int k = 0; k < N_COMM_PHASES; k++) {
+      my_bytes[k][0] += e.comm_max[k][0];
+      my_bytes[k][1] += e.comm_max[k][1];
+    }
     memcpy(e.comm_mean, e.comm_max, sizeof e.comm_mean);
     for (int ph = 0; ph < FG_PHASE_COUNT; ph++)
       sent += (double)(d->counters.bytes_sent[ph] - c0.bytes_sent[ph]);
@@ -826,16 +918,47 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       FG_CHECK(save_output(&r, 0, cfg->predictions_path, cfg->predictions_out));
     if (cfg->embeddings_path || cfg->embeddings_out)
       FG_CHECK(save_output(&r, 1, cfg->embeddings_path, cfg->embeddings_out));
+    /* each beside its run record (not beside a device) */
+    st = FG_OK;
+    if (d->rank == 0 && cfg->predictions_path) st = fg_write_sidecar(cfg->predictions_path, record);
+    if (st == FG_OK && d->rank == 0 && cfg->embeddings_path)
+      st = fg_write_sidecar(cfg->embeddings_path, record);
+    FG_CHECK(fg_dist_agree(d, st));
   }
+  /* every rank's traffic, averaged over the epochs this call ran, to rank 0 */
+  st = FG_OK;
+  if (d->rank == 0 && !(all_bytes = fg_malloc_array((size_t)d->size * 2 * N_COMM_PHASES,
+                                                    sizeof *all_bytes)))
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_dist_agree(d, st));
+  for (int k = 0; k < N_COMM_PHASES; k++) {
+    my_bytes[k][0] /= FG_MAX(result->epochs_run, 1);
+    my_bytes[k][1] /= FG_MAX(result->epochs_run, 1);
+  }
+  FG_CHECK_MPI(MPI_Gather(my_bytes, 2 * N_COMM_PHASES, MPI_DOUBLE, all_bytes,
+                          2 * N_COMM_PHASES, MPI_DOUBLE, 0, d->comm));
   if (d->rank == 0) {
     if (metrics) {
       fprintf(metrics,
               "{\"final\": true, \"epochs\": %d, \"best_epoch\": %d, \"valid_acc\": %.6f, "
               "\"test_acc\": %.6f, \"mean_epoch_seconds\": %.6f, \"ranks\": %d, "
-              "\"threads\": %d, \"scheme\": \"%s\", \"reorder\": \"%s\"}\n",
+              "\"threads\": %d, \"scheme\": \"%s\", \"reorder\": \"%s\", \"rank_bytes\": {",
               cfg->epochs, result->best_epoch, result->best_valid_acc, result->test_acc,
               result->mean_epoch_seconds, d->size, fg_max_threads(), r.info->name,
               r.s->reorder_used ? r.s->reorder_used : "none");
+      /* rank_bytes[phase][sent|recv][rank] */
+      for (int k = 0; k < N_COMM_PHASES; k++) {
+        fprintf(metrics, "%s\"%s\": {", k ? ", " : "", comm_phase_names[k]);
+        for (int q = 0; q < 2; q++) {
+          fprintf(metrics, "%s\"%s\": [", q ? ", " : "", q ? "recv" : "sent");
+          for (int p = 0; p < d->size; p++)
+            fprintf(metrics, "%s%.17g", p ? ", " : "",
+                    all_bytes[(size_t)p * 2 * N_COMM_PHASES + 2 * (size_t)k + (size_t)q]);
+          fputc(']', metrics);
+        }
+        fputc('}', metrics);
+      }
+      fprintf(metrics, "}}\n");
     }
     st = metrics ? metrics_check(metrics, cfg->metrics_path) : FG_OK;
     if (cfg->verbose)
@@ -847,6 +970,7 @@ cleanup:
   if (metrics && fclose(metrics) != 0 && st == FG_OK)
     st = fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "--metrics %s: write failed: %s",
                       cfg->metrics_path, strerror(errno));
+  free(all_bytes);
   fg_free_aligned(state.params);
   fg_free_aligned(state.adam_m);
   fg_free_aligned(state.adam_v);

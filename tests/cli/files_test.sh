@@ -10,6 +10,7 @@ trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
 
 . "$(dirname "$0")/../expect.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd) # the sources (a git checkout, or not)
 
 cd "$T" || exit 1
 train=("$FG" train "$DEMO" --quiet)
@@ -70,6 +71,36 @@ expect 1 "made without --normalize-features, this run is with it" \
 expect 0 "epoch    3" "$FG" train "$DEMO" --epochs 3 --resume "$T/c.ckpt"
 expect 0 "epoch    3" "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --epochs 3 \
   --resume "$T/c.ckpt" --scheme 1d
+
+# provenance: --version names the commit the build was made from (in a git checkout); the run
+# record heads the metrics, its "command" is the argv given (quotes and backslashes escaped),
+# and every .npy written to a file has NAME.npy.json holding the same record; a device none
+if [ -e "$src/.git" ] && git -C "$src" rev-parse -q --verify HEAD > /dev/null 2>&1; then
+  expect 0 "^commit [0-9a-f]{40}( \(dirty\))?$" "$FG" --version
+  commit=$("$FG" --version | sed -n 's/^commit \([0-9a-f]*\).*/\1/p')
+  check "the commit --version names is in the repository" git -C "$src" cat-file -e "$commit^{commit}"
+else
+  expect 0 "^commit unknown$" "$FG" --version
+fi
+expect 0 "^build: openmp (on|off), metis (on|off), zoltan (on|off)$" "$FG" --version
+mkdir "$T/prov"
+args=("$FG" train "$DEMO" --epochs 1 --quiet --lr 0.02 --metrics "$T/prov/m \"q\" 1.jsonl"
+      --save-predictions "$T/prov/p.npy" --save-ids "$T/prov/i.npy" --save-split "$T/prov/s.npy")
+[ -c "$T/null" ] && args+=(--save-embeddings "$T/null")
+expect 0 "test accuracy" "${args[@]}"
+want=""
+for a in "${args[@]}"; do
+  a=${a//\\/\\\\}; a=${a//\"/\\\"}
+  want+="${want:+, }\"$a\""
+done
+first=$(head -n 1 "$T/prov/m \"q\" 1.jsonl")
+check "the metrics begin with the run record" test "${first:0:25}" = '{"run": {"start_epoch": 0'
+check "the run record's command is the argv" grep -qF "\"command\": [$want]" <<<"$first"
+check "--lr 0.02 in the record's options" grep -qF '"lr": 0.02,' <<<"$first"
+for f in p i s; do
+  check "$f.npy's sidecar holds the run record" test "$(cat "$T/prov/$f.npy.json")" = "$first"
+done
+check "a device gets no sidecar" test ! -e "$T/null.json"
 
 echo "files: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -49,8 +49,8 @@ static void setup_model(void) {
   src_p[0] = -0.0f;
   memcpy(&src_p[1], &nan_bits, 4);
   memcpy(&src_v[NP - 1], &subnormal_bits, 4);
-  src = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, src_p, src_m, src_v, NULL, NULL};
-  dst = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, dst_p, dst_m, dst_v, NULL, NULL};
+  src = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, src_p, src_m, src_v, NULL, NULL, NULL};
+  dst = (fg_ckpt_state){{.kind = NULL}, LAYERS, widths, NP, dst_p, dst_m, dst_v, NULL, NULL, NULL};
   src_meta = (fg_ckpt_meta){.seed = 0xfedcba9876543210ull,
                             .epoch = 17,
                             .adam_t = 17,
@@ -802,8 +802,8 @@ static void test_models(void) {
   static float sp[NPS], sm[NPS], sv[NPS], dp[NPS], dm[NPS], dv[NPS];
   const fg_ckpt_model sage = {.kind = "sage", .mats = 2, .adj_norm = FG_ADJ_MEAN,
                               .no_self_loops = 1};
-  fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv, NULL, NULL};
-  fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv, NULL, NULL};
+  fg_ckpt_state a = {sage, LAYERS, widths, NPS, sp, sm, sv, NULL, NULL, NULL};
+  fg_ckpt_state b = {sage, LAYERS, widths, NPS, dp, dm, dv, NULL, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPS, 4, -1.0f, 1.0f);
   fg_test_fill(sm, NPS, 5, -1.0f, 1.0f);
@@ -833,8 +833,8 @@ static void test_batchnorm(void) {
   enum { NPB = (7 + 5) * 5 + (5 + 5) * 3 + (3 + 1) * 3, NPL = NPB - 2 * (5 + 3) };
   static float sp[NPB], sm[NPB], sv[NPB], dp[NPB], dm[NPB], dv[NPB];
   const fg_ckpt_model bn = {.kind = "gcn", .mats = 1, .adj_norm = FG_ADJ_SYM, .norm = 2};
-  fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv, NULL, NULL};
-  fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv, NULL, NULL};
+  fg_ckpt_state a = {bn, LAYERS, widths, NPL, sp, sm, sv, NULL, NULL, NULL};
+  fg_ckpt_state b = {bn, LAYERS, widths, NPB, dp, dm, dv, NULL, NULL, NULL};
   fg_ckpt_meta m2;
   bytes f;
   fg_test_fill(sp, NPB, 7, -1.0f, 1.0f);
@@ -870,8 +870,8 @@ static void test_gin(void) {
   static float sp[NPG], sm[NPG], sv[NPG], dp[NPG], dm[NPG], dv[NPG];
   const fg_ckpt_model gin = {.kind = "gin", .mats = 1, .adj_norm = FG_ADJ_SUM,
                              .no_self_loops = 1, .stages = 2, .eps_learn = 1};
-  fg_ckpt_state a = {gin, 4, w4, NPG, sp, sm, sv, NULL, NULL};
-  fg_ckpt_state b = {gin, 4, w4, NPG, dp, dm, dv, NULL, NULL};
+  fg_ckpt_state a = {gin, 4, w4, NPG, sp, sm, sv, NULL, NULL, NULL};
+  fg_ckpt_state b = {gin, 4, w4, NPG, dp, dm, dv, NULL, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPG, 7, -1.0f, 1.0f);
   fg_test_fill(sm, NPG, 8, -1.0f, 1.0f);
@@ -910,8 +910,8 @@ static void test_residual(void) {
   enum { NPR = (2 * 7 + 1) * 5 + (5 + 1) * 5 + (5 + 1) * 3 };
   static float sp[NPR], sm[NPR], sv[NPR], dp[NPR], dm[NPR], dv[NPR];
   const fg_ckpt_model res = {.kind = "gcn", .residual = 1};
-  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv, NULL, NULL};
-  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv, NULL, NULL};
+  fg_ckpt_state a = {res, 3, wr, NPR, sp, sm, sv, NULL, NULL, NULL};
+  fg_ckpt_state b = {res, 3, wr, NPR, dp, dm, dv, NULL, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPR, 10, -1.0f, 1.0f);
   fg_test_fill(sm, NPR, 11, -1.0f, 1.0f);
@@ -936,8 +936,8 @@ static void test_label_embed(void) {
   enum { NPL = (7 + 1) * 5 + (5 + 1) * 3 + 3 * 7 };
   static float sp[NPL], sm[NPL], sv[NPL], dp[NPL], dm[NPL], dv[NPL];
   const fg_ckpt_model lp = {.kind = "gcn", .label_embed = 1};
-  fg_ckpt_state a = {lp, 2, wl, NPL, sp, sm, sv, NULL, NULL};
-  fg_ckpt_state b = {lp, 2, wl, NPL, dp, dm, dv, NULL, NULL};
+  fg_ckpt_state a = {lp, 2, wl, NPL, sp, sm, sv, NULL, NULL, NULL};
+  fg_ckpt_state b = {lp, 2, wl, NPL, dp, dm, dv, NULL, NULL, NULL};
   fg_ckpt_meta m2;
   fg_test_fill(sp, NPL, 20, -1.0f, 1.0f);
   fg_test_fill(sm, NPL, 21, -1.0f, 1.0f);
