@@ -348,6 +348,10 @@ fg_status fg_train_config_set(fg_train_config *cfg, const char *key, const char 
  * "predictions" (float[N x C]), "embeddings" (float[N x H]) or "loss_history" (double[epochs]);
  * NULL unsets. */
 fg_status fg_train_config_set_buffer(fg_train_config *cfg, const char *key, void *buffer);
+/* Record the command line that started the run (argc strings, copied) in a configuration made
+ * by fg_train_config_create, for the run record (fg_last_run_record): a binding passes its
+ * interpreter's argv. argc 0 clears it. The dataset's path is the option "dataset-path". */
+fg_status fg_train_config_set_command(fg_train_config *cfg, int argc, const char *const *argv);
 
 typedef struct fg_train_result {
   int epochs_run;

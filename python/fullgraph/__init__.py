@@ -12,7 +12,9 @@ fullgraph.Error with its message; mistakes Python can see first (a complex dtype
 shape) raise TypeError or ValueError.
 """
 
+import json
 import numbers
+import sys
 
 import numpy as np
 
@@ -276,7 +278,9 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
     Returns a dict: metrics (arrays per epoch: loss, train_acc, valid_acc, test_acc,
     valid_loss, seconds), best_epoch, best_valid_acc, test_acc (at best_epoch), epochs_run,
     mean_epoch_seconds, predictions (N, C) float32 logits, embeddings (N, H) float32 (the last
-    hidden layer; None with layers=1), on every rank.
+    hidden layer; None with layers=1), and run (the run record as a dict: version, commit, the
+    command line -- this interpreter's argv --, every option's effective value, ranks, threads,
+    hosts, BLAS kernels, the dataset's sizes and fingerprint), on every rank.
     """
     opts = dict(options)
     threads = opts.pop("threads", None)
@@ -298,6 +302,11 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
             settings[k] = _option_text(k, v)
         for k, v in settings.items():
             _lib.check(_lib.fg_train_config_set(cfg, k.encode(), v.encode()))
+        # the run record's command line: this interpreter's, as the CLI records its own argv
+        argv = [sys.executable] + list(sys.argv)
+        words = (_lib.ctypes.c_char_p * len(argv))(
+            *[a.encode("utf-8", "surrogateescape") for a in argv])
+        _lib.check(_lib.fg_train_config_set_command(cfg, len(argv), words))
         # every rank builds the same dataset; one that fails stops them all with its message
         st, ds = _build(adj, features, labels, masks, num_classes, lc)
         _lib.check(_lib.fg_agree_world(st))
@@ -321,6 +330,8 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
         # as the CLI: the dataset of rank 0 is laid out and sent to the others
         on_rank0 = ds if _lib.fg_world_rank() == 0 else None
         _lib.check(_lib.fg_train_world(on_rank0, cfg, _lib.ctypes.byref(res)))
+        record = _lib.fg_last_run_record()
+        run = json.loads(record.decode("utf-8"))["run"] if record else None
     finally:
         _lib.fg_dataset_destroy(_lib.ctypes.byref(ds))
         _lib.fg_train_config_destroy(_lib.ctypes.byref(cfg))
@@ -334,6 +345,7 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
         "mean_epoch_seconds": res.mean_epoch_seconds,
         "predictions": predictions,
         "embeddings": embeddings,
+        "run": run,
     }
 
 

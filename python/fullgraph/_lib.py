@@ -177,6 +177,9 @@ fg_train_config_create = _proto("fg_train_config_create", _P)
 fg_train_config_destroy = _proto("fg_train_config_destroy", None, _c.POINTER(_P))
 fg_train_config_set = _proto("fg_train_config_set", _status, _P, _c.c_char_p, _c.c_char_p)
 fg_train_config_set_buffer = _proto("fg_train_config_set_buffer", _status, _P, _c.c_char_p, _P)
+fg_train_config_set_command = _proto("fg_train_config_set_command", _status, _P, _c.c_int,
+                                     _c.POINTER(_c.c_char_p))
+fg_last_run_record = _proto("fg_last_run_record", _c.c_char_p)
 fg_train_output_widths = _proto("fg_train_output_widths", _status, _P, _P,
                                 _c.POINTER(_c.c_int64), _c.POINTER(_c.c_int64))
 fg_train_world = _proto("fg_train_world", _status, _P, _P, _c.POINTER(TrainResult))

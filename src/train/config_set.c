@@ -58,6 +58,7 @@ static const key_def keys[] = {
     {"save-embeddings", K_STR, F(embeddings_path)},
     {"verbose", K_INT, F(verbose)},
     {"progress", K_FLAG, F(progress)},
+    {"dataset-path", K_STR, F(dataset_path)},
 };
 #undef F
 enum { N_KEYS = (int)(sizeof keys / sizeof keys[0]), MAX_WIDTHS = 64 };
@@ -69,7 +70,16 @@ typedef struct config_box {
   uint32_t magic;
   char *str[N_KEYS];   /* the copy a K_STR key points to */
   int widths[MAX_WIDTHS];
+  char **argv;         /* (argc) the copy fg_train_config_set_command made, each string too */
+  int argc;
 } config_box;
+
+static void free_command(config_box *b) {
+  for (int i = 0; i < b->argc; i++) free(b->argv[i]);
+  free(b->argv);
+  b->argv = NULL;
+  b->argc = 0;
+}
 
 fg_train_config *fg_train_config_create(void) {
   config_box *b = calloc(1, sizeof *b);
@@ -86,6 +96,7 @@ void fg_train_config_destroy(fg_train_config **cfg) {
   if (!cfg || !*cfg) return;
   config_box *b = (config_box *)*cfg;
   for (int k = 0; k < N_KEYS; k++) free(b->str[k]);
+  free_command(b);
   b->magic = 0;
   free(b);
   *cfg = NULL;
@@ -227,5 +238,39 @@ fg_status fg_train_config_set_buffer(fg_train_config *cfg, const char *key, void
     FG_FAIL(FG_ERR_INVALID_ARG, "unknown output buffer '%s' (history, predictions, embeddings, "
             "loss_history)", key);
 cleanup:
+  return st;
+}
+
+fg_status fg_train_config_set_command(fg_train_config *cfg, int argc, const char *const *argv) {
+  fg_status st = FG_OK;
+  config_box *b = (config_box *)cfg;
+  char **copy = NULL;
+  int n = 0;
+  FG_REQUIRE(cfg != NULL && argc >= 0 && (argc == 0 || argv != NULL), FG_ERR_INVALID_ARG,
+             "fg_train_config_set_command: NULL or negative argument");
+  FG_REQUIRE(b->magic == CONFIG_BOX_MAGIC, FG_ERR_INVALID_ARG,
+             "fg_train_config_set_command: the configuration was not made by "
+             "fg_train_config_create");
+  if (argc > 0) {
+    copy = calloc((size_t)argc, sizeof *copy);
+    FG_REQUIRE(copy != NULL, FG_ERR_NOMEM, "out of memory copying the command line");
+    for (; n < argc; n++) {
+      FG_REQUIRE(argv[n] != NULL, FG_ERR_INVALID_ARG, "fg_train_config_set_command: argv[%d] "
+                 "is NULL", n);
+      copy[n] = strdup(argv[n]);
+      FG_REQUIRE(copy[n] != NULL, FG_ERR_NOMEM, "out of memory copying the command line");
+    }
+  }
+  free_command(b);
+  b->argv = copy;
+  b->argc = argc;
+  copy = NULL;
+  cfg->argc = b->argc;
+  cfg->argv = (const char *const *)b->argv;
+cleanup:
+  if (copy) {
+    for (int i = 0; i < n; i++) free(copy[i]);
+    free(copy);
+  }
   return st;
 }

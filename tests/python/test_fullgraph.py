@@ -91,6 +91,19 @@ def run_one_rank(cli, data, tmp):
     expect(r["epochs_run"] == EPOCHS and 1 <= r["best_epoch"] <= EPOCHS, "result fields")
     expect(r["test_acc"] == r["metrics"]["test_acc"][r["best_epoch"] - 1], "test_acc at best")
     expect(np.all(r["metrics"]["seconds"] > 0), "seconds per epoch")
+    # the run record: this interpreter's command line, the options in force, the dataset's
+    # fingerprint equal to the CLI's run on the file (the same graph, features, labels, split)
+    run = r["run"]
+    with open(metrics) as f:
+        cli_run = json.loads(f.readline())["run"]
+    expect(run is not None and run["command"] == [sys.executable] + sys.argv,
+           "run record: command %r" % (run and run.get("command")))
+    expect(run["options"]["epochs"] == EPOCHS and run["options"]["seed"] == 3 and
+           run["ranks"] == 1, "run record: options %r" % run.get("options"))
+    expect(run["dataset"]["fingerprint"] == cli_run["dataset"]["fingerprint"],
+           "run record: fingerprint %s, the CLI's %s" % (run["dataset"]["fingerprint"],
+                                                         cli_run["dataset"]["fingerprint"]))
+    expect(run["commit"] == cli_run["commit"], "run record: commit")
 
     # the same run spelled otherwise: an edge array, masks as a dict, Fortran-ordered float64
     # features (copied to C order; non-contiguous input is copied, never refused)

@@ -202,6 +202,20 @@ static void test_config_set(const fg_dataset *ds) {
   EXPECT(fg_train_config_set(c, "agg-order", "middle") == FG_ERR_INVALID_ARG);
   EXPECT(fg_train_config_set(c, "widths", "64,,8") == FG_ERR_INVALID_ARG);
   EXPECT(fg_train_config_set_buffer(c, "logits", NULL) == FG_ERR_INVALID_ARG);
+  { /* the command line and dataset path, copied: the caller's strings may go */
+    char w0[] = "python3", w1[] = "train.py";
+    const char *argv[] = {w0, w1};
+    EXPECT_OK(fg_train_config_set_command(c, 2, argv));
+    EXPECT_OK(fg_train_config_set(c, "dataset-path", "data/cora"));
+    w0[0] = 'X';
+    EXPECT(c->argc == 2 && strcmp(c->argv[0], "python3") == 0 &&
+           strcmp(c->argv[1], "train.py") == 0 && strcmp(c->dataset_path, "data/cora") == 0);
+    EXPECT_OK(fg_train_config_set_command(c, 1, argv + 1));
+    EXPECT(c->argc == 1 && strcmp(c->argv[0], "train.py") == 0);
+    EXPECT(fg_train_config_set_command(c, -1, argv) == FG_ERR_INVALID_ARG);
+    EXPECT_OK(fg_train_config_set_command(c, 0, NULL));
+    EXPECT(c->argc == 0 && c->argv == NULL);
+  }
 
   EXPECT_OK(fg_train_output_widths(ds, c, &classes, &emb));
   EXPECT(classes == 7 && emb == 16);
