@@ -34,6 +34,10 @@ typedef struct rj_error {
  * and fills *out (free with rj_free), or -1 with *err set. */
 int rj_parse(const char *text, size_t len, rj_value *out, rj_error *err);
 void rj_free(rj_value *v);
+/* The length of the valid UTF-8 sequence at s[0..n) whose first byte is >= 0x80 (2 to 4 bytes;
+ * no overlong form, surrogate or code point beyond U+10FFFF), or 0; *cp (may be NULL) gets the
+ * code point. */
+size_t rj_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
 
 /* The member named key of an object, or NULL (also when v is not an object). */
 const rj_value *rj_get(const rj_value *v, const char *key);

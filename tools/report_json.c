@@ -81,8 +81,7 @@ static void put_utf8(char *buf, size_t *len, unsigned c) {
   }
 }
 
-/* The length of the valid UTF-8 sequence at s[0..n) (2..4 bytes, s[0] >= 0x80), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
+size_t rj_utf8_len(const unsigned char *s, size_t n, unsigned *cp) {
   unsigned c;
   size_t k;
   if (s[0] >= 0xc2 && s[0] <= 0xdf) k = 2, c = s[0] & 0x1fu;
@@ -98,6 +97,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
   if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) || (c >= 0xd800 && c <= 0xdfff) ||
       c > 0x10ffff)
     return 0;
+  if (cp) *cp = c;
   return k;
 }
 
@@ -137,7 +137,7 @@ static int parse_string(parser *p, char **out, size_t *out_len) {
                   what_at(p, p->i, what, sizeof what), c);
     }
     if (c >= 0x80) {
-      const size_t k = utf8_seq((const unsigned char *)p->s + p->i, end - p->i);
+      const size_t k = rj_utf8_len((const unsigned char *)p->s + p->i, end - p->i, NULL);
       if (k == 0) {
         free(buf);
         return fail(p, p->i, "bytes that are not valid UTF-8 in a string");

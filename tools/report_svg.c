@@ -66,21 +66,9 @@ void rs_printf(rs_buf *b, const char *fmt, ...) {
 /* The length of a valid UTF-8 sequence at s[0..n) whose first byte is >= 0x80, or 0. The code
  * points XML 1.0 forbids (U+FFFE, U+FFFF) count as invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
-  size_t k;
-  unsigned c;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf) k = 2, c = s[0] & 0x1fu;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef) k = 3, c = s[0] & 0x0fu;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4) k = 4, c = s[0] & 0x07u;
-  else return 0;
-  if (n < k) return 0;
-  for (size_t j = 1; j < k; j++) {
-    if ((s[j] & 0xc0) != 0x80) return 0;
-    c = (c << 6) | (s[j] & 0x3fu);
-  }
-  if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) || (c >= 0xd800 && c <= 0xdfff) ||
-      c > 0x10ffff || c == 0xfffe || c == 0xffff)
-    return 0;
-  return k;
+  unsigned c = 0;
+  const size_t k = rj_utf8_len(s, n, &c);
+  return k > 0 && c != 0xfffe && c != 0xffff ? k : 0;
 }
 
 void rs_text_n(rs_buf *b, const char *s, size_t n) {
