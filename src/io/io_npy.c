@@ -99,8 +99,9 @@ cleanup:
   return st;
 }
 
-/* "<f4" and friends: byte order, kind, item size. */
-static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
+/* "<f4" and friends: byte order, kind, item size. allow_text: accept 'S' (bytes, |Sn) and
+ * 'U' (UCS-4, <Un) for fg_npy_read_text; every other caller refuses string arrays. */
+static fg_status parse_descr(const char *d, const char *name, int allow_text, fg_npy *a) {
   fg_status st = FG_OK;
   char order = '|';
   const char *p = d;
@@ -115,14 +116,21 @@ static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
   }
   FG_REQUIRE(kind != 'O', FG_ERR_UNSUPPORTED, "%s: object arrays (dtype '%s') are not supported",
              name, a->descr);
+  if (allow_text && (kind == 'S' || kind == 'U') && digits > 0 && *p == '\0' && size >= 1 &&
+      size <= 1024 && !(kind == 'U' && order == '>')) {
+    a->kind = kind;
+    a->itemsize = (int)(kind == 'U' ? 4 * size : size);
+    return FG_OK;
+  }
   FG_REQUIRE(kind != 'U' && kind != 'S' && kind != 'a', FG_ERR_UNSUPPORTED,
              "%s: string arrays (dtype '%s') are not supported", name, a->descr);
+  /* float16 (mag240M's features) is widened to float32 exactly by fg_npy_to_f32 */
   int ok = digits > 0 && *p == '\0' &&
-           ((kind == 'f' && (size == 4 || size == 8)) ||
+           ((kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
             ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
             (kind == 'b' && size == 1));
   FG_REQUIRE(ok, FG_ERR_UNSUPPORTED,
-             "%s: dtype '%s' is not supported (float32/64, int8-64, uint8-64, bool)", name,
+             "%s: dtype '%s' is not supported (float16/32/64, int8-64, uint8-64, bool)", name,
              a->descr);
   FG_REQUIRE(!(order == '>' && size > 1), FG_ERR_UNSUPPORTED,
              "%s: big-endian dtype '%s' is not supported (convert with .astype('<%c%ld'))", name,
@@ -133,7 +141,8 @@ cleanup:
   return st;
 }
 
-fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
+static fg_status npy_parse(const void *buf, size_t len, const char *name, int allow_text,
+                           fg_npy *a) {
   fg_status st = FG_OK;
   const unsigned char *b = buf;
   int have_descr = 0, have_fortran = 0, have_shape = 0;
@@ -193,7 +202,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(have_descr && have_fortran && have_shape, FG_ERR_FORMAT,
              "%s: bad .npy header: missing '%s'", name,
              !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
-  FG_CHECK(parse_descr(descr, name, a));
+  FG_CHECK(parse_descr(descr, name, allow_text, a));
   FG_REQUIRE(!a->fortran || a->ndim <= 2, FG_ERR_UNSUPPORTED,
              "%s: Fortran-order arrays with %d dimensions are not supported", name, a->ndim);
 
@@ -221,7 +230,45 @@ cleanup:
   return st;
 }
 
+fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
+  return npy_parse(buf, len, name, 0, a);
+}
+
+fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *out, size_t cap,
+                           fg_npy *a) {
+  fg_status st = FG_OK;
+  out[0] = '\0';
+  FG_CHECK(npy_parse(buf, len, name, 1, a));
+  FG_REQUIRE(a->kind == 'S' || a->kind == 'U', FG_ERR_FORMAT,
+             "%s: expected a string, got dtype '%s'", name, a->descr);
+  FG_REQUIRE(a->count == 1, FG_ERR_FORMAT, "%s: expected one string, got %lld", name,
+             (long long)a->count);
+  /* fixed width, padded with NULs; 'U' holds little-endian UCS-4 code points */
+  const int width = a->kind == 'U' ? a->itemsize / 4 : a->itemsize;
+  size_t n = 0;
+  for (int k = 0; k < width; k++) {
+    uint32_t cp = a->kind == 'U' ? (uint32_t)load_le(a->data + 4 * k, 4) : a->data[k];
+    if (cp == 0) break;
+    /* anything beyond ASCII cannot be a name the readers know: shown as '?' */
+    if (n + 1 < cap) out[n++] = cp < 128 ? (char)cp : '?';
+  }
+  out[n] = '\0';
+cleanup:
+  return st;
+}
+
 /* ---- element access ------------------------------------------------------------------------ */
+
+/* IEEE 754 binary16 to float, exactly (every half is a float): subnormals m * 2^-24, Inf and
+ * NaN kept as such for the finiteness check to name. */
+static float half_to_float(uint16_t h) {
+  const unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v;
+  if (e == 0) v = ldexpf((float)m, -24);
+  else if (e == 31) v = m ? NAN : INFINITY;
+  else v = ldexpf((float)(m | 0x400), (int)e - 25);
+  return (h & 0x8000) ? -v : v;
+}
 
 /* Storage index of C-order element i. */
 static int64_t npy_storage_index(const fg_npy *a, int64_t i) {
@@ -251,6 +298,7 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
   if (a->kind == 'f') {
     uint64_t x = load_le(p, a->itemsize);
+    if (a->itemsize == 2) return half_to_float((uint16_t)x);
     if (a->itemsize == 4) {
       uint32_t x32 = (uint32_t)x;
       float f;
@@ -264,6 +312,10 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   int ok;
   int64_t v = npy_int_at(a, s, &ok);
   return ok ? (double)v : (double)(uint64_t)v;
+}
+
+int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
+  return npy_int_at(a, npy_storage_index(a, i), ok);
 }
 
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {

@@ -259,7 +259,9 @@ cleanup:
 
 /* ---- .npz layouts ------------------------------------------------------------------------- */
 
-typedef struct npz_ctx {
+/* fg_npz (fg_io_internal.h) is this context: readers of layouts built on .npz archives
+ * (io_scipy.c) use it through the fg_npz_* functions at the end of this file. */
+typedef struct fg_npz {
   const char *path;
   fg_zip zip;
   unsigned char *owned[16];
@@ -297,15 +299,15 @@ static int npz_has(const npz_ctx *c, const char *base) {
   return npz_find(c, base) >= 0;
 }
 
-/* Parse member base(.npy). *label: "path[member]" for messages, or NULL if the member is
- * absent (then a is untouched). */
-static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
-                         const char **label) {
+/* The bytes of member base(.npy), kept to the end of the read. *label: "path[member]" for
+ * messages, or NULL if the member is absent (then *data is NULL). */
+static fg_status npz_bytes(npz_ctx *c, const char *base, int required, const unsigned char **data,
+                           size_t *len, const char **label) {
   fg_status st = FG_OK;
-  const unsigned char *data = NULL;
-  size_t len = 0;
   unsigned char *own = NULL;
   *label = NULL;
+  *data = NULL;
+  *len = 0;
   int64_t i = npz_find(c, base);
   if (i < 0) {
     FG_REQUIRE(!required, FG_ERR_FORMAT, "%s: member %s.npy is missing", c->path, base);
@@ -314,15 +316,31 @@ static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
   FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
   int k = c->nowned;
   snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].show);
-  FG_CHECK(fg_zip_extract(&c->zip, i, c->held, &data, &len, &own));
-  if (own) c->held += (double)len + 1.0; /* inflated: kept to the end of the read */
+  FG_CHECK(fg_zip_extract(&c->zip, i, c->held, data, len, &own));
+  if (own) c->held += (double)*len + 1.0; /* inflated: kept to the end of the read */
   c->nowned++;
   c->owned[k] = own;
   own = NULL;
-  FG_CHECK(fg_npy_parse(data, len, c->label[k], a));
   *label = c->label[k];
 cleanup:
   free(own);
+  return st;
+}
+
+/* Parse member base(.npy). *label: "path[member]" for messages, or NULL if the member is
+ * absent (then a is untouched). */
+static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
+                         const char **label) {
+  fg_status st = FG_OK;
+  const unsigned char *data = NULL;
+  size_t len = 0;
+  const char *l = NULL;
+  *label = NULL;
+  FG_CHECK(npz_bytes(c, base, required, &data, &len, &l));
+  if (!l) goto cleanup;
+  FG_CHECK(fg_npy_parse(data, len, l, a));
+  *label = l;
+cleanup:
   return st;
 }
 
@@ -689,12 +707,19 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
     FG_CHECK(npz_read_csr_layout(c, &r));
   } else if (npz_has(c, "edges")) {
     FG_CHECK(npz_read_dense_layout(c, split_index, &r));
+  } else if (npz_has(c, "format") && npz_has(c, "shape")) {
+    FG_CHECK(fg_npz_scipy_sparse(c, &r)); /* scipy.sparse.save_npz: the graph alone */
+  } else if (npz_has(c, "feature") && npz_has(c, "node_types")) {
+    FG_FAIL(FG_ERR_FORMAT, "%s: the features of a Reddit pair (reddit_data.npz: feature, label, "
+            "node_types) without its graph: give the folder that holds it and "
+            "reddit_graph.npz, or either file's path beside the other", c->path);
   } else {
     char list[1024] = "";
     for (int64_t i = 0; i < c->zip.num_members; i++)
       fg_list_append(list, sizeof list, i, c->zip.members[i].name);
     FG_FAIL(FG_ERR_FORMAT, "%s: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape "
-            "or edges/node_features/node_labels); members: %s", c->path,
+            "or edges/node_features/node_labels, or scipy.sparse's format/shape/indptr/indices "
+            "or format/shape/row/col); members: %s", c->path,
             c->zip.num_members ? list : "none");
   }
   *out = r;
@@ -720,4 +745,76 @@ fg_status fg_read_npz(const char *path, int split_index, fg_raw *out) {
 cleanup:
   free(buf);
   return st;
+}
+
+/* ---- the context for other readers (fg_io_internal.h) --------------------------------------- */
+
+fg_status fg_npz_open(const void *buf, size_t len, const char *name, double held, fg_npz **out) {
+  fg_status st = FG_OK;
+  npz_ctx *c = NULL;
+  *out = NULL;
+  FG_CALLOC(c, 1);
+  c->path = name ? name : "(buffer)";
+  c->held = held + (double)len;
+  FG_CHECK(fg_zip_open(buf, len, c->path, &c->zip));
+  *out = c;
+  c = NULL;
+cleanup:
+  free(c);
+  return st;
+}
+
+void fg_npz_close(fg_npz *c) {
+  if (!c) return;
+  for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
+  fg_zip_close(&c->zip);
+  free(c);
+}
+
+const char *fg_npz_path(const fg_npz *c) { return c->path; }
+double fg_npz_held(const fg_npz *c) { return c->held; }
+int fg_npz_has(const fg_npz *c, const char *base) { return npz_has(c, base); }
+
+fg_status fg_npz_get(fg_npz *c, const char *base, int required, fg_npy *a, const char **label) {
+  return npz_get(c, base, required, a, label);
+}
+
+fg_status fg_npz_get_text(fg_npz *c, const char *base, char *out, size_t cap, fg_npy *a,
+                          const char **label) {
+  fg_status st = FG_OK;
+  const unsigned char *data = NULL;
+  size_t len = 0;
+  FG_CHECK(npz_bytes(c, base, 1, &data, &len, label));
+  FG_CHECK(fg_npy_read_text(data, len, *label, out, cap, a));
+cleanup:
+  return st;
+}
+
+fg_status fg_npz_hold(fg_npz *c, double bytes, const char *label, const char *what) {
+  return npz_hold(c, bytes, label, what);
+}
+
+void fg_npz_release(fg_npz *c, double bytes) { npz_release(c, bytes); }
+
+fg_status fg_npz_ints(fg_npz *c, const fg_npy *a, const char *label, int64_t **out) {
+  return npz_ints(c, a, label, out);
+}
+
+fg_status fg_npz_labels(fg_npz *c, const fg_npy *a, const char *label, int64_t n, fg_raw *r) {
+  return npz_labels(c, a, label, n, r);
+}
+
+fg_status fg_npz_hold_dense(fg_npz *c, const char *label, int64_t n, int64_t f) {
+  return hold_dense(c, label, n, f);
+}
+
+fg_status fg_check_indptr(const int64_t *ip, int64_t n, int64_t nnz, const char *label) {
+  return check_indptr(ip, n, nnz, label);
+}
+
+void fg_npz_member_list(const fg_npz *c, char *out, size_t cap) {
+  out[0] = '\0';
+  for (int64_t i = 0; i < c->zip.num_members; i++)
+    fg_list_append(out, cap, i, c->zip.members[i].name);
+  if (c->zip.num_members == 0) snprintf(out, cap, "none");
 }

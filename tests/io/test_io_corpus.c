@@ -211,8 +211,8 @@ static const corpus_case cases[] = {
      "version4.npy: byte 6: .npy format version 4.0"},
     {R_NPY, "npy/big_endian.npy", 0, NULL, FG_ERR_UNSUPPORTED,
      "big_endian.npy: big-endian dtype '>i8' is not supported"},
-    {R_NPY, "npy/float16.npy", 0, NULL, FG_ERR_UNSUPPORTED,
-     "float16.npy: dtype '<f2' is not supported"},
+    {R_NPY, "npy/float16.npy", 0, NULL, FG_ERR_FORMAT,
+     "float16.npy: an edge array must hold integers, got dtype '<f2'"},
     {R_NPY, "npy/object.npy", 0, NULL, FG_ERR_UNSUPPORTED,
      "object.npy: object arrays (dtype '|O')"},
     {R_NPY, "npy/unicode.npy", 0, NULL, FG_ERR_UNSUPPORTED,
@@ -267,7 +267,8 @@ static const corpus_case cases[] = {
      "missing_test_mask.npz: member test_masks.npy is missing"},
     {R_NPZ, "npz/unknown_layout.npz", 0, NULL, FG_ERR_FORMAT,
      "unknown_layout.npz: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape or "
-     "edges/node_features/node_labels); members: foo.npy, bar.npy"},
+     "edges/node_features/node_labels, or scipy.sparse's format/shape/indptr/indices or "
+     "format/shape/row/col); members: foo.npy, bar.npy"},
     {R_NPZ, "npz/bad_indptr.npz", 0, NULL, FG_ERR_FORMAT,
      "bad_indptr.npz[adj_indptr.npy]: element 2 (1) is smaller than element 1 (2)"},
     {R_NPZ, "npz/adj_index_range.npz", 0, NULL, FG_ERR_FORMAT,

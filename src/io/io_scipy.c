@@ -1,0 +1,173 @@
+/* io_scipy.c -- scipy.sparse matrices as scipy.sparse.save_npz writes them (csr, csc, coo; the
+ * pattern is the graph), and the PyG/DGL Reddit pair built on them: reddit_data.npz (feature,
+ * label, node_types) beside reddit_graph.npz (the adjacency). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/fg_io_internal.h"
+
+/* scipy writes index arrays as int32, or int64 when a matrix needs it: nothing else is taken. */
+static fg_status index_dtype(const fg_npy *a, const char *label) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(a->kind == 'i' && (a->itemsize == 4 || a->itemsize == 8), FG_ERR_FORMAT,
+             "%s: expected int32 or int64 indices (as scipy.sparse writes them), got dtype '%s'",
+             label, a->descr);
+  FG_REQUIRE(a->ndim == 1, FG_ERR_FORMAT, "%s: expected a 1-D array, got %d dimension(s)",
+             label, a->ndim);
+cleanup:
+  return st;
+}
+
+/* Element k of a 1-D int32/int64 index array, in [0, bound), or a message naming it. */
+static fg_status index_at(const fg_npy *a, int64_t k, int64_t bound, const char *label,
+                          const char *what, int64_t *v) {
+  fg_status st = FG_OK;
+  int ok;
+  *v = fg_npy_int_at(a, k, &ok);
+  FG_REQUIRE(*v >= 0 && *v < bound, FG_ERR_FORMAT,
+             "%s: element %lld: %s %lld out of range [0, %lld)", label, (long long)k, what,
+             (long long)*v, (long long)bound);
+cleanup:
+  return st;
+}
+
+/* The edges' arrays (nnz each) against the budget, then allocated into r. */
+static fg_status alloc_edges(fg_npz *c, int64_t nnz, const char *label, fg_raw *r) {
+  fg_status st = FG_OK;
+  char what[96];
+  snprintf(what, sizeof what, "the edge list of its %lld entries, and their graph build",
+           (long long)nnz);
+  FG_CHECK(fg_npz_hold(c, (double)nnz * fg_io_edge_bytes(), label, what));
+  FG_ALLOC(r->src, FG_MAX(nnz, 1));
+  FG_ALLOC(r->dst, FG_MAX(nnz, 1));
+  r->num_edges = nnz;
+cleanup:
+  return st;
+}
+
+/* csr: row i holds columns indices[indptr[i] .. indptr[i + 1]); csc: column j holds rows
+ * indices[indptr[j] .. indptr[j + 1]). Either way one edge row -> column per entry. */
+static fg_status compressed(fg_npz *c, int64_t n, int by_column, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy ptr, ind;
+  const char *lptr = NULL, *lind = NULL;
+  int64_t *ip = NULL;
+  FG_CHECK(fg_npz_get(c, "indptr", 1, &ptr, &lptr));
+  FG_CHECK(index_dtype(&ptr, lptr));
+  FG_REQUIRE(ptr.count == n + 1, FG_ERR_FORMAT,
+             "%s: expected %lld elements (%s + 1), got %lld", lptr, (long long)n + 1,
+             by_column ? "columns" : "rows", (long long)ptr.count);
+  FG_CHECK(fg_npz_get(c, "indices", 1, &ind, &lind));
+  FG_CHECK(index_dtype(&ind, lind));
+  const int64_t nnz = ind.count;
+  FG_CHECK(fg_npz_ints(c, &ptr, lptr, &ip));
+  FG_CHECK(fg_check_indptr(ip, n, nnz, lptr));
+  FG_CHECK(alloc_edges(c, nnz, lind, r));
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = ip[i]; k < ip[i + 1]; k++) {
+      int64_t v;
+      FG_CHECK(index_at(&ind, k, n, lind, by_column ? "row" : "column", &v));
+      r->src[k] = by_column ? v : i;
+      r->dst[k] = by_column ? i : v;
+    }
+cleanup:
+  if (ip) fg_npz_release(c, 8.0 * (double)(n + 1));
+  free(ip);
+  return st;
+}
+
+/* coo: entry k is (row[k], col[k]). */
+static fg_status coordinates(fg_npz *c, int64_t n, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy row, col;
+  const char *lrow = NULL, *lcol = NULL;
+  FG_CHECK(fg_npz_get(c, "row", 1, &row, &lrow));
+  FG_CHECK(index_dtype(&row, lrow));
+  FG_CHECK(fg_npz_get(c, "col", 1, &col, &lcol));
+  FG_CHECK(index_dtype(&col, lcol));
+  FG_REQUIRE(col.count == row.count, FG_ERR_FORMAT,
+             "%s: %lld elements, but row.npy has %lld (one of each per entry)", lcol,
+             (long long)col.count, (long long)row.count);
+  const int64_t nnz = row.count;
+  FG_CHECK(alloc_edges(c, nnz, lrow, r));
+  for (int64_t k = 0; k < nnz; k++) {
+    FG_CHECK(index_at(&row, k, n, lrow, "row", &r->src[k]));
+    FG_CHECK(index_at(&col, k, n, lcol, "column", &r->dst[k]));
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_npz_scipy_sparse(fg_npz *c, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_raw r;
+  fg_npy a;
+  const char *label = NULL;
+  char fmt[16];
+  int64_t *sh = NULL;
+  memset(&r, 0, sizeof r);
+  memset(out, 0, sizeof *out);
+
+  FG_CHECK(fg_npz_get_text(c, "format", fmt, sizeof fmt, &a, &label));
+  const int csr = strcmp(fmt, "csr") == 0, csc = strcmp(fmt, "csc") == 0,
+            coo = strcmp(fmt, "coo") == 0;
+  if (!csr && !csc && !coo) {
+    char shown[64];
+    FG_FAIL(FG_ERR_UNSUPPORTED, "%s: format '%s' is not supported (csr, csc or coo; convert "
+            "with .tocsr() before scipy.sparse.save_npz)", label,
+            fg_printable(fmt, strlen(fmt), shown, sizeof shown));
+  }
+
+  FG_CHECK(fg_npz_get(c, "shape", 1, &a, &label));
+  FG_REQUIRE(a.ndim == 1 && a.count == 2 && (a.kind == 'i' || a.kind == 'u'), FG_ERR_FORMAT,
+             "%s: expected 2 integers, got %lld element(s) of dtype '%s'", label,
+             (long long)a.count, a.descr);
+  FG_CHECK(fg_npz_ints(c, &a, label, &sh));
+  FG_REQUIRE(sh[0] == sh[1], FG_ERR_FORMAT,
+             "%s: the matrix is %lld x %lld, not square (an adjacency matrix is N x N)", label,
+             (long long)sh[0], (long long)sh[1]);
+  FG_REQUIRE(sh[0] > 0 && sh[0] <= FG_IO_MAX_NODES, FG_ERR_FORMAT,
+             "%s: number of nodes %lld out of range [1, %lld]", label, (long long)sh[0],
+             (long long)FG_IO_MAX_NODES);
+  const int64_t n = sh[0];
+  r.num_nodes = n;
+  r.id_span = n;
+  r.directed = 1;
+
+  if (coo) FG_CHECK(coordinates(c, n, &r));
+  else FG_CHECK(compressed(c, n, csc, &r));
+
+  /* the values are not read (the pattern is the graph), but they must be there, one an entry */
+  FG_CHECK(fg_npz_get(c, "data", 1, &a, &label));
+  FG_REQUIRE(a.ndim == 1 && a.count == r.num_edges, FG_ERR_FORMAT,
+             "%s: expected %lld elements (one per entry), got %lld in %d dimension(s)", label,
+             (long long)r.num_edges, (long long)a.count, a.ndim);
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  if (sh) fg_npz_release(c, 16.0);
+  free(sh);
+  fg_raw_free(&r);
+  return st;
+}
+
+fg_status fg_read_scipy_sparse_mem(const void *buf, size_t len, const char *name, double held,
+                                   fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_npz *c = NULL;
+  memset(out, 0, sizeof *out);
+  FG_CHECK(fg_npz_open(buf, len, name, held, &c));
+  if (!fg_npz_has(c, "format") || !fg_npz_has(c, "shape")) {
+    char list[1024];
+    fg_npz_member_list(c, list, sizeof list);
+    FG_FAIL(FG_ERR_FORMAT, "%s: member %s.npy is missing (not a scipy.sparse .npz: expected "
+            "format, shape, data and indptr/indices or row/col); members: %s", fg_npz_path(c),
+            fg_npz_has(c, "format") ? "shape" : "format", list);
+  }
+  FG_CHECK(fg_npz_scipy_sparse(c, out));
+cleanup:
+  fg_npz_close(c);
+  return st;
+}
