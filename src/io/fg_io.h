@@ -56,8 +56,16 @@ fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line);
 fg_status fg_raw_renumber(fg_raw *r);
 
 /* OGB node-property raw layout under dir (raw/…, split/<name>/…), .csv or .csv.gz.
- * split_name NULL: the only folder under split/ (error if several). */
+ * split_name NULL: the only folder under split/ (error if several). The binary raw layout
+ * (ogbn-papers100M) is taken when raw/data.npz exists: raw/data.npz (edge_index 2 x E,
+ * num_nodes_list, num_edges_list, node_feat N x F float16/32/64 optional; other node_* and edge_*
+ * members ignored), raw/node-label.npz (node_label: N or N x 1 class ids, NaN or -1 unlabelled;
+ * N x T with T > 1: multi-label targets, NaN or -1 missing), split/<name>/ as for csv. */
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out);
+/* GraphSAINT's directory layout: adj_full.npz (scipy.sparse, N x N), feats.npy (N x F),
+ * class_map.json (every node id -> a class, or -> a list of 0/1: multi-label targets),
+ * role.json ({"tr": [...], "va": [...], "te": [...]}). adj_train.npz is ignored. */
+fg_status fg_read_saint(const char *dir, fg_raw *out);
 /* NumPy .npz: CSR layout (adj_*, attr_*, labels) or dense layout (node_features, edges,
  * node_labels, train/val/test_masks with split column split_index). */
 fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
@@ -81,6 +89,14 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* GraphSAINT's class_map.json and role.json over n nodes (messages name "class_map.json" and
+ * "role.json"): labels or targets, and the split. */
+fg_status fg_read_saint_maps_mem(const void *class_map, size_t cm_len, const void *role,
+                                 size_t role_len, int64_t n, fg_raw *out);
+/* OGB's binary raw/data.npz and raw/node-label.npz (label NULL: none), without a split; name
+ * is the dataset folder as messages name it. */
+fg_status fg_read_ogb_npz_mem(const void *data, size_t data_len, const void *label,
+                              size_t label_len, const char *name, fg_raw *out);
 /* One OGB csv table (for fuzzing the csv parser): rows of `width` numbers. */
 fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
                           int64_t expect_rows, double **values, int64_t *rows);
