@@ -59,7 +59,15 @@ static int ends_with(const char *s, const char *suffix) {
   return 1;
 }
 
-typedef enum { KIND_OGB, KIND_NPZ, KIND_NPY, KIND_MTX, KIND_SNAP, KIND_ARRAYS } reader_kind;
+typedef enum {
+  KIND_OGB,
+  KIND_NPZ,
+  KIND_NPY,
+  KIND_MTX,
+  KIND_SNAP,
+  KIND_ARRAYS,
+  KIND_SAINT
+} reader_kind;
 
 /* Read path into raw with the reader its content calls for (*kind: which). */
 static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
@@ -74,16 +82,26 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
   }
   if (S_ISDIR(sb.st_mode)) {
     const size_t len = strlen(path);
-    FG_ALLOC(rawdir, len + 5);
+    FG_ALLOC(rawdir, len + 14);
     memcpy(rawdir, path, len);
     memcpy(rawdir + len, "/raw", 5);
     struct stat rb;
-    FG_REQUIRE(stat(rawdir, &rb) == 0 && S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
-               "%s: a directory without raw/ (expected the OGB node-property layout: "
-               "raw/edge.csv.gz, raw/num-node-list.csv.gz, ...)",
-               path);
-    *kind = KIND_OGB;
-    FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
+    if (stat(rawdir, &rb) == 0 && S_ISDIR(rb.st_mode)) {
+      *kind = KIND_OGB;
+      FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
+    } else {
+      /* GraphSAINT's layout: its adjacency names it (the other files are checked by the
+       * reader, which names any that is missing) */
+      memcpy(rawdir + len, "/adj_full.npz", 14);
+      FG_REQUIRE(stat(rawdir, &rb) == 0 && !S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
+                 "%s: a directory with neither raw/ nor adj_full.npz (expected the OGB "
+                 "node-property layout: raw/edge.csv.gz, raw/num-node-list.csv.gz, ... or "
+                 "raw/data.npz; or GraphSAINT's: adj_full.npz, feats.npy, class_map.json, "
+                 "role.json)",
+                 path);
+      *kind = KIND_SAINT;
+      FG_CHECK(fg_read_saint(path, raw));
+    }
   } else if (ends_with(path, ".npz")) {
     *kind = KIND_NPZ;
     FG_CHECK(fg_read_npz(path, cfg->split_index, raw));
@@ -169,7 +187,7 @@ static void estimate_load(const fg_raw *raw, const fg_load_config *cfg, load_byt
 }
 
 static const char *const kind_name[] = {"OGB directory", ".npz", ".npy", "Matrix Market",
-                                        "SNAP edge list", "arrays"};
+                                        "SNAP edge list", "arrays", "GraphSAINT directory"};
 
 /* FG_ERR_MEMLIMIT before building anything when the load would not fit in the budget, with a
  * message naming where the node count came from. */

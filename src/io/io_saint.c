@@ -102,7 +102,7 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
   for (;;) {
     FG_CHECK(fg_json_next(J, '{', &count, &more));
     if (!more) break;
-    int64_t v;
+    int64_t v = 0;
     FG_CHECK(node_key(J, n, "a node id", &v));
     int c;
     FG_CHECK(fg_json_peek(J, &c));
