@@ -318,6 +318,10 @@ int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
   return npy_int_at(a, npy_storage_index(a, i), ok);
 }
 
+double fg_npy_real_at(const fg_npy *a, int64_t i) {
+  return npy_real_at(a, npy_storage_index(a, i));
+}
+
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {
   fg_status st = FG_OK;
   FG_REQUIRE(a->kind != 'f', FG_ERR_FORMAT, "%s: expected an integer array, got dtype '%s'",

@@ -422,6 +422,8 @@ cleanup:
   return st;
 }
 
+static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held);
+
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_raw r = {0};
@@ -429,6 +431,8 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   char *path = NULL, *splitdir = NULL, **names = NULL;
   int nnames = 0;
   int64_t *cols[2] = {NULL, NULL};
+  int32_t *labelled = NULL;
+  double held = 0.0;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
@@ -436,6 +440,19 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
              dir);
+  free(path);
+  path = NULL;
+
+  /* the binary raw layout (ogbn-papers100M): raw/data.npz in place of the csv tables */
+  path = path_join(dir, "raw/data.npz");
+  FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
+  if (is_file(path)) {
+    FG_CHECK(open_csv(dir, "raw", "edge", 0, &L, &path));
+    FG_REQUIRE(!path, FG_ERR_FORMAT, "%s: both raw/data.npz and %s (the binary and the csv raw "
+               "layouts): remove one", dir, path);
+    FG_CHECK(read_binary_raw(dir, &r, &held));
+    goto split;
+  }
   free(path);
   path = NULL;
 
@@ -471,7 +488,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
   r.directed = 0;
-  double held = (double)rows * fg_io_edge_bytes();
+  held = (double)rows * fg_io_edge_bytes();
 
   FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
@@ -488,6 +505,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
     held += 4.0 * (double)r.num_nodes;
   }
 
+split:
   splitdir = path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
@@ -505,7 +523,16 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
     FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
                splitdir, list);
   }
-  if (use) FG_CHECK(read_split(dir, use, r.num_nodes, r.labels, held, &r.split));
+  if (use && r.targets) { /* multi-label: a node is labelled when any target is present */
+    FG_ALLOC(labelled, r.num_nodes);
+    for (int64_t v = 0; v < r.num_nodes; v++) {
+      labelled[v] = -1;
+      for (int64_t t = 0; t < r.num_tasks && labelled[v] < 0; t++)
+        if (r.targets[v * r.num_tasks + t] >= 0) labelled[v] = 0;
+    }
+  }
+  if (use)
+    FG_CHECK(read_split(dir, use, r.num_nodes, r.targets ? labelled : r.labels, held, &r.split));
 
   *out = r;
   memset(&r, 0, sizeof r);
@@ -517,6 +544,237 @@ cleanup:
   free(splitdir);
   for (int i = 0; i < nnames; i++) free(names[i]);
   free(names);
+  free(labelled);
   fg_raw_free(&r);
+  return st;
+}
+
+/* ---- the binary raw layout (ogbn-papers100M) ----------------------------------------------- */
+
+/* "(a, b, c)" for a message. */
+static const char *shape_text(const fg_npy *a, char *out, size_t cap) {
+  size_t k = (size_t)snprintf(out, cap, "(");
+  for (int d = 0; d < a->ndim && k < cap; d++)
+    k += (size_t)snprintf(out + k, cap - k, "%s%lld", d ? ", " : "", (long long)a->shape[d]);
+  if (k < cap) snprintf(out + k, cap - k, a->ndim == 1 ? ",)" : ")");
+  return out;
+}
+
+/* num_nodes_list / num_edges_list: one integer (one graph) in [lo, hi]. */
+static fg_status npz_count(fg_npz *c, const char *base, int64_t lo, int64_t hi, int64_t *value) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  FG_CHECK(fg_npz_get(c, base, 1, &a, &label));
+  FG_REQUIRE(a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
+             "%s: expected an integer array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE(a.ndim == 1 && a.count > 0, FG_ERR_FORMAT, "%s: expected shape (1,), got %s", label,
+             shape_text(&a, sh, sizeof sh));
+  FG_REQUIRE(a.count == 1, FG_ERR_UNSUPPORTED,
+             "%s: %lld graphs (a dataset of several graphs): only single-graph node-property "
+             "datasets are supported", label, (long long)a.count);
+  int ok;
+  int64_t v = fg_npy_int_at(&a, 0, &ok);
+  FG_REQUIRE(ok && v >= lo && v <= hi, FG_ERR_FORMAT, "%s: %s %lld out of range [%lld, %lld]",
+             label, base, (long long)v, (long long)lo, (long long)hi);
+  *value = v;
+cleanup:
+  return st;
+}
+
+/* raw/data.npz: the edges, the node count and the features. */
+static fg_status npz_graph(fg_npz *c, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  int64_t *ev = NULL, n = 0, m = 0;
+  FG_CHECK(npz_count(c, "num_nodes_list", 1, FG_IO_MAX_NODES, &n));
+  FG_CHECK(npz_count(c, "num_edges_list", 0, INT64_MAX / 32, &m));
+  FG_CHECK(fg_npz_get(c, "edge_index", 1, &a, &label));
+  FG_REQUIRE(a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
+             "%s: expected an integer array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE(a.ndim == 2 && a.shape[0] == 2, FG_ERR_FORMAT,
+             "%s: expected shape (2, E) (sources, then targets), got %s", label,
+             shape_text(&a, sh, sizeof sh));
+  FG_REQUIRE(a.shape[1] == m, FG_ERR_FORMAT, "%s: %lld edges, but num_edges_list says %lld",
+             label, (long long)a.shape[1], (long long)m);
+  {
+    char what[96];
+    snprintf(what, sizeof what, "the edge list of its %lld edges, and their graph build",
+             (long long)m);
+    FG_CHECK(fg_npz_hold(c, (double)m * fg_io_edge_bytes(), label, what));
+  }
+  FG_CHECK(fg_npz_ints(c, &a, label, &ev)); /* (2 x m) in C order: sources, then targets */
+  FG_ALLOC(r->src, FG_MAX(m, 1));
+  FG_ALLOC(r->dst, FG_MAX(m, 1));
+  for (int64_t e = 0; e < m; e++) {
+    for (int k = 0; k < 2; k++) {
+      const int64_t v = ev[k * m + e];
+      FG_REQUIRE(v >= 0 && v < n, FG_ERR_FORMAT,
+                 "%s: element (%d, %lld): node id %lld out of range [0, %lld) (num_nodes_list)",
+                 label, k, (long long)e, (long long)v, (long long)n);
+    }
+    r->src[e] = ev[e];
+    r->dst[e] = ev[m + e];
+  }
+  free(ev);
+  ev = NULL;
+  fg_npz_release(c, 16.0 * (double)m);
+  r->num_nodes = n;
+  r->num_edges = m;
+  r->directed = 0; /* as the csv layout: OGB lists each edge once */
+
+  FG_CHECK(fg_npz_get(c, "node_feat", 0, &a, &label));
+  if (label) {
+    FG_REQUIRE(a.kind == 'f' || a.kind == 'i' || a.kind == 'u' || a.kind == 'b', FG_ERR_FORMAT,
+               "%s: expected a numeric array, got dtype '%s'", label, a.descr);
+    FG_REQUIRE(a.ndim == 2 && a.shape[0] == n && a.shape[1] > 0, FG_ERR_FORMAT,
+               "%s: expected shape (%lld, F) (one row per node), got %s", label, (long long)n,
+               shape_text(&a, sh, sizeof sh));
+    FG_CHECK(fg_npz_hold_dense(c, label, n, a.shape[1]));
+    FG_ALLOC(r->features, a.count);
+    FG_CHECK(fg_npy_to_f32(&a, label, r->features));
+    r->num_features = a.shape[1];
+  }
+cleanup:
+  if (ev) fg_npz_release(c, 16.0 * (double)m);
+  free(ev);
+  return st;
+}
+
+/* raw/node-label.npz: node_label of shape (N,) or (N, 1): class ids, NaN or -1 unlabelled;
+ * (N, T) with T > 1: multi-label targets 0/1, NaN or -1 missing. Integral values only. */
+static fg_status npz_node_labels(fg_npz *c, int64_t n, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  FG_CHECK(fg_npz_get(c, "node_label", 1, &a, &label));
+  FG_REQUIRE(a.kind == 'f' || a.kind == 'i' || a.kind == 'u' || a.kind == 'b', FG_ERR_FORMAT,
+             "%s: expected a numeric array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE((a.ndim == 1 || a.ndim == 2) && a.shape[0] == n && (a.ndim == 1 || a.shape[1] > 0),
+             FG_ERR_FORMAT, "%s: expected shape (%lld, 1) or (%lld, T) (one row per node), got %s",
+             label, (long long)n, (long long)n, shape_text(&a, sh, sizeof sh));
+  const int64_t T = a.ndim == 1 ? 1 : a.shape[1];
+  if (T == 1) {
+    int64_t mx = -1;
+    FG_CHECK(fg_npz_hold(c, 4.0 * (double)n, label, "the labels"));
+    FG_ALLOC(r->labels, n);
+    for (int64_t i = 0; i < n; i++) {
+      const double v = fg_npy_real_at(&a, i);
+      int64_t y = -1;
+      if (!isnan(v)) {
+        FG_REQUIRE(v == floor(v) && v >= -1.0 && v < (double)FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
+                   "%s: node %lld: label %g is not a class id (an integer in [0, %lld), or -1 or "
+                   "NaN for none)", label, (long long)i, v, (long long)FG_IO_MAX_CLASSES);
+        y = (int64_t)v;
+      }
+      r->labels[i] = (int32_t)y;
+      if (y > mx) mx = y;
+    }
+    r->num_classes = mx + 1;
+    FG_CHECK(fg_raw_check_classes(r, label, 0));
+  } else {
+    FG_REQUIRE(T <= FG_IO_MAX_CLASSES, FG_ERR_FORMAT, "%s: %lld tasks, at most %lld", label,
+               (long long)T, (long long)FG_IO_MAX_CLASSES);
+    char what[96];
+    snprintf(what, sizeof what, "the targets (%lld nodes x %lld tasks, a byte each)",
+             (long long)n, (long long)T);
+    FG_CHECK(fg_npz_hold(c, (double)n * (double)T, label, what));
+    FG_ALLOC(r->targets, a.count);
+    for (int64_t i = 0; i < a.count; i++) {
+      const double v = fg_npy_real_at(&a, i);
+      FG_REQUIRE(isnan(v) || v == 0.0 || v == 1.0 || v == -1.0, FG_ERR_FORMAT,
+                 "%s: node %lld, task %lld: target %g is not 0 or 1 (or -1 or NaN for missing)",
+                 label, (long long)(i / T), (long long)(i % T), v);
+      r->targets[i] = (int8_t)(isnan(v) ? -1 : (int)v);
+    }
+    r->num_tasks = T;
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_read_ogb_npz_mem(const void *data, size_t data_len, const void *label,
+                              size_t label_len, const char *name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_raw r = {0};
+  fg_npz *c = NULL;
+  char dn[512], ln[512];
+  memset(out, 0, sizeof *out);
+  if (!name) name = "(buffer)";
+  snprintf(dn, sizeof dn, "%s/raw/data.npz", name);
+  snprintf(ln, sizeof ln, "%s/raw/node-label.npz", name);
+  FG_CHECK(fg_npz_open(data, data_len, dn, 0.0, &c));
+  FG_CHECK(npz_graph(c, &r));
+  /* the edges and features are kept; the archive and what was inflated from it go */
+  const double held = (double)r.num_edges * fg_io_edge_bytes() +
+                      4.0 * (double)r.num_nodes * (double)r.num_features;
+  fg_npz_close(c);
+  c = NULL;
+  if (label) {
+    FG_CHECK(fg_npz_open(label, label_len, ln, held, &c));
+    FG_CHECK(npz_node_labels(c, r.num_nodes, &r));
+  }
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  fg_npz_close(c);
+  fg_raw_free(&r);
+  return st;
+}
+
+/* raw/data.npz (and raw/node-label.npz when present) of dir into r; *held: what r holds. */
+static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held) {
+  fg_status st = FG_OK;
+  char *dpath = NULL, *lpath = NULL;
+  unsigned char *dbuf = NULL, *lbuf = NULL;
+  size_t dlen = 0, llen = 0;
+  dpath = path_join(dir, "raw/data.npz");
+  lpath = path_join(dir, "raw/node-label.npz");
+  FG_REQUIRE(dpath && lpath, FG_ERR_NOMEM, "out of memory");
+  FG_CHECK(fg_file_slurp(dpath, &dbuf, &dlen));
+  /* read one archive at a time: data.npz is freed before node-label.npz is read */
+  {
+    fg_npz *c = NULL;
+    st = fg_npz_open(dbuf, dlen, dpath, 0.0, &c);
+    if (st == FG_OK) st = npz_graph(c, r);
+    fg_npz_close(c);
+    if (st != FG_OK) {
+      fg_error_trace(__FILE__, __LINE__);
+      goto cleanup;
+    }
+  }
+  free(dbuf);
+  dbuf = NULL;
+  *held = (double)r->num_edges * fg_io_edge_bytes() +
+          4.0 * (double)r->num_nodes * (double)r->num_features;
+  if (is_file(lpath)) {
+    char need[32];
+    struct stat sb;
+    FG_REQUIRE(stat(lpath, &sb) == 0, FG_ERR_IO, "%s: cannot stat", lpath);
+    FG_REQUIRE(!fg_io_over_limit(*held + (double)sb.st_size), FG_ERR_MEMLIMIT,
+               "%s: the file (%s, read whole) does not fit beside the edges and features: %s",
+               lpath, fg_format_bytes((double)sb.st_size, need, sizeof need),
+               fg_io_limit_text());
+    FG_CHECK(fg_file_slurp(lpath, &lbuf, &llen));
+    fg_npz *c = NULL;
+    st = fg_npz_open(lbuf, llen, lpath, *held, &c);
+    if (st == FG_OK) st = npz_node_labels(c, r->num_nodes, r);
+    fg_npz_close(c);
+    if (st != FG_OK) {
+      fg_error_trace(__FILE__, __LINE__);
+      goto cleanup;
+    }
+    *held += r->labels ? 4.0 * (double)r->num_nodes
+                       : (double)r->num_nodes * (double)r->num_tasks;
+  }
+cleanup:
+  free(dbuf);
+  free(lbuf);
+  free(dpath);
+  free(lpath);
   return st;
 }
