@@ -106,7 +106,8 @@ fg_status fg_json_begin(fg_json *J, int open, const char *what) {
   char b[24];
   FG_CHECK(skip_ws(J, &c));
   if (c != open)
-    JFAIL(FG_ERR_FORMAT, "expected %s ('%c'), found %s", JPOS, what, open, show_byte(c, b, sizeof b));
+    JFAIL(FG_ERR_FORMAT, "expected %s ('%c'), found %s", JPOS, what, open,
+          show_byte(c, b, sizeof b));
   if (J->depth >= FG_JSON_MAX_DEPTH)
     JFAIL(FG_ERR_FORMAT, "containers nested more than %d deep", JPOS, FG_JSON_MAX_DEPTH);
   advance(J);

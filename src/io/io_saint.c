@@ -313,7 +313,7 @@ static fg_status read_feats(const char *path, int64_t n, double held, fg_raw *r)
   fg_npy a;
   struct stat sb;
   FG_REQUIRE(stat(path, &sb) == 0, FG_ERR_IO, "%s: cannot stat", path);
-  FG_CHECK(saint_hold(path, held, (double)sb.st_size, "the file, read whole"));
+  FG_CHECK(saint_hold(path, held, (double)sb.st_size, "reading the file whole"));
   FG_CHECK(fg_file_slurp(path, &buf, &len));
   held += (double)len;
   FG_CHECK(fg_npy_parse(buf, len, path, &a));
