@@ -28,11 +28,13 @@ cleanup:
   return st;
 }
 
-/* A member's key naming a node id in [0, n): decimal digits, no sign or leading zero. */
-static fg_status node_key(fg_json *J, int64_t n, const char *what, int64_t *id) {
+/* A member's key naming a node id in [0, n): decimal digits, no sign or leading zero. where:
+ * the key's "file:line:column". */
+static fg_status node_key(fg_json *J, int64_t n, const char *what, int64_t *id, char *where,
+                          size_t cap) {
   fg_status st = FG_OK;
-  char key[40], show[64], where[512];
-  fg_json_where(J, where, sizeof where);
+  char key[40], show[64];
+  fg_json_where(J, where, cap);
   FG_CHECK(fg_json_key(J, key, sizeof key, what));
   const char *e = NULL;
   int64_t v = -1;
@@ -103,11 +105,11 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
     FG_CHECK(fg_json_next(J, '{', &count, &more));
     if (!more) break;
     int64_t v = 0;
-    FG_CHECK(node_key(J, n, "a node id", &v));
+    FG_CHECK(node_key(J, n, "a node id", &v, where, sizeof where));
+    FG_REQUIRE(!seen[v], FG_ERR_FORMAT, "%s: node %lld appears twice", where, (long long)v);
     int c;
     FG_CHECK(fg_json_peek(J, &c));
     fg_json_where(J, where, sizeof where);
-    FG_REQUIRE(!seen[v], FG_ERR_FORMAT, "%s: node %lld appears twice", where, (long long)v);
     seen[v] = 1;
     present++;
     const int is_list = c == '[';
@@ -258,7 +260,7 @@ cleanup:
 static fg_status read_maps(fg_json *cm, fg_json *role, int64_t n, double held, fg_raw *r) {
   fg_status st = FG_OK;
   FG_CHECK(read_class_map(cm, n, held, r));
-  held += r->labels ? 5.0 * (double)n : (double)n * (double)(1 + r->num_tasks);
+  held += r->labels ? 4.0 * (double)n : (double)n * (double)r->num_tasks;
   FG_CHECK(saint_hold(role->name, held, (double)n, "the split"));
   FG_ALLOC(r->split, n);
   FG_CHECK(read_role(role, n, r, r->split));

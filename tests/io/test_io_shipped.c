@@ -152,7 +152,7 @@ static const corpus_case cases[] = {
      "cm_string_value/class_map.json:1:15: expected a class id (a number), found a string"},
     {0, "saint/cm_negative", FG_ERR_FORMAT,
      "cm_negative/class_map.json:1:15: node 1: class -1 out of range [0, 1048576)"},
-    {0, "saint/cm_dup_key", FG_ERR_FORMAT, "cm_dup_key/class_map.json:1:47: node 1 appears twice"},
+    {0, "saint/cm_dup_key", FG_ERR_FORMAT, "cm_dup_key/class_map.json:1:42: node 1 appears twice"},
     {0, "saint/cm_bad_key", FG_ERR_FORMAT,
      "cm_bad_key/class_map.json:1:10: key 'x1' is not a node id"},
     {0, "saint/cm_key_range", FG_ERR_FORMAT,
