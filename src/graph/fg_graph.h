@@ -157,6 +157,8 @@ void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len);
  *   features fg_hash64(float32 x n x features, row-major, 3)   (the features as loaded or
  *                                                              generated, not normalized)
  *   labels   fg_hash64(int32 x n, 4)                            (-1: unlabelled)
+ *            or, for multi-label targets (num_tasks T > 0; classes is then T):
+ *            fg_hash64(int8 x n x T, 6)                         (row-major; 1, 0, -1 missing)
  *   split    fg_hash64(int8 x n, 5)                             (FG_SPLIT_*)
  * The pattern is the one training aggregates over, so the loading options that change it
  * (--directed, --keep-duplicates, --no-self-loops) change the hash. */

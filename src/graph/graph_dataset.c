@@ -467,6 +467,10 @@ int64_t fg_dataset_num_classes(const fg_dataset *ds) {
   return ds ? ds->num_classes : 0;
 }
 
+int64_t fg_dataset_num_tasks(const fg_dataset *ds) {
+  return ds ? ds->num_tasks : 0;
+}
+
 int64_t fg_dataset_split_size(const fg_dataset *ds, int k) {
   if (!ds || !ds->split || k < FG_SPLIT_TRAIN || k > FG_SPLIT_TEST) return 0;
   int64_t c = 0;
@@ -478,8 +482,65 @@ int64_t fg_dataset_split_size(const fg_dataset *ds, int k) {
 
 #define FG_INFO_MAX_LISTED_CLASSES 64
 
+/* Multi-label targets: the nodes with a target, and each task's positive rate (positives over
+ * the nodes with that task's target): the extremes and mean, and every task when few. */
+static void print_target_rates(const fg_dataset *ds, FILE *out) {
+  const int64_t T = ds->num_tasks, n = ds->num_nodes;
+  int64_t *pos = fg_calloc_array((size_t)T, sizeof *pos), *have = fg_calloc_array((size_t)T, 8);
+  int64_t labelled = 0, missing = 0;
+  if (!pos || !have) {
+    fprintf(out, "  %-12s (not enough memory to count)\n", "targets");
+    free(pos);
+    free(have);
+    return;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    int any = 0;
+    for (int64_t t = 0; t < T; t++) {
+      const int8_t y = ds->targets[v * T + t];
+      pos[t] += y == 1;
+      have[t] += y >= 0;
+      missing += y < 0;
+      any |= y >= 0;
+    }
+    labelled += any;
+  }
+  int64_t lo = 0, hi = 0;
+  double mean = 0.0;
+  const double rate0 = have[0] ? (double)pos[0] / (double)have[0] : 0.0;
+  double rlo = rate0, rhi = rate0;
+  for (int64_t t = 0; t < T; t++) {
+    const double r = have[t] ? (double)pos[t] / (double)have[t] : 0.0;
+    mean += r / (double)T;
+    if (r < rlo) rlo = r, lo = t;
+    if (r > rhi) rhi = r, hi = t;
+  }
+  fprintf(out,
+          "  %-12s %lld labelled (a target present), %lld unlabelled; %lld of %lld targets "
+          "missing\n",
+          "targets", (long long)labelled, (long long)(n - labelled), (long long)missing,
+          (long long)(n * T));
+  fprintf(out, "  %-12s positive rate per task min %.4f (task %lld), mean %.4f, max %.4f (task "
+          "%lld)\n", "", rlo, (long long)lo, mean, rhi, (long long)hi);
+  if (T <= FG_INFO_MAX_LISTED_CLASSES) {
+    /* "task:rate" items, 8 a line */
+    for (int64_t t = 0; t < T; t++) {
+      if (t % 8 == 0) fprintf(out, "  %-12s", "");
+      fprintf(out, " %3lld:%.3f", (long long)t,
+              have[t] ? (double)pos[t] / (double)have[t] : 0.0);
+      if (t % 8 == 7 || t == T - 1) fputc('\n', out);
+    }
+  }
+  free(pos);
+  free(have);
+}
+
 static void print_label_counts(const fg_dataset *ds, FILE *out) {
   const int64_t C = ds->num_classes;
+  if (ds->targets) {
+    print_target_rates(ds, out);
+    return;
+  }
   int64_t unlabelled = 0;
   if (C <= 0 || !ds->labels) {
     fprintf(out, "  %-12s none\n", "labels");
@@ -560,8 +621,12 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
           (long long)s.p90, (long long)s.p99, (long long)s.isolated);
   fprintf(out, "  %-12s %lld%s\n", "features", (long long)ds->num_features,
           ds->features_generated ? " (generated: uniform in [-1, 1))" : "");
-  fprintf(out, "  %-12s %lld%s\n", "classes", (long long)ds->num_classes,
-          ds->labels_generated ? " (generated from degree quantiles)" : "");
+  if (ds->targets)
+    fprintf(out, "  %-12s %lld binary tasks (multi-label targets: --task multilabel)\n", "tasks",
+            (long long)ds->num_tasks);
+  else
+    fprintf(out, "  %-12s %lld%s\n", "classes", (long long)ds->num_classes,
+            ds->labels_generated ? " (generated from degree quantiles)" : "");
   print_label_counts(ds, out);
   fprintf(out, "  %-12s train %lld  valid %lld  test %lld  none %lld%s\n", "split",
           (long long)split[0], (long long)split[1], (long long)split[2], (long long)in_none,

@@ -361,13 +361,44 @@ cleanup:
   return st;
 }
 
+/* Multi-label targets: an (n, T) array of 0/1 (bool or integers; -1 marks a missing target)
+ * into r->targets, r->num_tasks = T. */
+static fg_status npz_targets(npz_ctx *c, const fg_npy *a, const char *label, int64_t n,
+                             fg_raw *r) {
+  fg_status st = FG_OK;
+  int64_t *v = NULL;
+  const int64_t T = a->shape[1];
+  FG_REQUIRE(T >= 1, FG_ERR_FORMAT, "%s: multi-label targets of shape (%lld, 0): no tasks",
+             label, (long long)n);
+  FG_REQUIRE(a->kind == 'b' || a->kind == 'i' || a->kind == 'u', FG_ERR_FORMAT,
+             "%s: multi-label targets must be bool or integers (0, 1; -1 missing), got dtype "
+             "'%s'", label, a->descr);
+  FG_CHECK(npz_ints(c, a, label, &v));
+  FG_CHECK(npz_hold(c, (double)n * (double)T, label, "the targets"));
+  FG_ALLOC(r->targets, n * T);
+  for (int64_t i = 0; i < n * T; i++) {
+    FG_REQUIRE(v[i] >= -1 && v[i] <= 1, FG_ERR_FORMAT,
+               "%s: node %lld, task %lld: target %lld is not 0 or 1 (or -1 when missing)", label,
+               (long long)(i / T), (long long)(i % T), (long long)v[i]);
+    r->targets[i] = (int8_t)v[i];
+  }
+  r->num_tasks = T;
+cleanup:
+  if (v) npz_release(c, 8.0 * (double)a->count);
+  free(v);
+  return st;
+}
+
+/* One class id a node (n,), or multi-label targets (n, T): npz_targets. */
 static fg_status npz_labels(npz_ctx *c, const fg_npy *a, const char *label, int64_t n,
                             fg_raw *r) {
   fg_status st = FG_OK;
   int64_t *v = NULL;
+  if (a->ndim == 2 && a->shape[0] == n) return npz_targets(c, a, label, n, r);
   FG_REQUIRE(a->ndim == 1 && a->shape[0] == n, FG_ERR_FORMAT,
-             "%s: labels must have shape (%lld,), got %d dimension(s) with %lld elements", label,
-             (long long)n, a->ndim, (long long)a->count);
+             "%s: labels must have shape (%lld,) (a class id a node) or (%lld, T) (0/1 targets "
+             "of T tasks), got %d dimension(s) with %lld elements", label,
+             (long long)n, (long long)n, a->ndim, (long long)a->count);
   FG_CHECK(npz_ints(c, a, label, &v));
   FG_CHECK(npz_hold(c, 4.0 * (double)n, label, "the labels"));
   FG_ALLOC(r->labels, n);
@@ -625,8 +656,8 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_CHECK(npz_get(c, "edges", 1, &edges, &le));
   FG_REQUIRE(!lf || feat.ndim == 2, FG_ERR_FORMAT, "%s: expected shape (N, F), got %d dimension(s)",
              lf, feat.ndim);
-  FG_REQUIRE(!ll || lab.ndim == 1, FG_ERR_FORMAT, "%s: expected shape (N,), got %d dimension(s)",
-             ll, lab.ndim);
+  FG_REQUIRE(!ll || lab.ndim == 1 || lab.ndim == 2, FG_ERR_FORMAT,
+             "%s: expected shape (N,) or (N, T), got %d dimension(s)", ll, lab.ndim);
   FG_REQUIRE(edges.ndim == 2 && edges.shape[1] == 2, FG_ERR_FORMAT,
              "%s: expected shape (E, 2), got %d dimension(s)", le, edges.ndim);
   int64_t n = lf ? feat.shape[0] : ll ? lab.shape[0] : -1;
@@ -680,9 +711,12 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
         FG_REQUIRE(r->split[i] == FG_SPLIT_NONE, FG_ERR_FORMAT,
                    "%s[%s.npy]: node %lld of split %d is also in %s", c->path, mask_names[k],
                    (long long)i, split_index, mask_names[r->split[i]]);
-        FG_REQUIRE(r->labels && r->labels[i] >= 0, FG_ERR_FORMAT,
-                   "%s[%s.npy]: node %lld of split %d has no label", c->path, mask_names[k],
-                   (long long)i, split_index);
+        int labelled = r->labels && r->labels[i] >= 0;
+        for (int64_t t = 0; !labelled && r->targets && t < r->num_tasks; t++)
+          labelled = r->targets[i * r->num_tasks + t] >= 0;
+        FG_REQUIRE(labelled, FG_ERR_FORMAT, "%s[%s.npy]: node %lld of split %d has no label%s",
+                   c->path, mask_names[k], (long long)i, split_index,
+                   r->targets ? " (every target missing)" : "");
         r->split[i] = (int8_t)k;
       }
     }

@@ -203,15 +203,62 @@ static int is_nan_word(const char *s) {
   return strcasecmp(s + (*s == '-' || *s == '+'), "nan") == 0;
 }
 
+/* Trim blanks at both ends of p in place; returns the start. */
+static char *trim_field(char *p, size_t *len) {
+  while (*p == ' ' || *p == '\t') p++;
+  size_t k = strlen(p);
+  while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t')) p[--k] = '\0';
+  *len = k;
+  return p;
+}
+
+/* Row `row` of multi-label targets from line s of T comma-separated fields: 0, 1 (or an
+ * integral real such as "1.0"), and an empty field or "nan" for a missing target (-1). */
+static fg_status parse_targets(fg_lines *L, char *s, int64_t T, int8_t *out) {
+  fg_status st = FG_OK;
+  char tok[48];
+  const long long ln = (long long)L->lineno;
+  const int64_t have = count_fields(s);
+  FG_REQUIRE(have == T, FG_ERR_FORMAT,
+             "%s: line %lld: expected %lld target values (the first line's columns), found %lld",
+             L->name, ln, (long long)T, (long long)have);
+  char *p = s;
+  for (int64_t t = 0; t < T; t++) {
+    char *comma = strchr(p, ',');
+    if (comma) *comma = '\0';
+    size_t k = 0;
+    char *f = trim_field(p, &k);
+    int8_t y = -1;
+    if (k > 0 && !is_nan_word(f)) {
+      const char *e = NULL;
+      double v = 0.0;
+      FG_REQUIRE(fg_parse_f64(f, &e, &v) == 0 && *e == '\0', FG_ERR_FORMAT,
+                 "%s: line %lld, column %lld: target '%s' is not a number", L->name, ln,
+                 (long long)t + 1, show_token(f, tok, sizeof tok));
+      FG_REQUIRE(v == 0.0 || v == 1.0, FG_ERR_FORMAT,
+                 "%s: line %lld, column %lld: target '%s' is not 0 or 1 (a multi-label target "
+                 "is 0, 1, or empty or nan when missing)",
+                 L->name, ln, (long long)t + 1, show_token(f, tok, sizeof tok));
+      y = (int8_t)v;
+    }
+    out[t] = y;
+    p = comma ? comma + 1 : p + strlen(p);
+  }
+cleanup:
+  return st;
+}
+
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
- * or "nan" mark an unlabelled node. */
+ * or "nan" mark an unlabelled node. A file whose first line has several columns holds
+ * multi-label targets instead (ogbn-proteins: 112 columns of 0/1): T = its columns, every row
+ * T of them (parse_targets), into *targets (n x T) with *num_tasks = T and no labels. */
 static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
-                            int64_t *num_classes) {
+                            int64_t *num_classes, int8_t **targets, int64_t *num_tasks) {
   fg_status st = FG_OK;
   int32_t *lab = NULL;
-  int64_t rows = 0, cap = 0, maxl = -1;
+  int8_t *tgt = NULL;
+  int64_t rows = 0, cap = 0, maxl = -1, T = 0, most = 0;
   char tok[48];
-  const int64_t most = fg_io_items_allowed(held, sizeof *lab);
   for (;;) {
     char *s;
     FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -219,17 +266,29 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
+    if (rows == 0) { /* the first line decides: one class id, or T targets */
+      T = strchr(s, ',') ? count_fields(s) : 0;
+      most = fg_io_items_allowed(held, T > 0 ? (double)T : (double)sizeof *lab);
+    }
+    if (T > 0) {
+      void *d = tgt;
+      FG_CHECK(table_room(L, rows, most, held, (double)T));
+      FG_CHECK(table_grow(L, &d, &cap, rows + 1, T, 1, n, most));
+      tgt = d;
+      FG_CHECK(parse_targets(L, s, T, tgt + rows * T));
+      rows++;
+      continue;
+    }
     FG_CHECK(table_room(L, rows, most, held, sizeof *lab));
     void *d = lab;
     FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n, most));
     lab = d;
-    FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
-               "%s: line %lld: several label columns (multi-task labels are not supported)",
-               L->name, ln);
-    char *p = s;
-    while (*p == ' ' || *p == '\t') p++;
-    size_t k = strlen(p);
-    while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t')) p[--k] = '\0';
+    FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_FORMAT,
+               "%s: line %lld: several label columns (%lld), but line 1 has one (one class id a "
+               "line, or the same number of 0/1 target columns on every line)",
+               L->name, ln, (long long)count_fields(s));
+    size_t k = 0;
+    char *p = trim_field(s, &k);
     int64_t label = -1;
     if (k > 0 && !is_nan_word(p)) {
       const char *e = NULL;
@@ -250,11 +309,18 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
   }
   FG_REQUIRE(rows == n, FG_ERR_FORMAT, "%s: %lld labels, expected one per node (%lld)", L->name,
              (long long)rows, (long long)n);
-  *out = lab;
-  lab = NULL;
-  *num_classes = maxl + 1;
+  if (T > 0) {
+    *targets = tgt;
+    *num_tasks = T;
+    tgt = NULL;
+  } else {
+    *out = lab;
+    lab = NULL;
+    *num_classes = maxl + 1;
+  }
 cleanup:
   free(lab);
+  free(tgt);
   return st;
 }
 
@@ -374,14 +440,24 @@ cleanup:
   return st;
 }
 
+/* Whether node v has a label: a class id, or a target not missing. */
+static int has_label(const fg_raw *r, int64_t v) {
+  if (r->labels) return r->labels[v] >= 0;
+  for (int64_t t = 0; r->targets && t < r->num_tasks; t++)
+    if (r->targets[v * r->num_tasks + t] >= 0) return 1;
+  return 0;
+}
+
 /* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
-static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
-                            double held, int8_t **out) {
+static fg_status read_split(const char *dir, const char *name, const fg_raw *r, double held,
+                            int8_t **out) {
   fg_status st = FG_OK;
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
   int8_t *split = NULL;
   fg_lines L = {0};
+  const int64_t n = r->num_nodes;
+  const int labels = r->labels || r->targets;
   sub = path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
@@ -398,10 +474,11 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
       int64_t v = ids[0][i];
-      FG_REQUIRE(labels && labels[v] >= 0, FG_ERR_FORMAT,
+      FG_REQUIRE(labels && has_label(r, v), FG_ERR_FORMAT,
                  "%s: line %lld: node %lld is in the %s split but has no label%s", path,
                  (long long)i + 1, (long long)v, split_files[k],
-                 labels ? "" : " (there is no node-label file)");
+                 !labels ? " (there is no node-label file)"
+                 : r->targets ? " (every target missing)" : "");
       FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT,
                  "%s: line %lld: node %lld is already in the %s split%s", path,
                  (long long)i + 1, (long long)v, split_files[split[v]],
@@ -431,7 +508,6 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   char *path = NULL, *splitdir = NULL, **names = NULL;
   int nnames = 0;
   int64_t *cols[2] = {NULL, NULL};
-  int32_t *labelled = NULL;
   double held = 0.0;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
@@ -500,9 +576,10 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
 
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
   if (path) {
-    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes));
+    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes, &r.targets,
+                        &r.num_tasks));
     FG_CHECK(fg_raw_check_classes(&r, path, 1));
-    held += 4.0 * (double)r.num_nodes;
+    held += (r.targets ? (double)r.num_tasks : 4.0) * (double)r.num_nodes;
   }
 
 split:
@@ -523,16 +600,7 @@ split:
     FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
                splitdir, list);
   }
-  if (use && r.targets) { /* multi-label: a node is labelled when any target is present */
-    FG_ALLOC(labelled, r.num_nodes);
-    for (int64_t v = 0; v < r.num_nodes; v++) {
-      labelled[v] = -1;
-      for (int64_t t = 0; t < r.num_tasks && labelled[v] < 0; t++)
-        if (r.targets[v * r.num_tasks + t] >= 0) labelled[v] = 0;
-    }
-  }
-  if (use)
-    FG_CHECK(read_split(dir, use, r.num_nodes, r.targets ? labelled : r.labels, held, &r.split));
+  if (use) FG_CHECK(read_split(dir, use, &r, held, &r.split));
 
   *out = r;
   memset(&r, 0, sizeof r);
@@ -544,7 +612,6 @@ cleanup:
   free(splitdir);
   for (int i = 0; i < nnames; i++) free(names[i]);
   free(names);
-  free(labelled);
   fg_raw_free(&r);
   return st;
 }
