@@ -171,3 +171,142 @@ cleanup:
   fg_npz_close(c);
   return st;
 }
+
+/* ---- the Reddit pair ------------------------------------------------------------------------- */
+
+/* reddit_data.npz's arrays for the n nodes of the graph already in r: feature (n x F, any
+ * numeric dtype, float16 included), label (n integers, -1 unlabelled), node_types (n: 1 train,
+ * 2 valid, 3 test, as PyG's and DGL's loaders read them; 0, in none of their masks, is a node
+ * in no split). Other members (DGL's files carry more) are ignored. */
+static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy feat, lab, types;
+  const char *lf = NULL, *ll = NULL, *lt = NULL;
+  const int64_t n = r->num_nodes;
+  FG_CHECK(fg_npz_get(c, "feature", 1, &feat, &lf));
+  FG_CHECK(fg_npz_get(c, "label", 1, &lab, &ll));
+  FG_CHECK(fg_npz_get(c, "node_types", 1, &types, &lt));
+  FG_REQUIRE(feat.ndim == 2, FG_ERR_FORMAT, "%s: expected shape (N, F), got %d dimension(s)", lf,
+             feat.ndim);
+  FG_REQUIRE(feat.shape[0] == n, FG_ERR_FORMAT,
+             "%s: %lld feature rows, but the adjacency in %s is %lld x %lld", lf,
+             (long long)feat.shape[0], graph_name, (long long)n, (long long)n);
+  FG_REQUIRE(feat.shape[1] > 0, FG_ERR_FORMAT, "%s: the features have no columns (shape (%lld, "
+             "0))", lf, (long long)n);
+  FG_REQUIRE(lab.ndim == 1, FG_ERR_UNSUPPORTED,
+             "%s: %d-dimensional labels (several label columns, multi-label) are not supported; "
+             "expected shape (%lld,)", ll, lab.ndim, (long long)n);
+  FG_REQUIRE(types.ndim == 1 && types.shape[0] == n, FG_ERR_FORMAT,
+             "%s: expected shape (%lld,), got %d dimension(s) with %lld elements", lt,
+             (long long)n, types.ndim, (long long)types.count);
+  FG_REQUIRE(types.kind == 'i' || types.kind == 'u', FG_ERR_FORMAT,
+             "%s: expected integer node types (1 train, 2 valid, 3 test), got dtype '%s'", lt,
+             types.descr);
+
+  FG_CHECK(fg_npz_hold_dense(c, lf, n, feat.shape[1]));
+  FG_ALLOC(r->features, feat.count);
+  FG_CHECK(fg_npy_to_f32(&feat, lf, r->features));
+  r->num_features = feat.shape[1];
+  FG_CHECK(fg_npz_labels(c, &lab, ll, n, r));
+
+  FG_CHECK(fg_npz_hold(c, (double)n, lt, "the split"));
+  FG_ALLOC(r->split, n);
+  for (int64_t i = 0; i < n; i++) {
+    int ok;
+    const int64_t t = fg_npy_int_at(&types, i, &ok);
+    FG_REQUIRE(ok, FG_ERR_FORMAT, "%s: element %lld: node type %llu is not 1 (train), 2 "
+               "(valid), 3 (test) or 0 (in no split)", lt, (long long)i, (unsigned long long)t);
+    FG_REQUIRE(t >= 0 && t <= 3, FG_ERR_FORMAT,
+               "%s: element %lld: node type %lld is not 1 (train), 2 (valid), 3 (test) or 0 (in "
+               "no split)", lt, (long long)i, (long long)t);
+    if (t == 0) { /* in none of PyG's masks (split == 1, 2, 3) */
+      r->split[i] = FG_SPLIT_NONE;
+      continue;
+    }
+    FG_REQUIRE(r->labels[i] >= 0, FG_ERR_FORMAT,
+               "%s: element %lld: node %lld is in the %s split but has no label (-1 in label.npy)",
+               lt, (long long)i, (long long)i, t == 1 ? "train" : t == 2 ? "valid" : "test");
+    r->split[i] = (int8_t)(t - 1); /* FG_SPLIT_TRAIN, _VALID, _TEST */
+  }
+cleanup:
+  return st;
+}
+
+/* The pair from two buffers: the graph first (held_graph: bytes held besides, such as the other
+ * archive), then the data archive beside the edges (held_data besides them). */
+static fg_status reddit_read(const void *dbuf, size_t dlen, const char *dname, const void *gbuf,
+                             size_t glen, const char *gname, double held_graph,
+                             double held_data, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_raw r;
+  fg_npz *c = NULL;
+  memset(&r, 0, sizeof r);
+  FG_CHECK(fg_read_scipy_sparse_mem(gbuf, glen, gname, held_graph, &r));
+  FG_CHECK(fg_npz_open(dbuf, dlen, dname, held_data + (double)r.num_edges * fg_io_edge_bytes(),
+                       &c));
+  FG_CHECK(reddit_data(c, gname, &r));
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  fg_npz_close(c);
+  fg_raw_free(&r);
+  return st;
+}
+
+fg_status fg_read_reddit_mem(const void *data, size_t data_len, const void *graph,
+                             size_t graph_len, const char *dir, fg_raw *out) {
+  fg_status st = FG_OK;
+  char dname[1024], gname[1024];
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(data && graph, FG_ERR_INVALID_ARG, "fg_read_reddit_mem: a buffer is NULL");
+  snprintf(dname, sizeof dname, "%s/reddit_data.npz", dir ? dir : "(buffer)");
+  snprintf(gname, sizeof gname, "%s/reddit_graph.npz", dir ? dir : "(buffer)");
+  FG_CHECK(reddit_read(data, data_len, dname, graph, graph_len, gname, (double)data_len,
+                       (double)graph_len, out));
+cleanup:
+  return st;
+}
+
+int fg_is_reddit_dir(const char *dir) {
+  char p[4096];
+  struct stat sb;
+  for (int k = 0; k < 2; k++) {
+    snprintf(p, sizeof p, "%s/%s", dir, k ? "reddit_graph.npz" : "reddit_data.npz");
+    if (stat(p, &sb) == 0) return 1;
+  }
+  return 0;
+}
+
+fg_status fg_read_reddit(const char *dir, fg_raw *out) {
+  fg_status st = FG_OK;
+  char dname[4096], gname[4096];
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  fg_raw r;
+  fg_npz *c = NULL;
+  struct stat sb;
+  memset(&r, 0, sizeof r);
+  memset(out, 0, sizeof *out);
+  FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_reddit: path is NULL");
+  snprintf(dname, sizeof dname, "%s/reddit_data.npz", dir);
+  snprintf(gname, sizeof gname, "%s/reddit_graph.npz", dir);
+  for (int k = 0; k < 2; k++)
+    FG_REQUIRE(stat(k ? gname : dname, &sb) == 0, FG_ERR_IO,
+               "%s: missing %s (a Reddit dataset is reddit_data.npz and reddit_graph.npz, side by "
+               "side)", dir, k ? "reddit_graph.npz" : "reddit_data.npz");
+  /* one archive in memory at a time: the graph, then the features beside its edges */
+  FG_CHECK(fg_file_slurp(gname, &buf, &len));
+  FG_CHECK(fg_read_scipy_sparse_mem(buf, len, gname, 0.0, &r));
+  free(buf);
+  buf = NULL;
+  FG_CHECK(fg_file_slurp(dname, &buf, &len));
+  FG_CHECK(fg_npz_open(buf, len, dname, (double)r.num_edges * fg_io_edge_bytes(), &c));
+  FG_CHECK(reddit_data(c, gname, &r));
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  fg_npz_close(c);
+  free(buf);
+  fg_raw_free(&r);
+  return st;
+}
