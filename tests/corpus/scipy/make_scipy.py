@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""make_scipy.py -- regenerates tests/corpus/scipy (scipy.sparse .npz files) and
-tests/corpus/reddit (PyG/DGL Reddit pairs): exact re-encodings of the bundled Cora (data/cora,
+"""make_scipy.py -- regenerates tests/corpus/scipy (scipy.sparse .npz files),
+tests/corpus/reddit (PyG/DGL Reddit pairs) and tests/corpus/reddit_fuzz (the small pairs, each
+concatenated into one input for fuzz_reddit): exact re-encodings of the bundled Cora (data/cora,
 the OGB raw layout) written by scipy.sparse.save_npz and numpy.savez themselves, small
 well-formed cases, and broken ones (README.md in each folder says what each must produce;
 tests/io/test_io_corpus.c and tests/io/test_io_scipy.c check it).
@@ -221,10 +222,27 @@ def reddit_corpus(n, edges, feat, label, types):
         out.write(b"feature,label,node_types\n")
 
 
+def reddit_fuzz_seeds():
+    """fuzz_reddit's seeds: each small pair as one input, reddit_data.npz then reddit_graph.npz."""
+    d = os.path.join(REDDIT, "..", "reddit_fuzz")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for case in sorted(os.listdir(REDDIT)):
+        src = os.path.join(REDDIT, case)
+        parts = [os.path.join(src, f) for f in ("reddit_data.npz", "reddit_graph.npz")]
+        if case.startswith("cora") or not all(os.path.exists(p) for p in parts):
+            continue
+        with open(os.path.join(d, case + ".bin"), "wb") as out:
+            for p in parts:
+                with open(p, "rb") as f:
+                    out.write(f.read())
+
+
 def main():
     n, edges, feat, label, types = cora()
     scipy_corpus(n, edges)
     reddit_corpus(n, edges, feat, label, types)
+    reddit_fuzz_seeds()
 
 
 if __name__ == "__main__":
