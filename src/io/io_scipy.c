@@ -139,8 +139,9 @@ fg_status fg_npz_scipy_sparse(fg_npz *c, fg_raw *out) {
   if (coo) FG_CHECK(coordinates(c, n, &r));
   else FG_CHECK(compressed(c, n, csc, &r));
 
-  /* the values are not read (the pattern is the graph), but they must be there, one an entry */
-  FG_CHECK(fg_npz_get(c, "data", 1, &a, &label));
+  /* the values are not read (the pattern is the graph), but they must be there, one an entry:
+   * only the header of a deflated data.npy is inflated (Reddit's holds 114 million values) */
+  FG_CHECK(fg_npz_get_header(c, "data", 1, &a, &label));
   FG_REQUIRE(a.ndim == 1 && a.count == r.num_edges, FG_ERR_FORMAT,
              "%s: expected %lld elements (one per entry), got %lld in %d dimension(s)", label,
              (long long)r.num_edges, (long long)a.count, a.ndim);

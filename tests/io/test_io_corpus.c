@@ -338,6 +338,8 @@ static const corpus_case cases[] = {
      "coo_lengths.npz[col.npy]: 5 elements, but row.npy has 6"},
     {R_NPZ, "scipy/data_length.npz", 0, NULL, FG_ERR_FORMAT,
      "data_length.npz[data.npy]: expected 6 elements (one per entry), got 5"},
+    {R_NPZ, "scipy/data_length_deflated.npz", 0, NULL, FG_ERR_FORMAT,
+     "data_length_deflated.npz[data.npy]: expected 6 elements (one per entry), got 5"},
     {R_NPZ, "scipy/missing_indices.npz", 0, NULL, FG_ERR_FORMAT,
      "missing_indices.npz: member indices.npy is missing"},
     {R_NPZ, "scipy/missing_data.npz", 0, NULL, FG_ERR_FORMAT,

@@ -139,6 +139,9 @@ def scipy_corpus(n, edges):
     savez(os.path.join(d, "coo_lengths.npz"),
           **coo_members(col=np.array([1, 2, 2, 0, 4], dtype=np.int32)))
     savez(os.path.join(d, "data_length.npz"), **csr_members(data=np.ones(5)))
+    # the same deflated: only data.npy's header is inflated, its length still checked
+    np.savez_compressed(os.path.join(d, "data_length_deflated.npz"),
+                        **csr_members(data=np.ones(5)))
     m = csr_members()
     del m["indices"]
     savez(os.path.join(d, "missing_indices.npz"), **m)
