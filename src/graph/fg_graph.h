@@ -17,8 +17,13 @@ struct fg_dataset {
   int symmetric;           /* adj == adj^T */
   int64_t num_features;
   float *features;         /* (num_nodes x num_features) */
-  int64_t num_classes;
-  int32_t *labels;         /* (num_nodes), -1 unlabelled */
+  int64_t num_classes;     /* the logits per node: C classes, or T = num_tasks when the
+                              targets are multi-label */
+  int32_t *labels;         /* (num_nodes), -1 unlabelled; NULL when targets != NULL */
+  int64_t num_tasks;       /* T >= 1: multi-label targets (then num_classes == T); 0: labels */
+  int8_t *targets;         /* (num_nodes x num_tasks) row-major, 1 positive, 0 negative,
+                              -1 missing; a node with every target missing is unlabelled.
+                              NULL when num_tasks == 0 */
   int8_t *split;           /* (num_nodes) FG_SPLIT_* */
   int features_generated, labels_generated, split_generated;
   char *source;            /* path it was read from */

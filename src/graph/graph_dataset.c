@@ -178,11 +178,16 @@ static void estimate_load(const fg_raw *raw, const fg_load_config *cfg, load_byt
   e->graph = rowptr + 4.0 * entries;
   e->build = 16.0 * m + 12.0 * entries + 8.0 * 16384.0 * (fg_max_threads() + 1.0);
   e->features = 4.0 * n * f;
-  e->per_node = 4.0 * n + n + ids; /* labels, split, ids */
+  /* multi-label targets: T bytes a node, and a transient labelled mark (4 bytes a node) when
+   * the split is generated from them */
+  const double targets = raw->targets ? n * (double)raw->num_tasks : 0.0;
+  e->per_node = (raw->targets ? targets : 4.0 * n) + n + ids; /* labels or targets, split, ids */
   const double from_file = (raw->features ? e->features : 0.0) + (raw->labels ? 4.0 * n : 0.0) +
-                           (raw->split ? n : 0.0) + ids;
+                           targets + (raw->split ? n : 0.0) + ids;
   const double during_build = from_file + rowptr + e->build;
-  const double finished = e->graph + e->features + e->per_node + (raw->labels ? 0.0 : 32.0 * n);
+  const double transient = raw->labels ? 0.0 : raw->targets ? (raw->split ? 0.0 : 4.0 * n)
+                                                            : 32.0 * n;
+  const double finished = e->graph + e->features + e->per_node + transient;
   e->total = FG_MAX(during_build, finished);
 }
 
@@ -232,6 +237,7 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
                                fg_dataset **out) {
   fg_status st = FG_OK;
   fg_dataset *ds = NULL;
+  int32_t *labelled = NULL; /* multi-label: 0 where a node has a target, else -1 (the split's) */
   FG_REQUIRE(raw->num_nodes >= 0 && raw->num_edges >= 0, FG_ERR_INTERNAL,
              "%s: reader returned %lld nodes and %lld edges", name, (long long)raw->num_nodes,
              (long long)raw->num_edges);
@@ -275,7 +281,28 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
     ds->features_generated = 1;
   }
 
-  if (raw->labels) {
+  if (raw->targets) {
+    /* the logits per node are the tasks; a node with every target missing is unlabelled */
+    FG_REQUIRE(raw->num_tasks >= 1 && !raw->labels, FG_ERR_INTERNAL,
+               "%s: reader returned targets with %lld tasks%s", name, (long long)raw->num_tasks,
+               raw->labels ? " and labels" : "");
+    ds->num_tasks = raw->num_tasks;
+    ds->num_classes = raw->num_tasks;
+    ds->targets = raw->targets;
+    raw->targets = NULL;
+    if (!raw->split) {
+      FG_ALLOC(labelled, FG_MAX(n, 1));
+      const int64_t T = ds->num_tasks;
+      for (int64_t v = 0; v < n; v++) {
+        labelled[v] = -1;
+        for (int64_t t = 0; t < T; t++)
+          if (ds->targets[v * T + t] >= 0) {
+            labelled[v] = 0;
+            break;
+          }
+      }
+    }
+  } else if (raw->labels) {
     ds->num_classes = raw->num_classes;
     ds->labels = raw->labels;
     raw->labels = NULL;
@@ -289,14 +316,15 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
     ds->split = raw->split;
     raw->split = NULL;
   } else {
-    FG_CHECK(
-        fg_generate_split(n, ds->labels, cfg->train_frac, cfg->valid_frac, cfg->seed, &ds->split));
+    FG_CHECK(fg_generate_split(n, ds->targets ? labelled : ds->labels, cfg->train_frac,
+                               cfg->valid_frac, cfg->seed, &ds->split));
     ds->split_generated = 1;
   }
 
   *out = ds;
   ds = NULL;
 cleanup:
+  free(labelled);
   fg_dataset_destroy(&ds);
   return st;
 }
@@ -379,7 +407,7 @@ fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers 
   if (out->indices && nnz > 0) memcpy(out->indices, ds->adj.col, (size_t)nnz * sizeof *out->indices);
   if (out->features && n * ds->num_features > 0)
     memcpy(out->features, ds->features, (size_t)(n * ds->num_features) * sizeof *out->features);
-  if (out->labels) memcpy(out->labels, ds->labels, (size_t)n * sizeof *out->labels);
+  for (int64_t i = 0; out->labels && i < n; i++) out->labels[i] = ds->labels ? ds->labels[i] : -1;
   for (int64_t i = 0; out->split && i < n; i++)
     out->split[i] = ds->split ? ds->split[i] : (int8_t)FG_SPLIT_NONE;
   for (int64_t i = 0; out->node_ids && i < n; i++) out->node_ids[i] = ds->ids ? ds->ids[i] : i;
@@ -393,6 +421,7 @@ void fg_dataset_destroy(fg_dataset **ds) {
   fg_csr_free(&d->adj);
   free(d->features);
   free(d->labels);
+  free(d->targets);
   free(d->split);
   free(d->source);
   free(d->ids);

@@ -21,8 +21,13 @@ typedef struct fg_raw {
   int directed;            /* 1 if the file says the edges are directed */
   int64_t num_features;    /* 0 if the file has no features */
   float *features;         /* (num_nodes x num_features) row-major, finite */
-  int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels */
-  int64_t num_classes;     /* max label + 1 (0 if no labels) */
+  int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels (or targets) */
+  int64_t num_classes;     /* max label + 1 (0 if no labels, and when targets != NULL) */
+  int64_t num_tasks;       /* T >= 1 when the labels are multi-label (several columns); 0: the
+                              labels are one class id per node (labels / num_classes) */
+  int8_t *targets;         /* (num_nodes x num_tasks) row-major, 1 positive, 0 negative,
+                              -1 missing (a NaN or empty field in the file); NULL when T = 0.
+                              When set, labels == NULL and num_classes == 0. */
   int8_t *split;           /* (num_nodes) FG_SPLIT_*; NULL if the file has no split */
   int ids_inferred;        /* 1: nothing declared the node count (an edge list without a usable
                               "# Nodes: N" comment): ids may be sparse, see fg_raw_renumber */
