@@ -20,7 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_init();
   const size_t cut = first_archive_end(data, size);
   if (fg_read_reddit_mem(data, cut, data + cut, size - cut, "fuzz", &r) == FG_OK) {
-    FUZZ_ASSERT(r.features && r.labels && r.split);
+    FUZZ_ASSERT(r.features && r.split && (r.labels != NULL) != (r.targets != NULL));
+    for (int64_t k = 0; r.targets && k < r.num_nodes * r.num_tasks; k++)
+      FUZZ_ASSERT(r.targets[k] >= -1 && r.targets[k] <= 1);
     fuzz_check_raw(&r);
   } else {
     fuzz_check_empty(&r);

@@ -112,6 +112,8 @@ fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *
                            fg_npy *a);
 /* C-order element i of an integer or bool array as int64; *ok = 0 for a uint64 beyond int64. */
 int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok);
+/* C-order element i of a numeric array as a double (float16 widened; NaN and Inf as they are). */
+double fg_npy_real_at(const fg_npy *a, int64_t i);
 /* Convert to int64 in C order (integer and bool dtypes only). */
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
 /* Convert to float32 in C order (any numeric dtype; float16 widened exactly); NaN/Inf (also

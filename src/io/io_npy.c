@@ -328,6 +328,10 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   return ok ? (double)v : (double)(uint64_t)v;
 }
 
+double fg_npy_real_at(const fg_npy *a, int64_t i) {
+  return npy_real_at(a, npy_storage_index(a, i));
+}
+
 int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
   return npy_int_at(a, npy_storage_index(a, i), ok);
 }

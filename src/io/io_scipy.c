@@ -175,8 +175,57 @@ cleanup:
 
 /* ---- the Reddit pair ------------------------------------------------------------------------- */
 
+/* Multi-label targets from an (n, T) label array (the contract in fg_io.h): integers or bools
+ * 1 positive, 0 negative, -1 missing; floats 1.0, 0.0, NaN missing. Anything else is refused,
+ * naming the node and task. */
+static fg_status reddit_targets(fg_npz *c, const fg_npy *a, const char *label, int64_t n,
+                                fg_raw *r) {
+  fg_status st = FG_OK;
+  const int64_t T = a->shape[1];
+  FG_REQUIRE(a->shape[0] == n, FG_ERR_FORMAT, "%s: %lld label rows for %lld nodes", label,
+             (long long)a->shape[0], (long long)n);
+  FG_REQUIRE(T >= 1 && T <= FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
+             "%s: %lld label columns (tasks) out of range [1, %lld]", label, (long long)T,
+             (long long)FG_IO_MAX_CLASSES);
+  FG_CHECK(fg_npz_hold(c, (double)n * (double)T, label, "the multi-label targets"));
+  FG_ALLOC(r->targets, n * T);
+  for (int64_t k = 0; k < n * T; k++) {
+    int8_t v;
+    if (a->kind == 'f') {
+      const double x = fg_npy_real_at(a, k);
+      FG_REQUIRE(x != x || x == 0.0 || x == 1.0, FG_ERR_FORMAT,
+                 "%s: node %lld, task %lld: target %g is not 1, 0 or NaN (missing)", label,
+                 (long long)(k / T), (long long)(k % T), x);
+      v = x != x ? -1 : (int8_t)x;
+    } else {
+      int ok;
+      const int64_t x = fg_npy_int_at(a, k, &ok);
+      FG_REQUIRE(ok, FG_ERR_FORMAT,
+                 "%s: node %lld, task %lld: target %llu is not 1, 0 or -1 (missing)", label,
+                 (long long)(k / T), (long long)(k % T), (unsigned long long)x);
+      FG_REQUIRE(x >= -1 && x <= 1, FG_ERR_FORMAT,
+                 "%s: node %lld, task %lld: target %lld is not 1, 0 or -1 (missing)", label,
+                 (long long)(k / T), (long long)(k % T), (long long)x);
+      v = (int8_t)x;
+    }
+    r->targets[k] = v;
+  }
+  r->num_tasks = T;
+cleanup:
+  return st;
+}
+
+/* Whether node i has a label: a class id, or for multi-label some target not missing. */
+static int reddit_labelled(const fg_raw *r, int64_t i) {
+  if (r->labels) return r->labels[i] >= 0;
+  for (int64_t t = 0; t < r->num_tasks; t++)
+    if (r->targets[i * r->num_tasks + t] >= 0) return 1;
+  return 0;
+}
+
 /* reddit_data.npz's arrays for the n nodes of the graph already in r: feature (n x F, any
- * numeric dtype, float16 included), label (n integers, -1 unlabelled), node_types (n: 1 train,
+ * numeric dtype, float16 included), label (n integers, -1 unlabelled; or n x T binary targets,
+ * multi-label, as in the fg_raw contract), node_types (n: 1 train,
  * 2 valid, 3 test, as PyG's and DGL's loaders read them; 0, in none of their masks, is a node
  * in no split). Other members (DGL's files carry more) are ignored. */
 static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
@@ -194,9 +243,9 @@ static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
              (long long)feat.shape[0], graph_name, (long long)n, (long long)n);
   FG_REQUIRE(feat.shape[1] > 0, FG_ERR_FORMAT, "%s: the features have no columns (shape (%lld, "
              "0))", lf, (long long)n);
-  FG_REQUIRE(lab.ndim == 1, FG_ERR_UNSUPPORTED,
-             "%s: %d-dimensional labels (several label columns, multi-label) are not supported; "
-             "expected shape (%lld,)", ll, lab.ndim, (long long)n);
+  FG_REQUIRE(lab.ndim == 1 || lab.ndim == 2, FG_ERR_FORMAT,
+             "%s: expected shape (%lld,) (a class per node) or (%lld, T) (T binary tasks), got "
+             "%d dimension(s)", ll, (long long)n, (long long)n, lab.ndim);
   FG_REQUIRE(types.ndim == 1 && types.shape[0] == n, FG_ERR_FORMAT,
              "%s: expected shape (%lld,), got %d dimension(s) with %lld elements", lt,
              (long long)n, types.ndim, (long long)types.count);
@@ -208,7 +257,8 @@ static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
   FG_ALLOC(r->features, feat.count);
   FG_CHECK(fg_npy_to_f32(&feat, lf, r->features));
   r->num_features = feat.shape[1];
-  FG_CHECK(fg_npz_labels(c, &lab, ll, n, r));
+  if (lab.ndim == 1) FG_CHECK(fg_npz_labels(c, &lab, ll, n, r));
+  else FG_CHECK(reddit_targets(c, &lab, ll, n, r));
 
   FG_CHECK(fg_npz_hold(c, (double)n, lt, "the split"));
   FG_ALLOC(r->split, n);
@@ -224,9 +274,10 @@ static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
       r->split[i] = FG_SPLIT_NONE;
       continue;
     }
-    FG_REQUIRE(r->labels[i] >= 0, FG_ERR_FORMAT,
-               "%s: element %lld: node %lld is in the %s split but has no label (-1 in label.npy)",
-               lt, (long long)i, (long long)i, t == 1 ? "train" : t == 2 ? "valid" : "test");
+    FG_REQUIRE(reddit_labelled(r, i), FG_ERR_FORMAT,
+               "%s: element %lld: node %lld is in the %s split but has no label (%s in label.npy)",
+               lt, (long long)i, (long long)i, t == 1 ? "train" : t == 2 ? "valid" : "test",
+               r->labels ? "-1" : "every target missing");
     r->split[i] = (int8_t)(t - 1); /* FG_SPLIT_TRAIN, _VALID, _TEST */
   }
 cleanup:

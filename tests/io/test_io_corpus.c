@@ -382,8 +382,17 @@ static const corpus_case cases[] = {
     {R_REDDIT, "reddit/unlabelled_split", 0, NULL, FG_ERR_FORMAT,
      "unlabelled_split/reddit_data.npz[node_types.npy]: element 0: node 0 is in the train split "
      "but has no label"},
-    {R_REDDIT, "reddit/label_2d", 0, NULL, FG_ERR_UNSUPPORTED,
-     "label_2d/reddit_data.npz[label.npy]: 2-dimensional labels"},
+    {R_REDDIT, "reddit/ok_multilabel", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/ok_multilabel_nan", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/multilabel_value", 0, NULL, FG_ERR_FORMAT,
+     "multilabel_value/reddit_data.npz[label.npy]: node 2, task 1: target 2 is not 1, 0 or -1 "
+     "(missing)"},
+    {R_REDDIT, "reddit/multilabel_unlabelled", 0, NULL, FG_ERR_FORMAT,
+     "multilabel_unlabelled/reddit_data.npz[node_types.npy]: element 0: node 0 is in the train "
+     "split but has no label (every target missing in label.npy)"},
+    {R_REDDIT, "reddit/label_3d", 0, NULL, FG_ERR_FORMAT,
+     "label_3d/reddit_data.npz[label.npy]: expected shape (5,) (a class per node) or (5, T) (T "
+     "binary tasks), got 3 dimension(s)"},
     {R_REDDIT, "reddit/graph_range", 0, NULL, FG_ERR_FORMAT,
      "graph_range/reddit_graph.npz[row.npy]: element 5: row 9 out of range [0, 5)"},
     {R_REDDIT, "reddit/data_not_zip", 0, NULL, FG_ERR_FORMAT,
@@ -514,8 +523,14 @@ static void check_good(const corpus_case *c, const fg_raw *r) {
     EXPECT_MSG(r->num_features == 3 && r->features &&
                    memcmp(r->features, strstr(rel, "f16") ? &f16[0][0] : &f32[0][0],
                           sizeof f32) == 0, "%s features", rel);
-    EXPECT_MSG(r->labels && memcmp(r->labels, lab, sizeof lab) == 0 && r->num_classes == 3,
-               "%s labels", rel);
+    if (strstr(rel, "multilabel")) {
+      static const int8_t t[5][2] = {{1, 0}, {0, 1}, {1, -1}, {0, -1}, {-1, -1}};
+      EXPECT_MSG(!r->labels && r->num_classes == 0 && r->num_tasks == 2 && r->targets &&
+                     memcmp(r->targets, t, sizeof t) == 0, "%s targets", rel);
+    } else {
+      EXPECT_MSG(r->labels && memcmp(r->labels, lab, sizeof lab) == 0 && r->num_classes == 3 &&
+                     !r->targets && r->num_tasks == 0, "%s labels", rel);
+    }
     EXPECT_MSG(split_equal(r, sp), "%s split", rel);
   } else if (c->r == R_NPZ && strstr(rel, "dense")) {
     static const int64_t e[7][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}, {0, 3}};

@@ -211,7 +211,17 @@ def reddit_corpus(n, edges, feat, label, types):
     reddit_pair("no_data", f, lab, ty, G, skip=("data",))
     reddit_pair("no_label", f, lab, ty, G, skip=("label",))
     reddit_pair("unlabelled_split", f, np.array([-1, 1, 2, 1, 0]), ty, G)
-    reddit_pair("label_2d", f, np.stack([lab, lab], axis=1), ty, G)
+    # multi-label: 2 tasks, int8 with -1 missing, and float32 with NaN missing
+    t2 = np.array([[1, 0], [0, 1], [1, -1], [0, -1], [-1, -1]], dtype=np.int8)
+    reddit_pair("ok_multilabel", f, t2, ty, G)
+    tf = t2.astype(np.float32)
+    tf[tf < 0] = np.nan
+    reddit_pair("ok_multilabel_nan", f, tf, ty, G)
+    reddit_pair("multilabel_value", f, np.array([[1, 0], [0, 1], [1, 2], [0, 0], [0, 0]]), ty, G)
+    t3 = t2.copy()
+    t3[0] = -1
+    reddit_pair("multilabel_unlabelled", f, t3, ty, G)
+    reddit_pair("label_3d", f, t2.reshape(5, 2, 1), ty, G)
     reddit_pair("float_types", f, lab, ty.astype(np.float32), G)
     bad = G.copy()
     bad.row = bad.row.copy()
