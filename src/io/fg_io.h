@@ -58,8 +58,9 @@ fg_status fg_raw_renumber(fg_raw *r);
 /* OGB node-property raw layout under dir (raw/…, split/<name>/…), .csv or .csv.gz.
  * split_name NULL: the only folder under split/ (error if several). */
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out);
-/* NumPy .npz: CSR layout (adj_*, attr_*, labels) or dense layout (node_features, edges,
- * node_labels, train/val/test_masks with split column split_index). */
+/* NumPy .npz: CSR layout (adj_*, attr_*, labels), dense layout (node_features, edges,
+ * node_labels, train/val/test_masks with split column split_index), or a scipy.sparse matrix
+ * as save_npz writes it (format, shape, ...: the graph alone, fg_read_scipy_sparse_mem). */
 fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
 /* The PyG/DGL Reddit pair in dir: reddit_data.npz (feature: N x F, any numeric dtype, float16
  * widened; label: N integers; node_types: N, 1 train, 2 valid, 3 test) and reddit_graph.npz (a

@@ -225,9 +225,9 @@ static int reddit_labelled(const fg_raw *r, int64_t i) {
 
 /* reddit_data.npz's arrays for the n nodes of the graph already in r: feature (n x F, any
  * numeric dtype, float16 included), label (n integers, -1 unlabelled; or n x T binary targets,
- * multi-label, as in the fg_raw contract), node_types (n: 1 train,
- * 2 valid, 3 test, as PyG's and DGL's loaders read them; 0, in none of their masks, is a node
- * in no split). Other members (DGL's files carry more) are ignored. */
+ * multi-label, as in the fg_raw contract), node_types (n: 1 train, 2 valid, 3 test, as PyG's
+ * and DGL's loaders read them; 0, in none of their masks, is a node in no split). Other members
+ * are ignored. */
 static fg_status reddit_data(fg_npz *c, const char *graph_name, fg_raw *r) {
   fg_status st = FG_OK;
   fg_npy feat, lab, types;
