@@ -69,6 +69,22 @@ typedef enum {
   KIND_SAINT
 } reader_kind;
 
+/* A path naming one file of a PyG/DGL Reddit pair: reddit_data.npz (which needs its graph), or
+ * reddit_graph.npz with reddit_data.npz beside it (alone, it is a scipy.sparse graph). Its
+ * folder goes to dir. */
+static int reddit_file(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char other[4096 + 32];
+  struct stat sb;
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+  if (strcmp(base, "reddit_data.npz") == 0) return 1;
+  if (strcmp(base, "reddit_graph.npz") != 0) return 0;
+  snprintf(other, sizeof other, "%s/reddit_data.npz", dir);
+  return stat(other, &sb) == 0;
+}
+
 /* Read path into raw with the reader its content calls for (*kind: which). */
 static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
                           reader_kind *kind) {
@@ -80,7 +96,14 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
       FG_FAIL(FG_ERR_IO, "%s: no such file or directory", path);
     FG_FAIL(FG_ERR_IO, "%s: %s", path, strerror(errno));
   }
-  if (S_ISDIR(sb.st_mode)) {
+  char dir[4096];
+  if (S_ISDIR(sb.st_mode) && fg_is_reddit_dir(path)) {
+    *kind = KIND_NPZ;
+    FG_CHECK(fg_read_reddit(path, raw));
+  } else if (!S_ISDIR(sb.st_mode) && reddit_file(path, dir, sizeof dir)) {
+    *kind = KIND_NPZ;
+    FG_CHECK(fg_read_reddit(dir, raw));
+  } else if (S_ISDIR(sb.st_mode)) {
     const size_t len = strlen(path);
     FG_ALLOC(rawdir, len + 14);
     memcpy(rawdir, path, len);

@@ -66,9 +66,16 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out);
  * class_map.json (every node id -> a class, or -> a list of 0/1: multi-label targets),
  * role.json ({"tr": [...], "va": [...], "te": [...]}). adj_train.npz is ignored. */
 fg_status fg_read_saint(const char *dir, fg_raw *out);
-/* NumPy .npz: CSR layout (adj_*, attr_*, labels) or dense layout (node_features, edges,
- * node_labels, train/val/test_masks with split column split_index). */
+/* NumPy .npz: CSR layout (adj_*, attr_*, labels), dense layout (node_features, edges,
+ * node_labels, train/val/test_masks with split column split_index), or a scipy.sparse matrix
+ * as save_npz writes it (format, shape, ...: the graph alone, fg_read_scipy_sparse_mem). */
 fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
+/* The PyG/DGL Reddit pair in dir: reddit_data.npz (feature: N x F, any numeric dtype, float16
+ * widened; label: N integers; node_types: N, 1 train, 2 valid, 3 test) and reddit_graph.npz (a
+ * scipy.sparse N x N adjacency, csr/csc/coo, whose pattern is the graph). */
+fg_status fg_read_reddit(const char *dir, fg_raw *out);
+/* 1 when dir holds reddit_data.npz or reddit_graph.npz (the other is then required). */
+int fg_is_reddit_dir(const char *dir);
 /* NumPy .npy holding an integer edge array (E x 2). */
 fg_status fg_read_npy_edges(const char *path, fg_raw *out);
 /* Matrix Market coordinate (pattern/real/integer; general/symmetric), plain or gzip. */
@@ -87,6 +94,10 @@ fg_status fg_read_arrays(const fg_arrays *a, fg_raw *out);
 fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int split_index,
                           fg_raw *out);
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* The Reddit pair from its two archives in memory; messages name dir/reddit_data.npz and
+ * dir/reddit_graph.npz. */
+fg_status fg_read_reddit_mem(const void *data, size_t data_len, const void *graph,
+                             size_t graph_len, const char *dir, fg_raw *out);
 fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 /* GraphSAINT's class_map.json and role.json over n nodes (messages name "class_map.json" and

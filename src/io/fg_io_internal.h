@@ -101,6 +101,10 @@ typedef struct fg_npy {
 
 /* Parse a .npy held in buf[0, len): header, dtype and every size against the bytes present. */
 fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a);
+/* The header of a .npy of total bytes from its first len (<= total): dtype, shape and count,
+ * the count checked against total, a->data NULL. For a member whose values are not read. */
+fg_status fg_npy_parse_header(const void *buf, size_t len, size_t total, const char *name,
+                              fg_npy *a);
 /* The one string a .npy holds (shape () or (1,), dtype |Sn or <Un, as scipy.sparse.save_npz
  * writes its format member) into out[cap], NUL-terminated, non-ASCII as '?'; a is the parse.
  * Any other dtype or count fails naming what was found. */
@@ -108,7 +112,7 @@ fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *
                            fg_npy *a);
 /* C-order element i of an integer or bool array as int64; *ok = 0 for a uint64 beyond int64. */
 int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok);
-/* C-order element i of a numeric array as a double (NaN and Inf as stored). */
+/* C-order element i of a numeric array as a double (float16 widened; NaN and Inf as they are). */
 double fg_npy_real_at(const fg_npy *a, int64_t i);
 /* Convert to int64 in C order (integer and bool dtypes only). */
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
@@ -163,6 +167,11 @@ int fg_npz_has(const fg_npz *c, const char *base);
 /* Parse member base: *label "path[member.npy]" for messages, NULL when absent and not required
  * (required: "path: member base.npy is missing"). */
 fg_status fg_npz_get(fg_npz *c, const char *base, int required, fg_npy *a, const char **label);
+/* The header of member base (fg_npy_parse_header), a->data NULL: a deflated member is inflated
+ * only as far as its header (64 KiB at most), nothing held; a stored one is viewed (and its
+ * CRC-32 checked). For members whose values are not read (scipy.sparse's data). */
+fg_status fg_npz_get_header(fg_npz *c, const char *base, int required, fg_npy *a,
+                            const char **label);
 /* The one string member base holds (fg_npy_read_text); required. */
 fg_status fg_npz_get_text(fg_npz *c, const char *base, char *out, size_t cap, fg_npy *a,
                           const char **label);

@@ -141,8 +141,10 @@ cleanup:
   return st;
 }
 
-static fg_status npy_parse(const void *buf, size_t len, const char *name, int allow_text,
-                           fg_npy *a) {
+/* buf[0, len) holds the first len of the .npy's total bytes (len == total: all of it; else
+ * only the header is parsed and a->data is NULL). */
+static fg_status npy_parse(const void *buf, size_t len, size_t total, const char *name,
+                           int allow_text, fg_npy *a) {
   fg_status st = FG_OK;
   const unsigned char *b = buf;
   int have_descr = 0, have_fortran = 0, have_shape = 0;
@@ -160,9 +162,12 @@ static fg_status npy_parse(const void *buf, size_t len, const char *name, int al
   FG_REQUIRE(len >= hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: %zu bytes, shorter than the preamble", name, len);
   size_t hlen = (size_t)load_le(b + 8, (int)hstart - 8);
-  FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
+  FG_REQUIRE(hlen <= total - hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
-             name, hlen, hstart, len);
+             name, hlen, hstart, total);
+  FG_REQUIRE(hlen <= len - hstart, FG_ERR_UNSUPPORTED,
+             "%s: .npy header of %zu bytes is longer than the %zu bytes read ahead of it", name,
+             hlen, len);
   hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen, (const char *)b, name};
   FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
   for (;;) {
@@ -215,7 +220,7 @@ static fg_status npy_parse(const void *buf, size_t len, const char *name, int al
                "%s: .npy shape overflows", name);
     count *= d;
   }
-  size_t avail = len - doff;
+  size_t avail = total - doff;
   FG_REQUIRE(count <= avail / (size_t)a->itemsize, FG_ERR_FORMAT,
              "%s: truncated .npy data: shape needs %llu bytes from offset %zu, only %zu present",
              name, (unsigned long long)count * (unsigned long long)a->itemsize, doff, avail);
@@ -224,21 +229,30 @@ static fg_status npy_parse(const void *buf, size_t len, const char *name, int al
              "%s: %zu unexpected bytes after the .npy data (which ends at offset %zu)", name,
              avail - nbytes, doff + nbytes);
   a->count = (int64_t)count;
-  a->data = b + doff;
+  a->data = len == total ? b + doff : NULL;
   a->data_offset = doff;
 cleanup:
   return st;
 }
 
 fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
-  return npy_parse(buf, len, name, 0, a);
+  return npy_parse(buf, len, len, name, 0, a);
+}
+
+fg_status fg_npy_parse_header(const void *buf, size_t len, size_t total, const char *name,
+                              fg_npy *a) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(len <= total, FG_ERR_INTERNAL, "%s: %zu bytes of a .npy of %zu", name, len, total);
+  FG_CHECK(npy_parse(buf, len, total, name, 0, a));
+cleanup:
+  return st;
 }
 
 fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *out, size_t cap,
                            fg_npy *a) {
   fg_status st = FG_OK;
   out[0] = '\0';
-  FG_CHECK(npy_parse(buf, len, name, 1, a));
+  FG_CHECK(npy_parse(buf, len, len, name, 1, a));
   FG_REQUIRE(a->kind == 'S' || a->kind == 'U', FG_ERR_FORMAT,
              "%s: expected a string, got dtype '%s'", name, a->descr);
   FG_REQUIRE(a->count == 1, FG_ERR_FORMAT, "%s: expected one string, got %lld", name,
@@ -314,12 +328,12 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   return ok ? (double)v : (double)(uint64_t)v;
 }
 
-int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
-  return npy_int_at(a, npy_storage_index(a, i), ok);
-}
-
 double fg_npy_real_at(const fg_npy *a, int64_t i) {
   return npy_real_at(a, npy_storage_index(a, i));
+}
+
+int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
+  return npy_int_at(a, npy_storage_index(a, i), ok);
 }
 
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {

@@ -154,17 +154,12 @@ static uint32_t crc_of(const unsigned char *p, size_t n) {
   return (uint32_t)c;
 }
 
-fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
-                         size_t *len, unsigned char **owned) {
+/* Where member i's data starts: its flags, method and local header checked, its compressed
+ * bytes within the archive. */
+static fg_status member_start(const fg_zip *z, int64_t i, uint64_t *start_out) {
   fg_status st = FG_OK;
   const fg_zip_member *m = &z->members[i];
   const unsigned char *b = z->buf;
-  unsigned char *out = NULL;
-  z_stream zs;
-  int zs_init = 0;
-  *data = NULL;
-  *len = 0;
-  *owned = NULL;
   FG_REQUIRE(!(m->flags & 1), FG_ERR_UNSUPPORTED, "%s: member '%s' is encrypted", z->name,
              m->show);
   FG_REQUIRE(m->method == 0 || m->method == 8, FG_ERR_UNSUPPORTED,
@@ -179,6 +174,59 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned
              "%s: byte %llu: member '%s' (%llu bytes) runs past the end of the archive "
              "(%zu bytes): truncated?", z->name, (unsigned long long)start, m->show,
              (unsigned long long)m->csize, z->len);
+  *start_out = start;
+cleanup:
+  return st;
+}
+
+/* The first min(cap, usize) bytes of deflated member i inflated into out (*got of them): what
+ * a .npy header needs, without inflating, or holding, the rest. */
+static fg_status zip_prefix(const fg_zip *z, int64_t i, unsigned char *out, size_t cap,
+                            size_t *got) {
+  fg_status st = FG_OK;
+  const fg_zip_member *m = &z->members[i];
+  z_stream zs;
+  int zs_init = 0;
+  uint64_t start = 0;
+  *got = 0;
+  FG_CHECK(member_start(z, i, &start));
+  const size_t want = m->usize < cap ? (size_t)m->usize : cap;
+  memset(&zs, 0, sizeof zs);
+  int zr = inflateInit2(&zs, -MAX_WBITS);
+  FG_REQUIRE(zr == Z_OK, FG_ERR_NOMEM, "%s: cannot start inflate (zlib error %d)", z->name, zr);
+  zs_init = 1;
+  zs.next_in = (unsigned char *)(uintptr_t)(z->buf + start);
+  zs.avail_in = (uInt)(m->csize > (1u << 30) ? (1u << 30) : m->csize);
+  zs.next_out = out;
+  zs.avail_out = (uInt)want;
+  while (zs.avail_out > 0) {
+    zr = inflate(&zs, Z_SYNC_FLUSH);
+    if (zr == Z_STREAM_END) break;
+    FG_REQUIRE(zr == Z_OK, zr == Z_MEM_ERROR ? FG_ERR_NOMEM : FG_ERR_FORMAT,
+               "%s: member '%s': %s deflate data near byte %llu (%s)", z->name, m->show,
+               zr == Z_BUF_ERROR ? "truncated" : "corrupt",
+               (unsigned long long)(start + (uint64_t)(zs.next_in - (z->buf + start))),
+               zs.msg ? zs.msg : "inflate failed");
+  }
+  *got = want - zs.avail_out;
+cleanup:
+  if (zs_init) inflateEnd(&zs);
+  return st;
+}
+
+fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
+                         size_t *len, unsigned char **owned) {
+  fg_status st = FG_OK;
+  const fg_zip_member *m = &z->members[i];
+  const unsigned char *b = z->buf;
+  unsigned char *out = NULL;
+  z_stream zs;
+  int zs_init = 0;
+  uint64_t start = 0;
+  *data = NULL;
+  *len = 0;
+  *owned = NULL;
+  FG_CHECK(member_start(z, i, &start));
   const unsigned char *src = b + start;
   if (m->method == 0) {
     FG_REQUIRE(m->csize == m->usize, FG_ERR_FORMAT,
@@ -811,6 +859,39 @@ int fg_npz_has(const fg_npz *c, const char *base) { return npz_has(c, base); }
 
 fg_status fg_npz_get(fg_npz *c, const char *base, int required, fg_npy *a, const char **label) {
   return npz_get(c, base, required, a, label);
+}
+
+fg_status fg_npz_get_header(fg_npz *c, const char *base, int required, fg_npy *a,
+                            const char **label) {
+  fg_status st = FG_OK;
+  unsigned char *head = NULL;
+  size_t got = 0;
+  *label = NULL;
+  int64_t i = npz_find(c, base);
+  if (i < 0 || c->zip.members[i].method != 8) { /* absent, or stored: viewed in place */
+    FG_CHECK(npz_get(c, base, required, a, label));
+    if (*label) a->data = NULL;
+    goto cleanup;
+  }
+  FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
+  const int k = c->nowned++; /* the label's slot; nothing owned */
+  c->owned[k] = NULL;
+  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].show);
+  enum { AHEAD = 65536 + 16 }; /* a v1.0 header is at most 10 + 65535 bytes */
+  FG_ALLOC(head, AHEAD);
+  FG_CHECK(zip_prefix(&c->zip, i, head, AHEAD, &got));
+  {
+    const fg_zip_member *m = &c->zip.members[i];
+    FG_REQUIRE(m->usize <= m->csize * 1040u + 1024u && m->usize < SIZE_MAX, FG_ERR_FORMAT,
+               "%s: member '%s' claims %llu bytes from %llu compressed bytes: impossible for "
+               "deflate", c->path, m->show, (unsigned long long)m->usize,
+               (unsigned long long)m->csize);
+  }
+  FG_CHECK(fg_npy_parse_header(head, got, (size_t)c->zip.members[i].usize, c->label[k], a));
+  *label = c->label[k];
+cleanup:
+  free(head);
+  return st;
 }
 
 fg_status fg_npz_get_text(fg_npz *c, const char *base, char *out, size_t cap, fg_npy *a,
