@@ -85,6 +85,20 @@ static int reddit_file(const char *path, char *dir, size_t cap) {
   return stat(other, &sb) == 0;
 }
 
+/* A path naming GraphSAINT's adj_full.npz with role.json beside it: the folder is the dataset
+ * (alone, adj_full.npz is a scipy.sparse graph). Its folder goes to dir. */
+static int saint_file(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char other[4096 + 32];
+  struct stat sb;
+  if (strcmp(base, "adj_full.npz") != 0) return 0;
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+  snprintf(other, sizeof other, "%s/role.json", dir);
+  return stat(other, &sb) == 0;
+}
+
 /* Read path into raw with the reader its content calls for (*kind: which). */
 static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
                           reader_kind *kind) {
@@ -119,12 +133,15 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
       FG_REQUIRE(stat(rawdir, &rb) == 0 && !S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
                  "%s: a directory with neither raw/ nor adj_full.npz (expected the OGB "
                  "node-property layout: raw/edge.csv.gz, raw/num-node-list.csv.gz, ... or "
-                 "raw/data.npz; or GraphSAINT's: adj_full.npz, feats.npy, class_map.json, "
-                 "role.json)",
+                 "raw/data.npz; GraphSAINT's: adj_full.npz, feats.npy, class_map.json, "
+                 "role.json; or a PyG/DGL Reddit pair: reddit_data.npz, reddit_graph.npz)",
                  path);
       *kind = KIND_SAINT;
       FG_CHECK(fg_read_saint(path, raw));
     }
+  } else if (saint_file(path, dir, sizeof dir)) {
+    *kind = KIND_SAINT;
+    FG_CHECK(fg_read_saint(dir, raw));
   } else if (ends_with(path, ".npz")) {
     *kind = KIND_NPZ;
     FG_CHECK(fg_read_npz(path, cfg->split_index, raw));

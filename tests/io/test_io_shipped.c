@@ -521,8 +521,18 @@ static void test_cora(void) {
   if (ds) {
     EXPECT(ds->num_tasks == 7 && ds->targets && ds->num_classes == 7);
     same_dataset("saint/cora_multi", ref, ds, 0);
+    /* the targets train as a multi-label task (sigmoid BCE, the default for targets) */
+    train_losses(ds, loss);
+    for (int e = 0; e < EPOCHS; e++)
+      EXPECT_MSG(isfinite(loss[e]) && loss[e] > 0 && (e == 0 || loss[e] < loss[e - 1]),
+                 "cora_multi epoch %d: loss %.9g", e + 1, loss[e]);
     fg_dataset_destroy(&ds);
   }
+  /* the path of adj_full.npz names the folder it is in */
+  snprintf(path, sizeof path, "%s/adj_full.npz", tmp);
+  EXPECT_OK(fg_dataset_load(path, &lc, &ds));
+  EXPECT(ds && ds->num_tasks == 7);
+  fg_dataset_destroy(&ds);
 
   /* NaN labels: nodes 700..709 unlabelled, everything else Cora's; no node_feat: generated */
   snprintf(path, sizeof path, "%s/ogbbin/cora_nan", FG_CORPUS);
