@@ -51,6 +51,12 @@ void fg_json_close(fg_json *J);
 fg_status fg_json_peek(fg_json *J, int *c);
 /* "file:line:column" of the next byte after whitespace (or of the end), into out. */
 const char *fg_json_where(fg_json *J, char *out, size_t cap);
+/* The same position as numbers, for a message that may follow (cheaper than formatting it for
+ * every value of a 100 MB file). */
+typedef struct fg_json_pos {
+  int64_t line, col;
+} fg_json_pos;
+fg_status fg_json_mark(fg_json *J, fg_json_pos *at);
 
 /* Consume '{' or '[' (open), what naming the value expected in a message ("an object of node
  * ids"). Counts against FG_JSON_MAX_DEPTH. */

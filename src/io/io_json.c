@@ -42,7 +42,16 @@ void fg_json_close(fg_json *J) {
 }
 
 /* The next byte, not consumed (-1 at the end). */
-static fg_status peek_byte(fg_json *J, int *c) {
+static fg_status refill(fg_json *J, int *c);
+static inline fg_status peek_byte(fg_json *J, int *c) {
+  if (J->p < J->end) { /* the common case, inline */
+    *c = *J->p;
+    return FG_OK;
+  }
+  return refill(J, c);
+}
+
+static fg_status refill(fg_json *J, int *c) {
   fg_status st = FG_OK;
   if (J->p == J->end && !J->eof) {
     size_t n = fread(J->chunk, 1, JSON_CHUNK, J->f);
@@ -57,7 +66,7 @@ cleanup:
   return st;
 }
 
-static void advance(fg_json *J) {
+static inline void advance(fg_json *J) {
   if (*J->p == '\n') {
     J->line++;
     J->col = 1;
@@ -95,6 +104,14 @@ const char *fg_json_where(fg_json *J, char *out, size_t cap) {
   if (skip_ws(J, &c) != FG_OK) fg_error_clear();
   snprintf(out, cap, "%s:%lld:%lld", J->name, (long long)J->line, (long long)J->col);
   return out;
+}
+
+fg_status fg_json_mark(fg_json *J, fg_json_pos *at) {
+  int c;
+  fg_status st = skip_ws(J, &c);
+  at->line = J->line;
+  at->col = J->col;
+  return st;
 }
 
 #define JFAIL(code, ...) FG_FAIL(code, "%s:%lld:%lld: " __VA_ARGS__)
@@ -346,7 +363,9 @@ fg_status fg_json_number(fg_json *J, fg_json_num *n, const char *what) {
   int c;
   size_t k = 0;
   char b[24];
-  memset(n, 0, sizeof *n);
+  n->is_int = 0;
+  n->i = 0;
+  n->d = 0.0;
   FG_CHECK(skip_ws(J, &c));
   if (c != '-' && !is_digit(c)) {
     if (c == '"' || c == '{' || c == '[' || c == 't' || c == 'f' || c == 'n')
@@ -380,6 +399,15 @@ fg_status fg_json_number(fg_json *J, fg_json_num *n, const char *what) {
   }
   n->text[k] = '\0';
   const char *e = NULL;
+  if (integral && k <= 18) { /* at most 18 digits: exact in int64, no overflow */
+    int64_t v = 0;
+    const char *q = n->text + (n->text[0] == '-');
+    for (; *q; q++) v = v * 10 + (*q - '0');
+    n->i = n->text[0] == '-' ? -v : v;
+    n->is_int = 1;
+    n->d = (double)n->i;
+    goto cleanup;
+  }
   if (fg_parse_f64(n->text, &e, &n->d) != 0 || *e != '\0')
     JFAIL(FG_ERR_INTERNAL, "number '%s' not parsed", JPOS, n->text);
   if (integral) {

@@ -14,6 +14,9 @@
 #include "io/fg_io_internal.h"
 #include "io/fg_json.h"
 
+/* "file:line:column" of a position marked earlier (fg_json_mark), for a message */
+#define AT(p) J->name, (long long)(p).line, (long long)(p).col
+
 static const char *const role_key[3] = {"tr", "va", "te"};
 
 /* FG_ERR_MEMLIMIT unless `more` bytes fit beside held. */
@@ -28,23 +31,23 @@ cleanup:
   return st;
 }
 
-/* A member's key naming a node id in [0, n): decimal digits, no sign or leading zero. where:
- * the key's "file:line:column". */
-static fg_status node_key(fg_json *J, int64_t n, const char *what, int64_t *id, char *where,
-                          size_t cap) {
+/* A member's key naming a node id in [0, n): decimal digits, no sign or leading zero. *at: the
+ * key's position. */
+static fg_status node_key(fg_json *J, int64_t n, const char *what, int64_t *id,
+                          fg_json_pos *at) {
   fg_status st = FG_OK;
   char key[40], show[64];
-  fg_json_where(J, where, cap);
+  FG_CHECK(fg_json_mark(J, at));
   FG_CHECK(fg_json_key(J, key, sizeof key, what));
   const char *e = NULL;
   int64_t v = -1;
   const size_t len = strlen(key);
   const int digits = len > 0 && strspn(key, "0123456789") == len && (key[0] != '0' || len == 1);
   FG_REQUIRE(digits && fg_parse_i64(key, &e, &v) == 0, FG_ERR_FORMAT,
-             "%s: key '%s' is not a node id (a decimal integer without sign or leading zeros)",
-             where, fg_printable(key, len, show, sizeof show));
-  FG_REQUIRE(v < n, FG_ERR_FORMAT, "%s: key '%s': node id out of range [0, %lld)", where, key,
-             (long long)n);
+             "%s:%lld:%lld: key '%s' is not a node id (a decimal integer without sign or leading "
+             "zeros)", AT(*at), fg_printable(key, len, show, sizeof show));
+  FG_REQUIRE(v < n, FG_ERR_FORMAT, "%s:%lld:%lld: key '%s': node id out of range [0, %lld)",
+             AT(*at), key, (long long)n);
   *id = v;
 cleanup:
   return st;
@@ -96,7 +99,6 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
   int8_t *first = NULL;
   int64_t count = 0, present = 0, maxl = -1, first_node = -1;
   int more, mode = 0; /* 1: class ids, 2: lists */
-  char where[512];
   FG_CHECK(saint_hold(J->name, held, (double)n, "a mark per node"));
   FG_CALLOC(seen, n);
   held += (double)n;
@@ -105,11 +107,13 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
     FG_CHECK(fg_json_next(J, '{', &count, &more));
     if (!more) break;
     int64_t v = 0;
-    FG_CHECK(node_key(J, n, "a node id", &v, where, sizeof where));
-    FG_REQUIRE(!seen[v], FG_ERR_FORMAT, "%s: node %lld appears twice", where, (long long)v);
+    fg_json_pos at;
+    FG_CHECK(node_key(J, n, "a node id", &v, &at));
+    FG_REQUIRE(!seen[v], FG_ERR_FORMAT, "%s:%lld:%lld: node %lld appears twice", AT(at),
+               (long long)v);
     int c;
+    FG_CHECK(fg_json_mark(J, &at));
     FG_CHECK(fg_json_peek(J, &c));
-    fg_json_where(J, where, sizeof where);
     seen[v] = 1;
     present++;
     const int is_list = c == '[';
@@ -124,19 +128,19 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
       }
     } else {
       FG_REQUIRE((mode == 2) == is_list, FG_ERR_FORMAT,
-                 "%s: node %lld's value is %s, but node %lld's was %s: the values must be all "
-                 "class ids or all lists of 0/1 (multi-label)", where, (long long)v,
+                 "%s:%lld:%lld: node %lld's value is %s, but node %lld's was %s: the values must "
+                 "be all class ids or all lists of 0/1 (multi-label)", AT(at), (long long)v,
                  is_list ? "a list" : "not a list", (long long)first_node,
                  is_list ? "a class id" : "a list");
     }
     if (mode == 1) {
       fg_json_num x;
       FG_CHECK(fg_json_number(J, &x, "a class id"));
-      FG_REQUIRE(x.is_int, FG_ERR_FORMAT, "%s: node %lld: class %s is not an integer", where,
-                 (long long)v, x.text);
+      FG_REQUIRE(x.is_int, FG_ERR_FORMAT, "%s:%lld:%lld: node %lld: class %s is not an integer",
+                 AT(at), (long long)v, x.text);
       FG_REQUIRE(x.i >= 0 && x.i < FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
-                 "%s: node %lld: class %s out of range [0, %lld)", where, (long long)v, x.text,
-                 (long long)FG_IO_MAX_CLASSES);
+                 "%s:%lld:%lld: node %lld: class %s out of range [0, %lld)", AT(at), (long long)v,
+                 x.text, (long long)FG_IO_MAX_CLASSES);
       r->labels[v] = (int32_t)x.i;
       if (x.i > maxl) maxl = x.i;
     } else if (!r->targets) {
@@ -162,19 +166,20 @@ static fg_status read_class_map(fg_json *J, int64_t n, double held, fg_raw *r) {
         FG_CHECK(fg_json_next(J, '[', &k, &more));
         if (!more) break;
         fg_json_num x;
-        char at[512];
-        fg_json_where(J, at, sizeof at);
+        fg_json_pos el;
+        FG_CHECK(fg_json_mark(J, &el));
         FG_REQUIRE(k <= T, FG_ERR_FORMAT,
-                   "%s: node %lld: more than %lld targets (node %lld's list has %lld)", at,
-                   (long long)v, (long long)T, (long long)first_node, (long long)T);
+                   "%s:%lld:%lld: node %lld: more than %lld targets (node %lld's list has %lld)",
+                   AT(el), (long long)v, (long long)T, (long long)first_node, (long long)T);
         FG_CHECK(fg_json_number(J, &x, "a 0 or 1"));
         FG_REQUIRE(x.is_int && (x.i == 0 || x.i == 1), FG_ERR_FORMAT,
-                   "%s: node %lld: target %lld is %s, expected 0 or 1", at, (long long)v,
-                   (long long)k - 1, x.text);
+                   "%s:%lld:%lld: node %lld: target %lld is %s, expected 0 or 1", AT(el),
+                   (long long)v, (long long)k - 1, x.text);
         row[k - 1] = (int8_t)x.i;
       }
-      FG_REQUIRE(k == T, FG_ERR_FORMAT, "%s: node %lld: %lld targets, but node %lld's list has "
-                 "%lld", where, (long long)v, (long long)k, (long long)first_node, (long long)T);
+      FG_REQUIRE(k == T, FG_ERR_FORMAT, "%s:%lld:%lld: node %lld: %lld targets, but node %lld's "
+                 "list has %lld", AT(at), (long long)v, (long long)k, (long long)first_node,
+                 (long long)T);
     }
   }
   FG_CHECK(fg_json_end(J));
@@ -233,18 +238,20 @@ static fg_status read_role(fg_json *J, int64_t n, const fg_raw *r, int8_t *split
       FG_CHECK(fg_json_next(J, '[', &m, &more));
       if (!more) break;
       fg_json_num x;
-      fg_json_where(J, where, sizeof where);
+      fg_json_pos at;
+      FG_CHECK(fg_json_mark(J, &at));
       FG_CHECK(fg_json_number(J, &x, "a node id"));
       FG_REQUIRE(x.is_int && x.i >= 0 && x.i < n, FG_ERR_FORMAT,
-                 "%s: '%s' element %lld: node id %s out of range [0, %lld)", where, role_key[k],
-                 (long long)m - 1, x.text, (long long)n);
+                 "%s:%lld:%lld: '%s' element %lld: node id %s out of range [0, %lld)", AT(at),
+                 role_key[k], (long long)m - 1, x.text, (long long)n);
       const int64_t v = x.i;
-      FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT, "%s: node %lld is in '%s' and %s",
-                 where, (long long)v, role_key[k],
+      FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT,
+                 "%s:%lld:%lld: node %lld is in '%s' and %s", AT(at), (long long)v, role_key[k],
                  split[v] == k ? "listed twice there" : split[v] == 0 ? "in 'tr' too"
                  : split[v] == 1 ? "in 'va' too" : "in 'te' too");
-      FG_REQUIRE(labelled(r, v), FG_ERR_FORMAT, "%s: node %lld is in '%s' but has no label",
-                 where, (long long)v, role_key[k]);
+      FG_REQUIRE(labelled(r, v), FG_ERR_FORMAT,
+                 "%s:%lld:%lld: node %lld is in '%s' but has no label", AT(at), (long long)v,
+                 role_key[k]);
       split[v] = (int8_t)k;
     }
   }
