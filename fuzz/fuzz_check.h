@@ -28,6 +28,13 @@ static inline void fuzz_init(void) {
   }
 }
 
+/* Multi-label: node i has a target that is not missing. */
+static inline int fuzz_has_target(const fg_raw *r, int64_t i) {
+  for (int64_t t = 0; r->targets && t < r->num_tasks; t++)
+    if (r->targets[i * r->num_tasks + t] >= 0) return 1;
+  return 0;
+}
+
 static inline void fuzz_check_raw(const fg_raw *r) {
   FUZZ_ASSERT(r->num_nodes > 0 && r->num_nodes <= INT64_C(2147483647));
   FUZZ_ASSERT(r->num_edges >= 0);
@@ -49,7 +56,8 @@ static inline void fuzz_check_raw(const fg_raw *r) {
   if (r->split)
     for (int64_t i = 0; i < r->num_nodes; i++) {
       FUZZ_ASSERT(r->split[i] >= FG_SPLIT_NONE && r->split[i] <= FG_SPLIT_TEST);
-      FUZZ_ASSERT(r->split[i] == FG_SPLIT_NONE || (r->labels && r->labels[i] >= 0));
+      FUZZ_ASSERT(r->split[i] == FG_SPLIT_NONE || (r->labels && r->labels[i] >= 0) ||
+                  fuzz_has_target(r, i));
     }
 }
 

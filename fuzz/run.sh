@@ -14,7 +14,7 @@ build=${FG_FUZZ_BUILD:-$root/build/fuzz}
 
 # The targets, in campaign order. Adding one: a word here, a line in seeds() below, and its name
 # in fuzz/CMakeLists.txt's FG_FUZZ_TARGETS (fuzz/<name>.dict is used when present).
-all_targets="npz npy mtx snap csv calibration checkpoint report"
+all_targets="npz npy mtx snap csv calibration checkpoint report scipy reddit saint ogbbin"
 
 # seeds TARGET: its seed folders under tests/corpus
 seeds() {
@@ -27,6 +27,10 @@ seeds() {
     calibration) echo calib ;;
     checkpoint) echo ckpt ;;
     report) echo report ;;
+    scipy) echo scipy npz ;;
+    reddit) echo reddit_fuzz ;;
+    saint) echo saint ;;
+    ogbbin) echo ogbbin ;;
   esac
 }
 

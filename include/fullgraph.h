@@ -169,6 +169,9 @@ int64_t fg_dataset_num_nodes(const fg_dataset *ds);
 int64_t fg_dataset_num_edges(const fg_dataset *ds); /* stored adjacency entries */
 int64_t fg_dataset_num_features(const fg_dataset *ds);
 int64_t fg_dataset_num_classes(const fg_dataset *ds);
+/* T >= 1 when the dataset has multi-label targets (several 0/1 label columns; then
+ * fg_dataset_num_classes is T, the logits per node); 0 for one class per node. */
+int64_t fg_dataset_num_tasks(const fg_dataset *ds);
 /* Count of nodes in split k (0 train, 1 valid, 2 test). */
 int64_t fg_dataset_split_size(const fg_dataset *ds, int k);
 
@@ -288,6 +291,13 @@ typedef struct fg_train_config {
                               (drawn by seed and node id) adds a learned embedding of its label
                               to its input features and leaves the loss; 0 (default) off. Not
                               with residual or learn_features */
+  const char *task;        /* "multiclass" (one class per node, softmax cross-entropy) or
+                              "multilabel" (0/1 targets per task, sigmoid binary
+                              cross-entropy); NULL: from the data (multilabel exactly when it
+                              has multi-label targets, fg_dataset_num_tasks > 0) */
+  const char *metric;      /* what picks the best epoch and fills train/valid/test_acc:
+                              "accuracy", "rocauc" (multiclass: 2 classes only) or "f1-micro";
+                              NULL: accuracy for multiclass, rocauc for multilabel */
   const char *calibration_path; /* auto choices: fitted machine coefficients (fullgraph bench
                                    --calibrate); NULL = built-in defaults */
   int ranks_per_node;      /* auto choices: ranks sharing a node (0 = all) */
@@ -369,6 +379,14 @@ typedef struct fg_train_result {
  * FG_ERR_UNSUPPORTED) for a usage error, FG_ERR_IO for a path. fg_train runs the same checks.
  * Not collective. */
 fg_status fg_train_config_check(const fg_train_config *cfg, int ranks);
+
+/* Check cfg's --task and --metric against ds (what the data allows: fg_train refuses the
+ * same): FG_ERR_INVALID_ARG for multiclass on multi-label targets, multilabel on one class per
+ * node, rocauc of a multiclass task with other than 2 classes; FG_ERR_UNSUPPORTED for
+ * label_prop with multi-label targets. The effective task and metric names (never NULL) into
+ * *task and *metric when those are not NULL. Not collective. */
+fg_status fg_train_task_check(const fg_dataset *ds, const fg_train_config *cfg,
+                              const char **task, const char **metric);
 
 /* Train a model (cfg->model) on ds. Collective over comm (MPI_COMM_SELF for one process).
  * FG_STOPPED when fg_request_stop asked it to stop early (see there). */

@@ -3,7 +3,8 @@
 # usage: install-deps.sh [--bench]   --bench: also the PyTorch peer of bench/bench_single.sh
 #                                    (python3-torch; never needed to build or test)
 # python3-numpy and python3-scipy are for the Python binding's tests (tests/python), which report
-# a skip without them: the library and the CLI never need Python.
+# a skip without them, and for regenerating tests/corpus/scipy and reddit (make_scipy.py; the
+# files are committed): the library and the CLI never need Python.
 set -euo pipefail
 pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
       libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip

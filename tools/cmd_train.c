@@ -52,6 +52,7 @@ int cmd_train(int argc, char **argv, int rank) {
   int directed = 0, keepdup = 0, noloops = 0, quiet = 0, no_progress = 0, threads = INT_MIN;
   int wd_layers = 0, agg = 0, npos = 0, rc, reorder = 0, threads_set;
   const char *widths_arg = NULL, *mem_limit_arg = NULL, *ids_path = NULL, *split_path = NULL;
+  const char *metric_name = "accuracy"; /* rank 0: the effective --metric (the final line) */
   int widths[64];
   const char *pos[1];
   const cli_opt opts[] = {
@@ -80,6 +81,8 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--double-perm", OPT_FLAG, &tc.double_perm, NULL, "3d: different random row and column permutations (load balance)", NULL},
       {"--learn-features", OPT_FLAG, &tc.learn_features, NULL, "3d: train the input features too", NULL},
       {"--aggregation", OPT_STRING, &tc.aggregation, "RULE", "halo: what crosses a cut: pre (the sender's partial sums), post (the source rows), hybrid (default: a minimum vertex cover of each cut)", NULL},
+      {"--task", OPT_STRING, &tc.task, "KIND", "multiclass (one class per node, softmax cross-entropy) or multilabel (0/1 targets per task, sigmoid binary cross-entropy); default: multilabel exactly when DATA's labels have several columns", NULL},
+      {"--metric", OPT_STRING, &tc.metric, "NAME", "what picks the best epoch and is reported as train/valid/test: accuracy, rocauc (multiclass: 2 classes only), f1-micro; default accuracy for multiclass, rocauc for multilabel", NULL},
       {"--label-prop", OPT_DOUBLE, &tc.label_prop, "RATE", "label propagation: a fraction RATE of the training nodes adds a learned embedding of its label to its input and leaves the loss (default 0: off)", NULL},
       {"--quantize", OPT_STRING, &tc.quantize, "BITS", "halo: exchanged rows as int8, int4 or int2 codes with stochastic rounding; none (default) float32", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
@@ -175,10 +178,22 @@ int cmd_train(int argc, char **argv, int rank) {
   if (st == FG_OK && split_path)
     st = fg_agree(MPI_COMM_WORLD, rank == 0 ? fg_dataset_save_split(ds, split_path) : FG_OK);
   if (st == FG_OK) {
+    /* --task and --metric against what the data holds: a usage error (exit 2), before any
+     * training */
+    st = fg_agree(MPI_COMM_WORLD,
+                  rank == 0 ? fg_train_task_check(ds, &tc, NULL, &metric_name) : FG_OK);
+    if (st != FG_OK) {
+      cli_report(rank, "train", st);
+      fg_dataset_destroy(&ds);
+      return cli_check_exit_code(st);
+    }
+  }
+  if (st == FG_OK) {
     if (rank == 0 && tc.verbose)
-      printf("%s: %lld nodes, %lld adjacency entries, %lld features, %lld classes\n", pos[0],
+      printf("%s: %lld nodes, %lld adjacency entries, %lld features, %lld %s\n", pos[0],
              (long long)fg_dataset_num_nodes(ds), (long long)fg_dataset_num_edges(ds),
-             (long long)fg_dataset_num_features(ds), (long long)fg_dataset_num_classes(ds));
+             (long long)fg_dataset_num_features(ds), (long long)fg_dataset_num_classes(ds),
+             fg_dataset_num_tasks(ds) > 0 ? "tasks (multi-label)" : "classes");
     st = fg_train(MPI_COMM_WORLD, ds, &tc, &res);
   }
   /* the ids and the split, written before training, get their sidecars once the run record is
@@ -192,8 +207,8 @@ int cmd_train(int argc, char **argv, int rank) {
     if (st2 != FG_OK) st = st2;
   }
   if (st == FG_OK && rank == 0 && !tc.verbose)
-    printf("test accuracy %.4f at best epoch %d (valid %.4f)\n", res.test_acc, res.best_epoch,
-           res.best_valid_acc);
+    printf("test %s %.4f at best epoch %d (valid %.4f)\n", metric_name, res.test_acc,
+           res.best_epoch, res.best_valid_acc);
   if (st != FG_STOPPED) cli_report(rank, "train", st);
   fg_dataset_destroy(&ds);
   return st == FG_OK ? CLI_OK : st == FG_STOPPED ? CLI_STOPPED : CLI_FAILED;

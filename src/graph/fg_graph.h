@@ -17,8 +17,13 @@ struct fg_dataset {
   int symmetric;           /* adj == adj^T */
   int64_t num_features;
   float *features;         /* (num_nodes x num_features) */
-  int64_t num_classes;
-  int32_t *labels;         /* (num_nodes), -1 unlabelled */
+  int64_t num_classes;     /* the logits per node: C classes, or T = num_tasks when the
+                              targets are multi-label */
+  int32_t *labels;         /* (num_nodes), -1 unlabelled; NULL when targets != NULL */
+  int64_t num_tasks;       /* T >= 1: multi-label targets (then num_classes == T); 0: labels */
+  int8_t *targets;         /* (num_nodes x num_tasks) row-major, 1 positive, 0 negative,
+                              -1 missing; a node with every target missing is unlabelled.
+                              NULL when num_tasks == 0 */
   int8_t *split;           /* (num_nodes) FG_SPLIT_* */
   int features_generated, labels_generated, split_generated;
   char *source;            /* path it was read from */
@@ -152,6 +157,8 @@ void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len);
  *   features fg_hash64(float32 x n x features, row-major, 3)   (the features as loaded or
  *                                                              generated, not normalized)
  *   labels   fg_hash64(int32 x n, 4)                            (-1: unlabelled)
+ *            or, for multi-label targets (num_tasks T > 0; classes is then T):
+ *            fg_hash64(int8 x n x T, 6)                         (row-major; 1, 0, -1 missing)
  *   split    fg_hash64(int8 x n, 5)                             (FG_SPLIT_*)
  * The pattern is the one training aggregates over, so the loading options that change it
  * (--directed, --keep-duplicates, --no-self-loops) change the hash. */

@@ -59,7 +59,45 @@ static int ends_with(const char *s, const char *suffix) {
   return 1;
 }
 
-typedef enum { KIND_OGB, KIND_NPZ, KIND_NPY, KIND_MTX, KIND_SNAP, KIND_ARRAYS } reader_kind;
+typedef enum {
+  KIND_OGB,
+  KIND_NPZ,
+  KIND_NPY,
+  KIND_MTX,
+  KIND_SNAP,
+  KIND_ARRAYS,
+  KIND_SAINT
+} reader_kind;
+
+/* A path naming one file of a PyG/DGL Reddit pair: reddit_data.npz (which needs its graph), or
+ * reddit_graph.npz with reddit_data.npz beside it (alone, it is a scipy.sparse graph). Its
+ * folder goes to dir. */
+static int reddit_file(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char other[4096 + 32];
+  struct stat sb;
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+  if (strcmp(base, "reddit_data.npz") == 0) return 1;
+  if (strcmp(base, "reddit_graph.npz") != 0) return 0;
+  snprintf(other, sizeof other, "%s/reddit_data.npz", dir);
+  return stat(other, &sb) == 0;
+}
+
+/* A path naming GraphSAINT's adj_full.npz with role.json beside it: the folder is the dataset
+ * (alone, adj_full.npz is a scipy.sparse graph). Its folder goes to dir. */
+static int saint_file(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char other[4096 + 32];
+  struct stat sb;
+  if (strcmp(base, "adj_full.npz") != 0) return 0;
+  if (!slash) snprintf(dir, cap, ".");
+  else if (slash == path) snprintf(dir, cap, "/");
+  else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+  snprintf(other, sizeof other, "%s/role.json", dir);
+  return stat(other, &sb) == 0;
+}
 
 /* Read path into raw with the reader its content calls for (*kind: which). */
 static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *raw,
@@ -72,18 +110,38 @@ static fg_status read_any(const char *path, const fg_load_config *cfg, fg_raw *r
       FG_FAIL(FG_ERR_IO, "%s: no such file or directory", path);
     FG_FAIL(FG_ERR_IO, "%s: %s", path, strerror(errno));
   }
-  if (S_ISDIR(sb.st_mode)) {
+  char dir[4096];
+  if (S_ISDIR(sb.st_mode) && fg_is_reddit_dir(path)) {
+    *kind = KIND_NPZ;
+    FG_CHECK(fg_read_reddit(path, raw));
+  } else if (!S_ISDIR(sb.st_mode) && reddit_file(path, dir, sizeof dir)) {
+    *kind = KIND_NPZ;
+    FG_CHECK(fg_read_reddit(dir, raw));
+  } else if (S_ISDIR(sb.st_mode)) {
     const size_t len = strlen(path);
-    FG_ALLOC(rawdir, len + 5);
+    FG_ALLOC(rawdir, len + 14);
     memcpy(rawdir, path, len);
     memcpy(rawdir + len, "/raw", 5);
     struct stat rb;
-    FG_REQUIRE(stat(rawdir, &rb) == 0 && S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
-               "%s: a directory without raw/ (expected the OGB node-property layout: "
-               "raw/edge.csv.gz, raw/num-node-list.csv.gz, ...)",
-               path);
-    *kind = KIND_OGB;
-    FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
+    if (stat(rawdir, &rb) == 0 && S_ISDIR(rb.st_mode)) {
+      *kind = KIND_OGB;
+      FG_CHECK(fg_read_ogb(path, cfg->split_name, raw));
+    } else {
+      /* GraphSAINT's layout: its adjacency names it (the other files are checked by the
+       * reader, which names any that is missing) */
+      memcpy(rawdir + len, "/adj_full.npz", 14);
+      FG_REQUIRE(stat(rawdir, &rb) == 0 && !S_ISDIR(rb.st_mode), FG_ERR_FORMAT,
+                 "%s: a directory with neither raw/ nor adj_full.npz (expected the OGB "
+                 "node-property layout: raw/edge.csv.gz, raw/num-node-list.csv.gz, ... or "
+                 "raw/data.npz; GraphSAINT's: adj_full.npz, feats.npy, class_map.json, "
+                 "role.json; or a PyG/DGL Reddit pair: reddit_data.npz, reddit_graph.npz)",
+                 path);
+      *kind = KIND_SAINT;
+      FG_CHECK(fg_read_saint(path, raw));
+    }
+  } else if (saint_file(path, dir, sizeof dir)) {
+    *kind = KIND_SAINT;
+    FG_CHECK(fg_read_saint(dir, raw));
   } else if (ends_with(path, ".npz")) {
     *kind = KIND_NPZ;
     FG_CHECK(fg_read_npz(path, cfg->split_index, raw));
@@ -155,16 +213,21 @@ static void estimate_load(const fg_raw *raw, const fg_load_config *cfg, load_byt
   e->graph = rowptr + 4.0 * entries;
   e->build = 16.0 * m + 12.0 * entries + 8.0 * 16384.0 * (fg_max_threads() + 1.0);
   e->features = 4.0 * n * f;
-  e->per_node = 4.0 * n + n + ids; /* labels, split, ids */
+  /* multi-label targets: T bytes a node, and a transient labelled mark (4 bytes a node) when
+   * the split is generated from them */
+  const double targets = raw->targets ? n * (double)raw->num_tasks : 0.0;
+  e->per_node = (raw->targets ? targets : 4.0 * n) + n + ids; /* labels or targets, split, ids */
   const double from_file = (raw->features ? e->features : 0.0) + (raw->labels ? 4.0 * n : 0.0) +
-                           (raw->split ? n : 0.0) + ids;
+                           targets + (raw->split ? n : 0.0) + ids;
   const double during_build = from_file + rowptr + e->build;
-  const double finished = e->graph + e->features + e->per_node + (raw->labels ? 0.0 : 32.0 * n);
+  const double transient = raw->labels ? 0.0 : raw->targets ? (raw->split ? 0.0 : 4.0 * n)
+                                                            : 32.0 * n;
+  const double finished = e->graph + e->features + e->per_node + transient;
   e->total = FG_MAX(during_build, finished);
 }
 
 static const char *const kind_name[] = {"OGB directory", ".npz", ".npy", "Matrix Market",
-                                        "SNAP edge list", "arrays"};
+                                        "SNAP edge list", "arrays", "GraphSAINT directory"};
 
 /* FG_ERR_MEMLIMIT before building anything when the load would not fit in the budget, with a
  * message naming where the node count came from. */
@@ -209,6 +272,7 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
                                fg_dataset **out) {
   fg_status st = FG_OK;
   fg_dataset *ds = NULL;
+  int32_t *labelled = NULL; /* multi-label: 0 where a node has a target, else -1 (the split's) */
   FG_REQUIRE(raw->num_nodes >= 0 && raw->num_edges >= 0, FG_ERR_INTERNAL,
              "%s: reader returned %lld nodes and %lld edges", name, (long long)raw->num_nodes,
              (long long)raw->num_edges);
@@ -252,7 +316,28 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
     ds->features_generated = 1;
   }
 
-  if (raw->labels) {
+  if (raw->targets) {
+    /* the logits per node are the tasks; a node with every target missing is unlabelled */
+    FG_REQUIRE(raw->num_tasks >= 1 && !raw->labels, FG_ERR_INTERNAL,
+               "%s: reader returned targets with %lld tasks%s", name, (long long)raw->num_tasks,
+               raw->labels ? " and labels" : "");
+    ds->num_tasks = raw->num_tasks;
+    ds->num_classes = raw->num_tasks;
+    ds->targets = raw->targets;
+    raw->targets = NULL;
+    if (!raw->split) {
+      FG_ALLOC(labelled, FG_MAX(n, 1));
+      const int64_t T = ds->num_tasks;
+      for (int64_t v = 0; v < n; v++) {
+        labelled[v] = -1;
+        for (int64_t t = 0; t < T; t++)
+          if (ds->targets[v * T + t] >= 0) {
+            labelled[v] = 0;
+            break;
+          }
+      }
+    }
+  } else if (raw->labels) {
     ds->num_classes = raw->num_classes;
     ds->labels = raw->labels;
     raw->labels = NULL;
@@ -266,14 +351,15 @@ static fg_status build_dataset(const char *name, fg_raw *raw, const fg_load_conf
     ds->split = raw->split;
     raw->split = NULL;
   } else {
-    FG_CHECK(
-        fg_generate_split(n, ds->labels, cfg->train_frac, cfg->valid_frac, cfg->seed, &ds->split));
+    FG_CHECK(fg_generate_split(n, ds->targets ? labelled : ds->labels, cfg->train_frac,
+                               cfg->valid_frac, cfg->seed, &ds->split));
     ds->split_generated = 1;
   }
 
   *out = ds;
   ds = NULL;
 cleanup:
+  free(labelled);
   fg_dataset_destroy(&ds);
   return st;
 }
@@ -356,7 +442,7 @@ fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers 
   if (out->indices && nnz > 0) memcpy(out->indices, ds->adj.col, (size_t)nnz * sizeof *out->indices);
   if (out->features && n * ds->num_features > 0)
     memcpy(out->features, ds->features, (size_t)(n * ds->num_features) * sizeof *out->features);
-  if (out->labels) memcpy(out->labels, ds->labels, (size_t)n * sizeof *out->labels);
+  for (int64_t i = 0; out->labels && i < n; i++) out->labels[i] = ds->labels ? ds->labels[i] : -1;
   for (int64_t i = 0; out->split && i < n; i++)
     out->split[i] = ds->split ? ds->split[i] : (int8_t)FG_SPLIT_NONE;
   for (int64_t i = 0; out->node_ids && i < n; i++) out->node_ids[i] = ds->ids ? ds->ids[i] : i;
@@ -370,6 +456,7 @@ void fg_dataset_destroy(fg_dataset **ds) {
   fg_csr_free(&d->adj);
   free(d->features);
   free(d->labels);
+  free(d->targets);
   free(d->split);
   free(d->source);
   free(d->ids);
@@ -420,6 +507,10 @@ int64_t fg_dataset_num_classes(const fg_dataset *ds) {
   return ds ? ds->num_classes : 0;
 }
 
+int64_t fg_dataset_num_tasks(const fg_dataset *ds) {
+  return ds ? ds->num_tasks : 0;
+}
+
 int64_t fg_dataset_split_size(const fg_dataset *ds, int k) {
   if (!ds || !ds->split || k < FG_SPLIT_TRAIN || k > FG_SPLIT_TEST) return 0;
   int64_t c = 0;
@@ -431,8 +522,65 @@ int64_t fg_dataset_split_size(const fg_dataset *ds, int k) {
 
 #define FG_INFO_MAX_LISTED_CLASSES 64
 
+/* Multi-label targets: the nodes with a target, and each task's positive rate (positives over
+ * the nodes with that task's target): the extremes and mean, and every task when few. */
+static void print_target_rates(const fg_dataset *ds, FILE *out) {
+  const int64_t T = ds->num_tasks, n = ds->num_nodes;
+  int64_t *pos = fg_calloc_array((size_t)T, sizeof *pos), *have = fg_calloc_array((size_t)T, 8);
+  int64_t labelled = 0, missing = 0;
+  if (!pos || !have) {
+    fprintf(out, "  %-12s (not enough memory to count)\n", "targets");
+    free(pos);
+    free(have);
+    return;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    int any = 0;
+    for (int64_t t = 0; t < T; t++) {
+      const int8_t y = ds->targets[v * T + t];
+      pos[t] += y == 1;
+      have[t] += y >= 0;
+      missing += y < 0;
+      any |= y >= 0;
+    }
+    labelled += any;
+  }
+  int64_t lo = 0, hi = 0;
+  double mean = 0.0;
+  const double rate0 = have[0] ? (double)pos[0] / (double)have[0] : 0.0;
+  double rlo = rate0, rhi = rate0;
+  for (int64_t t = 0; t < T; t++) {
+    const double r = have[t] ? (double)pos[t] / (double)have[t] : 0.0;
+    mean += r / (double)T;
+    if (r < rlo) rlo = r, lo = t;
+    if (r > rhi) rhi = r, hi = t;
+  }
+  fprintf(out,
+          "  %-12s %lld labelled (a target present), %lld unlabelled; %lld of %lld targets "
+          "missing\n",
+          "targets", (long long)labelled, (long long)(n - labelled), (long long)missing,
+          (long long)(n * T));
+  fprintf(out, "  %-12s positive rate per task min %.4f (task %lld), mean %.4f, max %.4f (task "
+          "%lld)\n", "", rlo, (long long)lo, mean, rhi, (long long)hi);
+  if (T <= FG_INFO_MAX_LISTED_CLASSES) {
+    /* "task:rate" items, 8 a line */
+    for (int64_t t = 0; t < T; t++) {
+      if (t % 8 == 0) fprintf(out, "  %-12s", "");
+      fprintf(out, " %3lld:%.3f", (long long)t,
+              have[t] ? (double)pos[t] / (double)have[t] : 0.0);
+      if (t % 8 == 7 || t == T - 1) fputc('\n', out);
+    }
+  }
+  free(pos);
+  free(have);
+}
+
 static void print_label_counts(const fg_dataset *ds, FILE *out) {
   const int64_t C = ds->num_classes;
+  if (ds->targets) {
+    print_target_rates(ds, out);
+    return;
+  }
   int64_t unlabelled = 0;
   if (C <= 0 || !ds->labels) {
     fprintf(out, "  %-12s none\n", "labels");
@@ -513,8 +661,12 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
           (long long)s.p90, (long long)s.p99, (long long)s.isolated);
   fprintf(out, "  %-12s %lld%s\n", "features", (long long)ds->num_features,
           ds->features_generated ? " (generated: uniform in [-1, 1))" : "");
-  fprintf(out, "  %-12s %lld%s\n", "classes", (long long)ds->num_classes,
-          ds->labels_generated ? " (generated from degree quantiles)" : "");
+  if (ds->targets)
+    fprintf(out, "  %-12s %lld binary tasks (multi-label targets: --task multilabel)\n", "tasks",
+            (long long)ds->num_tasks);
+  else
+    fprintf(out, "  %-12s %lld%s\n", "classes", (long long)ds->num_classes,
+            ds->labels_generated ? " (generated from degree quantiles)" : "");
   print_label_counts(ds, out);
   fprintf(out, "  %-12s train %lld  valid %lld  test %lld  none %lld%s\n", "split",
           (long long)split[0], (long long)split[1], (long long)split[2], (long long)in_none,

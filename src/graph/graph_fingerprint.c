@@ -4,7 +4,7 @@
 #include "graph/fg_graph.h"
 
 /* One seed a part, so that two parts holding the same bytes still hash differently. */
-enum { SEED_ROWS = 1, SEED_COLS, SEED_FEATURES, SEED_LABELS, SEED_SPLIT };
+enum { SEED_ROWS = 1, SEED_COLS, SEED_FEATURES, SEED_LABELS, SEED_SPLIT, SEED_TARGETS };
 
 void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp) {
   const size_t n = (size_t)ds->num_nodes;
@@ -19,6 +19,11 @@ void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp) {
   fp->feature_hash = fg_hash64(
       ds->features, ds->features ? n * (size_t)ds->num_features * sizeof(float) : 0,
       SEED_FEATURES);
-  fp->labels = fg_hash64(ds->labels, ds->labels ? n * sizeof *ds->labels : 0, SEED_LABELS);
+  /* multi-label targets take the labels' place (a dataset has one or the other), under a seed
+   * of their own: the fingerprints of one-class-per-node datasets are what they always were */
+  if (ds->targets)
+    fp->labels = fg_hash64(ds->targets, n * (size_t)ds->num_tasks, SEED_TARGETS);
+  else
+    fp->labels = fg_hash64(ds->labels, ds->labels ? n * sizeof *ds->labels : 0, SEED_LABELS);
   fp->split = fg_hash64(ds->split, ds->split ? n : 0, SEED_SPLIT);
 }

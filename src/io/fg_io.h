@@ -21,8 +21,13 @@ typedef struct fg_raw {
   int directed;            /* 1 if the file says the edges are directed */
   int64_t num_features;    /* 0 if the file has no features */
   float *features;         /* (num_nodes x num_features) row-major, finite */
-  int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels */
-  int64_t num_classes;     /* max label + 1 (0 if no labels) */
+  int32_t *labels;         /* (num_nodes), -1 = unlabelled; NULL if no labels (or targets) */
+  int64_t num_classes;     /* max label + 1 (0 if no labels, and when targets != NULL) */
+  int64_t num_tasks;       /* T >= 1 when the labels are multi-label (several columns); 0: the
+                              labels are one class id per node (labels / num_classes) */
+  int8_t *targets;         /* (num_nodes x num_tasks) row-major, 1 positive, 0 negative,
+                              -1 missing (a NaN or empty field in the file); NULL when T = 0.
+                              When set, labels == NULL and num_classes == 0. */
   int8_t *split;           /* (num_nodes) FG_SPLIT_*; NULL if the file has no split */
   int ids_inferred;        /* 1: nothing declared the node count (an edge list without a usable
                               "# Nodes: N" comment): ids may be sparse, see fg_raw_renumber */
@@ -51,11 +56,26 @@ fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line);
 fg_status fg_raw_renumber(fg_raw *r);
 
 /* OGB node-property raw layout under dir (raw/…, split/<name>/…), .csv or .csv.gz.
- * split_name NULL: the only folder under split/ (error if several). */
+ * split_name NULL: the only folder under split/ (error if several). The binary raw layout
+ * (ogbn-papers100M) is taken when raw/data.npz exists: raw/data.npz (edge_index 2 x E,
+ * num_nodes_list, num_edges_list, node_feat N x F float16/32/64 optional; other node_* and edge_*
+ * members ignored), raw/node-label.npz (node_label: N or N x 1 class ids, NaN or -1 unlabelled;
+ * N x T with T > 1: multi-label targets, NaN or -1 missing), split/<name>/ as for csv. */
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out);
-/* NumPy .npz: CSR layout (adj_*, attr_*, labels) or dense layout (node_features, edges,
- * node_labels, train/val/test_masks with split column split_index). */
+/* GraphSAINT's directory layout: adj_full.npz (scipy.sparse, N x N), feats.npy (N x F),
+ * class_map.json (every node id -> a class, or -> a list of 0/1: multi-label targets),
+ * role.json ({"tr": [...], "va": [...], "te": [...]}). adj_train.npz is ignored. */
+fg_status fg_read_saint(const char *dir, fg_raw *out);
+/* NumPy .npz: CSR layout (adj_*, attr_*, labels), dense layout (node_features, edges,
+ * node_labels, train/val/test_masks with split column split_index), or a scipy.sparse matrix
+ * as save_npz writes it (format, shape, ...: the graph alone, fg_read_scipy_sparse_mem). */
 fg_status fg_read_npz(const char *path, int split_index, fg_raw *out);
+/* The PyG/DGL Reddit pair in dir: reddit_data.npz (feature: N x F, any numeric dtype, float16
+ * widened; label: N integers; node_types: N, 1 train, 2 valid, 3 test) and reddit_graph.npz (a
+ * scipy.sparse N x N adjacency, csr/csc/coo, whose pattern is the graph). */
+fg_status fg_read_reddit(const char *dir, fg_raw *out);
+/* 1 when dir holds reddit_data.npz or reddit_graph.npz (the other is then required). */
+int fg_is_reddit_dir(const char *dir);
 /* NumPy .npy holding an integer edge array (E x 2). */
 fg_status fg_read_npy_edges(const char *path, fg_raw *out);
 /* Matrix Market coordinate (pattern/real/integer; general/symmetric), plain or gzip. */
@@ -74,8 +94,20 @@ fg_status fg_read_arrays(const fg_arrays *a, fg_raw *out);
 fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int split_index,
                           fg_raw *out);
 fg_status fg_read_npy_edges_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* The Reddit pair from its two archives in memory; messages name dir/reddit_data.npz and
+ * dir/reddit_graph.npz. */
+fg_status fg_read_reddit_mem(const void *data, size_t data_len, const void *graph,
+                             size_t graph_len, const char *dir, fg_raw *out);
 fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* GraphSAINT's class_map.json and role.json over n nodes (messages name "class_map.json" and
+ * "role.json"): labels or targets, and the split. */
+fg_status fg_read_saint_maps_mem(const void *class_map, size_t cm_len, const void *role,
+                                 size_t role_len, int64_t n, fg_raw *out);
+/* OGB's binary raw/data.npz and raw/node-label.npz (label NULL: none), without a split; name
+ * is the dataset folder as messages name it. */
+fg_status fg_read_ogb_npz_mem(const void *data, size_t data_len, const void *label,
+                              size_t label_len, const char *name, fg_raw *out);
 /* One OGB csv table (for fuzzing the csv parser): rows of `width` numbers. */
 fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t width,
                           int64_t expect_rows, double **values, int64_t *rows);

@@ -87,7 +87,8 @@ const char *fg_token_text(const char *p, const char *stops, char *out, size_t ca
 
 /* A parsed .npy: a view of the data inside the caller's buffer. */
 typedef struct fg_npy {
-  char kind;                      /* 'f' float, 'i' signed, 'u' unsigned, 'b' bool */
+  char kind;                      /* 'f' float, 'i' signed, 'u' unsigned, 'b' bool; 'S'
+                                     bytes and 'U' UCS-4 only from fg_npy_read_text */
   int itemsize;                   /* bytes per element */
   int fortran;                    /* column-major storage */
   int ndim;
@@ -100,9 +101,23 @@ typedef struct fg_npy {
 
 /* Parse a .npy held in buf[0, len): header, dtype and every size against the bytes present. */
 fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a);
+/* The header of a .npy of total bytes from its first len (<= total): dtype, shape and count,
+ * the count checked against total, a->data NULL. For a member whose values are not read. */
+fg_status fg_npy_parse_header(const void *buf, size_t len, size_t total, const char *name,
+                              fg_npy *a);
+/* The one string a .npy holds (shape () or (1,), dtype |Sn or <Un, as scipy.sparse.save_npz
+ * writes its format member) into out[cap], NUL-terminated, non-ASCII as '?'; a is the parse.
+ * Any other dtype or count fails naming what was found. */
+fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *out, size_t cap,
+                           fg_npy *a);
+/* C-order element i of an integer or bool array as int64; *ok = 0 for a uint64 beyond int64. */
+int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok);
+/* C-order element i of a numeric array as a double (float16 widened; NaN and Inf as they are). */
+double fg_npy_real_at(const fg_npy *a, int64_t i);
 /* Convert to int64 in C order (integer and bool dtypes only). */
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst);
-/* Convert to float32 in C order (any numeric dtype); NaN/Inf (also after narrowing) rejected. */
+/* Convert to float32 in C order (any numeric dtype; float16 widened exactly); NaN/Inf (also
+ * after narrowing) rejected, naming the element. */
 fg_status fg_npy_to_f32(const fg_npy *a, const char *name, float *dst);
 /* The m edges (ev[2e], ev[2e + 1]) of an (E x 2) array into r->src and r->dst (allocated here),
  * every id in [0, n); sets r->num_edges = m and r->num_nodes = the largest id + 1. */
@@ -137,5 +152,61 @@ int64_t fg_zip_find(const fg_zip *z, const char *name);
 fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
                          size_t *len, unsigned char **owned);
 void fg_zip_close(fg_zip *z);
+
+/* ---- .npz members (io_npz.c), for the readers of layouts made of .npz archives ------------- */
+
+/* An open .npz: its zip directory, the members extracted so far (kept to fg_npz_close) and the
+ * bytes the read holds against the reader's budget (held at open: what the caller holds besides,
+ * plus the archive's len). Members are named by base name, "shape" finding shape.npy or shape. */
+typedef struct fg_npz fg_npz;
+fg_status fg_npz_open(const void *buf, size_t len, const char *name, double held, fg_npz **out);
+void fg_npz_close(fg_npz *c);
+const char *fg_npz_path(const fg_npz *c);
+double fg_npz_held(const fg_npz *c);
+int fg_npz_has(const fg_npz *c, const char *base);
+/* Parse member base: *label "path[member.npy]" for messages, NULL when absent and not required
+ * (required: "path: member base.npy is missing"). */
+fg_status fg_npz_get(fg_npz *c, const char *base, int required, fg_npy *a, const char **label);
+/* The header of member base (fg_npy_parse_header), a->data NULL: a deflated member is inflated
+ * only as far as its header (64 KiB at most), nothing held; a stored one is viewed (and its
+ * CRC-32 checked). For members whose values are not read (scipy.sparse's data). */
+fg_status fg_npz_get_header(fg_npz *c, const char *base, int required, fg_npy *a,
+                            const char **label);
+/* The one string member base holds (fg_npy_read_text); required. */
+fg_status fg_npz_get_text(fg_npz *c, const char *base, char *out, size_t cap, fg_npy *a,
+                          const char **label);
+/* Count bytes more against the budget before allocating them (FG_ERR_MEMLIMIT naming label and
+ * what they are for), and give them back. */
+fg_status fg_npz_hold(fg_npz *c, double bytes, const char *label, const char *what);
+void fg_npz_release(fg_npz *c, double bytes);
+/* An integer array as int64 (held: fg_npz_release 8 bytes an element when freeing *out). */
+fg_status fg_npz_ints(fg_npz *c, const fg_npy *a, const char *label, int64_t **out);
+/* A (n,) integer label array into r->labels / r->num_classes (-1: unlabelled; class ids mostly
+ * used, fg_raw_check_classes). */
+fg_status fg_npz_labels(fg_npz *c, const fg_npy *a, const char *label, int64_t n, fg_raw *r);
+/* Hold a dense n x f float32 feature matrix (width and size checked first). */
+fg_status fg_npz_hold_dense(fg_npz *c, const char *label, int64_t n, int64_t f);
+/* A CSR index pointer of n + 1 entries: 0 first, never decreasing, nnz last. */
+fg_status fg_check_indptr(const int64_t *ip, int64_t n, int64_t nnz, const char *label);
+/* The members' names, comma-separated ("none" for an empty archive). */
+void fg_npz_member_list(const fg_npz *c, char *out, size_t cap);
+
+/* ---- scipy.sparse and the Reddit pair (io_scipy.c) ----------------------------------------- */
+
+/* The pattern of a square scipy.sparse matrix as scipy.sparse.save_npz writes it (members format
+ * ('csr', 'csc' or 'coo', |S3 or <U3), shape (2 integers), data (any numeric dtype, one per
+ * entry, values ignored: the pattern is the graph), and indptr + indices (int32/int64) or row +
+ * col (int32/int64)): out->num_nodes = shape[0], one edge (row -> column) per stored entry,
+ * duplicates kept, directed = 1; nothing else set. Everything is checked: the format known,
+ * shape two non-negative integers and square, indptr starting at 0, never decreasing and ending
+ * at the number of indices, every index in range, the lengths consistent; a missing member is
+ * named. buf holds the .npz (stored or deflated members); name is used in messages ("name[member]:
+ * element k: ..."). held: bytes the caller holds already, for the reader's budget
+ * (fg_io_set_budget), which the edges (fg_io_edge_bytes each) and index copies are checked
+ * against before they are allocated. Ready for GraphSAINT's adj_full.npz. */
+fg_status fg_read_scipy_sparse_mem(const void *buf, size_t len, const char *name, double held,
+                                   fg_raw *out);
+/* The same over an open archive whose layout was recognised (format and shape members). */
+fg_status fg_npz_scipy_sparse(fg_npz *c, fg_raw *out);
 
 #endif /* FG_IO_INTERNAL_H */

@@ -56,6 +56,7 @@ void fg_raw_free(fg_raw *r) {
   free(r->dst);
   free(r->features);
   free(r->labels);
+  free(r->targets);
   free(r->split);
   free(r->ids);
   memset(r, 0, sizeof *r);

@@ -99,8 +99,9 @@ cleanup:
   return st;
 }
 
-/* "<f4" and friends: byte order, kind, item size. */
-static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
+/* "<f4" and friends: byte order, kind, item size. allow_text: accept 'S' (bytes, |Sn) and
+ * 'U' (UCS-4, <Un) for fg_npy_read_text; every other caller refuses string arrays. */
+static fg_status parse_descr(const char *d, const char *name, int allow_text, fg_npy *a) {
   fg_status st = FG_OK;
   char order = '|';
   const char *p = d;
@@ -115,14 +116,21 @@ static fg_status parse_descr(const char *d, const char *name, fg_npy *a) {
   }
   FG_REQUIRE(kind != 'O', FG_ERR_UNSUPPORTED, "%s: object arrays (dtype '%s') are not supported",
              name, a->descr);
+  if (allow_text && (kind == 'S' || kind == 'U') && digits > 0 && *p == '\0' && size >= 1 &&
+      size <= 1024 && !(kind == 'U' && order == '>')) {
+    a->kind = kind;
+    a->itemsize = (int)(kind == 'U' ? 4 * size : size);
+    return FG_OK;
+  }
   FG_REQUIRE(kind != 'U' && kind != 'S' && kind != 'a', FG_ERR_UNSUPPORTED,
              "%s: string arrays (dtype '%s') are not supported", name, a->descr);
+  /* float16 (mag240M's features) is widened to float32 exactly by fg_npy_to_f32 */
   int ok = digits > 0 && *p == '\0' &&
-           ((kind == 'f' && (size == 4 || size == 8)) ||
+           ((kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
             ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
             (kind == 'b' && size == 1));
   FG_REQUIRE(ok, FG_ERR_UNSUPPORTED,
-             "%s: dtype '%s' is not supported (float32/64, int8-64, uint8-64, bool)", name,
+             "%s: dtype '%s' is not supported (float16/32/64, int8-64, uint8-64, bool)", name,
              a->descr);
   FG_REQUIRE(!(order == '>' && size > 1), FG_ERR_UNSUPPORTED,
              "%s: big-endian dtype '%s' is not supported (convert with .astype('<%c%ld'))", name,
@@ -133,7 +141,10 @@ cleanup:
   return st;
 }
 
-fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
+/* buf[0, len) holds the first len of the .npy's total bytes (len == total: all of it; else
+ * only the header is parsed and a->data is NULL). */
+static fg_status npy_parse(const void *buf, size_t len, size_t total, const char *name,
+                           int allow_text, fg_npy *a) {
   fg_status st = FG_OK;
   const unsigned char *b = buf;
   int have_descr = 0, have_fortran = 0, have_shape = 0;
@@ -151,9 +162,12 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(len >= hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: %zu bytes, shorter than the preamble", name, len);
   size_t hlen = (size_t)load_le(b + 8, (int)hstart - 8);
-  FG_REQUIRE(hlen <= len - hstart, FG_ERR_FORMAT,
+  FG_REQUIRE(hlen <= total - hstart, FG_ERR_FORMAT,
              "%s: truncated .npy: header of %zu bytes at offset %zu, but the file has %zu bytes",
-             name, hlen, hstart, len);
+             name, hlen, hstart, total);
+  FG_REQUIRE(hlen <= len - hstart, FG_ERR_UNSUPPORTED,
+             "%s: .npy header of %zu bytes is longer than the %zu bytes read ahead of it", name,
+             hlen, len);
   hdr_cursor c = {(const char *)b + hstart, (const char *)b + hstart + hlen, (const char *)b, name};
   FG_CHECK(hdr_expect(&c, '{', "to open the header dict"));
   for (;;) {
@@ -193,7 +207,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
   FG_REQUIRE(have_descr && have_fortran && have_shape, FG_ERR_FORMAT,
              "%s: bad .npy header: missing '%s'", name,
              !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
-  FG_CHECK(parse_descr(descr, name, a));
+  FG_CHECK(parse_descr(descr, name, allow_text, a));
   FG_REQUIRE(!a->fortran || a->ndim <= 2, FG_ERR_UNSUPPORTED,
              "%s: Fortran-order arrays with %d dimensions are not supported", name, a->ndim);
 
@@ -206,7 +220,7 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
                "%s: .npy shape overflows", name);
     count *= d;
   }
-  size_t avail = len - doff;
+  size_t avail = total - doff;
   FG_REQUIRE(count <= avail / (size_t)a->itemsize, FG_ERR_FORMAT,
              "%s: truncated .npy data: shape needs %llu bytes from offset %zu, only %zu present",
              name, (unsigned long long)count * (unsigned long long)a->itemsize, doff, avail);
@@ -215,13 +229,60 @@ fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a)
              "%s: %zu unexpected bytes after the .npy data (which ends at offset %zu)", name,
              avail - nbytes, doff + nbytes);
   a->count = (int64_t)count;
-  a->data = b + doff;
+  a->data = len == total ? b + doff : NULL;
   a->data_offset = doff;
 cleanup:
   return st;
 }
 
+fg_status fg_npy_parse(const void *buf, size_t len, const char *name, fg_npy *a) {
+  return npy_parse(buf, len, len, name, 0, a);
+}
+
+fg_status fg_npy_parse_header(const void *buf, size_t len, size_t total, const char *name,
+                              fg_npy *a) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(len <= total, FG_ERR_INTERNAL, "%s: %zu bytes of a .npy of %zu", name, len, total);
+  FG_CHECK(npy_parse(buf, len, total, name, 0, a));
+cleanup:
+  return st;
+}
+
+fg_status fg_npy_read_text(const void *buf, size_t len, const char *name, char *out, size_t cap,
+                           fg_npy *a) {
+  fg_status st = FG_OK;
+  out[0] = '\0';
+  FG_CHECK(npy_parse(buf, len, len, name, 1, a));
+  FG_REQUIRE(a->kind == 'S' || a->kind == 'U', FG_ERR_FORMAT,
+             "%s: expected a string, got dtype '%s'", name, a->descr);
+  FG_REQUIRE(a->count == 1, FG_ERR_FORMAT, "%s: expected one string, got %lld", name,
+             (long long)a->count);
+  /* fixed width, padded with NULs; 'U' holds little-endian UCS-4 code points */
+  const int width = a->kind == 'U' ? a->itemsize / 4 : a->itemsize;
+  size_t n = 0;
+  for (int k = 0; k < width; k++) {
+    uint32_t cp = a->kind == 'U' ? (uint32_t)load_le(a->data + 4 * k, 4) : a->data[k];
+    if (cp == 0) break;
+    /* anything beyond ASCII cannot be a name the readers know: shown as '?' */
+    if (n + 1 < cap) out[n++] = cp < 128 ? (char)cp : '?';
+  }
+  out[n] = '\0';
+cleanup:
+  return st;
+}
+
 /* ---- element access ------------------------------------------------------------------------ */
+
+/* IEEE 754 binary16 to float, exactly (every half is a float): subnormals m * 2^-24, Inf and
+ * NaN kept as such for the finiteness check to name. */
+static float half_to_float(uint16_t h) {
+  const unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v;
+  if (e == 0) v = ldexpf((float)m, -24);
+  else if (e == 31) v = m ? NAN : INFINITY;
+  else v = ldexpf((float)(m | 0x400), (int)e - 25);
+  return (h & 0x8000) ? -v : v;
+}
 
 /* Storage index of C-order element i. */
 static int64_t npy_storage_index(const fg_npy *a, int64_t i) {
@@ -251,6 +312,7 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   const unsigned char *p = a->data + (size_t)s * (size_t)a->itemsize;
   if (a->kind == 'f') {
     uint64_t x = load_le(p, a->itemsize);
+    if (a->itemsize == 2) return half_to_float((uint16_t)x);
     if (a->itemsize == 4) {
       uint32_t x32 = (uint32_t)x;
       float f;
@@ -264,6 +326,14 @@ static double npy_real_at(const fg_npy *a, int64_t s) {
   int ok;
   int64_t v = npy_int_at(a, s, &ok);
   return ok ? (double)v : (double)(uint64_t)v;
+}
+
+double fg_npy_real_at(const fg_npy *a, int64_t i) {
+  return npy_real_at(a, npy_storage_index(a, i));
+}
+
+int64_t fg_npy_int_at(const fg_npy *a, int64_t i, int *ok) {
+  return npy_int_at(a, npy_storage_index(a, i), ok);
 }
 
 fg_status fg_npy_to_i64(const fg_npy *a, const char *name, int64_t *dst) {

@@ -154,17 +154,12 @@ static uint32_t crc_of(const unsigned char *p, size_t n) {
   return (uint32_t)c;
 }
 
-fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
-                         size_t *len, unsigned char **owned) {
+/* Where member i's data starts: its flags, method and local header checked, its compressed
+ * bytes within the archive. */
+static fg_status member_start(const fg_zip *z, int64_t i, uint64_t *start_out) {
   fg_status st = FG_OK;
   const fg_zip_member *m = &z->members[i];
   const unsigned char *b = z->buf;
-  unsigned char *out = NULL;
-  z_stream zs;
-  int zs_init = 0;
-  *data = NULL;
-  *len = 0;
-  *owned = NULL;
   FG_REQUIRE(!(m->flags & 1), FG_ERR_UNSUPPORTED, "%s: member '%s' is encrypted", z->name,
              m->show);
   FG_REQUIRE(m->method == 0 || m->method == 8, FG_ERR_UNSUPPORTED,
@@ -179,6 +174,59 @@ fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned
              "%s: byte %llu: member '%s' (%llu bytes) runs past the end of the archive "
              "(%zu bytes): truncated?", z->name, (unsigned long long)start, m->show,
              (unsigned long long)m->csize, z->len);
+  *start_out = start;
+cleanup:
+  return st;
+}
+
+/* The first min(cap, usize) bytes of deflated member i inflated into out (*got of them): what
+ * a .npy header needs, without inflating, or holding, the rest. */
+static fg_status zip_prefix(const fg_zip *z, int64_t i, unsigned char *out, size_t cap,
+                            size_t *got) {
+  fg_status st = FG_OK;
+  const fg_zip_member *m = &z->members[i];
+  z_stream zs;
+  int zs_init = 0;
+  uint64_t start = 0;
+  *got = 0;
+  FG_CHECK(member_start(z, i, &start));
+  const size_t want = m->usize < cap ? (size_t)m->usize : cap;
+  memset(&zs, 0, sizeof zs);
+  int zr = inflateInit2(&zs, -MAX_WBITS);
+  FG_REQUIRE(zr == Z_OK, FG_ERR_NOMEM, "%s: cannot start inflate (zlib error %d)", z->name, zr);
+  zs_init = 1;
+  zs.next_in = (unsigned char *)(uintptr_t)(z->buf + start);
+  zs.avail_in = (uInt)(m->csize > (1u << 30) ? (1u << 30) : m->csize);
+  zs.next_out = out;
+  zs.avail_out = (uInt)want;
+  while (zs.avail_out > 0) {
+    zr = inflate(&zs, Z_SYNC_FLUSH);
+    if (zr == Z_STREAM_END) break;
+    FG_REQUIRE(zr == Z_OK, zr == Z_MEM_ERROR ? FG_ERR_NOMEM : FG_ERR_FORMAT,
+               "%s: member '%s': %s deflate data near byte %llu (%s)", z->name, m->show,
+               zr == Z_BUF_ERROR ? "truncated" : "corrupt",
+               (unsigned long long)(start + (uint64_t)(zs.next_in - (z->buf + start))),
+               zs.msg ? zs.msg : "inflate failed");
+  }
+  *got = want - zs.avail_out;
+cleanup:
+  if (zs_init) inflateEnd(&zs);
+  return st;
+}
+
+fg_status fg_zip_extract(const fg_zip *z, int64_t i, double held, const unsigned char **data,
+                         size_t *len, unsigned char **owned) {
+  fg_status st = FG_OK;
+  const fg_zip_member *m = &z->members[i];
+  const unsigned char *b = z->buf;
+  unsigned char *out = NULL;
+  z_stream zs;
+  int zs_init = 0;
+  uint64_t start = 0;
+  *data = NULL;
+  *len = 0;
+  *owned = NULL;
+  FG_CHECK(member_start(z, i, &start));
   const unsigned char *src = b + start;
   if (m->method == 0) {
     FG_REQUIRE(m->csize == m->usize, FG_ERR_FORMAT,
@@ -259,7 +307,9 @@ cleanup:
 
 /* ---- .npz layouts ------------------------------------------------------------------------- */
 
-typedef struct npz_ctx {
+/* fg_npz (fg_io_internal.h) is this context: readers of layouts built on .npz archives
+ * (io_scipy.c) use it through the fg_npz_* functions at the end of this file. */
+typedef struct fg_npz {
   const char *path;
   fg_zip zip;
   unsigned char *owned[16];
@@ -297,15 +347,15 @@ static int npz_has(const npz_ctx *c, const char *base) {
   return npz_find(c, base) >= 0;
 }
 
-/* Parse member base(.npy). *label: "path[member]" for messages, or NULL if the member is
- * absent (then a is untouched). */
-static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
-                         const char **label) {
+/* The bytes of member base(.npy), kept to the end of the read. *label: "path[member]" for
+ * messages, or NULL if the member is absent (then *data is NULL). */
+static fg_status npz_bytes(npz_ctx *c, const char *base, int required, const unsigned char **data,
+                           size_t *len, const char **label) {
   fg_status st = FG_OK;
-  const unsigned char *data = NULL;
-  size_t len = 0;
   unsigned char *own = NULL;
   *label = NULL;
+  *data = NULL;
+  *len = 0;
   int64_t i = npz_find(c, base);
   if (i < 0) {
     FG_REQUIRE(!required, FG_ERR_FORMAT, "%s: member %s.npy is missing", c->path, base);
@@ -314,15 +364,31 @@ static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
   FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
   int k = c->nowned;
   snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].show);
-  FG_CHECK(fg_zip_extract(&c->zip, i, c->held, &data, &len, &own));
-  if (own) c->held += (double)len + 1.0; /* inflated: kept to the end of the read */
+  FG_CHECK(fg_zip_extract(&c->zip, i, c->held, data, len, &own));
+  if (own) c->held += (double)*len + 1.0; /* inflated: kept to the end of the read */
   c->nowned++;
   c->owned[k] = own;
   own = NULL;
-  FG_CHECK(fg_npy_parse(data, len, c->label[k], a));
   *label = c->label[k];
 cleanup:
   free(own);
+  return st;
+}
+
+/* Parse member base(.npy). *label: "path[member]" for messages, or NULL if the member is
+ * absent (then a is untouched). */
+static fg_status npz_get(npz_ctx *c, const char *base, int required, fg_npy *a,
+                         const char **label) {
+  fg_status st = FG_OK;
+  const unsigned char *data = NULL;
+  size_t len = 0;
+  const char *l = NULL;
+  *label = NULL;
+  FG_CHECK(npz_bytes(c, base, required, &data, &len, &l));
+  if (!l) goto cleanup;
+  FG_CHECK(fg_npy_parse(data, len, l, a));
+  *label = l;
+cleanup:
   return st;
 }
 
@@ -343,13 +409,44 @@ cleanup:
   return st;
 }
 
+/* Multi-label targets: an (n, T) array of 0/1 (bool or integers; -1 marks a missing target)
+ * into r->targets, r->num_tasks = T. */
+static fg_status npz_targets(npz_ctx *c, const fg_npy *a, const char *label, int64_t n,
+                             fg_raw *r) {
+  fg_status st = FG_OK;
+  int64_t *v = NULL;
+  const int64_t T = a->shape[1];
+  FG_REQUIRE(T >= 1, FG_ERR_FORMAT, "%s: multi-label targets of shape (%lld, 0): no tasks",
+             label, (long long)n);
+  FG_REQUIRE(a->kind == 'b' || a->kind == 'i' || a->kind == 'u', FG_ERR_FORMAT,
+             "%s: multi-label targets must be bool or integers (0, 1; -1 missing), got dtype "
+             "'%s'", label, a->descr);
+  FG_CHECK(npz_ints(c, a, label, &v));
+  FG_CHECK(npz_hold(c, (double)n * (double)T, label, "the targets"));
+  FG_ALLOC(r->targets, n * T);
+  for (int64_t i = 0; i < n * T; i++) {
+    FG_REQUIRE(v[i] >= -1 && v[i] <= 1, FG_ERR_FORMAT,
+               "%s: node %lld, task %lld: target %lld is not 0 or 1 (or -1 when missing)", label,
+               (long long)(i / T), (long long)(i % T), (long long)v[i]);
+    r->targets[i] = (int8_t)v[i];
+  }
+  r->num_tasks = T;
+cleanup:
+  if (v) npz_release(c, 8.0 * (double)a->count);
+  free(v);
+  return st;
+}
+
+/* One class id a node (n,), or multi-label targets (n, T): npz_targets. */
 static fg_status npz_labels(npz_ctx *c, const fg_npy *a, const char *label, int64_t n,
                             fg_raw *r) {
   fg_status st = FG_OK;
   int64_t *v = NULL;
+  if (a->ndim == 2 && a->shape[0] == n) return npz_targets(c, a, label, n, r);
   FG_REQUIRE(a->ndim == 1 && a->shape[0] == n, FG_ERR_FORMAT,
-             "%s: labels must have shape (%lld,), got %d dimension(s) with %lld elements", label,
-             (long long)n, a->ndim, (long long)a->count);
+             "%s: labels must have shape (%lld,) (a class id a node) or (%lld, T) (0/1 targets "
+             "of T tasks), got %d dimension(s) with %lld elements", label,
+             (long long)n, (long long)n, a->ndim, (long long)a->count);
   FG_CHECK(npz_ints(c, a, label, &v));
   FG_CHECK(npz_hold(c, 4.0 * (double)n, label, "the labels"));
   FG_ALLOC(r->labels, n);
@@ -607,8 +704,8 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
   FG_CHECK(npz_get(c, "edges", 1, &edges, &le));
   FG_REQUIRE(!lf || feat.ndim == 2, FG_ERR_FORMAT, "%s: expected shape (N, F), got %d dimension(s)",
              lf, feat.ndim);
-  FG_REQUIRE(!ll || lab.ndim == 1, FG_ERR_FORMAT, "%s: expected shape (N,), got %d dimension(s)",
-             ll, lab.ndim);
+  FG_REQUIRE(!ll || lab.ndim == 1 || lab.ndim == 2, FG_ERR_FORMAT,
+             "%s: expected shape (N,) or (N, T), got %d dimension(s)", ll, lab.ndim);
   FG_REQUIRE(edges.ndim == 2 && edges.shape[1] == 2, FG_ERR_FORMAT,
              "%s: expected shape (E, 2), got %d dimension(s)", le, edges.ndim);
   int64_t n = lf ? feat.shape[0] : ll ? lab.shape[0] : -1;
@@ -662,9 +759,12 @@ static fg_status npz_read_dense_layout(npz_ctx *c, int split_index, fg_raw *r) {
         FG_REQUIRE(r->split[i] == FG_SPLIT_NONE, FG_ERR_FORMAT,
                    "%s[%s.npy]: node %lld of split %d is also in %s", c->path, mask_names[k],
                    (long long)i, split_index, mask_names[r->split[i]]);
-        FG_REQUIRE(r->labels && r->labels[i] >= 0, FG_ERR_FORMAT,
-                   "%s[%s.npy]: node %lld of split %d has no label", c->path, mask_names[k],
-                   (long long)i, split_index);
+        int labelled = r->labels && r->labels[i] >= 0;
+        for (int64_t t = 0; !labelled && r->targets && t < r->num_tasks; t++)
+          labelled = r->targets[i * r->num_tasks + t] >= 0;
+        FG_REQUIRE(labelled, FG_ERR_FORMAT, "%s[%s.npy]: node %lld of split %d has no label%s",
+                   c->path, mask_names[k], (long long)i, split_index,
+                   r->targets ? " (every target missing)" : "");
         r->split[i] = (int8_t)k;
       }
     }
@@ -689,12 +789,19 @@ fg_status fg_read_npz_mem(const void *buf, size_t len, const char *name, int spl
     FG_CHECK(npz_read_csr_layout(c, &r));
   } else if (npz_has(c, "edges")) {
     FG_CHECK(npz_read_dense_layout(c, split_index, &r));
+  } else if (npz_has(c, "format") && npz_has(c, "shape")) {
+    FG_CHECK(fg_npz_scipy_sparse(c, &r)); /* scipy.sparse.save_npz: the graph alone */
+  } else if (npz_has(c, "feature") && npz_has(c, "node_types")) {
+    FG_FAIL(FG_ERR_FORMAT, "%s: the features of a Reddit pair (reddit_data.npz: feature, label, "
+            "node_types) without its graph: give the folder that holds it and "
+            "reddit_graph.npz, or either file's path beside the other", c->path);
   } else {
     char list[1024] = "";
     for (int64_t i = 0; i < c->zip.num_members; i++)
       fg_list_append(list, sizeof list, i, c->zip.members[i].name);
     FG_FAIL(FG_ERR_FORMAT, "%s: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape "
-            "or edges/node_features/node_labels); members: %s", c->path,
+            "or edges/node_features/node_labels, or scipy.sparse's format/shape/indptr/indices "
+            "or format/shape/row/col); members: %s", c->path,
             c->zip.num_members ? list : "none");
   }
   *out = r;
@@ -720,4 +827,109 @@ fg_status fg_read_npz(const char *path, int split_index, fg_raw *out) {
 cleanup:
   free(buf);
   return st;
+}
+
+/* ---- the context for other readers (fg_io_internal.h) --------------------------------------- */
+
+fg_status fg_npz_open(const void *buf, size_t len, const char *name, double held, fg_npz **out) {
+  fg_status st = FG_OK;
+  npz_ctx *c = NULL;
+  *out = NULL;
+  FG_CALLOC(c, 1);
+  c->path = name ? name : "(buffer)";
+  c->held = held + (double)len;
+  FG_CHECK(fg_zip_open(buf, len, c->path, &c->zip));
+  *out = c;
+  c = NULL;
+cleanup:
+  free(c);
+  return st;
+}
+
+void fg_npz_close(fg_npz *c) {
+  if (!c) return;
+  for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
+  fg_zip_close(&c->zip);
+  free(c);
+}
+
+const char *fg_npz_path(const fg_npz *c) { return c->path; }
+double fg_npz_held(const fg_npz *c) { return c->held; }
+int fg_npz_has(const fg_npz *c, const char *base) { return npz_has(c, base); }
+
+fg_status fg_npz_get(fg_npz *c, const char *base, int required, fg_npy *a, const char **label) {
+  return npz_get(c, base, required, a, label);
+}
+
+fg_status fg_npz_get_header(fg_npz *c, const char *base, int required, fg_npy *a,
+                            const char **label) {
+  fg_status st = FG_OK;
+  unsigned char *head = NULL;
+  size_t got = 0;
+  *label = NULL;
+  int64_t i = npz_find(c, base);
+  if (i < 0 || c->zip.members[i].method != 8) { /* absent, or stored: viewed in place */
+    FG_CHECK(npz_get(c, base, required, a, label));
+    if (*label) a->data = NULL;
+    goto cleanup;
+  }
+  FG_REQUIRE(c->nowned < 16, FG_ERR_INTERNAL, "too many .npz members in use");
+  const int k = c->nowned++; /* the label's slot; nothing owned */
+  c->owned[k] = NULL;
+  snprintf(c->label[k], sizeof c->label[k], "%s[%s]", c->path, c->zip.members[i].show);
+  enum { AHEAD = 65536 + 16 }; /* a v1.0 header is at most 10 + 65535 bytes */
+  FG_ALLOC(head, AHEAD);
+  FG_CHECK(zip_prefix(&c->zip, i, head, AHEAD, &got));
+  {
+    const fg_zip_member *m = &c->zip.members[i];
+    FG_REQUIRE(m->usize <= m->csize * 1040u + 1024u && m->usize < SIZE_MAX, FG_ERR_FORMAT,
+               "%s: member '%s' claims %llu bytes from %llu compressed bytes: impossible for "
+               "deflate", c->path, m->show, (unsigned long long)m->usize,
+               (unsigned long long)m->csize);
+  }
+  FG_CHECK(fg_npy_parse_header(head, got, (size_t)c->zip.members[i].usize, c->label[k], a));
+  *label = c->label[k];
+cleanup:
+  free(head);
+  return st;
+}
+
+fg_status fg_npz_get_text(fg_npz *c, const char *base, char *out, size_t cap, fg_npy *a,
+                          const char **label) {
+  fg_status st = FG_OK;
+  const unsigned char *data = NULL;
+  size_t len = 0;
+  FG_CHECK(npz_bytes(c, base, 1, &data, &len, label));
+  FG_CHECK(fg_npy_read_text(data, len, *label, out, cap, a));
+cleanup:
+  return st;
+}
+
+fg_status fg_npz_hold(fg_npz *c, double bytes, const char *label, const char *what) {
+  return npz_hold(c, bytes, label, what);
+}
+
+void fg_npz_release(fg_npz *c, double bytes) { npz_release(c, bytes); }
+
+fg_status fg_npz_ints(fg_npz *c, const fg_npy *a, const char *label, int64_t **out) {
+  return npz_ints(c, a, label, out);
+}
+
+fg_status fg_npz_labels(fg_npz *c, const fg_npy *a, const char *label, int64_t n, fg_raw *r) {
+  return npz_labels(c, a, label, n, r);
+}
+
+fg_status fg_npz_hold_dense(fg_npz *c, const char *label, int64_t n, int64_t f) {
+  return hold_dense(c, label, n, f);
+}
+
+fg_status fg_check_indptr(const int64_t *ip, int64_t n, int64_t nnz, const char *label) {
+  return check_indptr(ip, n, nnz, label);
+}
+
+void fg_npz_member_list(const fg_npz *c, char *out, size_t cap) {
+  out[0] = '\0';
+  for (int64_t i = 0; i < c->zip.num_members; i++)
+    fg_list_append(out, cap, i, c->zip.members[i].name);
+  if (c->zip.num_members == 0) snprintf(out, cap, "none");
 }

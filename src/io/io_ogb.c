@@ -203,15 +203,62 @@ static int is_nan_word(const char *s) {
   return strcasecmp(s + (*s == '-' || *s == '+'), "nan") == 0;
 }
 
+/* Trim blanks at both ends of p in place; returns the start. */
+static char *trim_field(char *p, size_t *len) {
+  while (*p == ' ' || *p == '\t') p++;
+  size_t k = strlen(p);
+  while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t')) p[--k] = '\0';
+  *len = k;
+  return p;
+}
+
+/* Row `row` of multi-label targets from line s of T comma-separated fields: 0, 1 (or an
+ * integral real such as "1.0"), and an empty field or "nan" for a missing target (-1). */
+static fg_status parse_targets(fg_lines *L, char *s, int64_t T, int8_t *out) {
+  fg_status st = FG_OK;
+  char tok[48];
+  const long long ln = (long long)L->lineno;
+  const int64_t have = count_fields(s);
+  FG_REQUIRE(have == T, FG_ERR_FORMAT,
+             "%s: line %lld: expected %lld target values (the first line's columns), found %lld",
+             L->name, ln, (long long)T, (long long)have);
+  char *p = s;
+  for (int64_t t = 0; t < T; t++) {
+    char *comma = strchr(p, ',');
+    if (comma) *comma = '\0';
+    size_t k = 0;
+    char *f = trim_field(p, &k);
+    int8_t y = -1;
+    if (k > 0 && !is_nan_word(f)) {
+      const char *e = NULL;
+      double v = 0.0;
+      FG_REQUIRE(fg_parse_f64(f, &e, &v) == 0 && *e == '\0', FG_ERR_FORMAT,
+                 "%s: line %lld, column %lld: target '%s' is not a number", L->name, ln,
+                 (long long)t + 1, show_token(f, tok, sizeof tok));
+      FG_REQUIRE(v == 0.0 || v == 1.0, FG_ERR_FORMAT,
+                 "%s: line %lld, column %lld: target '%s' is not 0 or 1 (a multi-label target "
+                 "is 0, 1, or empty or nan when missing)",
+                 L->name, ln, (long long)t + 1, show_token(f, tok, sizeof tok));
+      y = (int8_t)v;
+    }
+    out[t] = y;
+    p = comma ? comma + 1 : p + strlen(p);
+  }
+cleanup:
+  return st;
+}
+
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
- * or "nan" mark an unlabelled node. */
+ * or "nan" mark an unlabelled node. A file whose first line has several columns holds
+ * multi-label targets instead (ogbn-proteins: 112 columns of 0/1): T = its columns, every row
+ * T of them (parse_targets), into *targets (n x T) with *num_tasks = T and no labels. */
 static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
-                            int64_t *num_classes) {
+                            int64_t *num_classes, int8_t **targets, int64_t *num_tasks) {
   fg_status st = FG_OK;
   int32_t *lab = NULL;
-  int64_t rows = 0, cap = 0, maxl = -1;
+  int8_t *tgt = NULL;
+  int64_t rows = 0, cap = 0, maxl = -1, T = 0, most = 0;
   char tok[48];
-  const int64_t most = fg_io_items_allowed(held, sizeof *lab);
   for (;;) {
     char *s;
     FG_CHECK(fg_lines_next(L, &s, NULL));
@@ -219,17 +266,29 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
     long long ln = (long long)L->lineno;
     FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
+    if (rows == 0) { /* the first line decides: one class id, or T targets */
+      T = strchr(s, ',') ? count_fields(s) : 0;
+      most = fg_io_items_allowed(held, T > 0 ? (double)T : (double)sizeof *lab);
+    }
+    if (T > 0) {
+      void *d = tgt;
+      FG_CHECK(table_room(L, rows, most, held, (double)T));
+      FG_CHECK(table_grow(L, &d, &cap, rows + 1, T, 1, n, most));
+      tgt = d;
+      FG_CHECK(parse_targets(L, s, T, tgt + rows * T));
+      rows++;
+      continue;
+    }
     FG_CHECK(table_room(L, rows, most, held, sizeof *lab));
     void *d = lab;
     FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n, most));
     lab = d;
-    FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_UNSUPPORTED,
-               "%s: line %lld: several label columns (multi-task labels are not supported)",
-               L->name, ln);
-    char *p = s;
-    while (*p == ' ' || *p == '\t') p++;
-    size_t k = strlen(p);
-    while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t')) p[--k] = '\0';
+    FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_FORMAT,
+               "%s: line %lld: several label columns (%lld), but line 1 has one (one class id a "
+               "line, or the same number of 0/1 target columns on every line)",
+               L->name, ln, (long long)count_fields(s));
+    size_t k = 0;
+    char *p = trim_field(s, &k);
     int64_t label = -1;
     if (k > 0 && !is_nan_word(p)) {
       const char *e = NULL;
@@ -250,11 +309,18 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
   }
   FG_REQUIRE(rows == n, FG_ERR_FORMAT, "%s: %lld labels, expected one per node (%lld)", L->name,
              (long long)rows, (long long)n);
-  *out = lab;
-  lab = NULL;
-  *num_classes = maxl + 1;
+  if (T > 0) {
+    *targets = tgt;
+    *num_tasks = T;
+    tgt = NULL;
+  } else {
+    *out = lab;
+    lab = NULL;
+    *num_classes = maxl + 1;
+  }
 cleanup:
   free(lab);
+  free(tgt);
   return st;
 }
 
@@ -374,14 +440,24 @@ cleanup:
   return st;
 }
 
+/* Whether node v has a label: a class id, or a target not missing. */
+static int has_label(const fg_raw *r, int64_t v) {
+  if (r->labels) return r->labels[v] >= 0;
+  for (int64_t t = 0; r->targets && t < r->num_tasks; t++)
+    if (r->targets[v * r->num_tasks + t] >= 0) return 1;
+  return 0;
+}
+
 /* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
-static fg_status read_split(const char *dir, const char *name, int64_t n, const int32_t *labels,
-                            double held, int8_t **out) {
+static fg_status read_split(const char *dir, const char *name, const fg_raw *r, double held,
+                            int8_t **out) {
   fg_status st = FG_OK;
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
   int8_t *split = NULL;
   fg_lines L = {0};
+  const int64_t n = r->num_nodes;
+  const int labels = r->labels || r->targets;
   sub = path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
@@ -398,10 +474,11 @@ static fg_status read_split(const char *dir, const char *name, int64_t n, const 
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
       int64_t v = ids[0][i];
-      FG_REQUIRE(labels && labels[v] >= 0, FG_ERR_FORMAT,
+      FG_REQUIRE(labels && has_label(r, v), FG_ERR_FORMAT,
                  "%s: line %lld: node %lld is in the %s split but has no label%s", path,
                  (long long)i + 1, (long long)v, split_files[k],
-                 labels ? "" : " (there is no node-label file)");
+                 !labels ? " (there is no node-label file)"
+                 : r->targets ? " (every target missing)" : "");
       FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT,
                  "%s: line %lld: node %lld is already in the %s split%s", path,
                  (long long)i + 1, (long long)v, split_files[split[v]],
@@ -422,6 +499,8 @@ cleanup:
   return st;
 }
 
+static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held);
+
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_raw r = {0};
@@ -429,6 +508,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   char *path = NULL, *splitdir = NULL, **names = NULL;
   int nnames = 0;
   int64_t *cols[2] = {NULL, NULL};
+  double held = 0.0;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
@@ -436,6 +516,19 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
              dir);
+  free(path);
+  path = NULL;
+
+  /* the binary raw layout (ogbn-papers100M): raw/data.npz in place of the csv tables */
+  path = path_join(dir, "raw/data.npz");
+  FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
+  if (is_file(path)) {
+    FG_CHECK(open_csv(dir, "raw", "edge", 0, &L, &path));
+    FG_REQUIRE(!path, FG_ERR_FORMAT, "%s: both raw/data.npz and %s (the binary and the csv raw "
+               "layouts): remove one", dir, path);
+    FG_CHECK(read_binary_raw(dir, &r, &held));
+    goto split;
+  }
   free(path);
   path = NULL;
 
@@ -471,7 +564,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
   r.directed = 0;
-  double held = (double)rows * fg_io_edge_bytes();
+  held = (double)rows * fg_io_edge_bytes();
 
   FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
@@ -483,11 +576,13 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
 
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
   if (path) {
-    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes));
+    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes, &r.targets,
+                        &r.num_tasks));
     FG_CHECK(fg_raw_check_classes(&r, path, 1));
-    held += 4.0 * (double)r.num_nodes;
+    held += (r.targets ? (double)r.num_tasks : 4.0) * (double)r.num_nodes;
   }
 
+split:
   splitdir = path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
@@ -505,7 +600,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
     FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
                splitdir, list);
   }
-  if (use) FG_CHECK(read_split(dir, use, r.num_nodes, r.labels, held, &r.split));
+  if (use) FG_CHECK(read_split(dir, use, &r, held, &r.split));
 
   *out = r;
   memset(&r, 0, sizeof r);
@@ -518,5 +613,235 @@ cleanup:
   for (int i = 0; i < nnames; i++) free(names[i]);
   free(names);
   fg_raw_free(&r);
+  return st;
+}
+
+/* ---- the binary raw layout (ogbn-papers100M) ----------------------------------------------- */
+
+/* "(a, b, c)" for a message. */
+static const char *shape_text(const fg_npy *a, char *out, size_t cap) {
+  size_t k = (size_t)snprintf(out, cap, "(");
+  for (int d = 0; d < a->ndim && k < cap; d++)
+    k += (size_t)snprintf(out + k, cap - k, "%s%lld", d ? ", " : "", (long long)a->shape[d]);
+  if (k < cap) snprintf(out + k, cap - k, a->ndim == 1 ? ",)" : ")");
+  return out;
+}
+
+/* num_nodes_list / num_edges_list: one integer (one graph) in [lo, hi]. */
+static fg_status npz_count(fg_npz *c, const char *base, int64_t lo, int64_t hi, int64_t *value) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  FG_CHECK(fg_npz_get(c, base, 1, &a, &label));
+  FG_REQUIRE(a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
+             "%s: expected an integer array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE(a.ndim == 1 && a.count > 0, FG_ERR_FORMAT, "%s: expected shape (1,), got %s", label,
+             shape_text(&a, sh, sizeof sh));
+  FG_REQUIRE(a.count == 1, FG_ERR_UNSUPPORTED,
+             "%s: %lld graphs (a dataset of several graphs): only single-graph node-property "
+             "datasets are supported", label, (long long)a.count);
+  int ok;
+  int64_t v = fg_npy_int_at(&a, 0, &ok);
+  FG_REQUIRE(ok && v >= lo && v <= hi, FG_ERR_FORMAT, "%s: %s %lld out of range [%lld, %lld]",
+             label, base, (long long)v, (long long)lo, (long long)hi);
+  *value = v;
+cleanup:
+  return st;
+}
+
+/* raw/data.npz: the edges, the node count and the features. */
+static fg_status npz_graph(fg_npz *c, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  int64_t *ev = NULL, n = 0, m = 0;
+  FG_CHECK(npz_count(c, "num_nodes_list", 1, FG_IO_MAX_NODES, &n));
+  FG_CHECK(npz_count(c, "num_edges_list", 0, INT64_MAX / 32, &m));
+  FG_CHECK(fg_npz_get(c, "edge_index", 1, &a, &label));
+  FG_REQUIRE(a.kind == 'i' || a.kind == 'u', FG_ERR_FORMAT,
+             "%s: expected an integer array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE(a.ndim == 2 && a.shape[0] == 2, FG_ERR_FORMAT,
+             "%s: expected shape (2, E) (sources, then targets), got %s", label,
+             shape_text(&a, sh, sizeof sh));
+  FG_REQUIRE(a.shape[1] == m, FG_ERR_FORMAT, "%s: %lld edges, but num_edges_list says %lld",
+             label, (long long)a.shape[1], (long long)m);
+  {
+    char what[96];
+    snprintf(what, sizeof what, "the edge list of its %lld edges, and their graph build",
+             (long long)m);
+    FG_CHECK(fg_npz_hold(c, (double)m * fg_io_edge_bytes(), label, what));
+  }
+  FG_CHECK(fg_npz_ints(c, &a, label, &ev)); /* (2 x m) in C order: sources, then targets */
+  FG_ALLOC(r->src, FG_MAX(m, 1));
+  FG_ALLOC(r->dst, FG_MAX(m, 1));
+  for (int64_t e = 0; e < m; e++) {
+    for (int k = 0; k < 2; k++) {
+      const int64_t v = ev[k * m + e];
+      FG_REQUIRE(v >= 0 && v < n, FG_ERR_FORMAT,
+                 "%s: element (%d, %lld): node id %lld out of range [0, %lld) (num_nodes_list)",
+                 label, k, (long long)e, (long long)v, (long long)n);
+    }
+    r->src[e] = ev[e];
+    r->dst[e] = ev[m + e];
+  }
+  free(ev);
+  ev = NULL;
+  fg_npz_release(c, 16.0 * (double)m);
+  r->num_nodes = n;
+  r->num_edges = m;
+  r->directed = 0; /* as the csv layout: OGB lists each edge once */
+
+  FG_CHECK(fg_npz_get(c, "node_feat", 0, &a, &label));
+  if (label) {
+    FG_REQUIRE(a.kind == 'f' || a.kind == 'i' || a.kind == 'u' || a.kind == 'b', FG_ERR_FORMAT,
+               "%s: expected a numeric array, got dtype '%s'", label, a.descr);
+    FG_REQUIRE(a.ndim == 2 && a.shape[0] == n && a.shape[1] > 0, FG_ERR_FORMAT,
+               "%s: expected shape (%lld, F) (one row per node), got %s", label, (long long)n,
+               shape_text(&a, sh, sizeof sh));
+    FG_CHECK(fg_npz_hold_dense(c, label, n, a.shape[1]));
+    FG_ALLOC(r->features, a.count);
+    FG_CHECK(fg_npy_to_f32(&a, label, r->features));
+    r->num_features = a.shape[1];
+  }
+cleanup:
+  if (ev) fg_npz_release(c, 16.0 * (double)m);
+  free(ev);
+  return st;
+}
+
+/* raw/node-label.npz: node_label of shape (N,) or (N, 1): class ids, NaN or -1 unlabelled;
+ * (N, T) with T > 1: multi-label targets 0/1, NaN or -1 missing. Integral values only. */
+static fg_status npz_node_labels(fg_npz *c, int64_t n, fg_raw *r) {
+  fg_status st = FG_OK;
+  fg_npy a;
+  const char *label = NULL;
+  char sh[96];
+  FG_CHECK(fg_npz_get(c, "node_label", 1, &a, &label));
+  FG_REQUIRE(a.kind == 'f' || a.kind == 'i' || a.kind == 'u' || a.kind == 'b', FG_ERR_FORMAT,
+             "%s: expected a numeric array, got dtype '%s'", label, a.descr);
+  FG_REQUIRE((a.ndim == 1 || a.ndim == 2) && a.shape[0] == n && (a.ndim == 1 || a.shape[1] > 0),
+             FG_ERR_FORMAT, "%s: expected shape (%lld, 1) or (%lld, T) (one row per node), got %s",
+             label, (long long)n, (long long)n, shape_text(&a, sh, sizeof sh));
+  const int64_t T = a.ndim == 1 ? 1 : a.shape[1];
+  if (T == 1) {
+    int64_t mx = -1;
+    FG_CHECK(fg_npz_hold(c, 4.0 * (double)n, label, "the labels"));
+    FG_ALLOC(r->labels, n);
+    for (int64_t i = 0; i < n; i++) {
+      const double v = fg_npy_real_at(&a, i);
+      int64_t y = -1;
+      if (!isnan(v)) {
+        FG_REQUIRE(v == floor(v) && v >= -1.0 && v < (double)FG_IO_MAX_CLASSES, FG_ERR_FORMAT,
+                   "%s: node %lld: label %g is not a class id (an integer in [0, %lld), or -1 or "
+                   "NaN for none)", label, (long long)i, v, (long long)FG_IO_MAX_CLASSES);
+        y = (int64_t)v;
+      }
+      r->labels[i] = (int32_t)y;
+      if (y > mx) mx = y;
+    }
+    r->num_classes = mx + 1;
+    FG_CHECK(fg_raw_check_classes(r, label, 0));
+  } else {
+    FG_REQUIRE(T <= FG_IO_MAX_CLASSES, FG_ERR_FORMAT, "%s: %lld tasks, at most %lld", label,
+               (long long)T, (long long)FG_IO_MAX_CLASSES);
+    char what[96];
+    snprintf(what, sizeof what, "the targets (%lld nodes x %lld tasks, a byte each)",
+             (long long)n, (long long)T);
+    FG_CHECK(fg_npz_hold(c, (double)n * (double)T, label, what));
+    FG_ALLOC(r->targets, a.count);
+    for (int64_t i = 0; i < a.count; i++) {
+      const double v = fg_npy_real_at(&a, i);
+      FG_REQUIRE(isnan(v) || v == 0.0 || v == 1.0 || v == -1.0, FG_ERR_FORMAT,
+                 "%s: node %lld, task %lld: target %g is not 0 or 1 (or -1 or NaN for missing)",
+                 label, (long long)(i / T), (long long)(i % T), v);
+      r->targets[i] = (int8_t)(isnan(v) ? -1 : (int)v);
+    }
+    r->num_tasks = T;
+  }
+cleanup:
+  return st;
+}
+
+fg_status fg_read_ogb_npz_mem(const void *data, size_t data_len, const void *label,
+                              size_t label_len, const char *name, fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_raw r = {0};
+  fg_npz *c = NULL;
+  char dn[512], ln[512];
+  memset(out, 0, sizeof *out);
+  if (!name) name = "(buffer)";
+  snprintf(dn, sizeof dn, "%s/raw/data.npz", name);
+  snprintf(ln, sizeof ln, "%s/raw/node-label.npz", name);
+  FG_CHECK(fg_npz_open(data, data_len, dn, 0.0, &c));
+  FG_CHECK(npz_graph(c, &r));
+  /* the edges and features are kept; the archive and what was inflated from it go */
+  const double held = (double)r.num_edges * fg_io_edge_bytes() +
+                      4.0 * (double)r.num_nodes * (double)r.num_features;
+  fg_npz_close(c);
+  c = NULL;
+  if (label) {
+    FG_CHECK(fg_npz_open(label, label_len, ln, held, &c));
+    FG_CHECK(npz_node_labels(c, r.num_nodes, &r));
+  }
+  *out = r;
+  memset(&r, 0, sizeof r);
+cleanup:
+  fg_npz_close(c);
+  fg_raw_free(&r);
+  return st;
+}
+
+/* raw/data.npz (and raw/node-label.npz when present) of dir into r; *held: what r holds. */
+static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held) {
+  fg_status st = FG_OK;
+  char *dpath = NULL, *lpath = NULL;
+  unsigned char *dbuf = NULL, *lbuf = NULL;
+  size_t dlen = 0, llen = 0;
+  dpath = path_join(dir, "raw/data.npz");
+  lpath = path_join(dir, "raw/node-label.npz");
+  FG_REQUIRE(dpath && lpath, FG_ERR_NOMEM, "out of memory");
+  FG_CHECK(fg_file_slurp(dpath, &dbuf, &dlen));
+  /* read one archive at a time: data.npz is freed before node-label.npz is read */
+  {
+    fg_npz *c = NULL;
+    st = fg_npz_open(dbuf, dlen, dpath, 0.0, &c);
+    if (st == FG_OK) st = npz_graph(c, r);
+    fg_npz_close(c);
+    if (st != FG_OK) {
+      fg_error_trace(__FILE__, __LINE__);
+      goto cleanup;
+    }
+  }
+  free(dbuf);
+  dbuf = NULL;
+  *held = (double)r->num_edges * fg_io_edge_bytes() +
+          4.0 * (double)r->num_nodes * (double)r->num_features;
+  if (is_file(lpath)) {
+    char need[32];
+    struct stat sb;
+    FG_REQUIRE(stat(lpath, &sb) == 0, FG_ERR_IO, "%s: cannot stat", lpath);
+    FG_REQUIRE(!fg_io_over_limit(*held + (double)sb.st_size), FG_ERR_MEMLIMIT,
+               "%s: the file (%s, read whole) does not fit beside the edges and features: %s",
+               lpath, fg_format_bytes((double)sb.st_size, need, sizeof need),
+               fg_io_limit_text());
+    FG_CHECK(fg_file_slurp(lpath, &lbuf, &llen));
+    fg_npz *c = NULL;
+    st = fg_npz_open(lbuf, llen, lpath, *held, &c);
+    if (st == FG_OK) st = npz_node_labels(c, r->num_nodes, r);
+    fg_npz_close(c);
+    if (st != FG_OK) {
+      fg_error_trace(__FILE__, __LINE__);
+      goto cleanup;
+    }
+    *held += r->labels ? 4.0 * (double)r->num_nodes
+                       : (double)r->num_nodes * (double)r->num_tasks;
+  }
+cleanup:
+  free(dbuf);
+  free(lbuf);
+  free(dpath);
+  free(lpath);
   return st;
 }

@@ -101,6 +101,31 @@ double fg_xent_block_finish(const float *logits, int64_t rows, int64_t cols, int
                             const double *sum, float scale, float *dlogits, int count_rows,
                             int64_t *count, int64_t *correct);
 
+/* Masked sigmoid binary cross-entropy of multi-label logits: a column block [col0, col0 +
+ * cols) of rows x T logits (cols = T, col0 = 0: whole rows) against targets (rows x T int8,
+ * row-major, whole rows: 1 positive, 0 negative, -1 missing). A pair (r, t) counts when
+ * select[r] != 0 (select NULL: every row) and its target is not missing. Per pair, with z the
+ * logit and y the target, the loss is the stable softplus form
+ *   max(z, 0) - z y + log1p(exp(-|z|))        (= -y log s(z) - (1 - y) log(1 - s(z)))
+ * and its gradient s(z) - y (s the logistic sigmoid). Returns the SUM of the loss over the
+ * counted pairs (double accumulation); if dlogits != NULL writes scale * gradient for every
+ * pair of the block (0 for a missing target or a row not selected). When count_pairs, the
+ * counts below are filled (each pair counted once when the blocks cut the tasks and one
+ * replica counts); otherwise the loss is 0 and the counts stay 0. A pair is predicted
+ * positive when z > 0. */
+typedef struct fg_bce_counts {
+  int64_t pairs;   /* (node, task) pairs counted */
+  int64_t correct; /* predicted as the target */
+  int64_t tp, fp, fn;
+} fg_bce_counts;
+double fg_sigmoid_bce(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                      const int8_t *targets, int64_t tasks, const uint8_t *select, float scale,
+                      float *dlogits, int count_pairs, fg_bce_counts *counts);
+/* The frozen reference: one sequential loop, every term in double. */
+double fg_sigmoid_bce_ref(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                          const int8_t *targets, int64_t tasks, const uint8_t *select,
+                          float scale, float *dlogits, int count_pairs, fg_bce_counts *counts);
+
 /* ---- fused elementwise passes (fused.c) ---------------------------------------------- */
 /* out = dropout(act(in + bias)) in one sweep: bias (cols) may be NULL; act is ReLU when relu
  * != 0 (as fg_relu_forward), else identity; dropout as fg_dropout_cols_ref with the same mask

@@ -1,6 +1,7 @@
 /* loss.c -- masked softmax cross-entropy, numerically stable (the row maximum is subtracted
  * before exp) with double accumulation. A row counts when select[r] != 0 (select == NULL
- * selects every row) and labels[r] >= 0. */
+ * selects every row) and labels[r] >= 0. And masked sigmoid binary cross-entropy of
+ * multi-label targets (fg_sigmoid_bce), per (row, task) pair. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -177,5 +178,111 @@ double fg_xent_block_finish(const float *z, int64_t rows, int64_t cols, int64_t 
   }
   if (count) *count = all.n;
   if (correct) *correct = all.ok;
+  return all.loss;
+}
+
+/* ---- sigmoid binary cross-entropy (multi-label) -------------------------------------------- */
+
+/* The loss, gradient and prediction of one pair in double: softplus(z) - z y written so that
+ * neither exp overflows (|z| large) nor log1p loses the small term. */
+static inline double bce_pair(double z, int y, double *grad) {
+  const double e = exp(-fabs(z)); /* in (0, 1] */
+  /* s(z) = 1 / (1 + exp(-z)) for z >= 0, exp(z) / (1 + exp(z)) below: never exp of a positive */
+  const double sig = z >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+  *grad = sig - (double)y;
+  return (z > 0.0 ? z : 0.0) - z * (double)y + log1p(e);
+}
+
+static inline void bce_count(fg_bce_counts *c, float z, int y) {
+  const int pred = z > 0.0f;
+  c->pairs++;
+  c->correct += pred == y;
+  c->tp += pred && y;
+  c->fp += pred && !y;
+  c->fn += !pred && y;
+}
+
+double fg_sigmoid_bce_ref(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                          const int8_t *targets, int64_t tasks, const uint8_t *select,
+                          float scale, float *dlogits, int count_pairs, fg_bce_counts *counts) {
+  double loss = 0.0;
+  fg_bce_counts c = {0, 0, 0, 0, 0};
+  for (int64_t r = 0; r < rows; r++) {
+    const float *z = logits + r * cols;         // (cols)
+    const int8_t *y = targets + r * tasks + col0; // (cols) of the row's tasks
+    const int sel = !select || select[r];
+    for (int64_t j = 0; j < cols; j++) {
+      double g = 0.0;
+      if (sel && y[j] >= 0) {
+        const double l = bce_pair((double)z[j], y[j], &g);
+        if (count_pairs) {
+          loss += l;
+          bce_count(&c, z[j], y[j]);
+        }
+      }
+      if (dlogits) dlogits[r * cols + j] = (float)((double)scale * g);
+    }
+  }
+  if (counts) *counts = c;
+  return loss;
+}
+
+/* rows per task: at least this many pairs */
+#define FG_BCE_MIN_TASK_WORK 8192
+
+typedef struct bce_part {
+  double loss;
+  fg_bce_counts c;
+} bce_part;
+
+static bce_part bce_rows(const float *logits, int64_t cols, int64_t col0, const int8_t *targets,
+                         int64_t tasks, const uint8_t *select, float scale, float *dlogits,
+                         int count_pairs, int64_t r0, int64_t r1) {
+  bce_part p = {0.0, {0, 0, 0, 0, 0}};
+  for (int64_t r = r0; r < r1; r++) {
+    const float *z = logits + r * cols;                // (cols)
+    const int8_t *y = targets + r * tasks + col0;      // (cols)
+    float *dz = dlogits ? dlogits + r * cols : NULL;   // (cols)
+    if (select && !select[r]) {
+      if (dz) memset(dz, 0, (size_t)cols * sizeof *dz);
+      continue;
+    }
+    for (int64_t j = 0; j < cols; j++) {
+      double g = 0.0;
+      if (y[j] >= 0) {
+        const double l = bce_pair((double)z[j], y[j], &g);
+        if (count_pairs) {
+          p.loss += l;
+          bce_count(&p.c, z[j], y[j]);
+        }
+      }
+      if (dz) dz[j] = (float)((double)scale * g);
+    }
+  }
+  return p;
+}
+
+double fg_sigmoid_bce(const float *logits, int64_t rows, int64_t cols, int64_t col0,
+                      const int8_t *targets, int64_t tasks, const uint8_t *select, float scale,
+                      float *dlogits, int count_pairs, fg_bce_counts *counts) {
+  /* the reference's arithmetic per pair; rows split over tasks whose partial sums add in task
+   * order (the loss may differ from the reference's in its last bits, never the gradient) */
+  bce_part part[FG_XENT_MAX_TASKS], all = {0.0, {0, 0, 0, 0, 0}};
+  if (rows < 0) rows = 0;
+  int ntasks = fg_kernel_tasks(rows * (cols > 0 ? cols : 1), FG_BCE_MIN_TASK_WORK);
+  if (ntasks > FG_XENT_MAX_TASKS) ntasks = FG_XENT_MAX_TASKS;
+  FG_OMP_TASKS(ntasks)
+  for (int t = 0; t < ntasks; t++)
+    part[t] = bce_rows(logits, cols, col0, targets, tasks, select, scale, dlogits, count_pairs,
+                       fg_task_start(rows, t, ntasks), fg_task_start(rows, t + 1, ntasks));
+  for (int t = 0; t < ntasks; t++) {
+    all.loss += part[t].loss;
+    all.c.pairs += part[t].c.pairs;
+    all.c.correct += part[t].c.correct;
+    all.c.tp += part[t].c.tp;
+    all.c.fp += part[t].c.fp;
+    all.c.fn += part[t].c.fn;
+  }
+  if (counts) *counts = all.c;
   return all.loss;
 }

@@ -246,6 +246,14 @@ fg_status fg_model_softmax_stats(fg_model *m, fg_scheme *s, const uint8_t *selec
 double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
                      float *dlogits, int64_t *count, int64_t *correct);
 
+/* Sigmoid binary cross-entropy (fg_sigmoid_bce) of the last forward's logits against the
+ * scheme's multi-label targets (s->targets) over the rows with select[r] != 0: this rank's
+ * share of the loss sum and counts (its column block of the primary copy of its rows; sum
+ * them over ranks), and scale * d(loss)/d(logits) into dlogits (may be NULL) for every pair
+ * this rank holds. Not collective. */
+double fg_model_bce(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
+                    float *dlogits, fg_bce_counts *counts);
+
 /* One Adam step t on every piece: the weights of layer l decay by wd[l]; biases, a norm's
  * scale and shift, and features do not; BatchNorm's running statistics take no step. */
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t);

@@ -819,6 +819,13 @@ double fg_model_xent(const fg_model *m, const fg_scheme *s, const uint8_t *selec
                               count, correct);
 }
 
+double fg_model_bce(const fg_model *m, const fg_scheme *s, const uint8_t *select, float scale,
+                    float *dlogits, fg_bce_counts *counts) {
+  const fg_layer_shape *sh = &m->shape[m->layers - 1];
+  return fg_sigmoid_bce(m->H[m->layers], sh->n_out, sh->w_out, sh->col0_out, s->targets,
+                        s->num_tasks, select, scale, dlogits, sh->out_primary, counts);
+}
+
 void fg_model_adam(fg_model *m, fg_adam_params adam, const float *wd, int64_t t) {
   for (int l = 0; l < m->layers; l++) {
     const fg_layer_shape *sh = &m->shape[l];

@@ -565,6 +565,12 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .residual_stages = cfg->residual ? mdl.kind->stages : 0,
                                 .norm = mdl.norm};
     fg_cost3d(&in, cal, e);
+    /* multi-label targets: whole rows of T bytes for the labelled rows (the loss's rows) */
+    {
+      int ra, rb, rc;
+      fg_layer_roles(L - 1, &ra, &rb, &rc);
+      e->mem_bytes += ceil((double)n / grids[gi][rc]) * (double)ds->num_tasks;
+    }
     e->scheme = self->name;
     memcpy(e->grid, grids[gi], sizeof e->grid);
     (*count)++;
@@ -697,7 +703,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
     mem = (12.0 * (nnz + block_nnz) + 16.0 * rows) * (serial ? 0.5 : 1) *
               (ds->symmetric ? 1 : 2) +
           rows * (double)w[0] * 4.0 + (double)act + (double)par +
-          rows * ((double)w[L] * 4.0 + 6.0 + 17.0); /* + a mask and the row statistics */
+          rows * ((double)w[L] * 4.0 + 6.0 + 17.0) /* + a mask and the row statistics */
+          + rows * (double)ds->num_tasks; /* multi-label targets, T bytes a row */
     if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
     if (cover) /* its send buffer beside the receive one, and both ways' codes */
       mem += (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv) * (double)maxw * 4.0 +

@@ -140,6 +140,9 @@ struct fg_scheme {
   int32_t *in_labels;     /* (layer 0's n_in) labels and split of the layer-0 input rows where */
   int8_t *in_split;       /* they are not the labelled rows (3d, when asked); NULL: those rows */
   int64_t num_features, num_classes;
+  int64_t num_tasks;      /* multi-label (fg_scheme_scatter_targets): T = num_classes tasks */
+  int8_t *targets;        /* (n_local x num_tasks) whole rows of the labelled rows' targets (1,
+                             0, -1 missing); NULL for one class per node */
   /* the layer-0 input: shape(0)'s n_in x w_in, or with learn_features the piece of its rows
    * [feat_row0, feat_row0 + feat_rows) that this rank owns as parameters */
   float *features;        /* normalized if asked; read only. When borrowed with feature_rows
@@ -207,6 +210,12 @@ fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
  * ds must outlive s. Not collective. */
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
                                int64_t n_local, int normalize_features);
+
+/* Collective, after a scheme is created: the multi-label targets (ds->targets, rank 0's
+ * dataset) of the rows each rank labels (s->global_ids), whole rows, into s->targets. Every
+ * rank sends its ids to rank 0, which answers with their rows: 8 + T bytes a row, once. A
+ * no-op (s->targets NULL) when the dataset has one class per node. */
+fg_status fg_scheme_scatter_targets(fg_scheme *s, const fg_dataset *ds);
 
 /* 1 if layer l (widths w_in -> w_out) aggregates before its weight product under agg_order
  * (an fg_agg_order): the model's choice, which the volume plans must count the same way. */

@@ -94,6 +94,7 @@ void fg_scheme_destroy(fg_scheme **s) {
   if (!(*s)->features_borrowed) free((*s)->features);
   free((*s)->labels);
   free((*s)->split);
+  free((*s)->targets);
   free((*s)->in_labels);
   free((*s)->in_split);
   free(*s);
@@ -135,6 +136,82 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
   }
   if (normalize_features) fg_row_normalize(s->features, n_local, F);
 cleanup:
+  return st;
+}
+
+#define FG_TAG_TARGETS 7401
+
+fg_status fg_scheme_scatter_targets(fg_scheme *s, const fg_dataset *ds) {
+  fg_status st = FG_OK;
+  fg_dist *d = s->dist;
+  int64_t T = d->rank == 0 && ds ? ds->num_tasks : 0, mx = 0;
+  int64_t *ids = NULL;
+  int8_t *pack = NULL;
+  fg_status wrong = FG_OK; /* rank 0: a rank asked for an id out of range */
+  FG_CHECK(fg_dist_bcast(d, &T, sizeof T, 0));
+  if (T <= 0) return FG_OK;
+  s->num_tasks = T;
+  s->targets = fg_malloc_array((size_t)FG_MAX(s->n_local * T, 1), 1);
+  st = s->targets ? FG_OK
+                  : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                                 "out of memory for %lld x %lld targets", (long long)s->n_local,
+                                 (long long)T);
+  if (st == FG_OK && d->rank == 0) {
+    for (int64_t i = 0; i < s->n_local; i++) /* rank 0's own rows: a copy */
+      memcpy(s->targets + i * T, ds->targets + s->global_ids[i] * T, (size_t)T);
+    mx = s->n_local;
+  }
+  /* the largest row count, so that rank 0 packs every answer in one buffer */
+  mx = FG_MAX(mx, s->n_local);
+  {
+    double m = (double)mx;
+    const fg_status sm = fg_dist_max_f64(d, &m, 1);
+    if (st == FG_OK) st = sm;
+    mx = (int64_t)m;
+  }
+  if (st == FG_OK && d->rank == 0 && d->size > 1) {
+    ids = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *ids);
+    pack = fg_malloc_array((size_t)FG_MAX(mx * T, 1), 1);
+    if (!ids || !pack)
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                        "rank 0: out of memory for %lld rows of %lld targets to send",
+                        (long long)mx, (long long)T);
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  for (int r = 1; r < d->size && st == FG_OK; r++) {
+    if (d->rank == r) {
+      int64_t n = s->n_local;
+      st = fg_dist_send_bytes(d, &n, sizeof n, 0, FG_TAG_TARGETS);
+      if (st == FG_OK) st = fg_dist_send_bytes(d, s->global_ids, n * 8, 0, FG_TAG_TARGETS);
+      if (st == FG_OK) st = fg_dist_recv_bytes(d, s->targets, n * T, 0, FG_TAG_TARGETS);
+    } else if (d->rank == 0) {
+      int64_t n = 0;
+      st = fg_dist_recv_bytes(d, &n, sizeof n, r, FG_TAG_TARGETS);
+      if (st == FG_OK && (n < 0 || n > mx))
+        st = fg_error_set(FG_ERR_INTERNAL, __FILE__, __LINE__, "rank %d holds %lld rows", r,
+                          (long long)n);
+      if (st == FG_OK) st = fg_dist_recv_bytes(d, ids, n * 8, r, FG_TAG_TARGETS);
+      /* (rank r waits for its answer: it is sent even when an id is wrong, and the error
+       * reaches every rank through the agreement below) */
+      fg_status bad = FG_OK;
+      for (int64_t i = 0; st == FG_OK && i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= ds->num_nodes) {
+          if (bad == FG_OK)
+            bad = fg_error_set(FG_ERR_INTERNAL, __FILE__, __LINE__, "rank %d: node id %lld", r,
+                               (long long)ids[i]);
+          memset(pack + i * T, -1, (size_t)T);
+          continue;
+        }
+        memcpy(pack + i * T, ds->targets + ids[i] * T, (size_t)T);
+      }
+      if (st == FG_OK) st = fg_dist_send_bytes(d, pack, n * T, r, FG_TAG_TARGETS);
+      if (wrong == FG_OK) wrong = bad;
+    }
+  }
+  FG_CHECK(fg_dist_agree(d, st == FG_OK ? wrong : st));
+cleanup:
+  free(ids);
+  free(pack);
   return st;
 }
 

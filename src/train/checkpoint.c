@@ -32,7 +32,8 @@ static const char ckpt_magic[8] = {'F', 'G', 'C', 'K', 'P', 'T', '1', '\n'};
 #define CKPT_MODEL_BYTES 56   /* the "model" payload: a name field, 6 u32, an f32, 2 u32, pad */
 #define CKPT_MODEL_V2_BYTES 48 /* before the label embedding's u32 */
 #define CKPT_MODEL_V1_BYTES 32 /* an older writer's: a name field and 4 u32 (1 stage, eps 0) */
-#define CKPT_OPTIONS_BYTES 40 /* the "options" payload: 4 f64, 2 u32 */
+#define CKPT_OPTIONS_BYTES 48 /* the "options" payload: 4 f64, 4 u32 */
+#define CKPT_OPTIONS_V1_BYTES 40 /* without task and metric: multiclass accuracy */
 #define CKPT_DATASET_BYTES 72 /* the "dataset" payload: 2 u32, 4 i64, 4 u64 */
 /* epochs are ints, and a resumed run counts on from epoch + 1: 0 <= epoch < INT_MAX */
 #define CKPT_MAX_EPOCH INT64_C(2147483647)
@@ -171,6 +172,12 @@ static fg_status check_options(const char *name, const fg_ckpt_options *o, fg_st
   FG_REQUIRE(o->normalize_features == 0 || o->normalize_features == 1, code,
              "%s: section \"options\": --normalize-features %d is neither 0 nor 1", name,
              o->normalize_features);
+  FG_REQUIRE(o->task == 0 || o->task == 1, code,
+             "%s: section \"options\": --task %d is neither 0 (multiclass) nor 1 (multilabel)",
+             name, o->task);
+  FG_REQUIRE(o->metric >= 0 && o->metric <= 2, code,
+             "%s: section \"options\": --metric %d is not 0 (accuracy), 1 (rocauc) or 2 "
+             "(f1-micro)", name, o->metric);
 cleanup:
   return st;
 }
@@ -295,13 +302,18 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   }
   if (m->options) {
     const fg_ckpt_options *o = m->options;
-    put_section_head(&s, sec_names[SEC_OPTIONS], CKPT_OPTIONS_BYTES);
+    const int tm = o->task != 0 || o->metric != 0; /* else the older 40 bytes */
+    put_section_head(&s, sec_names[SEC_OPTIONS], tm ? CKPT_OPTIONS_BYTES : CKPT_OPTIONS_V1_BYTES);
     put_f64(&s, o->lr);
     put_f64(&s, o->dropout);
     put_f64(&s, o->weight_decay);
     put_f64(&s, o->label_prop);
     put_u32(&s, (uint32_t)o->weight_decay_layers);
     put_u32(&s, (uint32_t)o->normalize_features);
+    if (tm) {
+      put_u32(&s, (uint32_t)o->task);
+      put_u32(&s, (uint32_t)o->metric);
+    }
   }
   if (m->dataset) {
     const fg_ds_fingerprint *d = m->dataset;
@@ -549,12 +561,15 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     FG_REQUIRE(req[r] || sec_optional(r), FG_ERR_FORMAT,
                "%s: checkpoint has no \"%s\" section", path, sec_names[r]);
   }
-  for (int r = SEC_OPTIONS; r <= SEC_DATASET; r++)
-    FG_REQUIRE(!req[r] || req[r]->len == (r == SEC_OPTIONS ? CKPT_OPTIONS_BYTES
-                                                           : CKPT_DATASET_BYTES),
-               FG_ERR_FORMAT, "%s: section \"%s\" at byte %zu has %zu bytes, expected %d", path,
-               sec_names[r], req[r]->at, req[r]->len,
-               r == SEC_OPTIONS ? CKPT_OPTIONS_BYTES : CKPT_DATASET_BYTES);
+  FG_REQUIRE(!req[SEC_OPTIONS] || req[SEC_OPTIONS]->len == CKPT_OPTIONS_BYTES ||
+                 req[SEC_OPTIONS]->len == CKPT_OPTIONS_V1_BYTES,
+             FG_ERR_FORMAT, "%s: section \"%s\" at byte %zu has %zu bytes, expected %d or %d",
+             path, sec_names[SEC_OPTIONS], req[SEC_OPTIONS]->at, req[SEC_OPTIONS]->len,
+             CKPT_OPTIONS_V1_BYTES, CKPT_OPTIONS_BYTES);
+  FG_REQUIRE(!req[SEC_DATASET] || req[SEC_DATASET]->len == CKPT_DATASET_BYTES, FG_ERR_FORMAT,
+             "%s: section \"%s\" at byte %zu has %zu bytes, expected %d", path,
+             sec_names[SEC_DATASET], req[SEC_DATASET]->at, req[SEC_DATASET]->len,
+             CKPT_DATASET_BYTES);
   if (req[SEC_OPTIONS]) {
     p = buf + req[SEC_OPTIONS]->at + CKPT_SECTION_HEAD;
     memcpy(&v->options.lr, p, 8);
@@ -564,6 +579,10 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     /* (as u32: a value above INT_MAX reads negative and is refused as such) */
     v->options.weight_decay_layers = (int)get_u32(p + 32);
     v->options.normalize_features = (int)get_u32(p + 36);
+    if (req[SEC_OPTIONS]->len == CKPT_OPTIONS_BYTES) {
+      v->options.task = (int)get_u32(p + 40);
+      v->options.metric = (int)get_u32(p + 44);
+    }
     v->has_options = 1;
     FG_CHECK(check_options(path, &v->options, FG_ERR_FORMAT));
   }
@@ -726,6 +745,17 @@ static fg_status compare_options(const char *path, const fg_ckpt_options *f,
              "%s: the checkpoint was made %s --normalize-features, this run is %s it", path,
              f->normalize_features ? "with" : "without",
              r->normalize_features ? "with" : "without");
+  {
+    static const char *const tn[2] = {"multiclass", "multilabel"};
+    static const char *const mn[3] = {"accuracy", "rocauc", "f1-micro"};
+    FG_REQUIRE(f->task == r->task, FG_ERR_INVALID_ARG,
+               "%s: --task %s in the checkpoint, %s in this run", path, tn[f->task & 1],
+               tn[r->task & 1]);
+    /* the best epoch so far was chosen by the checkpoint's metric */
+    FG_REQUIRE(f->metric == r->metric, FG_ERR_INVALID_ARG,
+               "%s: --metric %s in the checkpoint (its best epoch was chosen by it), %s in this "
+               "run", path, mn[f->metric % 3], mn[r->metric % 3]);
+  }
 cleanup:
   return st;
 }

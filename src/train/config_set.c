@@ -46,6 +46,8 @@ static const key_def keys[] = {
     {"quantize", K_STR, F(quantize)},
     {"replicate", K_INT, F(replicate)},
     {"label-prop", K_DOUBLE, F(label_prop)},
+    {"task", K_STR, F(task)},
+    {"metric", K_STR, F(metric)},
     {"calibration", K_STR, F(calibration_path)},
     {"ranks-per-node", K_INT, F(ranks_per_node)},
     {"reorder", K_STR, F(reorder)},

@@ -32,13 +32,18 @@
  *             when GIN's epsilon is learned, f32 GIN's (initial) epsilon (finite), u32 1 with
  *             residual connections, u32 1 with a label embedding (--label-prop), u32 0 (pad).
  *             Older builds wrote the first 32 bytes (to the norm) or the first 48 (to residual)
- *   "options" 40 bytes (fg_ckpt_options): the training options a resume must repeat
+ *   "options" 40 or 48 bytes (fg_ckpt_options): the training options a resume must repeat
  *                +0   8  f64 --lr (finite, > 0)
  *                +8   8  f64 --dropout (in [0, 1))
  *               +16   8  f64 --weight-decay (finite, >= 0)
  *               +24   8  f64 --label-prop rate (0: off; else in (0, 1))
  *               +32   4  u32 --weight-decay-layers (0 first, 1 all)
  *               +36   4  u32 --normalize-features (0 or 1)
+ *               +40   4  u32 --task (0 multiclass, 1 multilabel)
+ *               +44   4  u32 --metric (0 accuracy, 1 rocauc, 2 f1-micro)
+ *             The last two only when they are not 0 and 0: a run of multiclass accuracy
+ *             writes the 40 bytes older builds wrote, and a file of 40 bytes means multiclass
+ *             accuracy. meta's best validation and test "accuracy" are the metric's values
  *   "dataset" 72 bytes (fg_ds_fingerprint, fg_graph.h): the dataset the state was trained on
  *                +0   4  u32 fingerprint kind: 1 = the hashes fg_graph.h defines (a reader
  *                        compares only a kind it knows, and skips the comparison otherwise)
@@ -129,6 +134,8 @@ typedef struct fg_ckpt_options {
   double lr, dropout, weight_decay, label_prop;
   int weight_decay_layers; /* fg_weight_decay_layers */
   int normalize_features;
+  int task, metric;        /* fg_task_kind, fg_metric_kind (train/fg_metric.h); 0, 0: multiclass
+                              accuracy (also what a file without them means) */
 } fg_ckpt_options;
 
 /* The state a checkpoint holds: a model's description and dimensions and its parameters with

@@ -31,6 +31,7 @@ typedef struct fg_run_facts {
   int start_epoch;            /* the checkpoint's epoch on resume, else 0 */
   time_t started;             /* when fg_train began */
   const fg_plan_entry *predicted; /* the performance model's pick, when it chose; else NULL */
+  const char *task, *metric;  /* the effective --task and --metric (NULL: multiclass, accuracy) */
 } fg_run_facts;
 
 /* The record as one line of JSON ({"run": {...}}, no newline) into *out (malloc'd). ds may be

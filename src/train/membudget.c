@@ -58,14 +58,16 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);
     /* the dataset: pattern (values only if a reader gave some), features, labels, split */
-    out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + 4 * n + n;
+    /* (multi-label: T bytes a node of targets in place of the 4 of a label; C = T logits) */
+    const int64_t T = ds->num_tasks, lab = T > 0 ? n * T : 4 * n;
+    out->dataset = 8 * (n + 1) + 4 * nnz + (ds->adj.val ? 4 * nnz : 0) + 4 * n * F + lab + n;
     /* the scheme: Â with values, Âᵀ too unless its values are symmetric (a symmetric pattern
      * normalized sym or sum); at most nnz entries (without self loops, fewer) */
     out->graph =
         (8 * (n + 1) + 8 * nnz) * (ds->symmetric && mdl.adj.norm != FG_ADJ_MEAN ? 1 : 2);
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
      * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
-    out->inputs = 4 * n + n + 8 * n;
+    out->inputs = 4 * n + n + 8 * n + n * T; /* (and the scheme's copy of the targets) */
     if (cfg->normalize_features || !borrows) out->inputs += 4 * n * F;
     out->activations = act;
     out->params = par;

@@ -216,6 +216,8 @@ static void put_options(jbuf *b, const fg_train_config *cfg, const fg_run_facts 
   jb_kstr(b, "aggregation", cfg->aggregation ? cfg->aggregation : "hybrid");
   jb_kstr(b, "quantize", cfg->quantize ? cfg->quantize : "none");
   jb_knum(b, "label_prop", cfg->label_prop);
+  jb_kstr(b, "task", f->task ? f->task : "multiclass");
+  jb_kstr(b, "metric", f->metric ? f->metric : "accuracy");
   jb_kstr(b, "calibration", cfg->calibration_path);
   jb_kint(b, "ranks_per_node", cfg->ranks_per_node);
   jb_kstr(b, "reorder", f->reorder ? f->reorder : "none");

@@ -21,6 +21,7 @@
 #include "schemes/fg_scheme.h"
 #include "train/fg_checkpoint.h"
 #include "train/fg_membudget.h"
+#include "train/fg_metric.h"
 #include "train/fg_provenance.h"
 
 fg_train_config fg_train_config_default(void) {
@@ -77,6 +78,20 @@ static fg_status validate(const fg_train_config *c) {
              "--learn-features: checkpoints hold the weights only, not learned features; "
              "drop --checkpoint/--resume");
   if (c->reorder) FG_CHECK(fg_reorder_parse(c->reorder, &(fg_reorder_kind){FG_REORDER_NONE}));
+  FG_CHECK(fg_task_parse(c->task, &(int){0}));
+  FG_CHECK(fg_metric_parse(c->metric, &(int){0}));
+cleanup:
+  return st;
+}
+
+fg_status fg_train_task_check(const fg_dataset *ds, const fg_train_config *cfg,
+                              const char **task, const char **metric) {
+  fg_status st = FG_OK;
+  int t = 0, m = 0;
+  FG_REQUIRE(ds && cfg, FG_ERR_INVALID_ARG, "fg_train_task_check: NULL argument");
+  FG_CHECK(fg_task_resolve(cfg->task, cfg->metric, cfg->label_prop, ds, &t, &m));
+  if (task) *task = fg_task_name(t);
+  if (metric) *metric = fg_metric_name(m);
 cleanup:
   return st;
 }
@@ -263,7 +278,11 @@ typedef struct run {
   uint8_t *sel;           /* (n_local) scratch for the evaluation's splits */
   uint8_t *eval_sel;      /* (n_local) rows of any split: those the evaluation measures */
   float *dlogits;         /* (n_local x the logits' columns) */
-  int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks) */
+  int64_t counts[3];      /* nodes of the train, valid, test splits (all ranks; multi-label:
+                             those with a target) */
+  int task, metric;       /* fg_task_kind, fg_metric_kind (fg_metric.h) */
+  int64_t pairs[3];       /* multi-label: the splits' (node, task) pairs with a target */
+  double loss_den;        /* what the training loss is the mean over: counts[0] or pairs[0] */
   fg_layouts lay;         /* rank 0: the layouts planned, checked and distributed (once) */
   double mem_bytes;       /* rank 0: the busiest rank's bytes the planner predicted (< 0: none) */
   int predicted;          /* rank 0: 1 when the performance model chose the configuration */
@@ -390,6 +409,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.layouts = d->rank == 0 ? &r->lay : NULL;
   FG_CHECK(r->info->create(d, ds, &sc, &r->s));
   fg_layouts_free(&r->lay); /* distributed: rank 0 keeps no copy */
+  if (r->task == FG_TASK_MULTILABEL) FG_CHECK(fg_scheme_scatter_targets(r->s, ds));
   /* the model: widths input, hidden..., classes */
   r->widths = fg_malloc_array((size_t)L + 1, sizeof *r->widths);
   r->wd = fg_malloc_array((size_t)L, sizeof *r->wd);
@@ -450,16 +470,28 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
     const int counts_here = sh->out_primary && sh->col0_out == 0;
     /* label propagation's label nodes see their labels: they leave the loss and the training
      * accuracy to the other training nodes */
+    const int64_t T = r->s->num_tasks;
+    int64_t cp[6] = {0, 0, 0, 0, 0, 0}; /* counts, then pairs */
     for (int64_t i = 0; i < r->s->n_local; i++) {
       const int k = r->s->split[i];
       r->train_sel[i] = k == FG_SPLIT_TRAIN &&
                         !fg_label_prop_node(cfg->seed, (float)cfg->label_prop,
                                             r->s->global_ids[i], k);
       r->eval_sel[i] = k >= 0 && k < 3;
-      if (counts_here && (k == FG_SPLIT_TRAIN ? r->train_sel[i] : k >= 0 && k < 3))
-        r->counts[k]++;
+      if (!counts_here || !(k == FG_SPLIT_TRAIN ? r->train_sel[i] : k >= 0 && k < 3)) continue;
+      if (r->s->targets) { /* whole rows here: a node counts when it has a target */
+        int64_t have = 0;
+        for (int64_t t = 0; t < T; t++) have += r->s->targets[i * T + t] >= 0;
+        cp[k] += have > 0;
+        cp[3 + k] += have;
+      } else {
+        cp[k]++;
+      }
     }
-    FG_CHECK(fg_dist_allreduce_i64(d, r->counts, 3));
+    FG_CHECK(fg_dist_allreduce_i64(d, cp, 6));
+    memcpy(r->counts, cp, sizeof r->counts);
+    memcpy(r->pairs, cp + 3, sizeof r->pairs);
+    r->loss_den = (double)(r->s->targets ? r->pairs[0] : r->counts[0]);
   }
 cleanup:
   free(own);
@@ -479,9 +511,14 @@ static fg_status train_step(run *r, const fg_train_config *cfg, int epoch, int64
   d->phase = FG_PHASE_FORWARD;
   FG_CHECK(fg_model_forward(r->m, r->s, 1, p, cfg->seed, (uint64_t)epoch));
   d->phase = FG_PHASE_METRICS; /* the softmax's row reductions over a column split */
-  FG_CHECK(fg_model_softmax_stats(r->m, r->s, r->train_sel));
-  *loss_sum = fg_model_xent(r->m, r->s, r->train_sel, 1.0f / (float)r->counts[0], r->dlogits,
-                            &cnt, &cor);
+  if (r->task == FG_TASK_MULTILABEL) { /* per (node, task) pair: no row statistics */
+    *loss_sum = fg_model_bce(r->m, r->s, r->train_sel, (float)(1.0 / r->loss_den), r->dlogits,
+                             NULL);
+  } else {
+    FG_CHECK(fg_model_softmax_stats(r->m, r->s, r->train_sel));
+    *loss_sum = fg_model_xent(r->m, r->s, r->train_sel, 1.0f / (float)r->counts[0], r->dlogits,
+                              &cnt, &cor);
+  }
   d->phase = FG_PHASE_BACKWARD;
   FG_CHECK(fg_model_backward(r->m, r->s, r->dlogits, p, cfg->seed, (uint64_t)epoch));
   d->phase = FG_PHASE_GRADS;
@@ -493,8 +530,95 @@ cleanup:
   return st;
 }
 
-/* Collective. Evaluation forward (no dropout); accuracy of each split and the mean validation
- * loss, reduced over ranks. */
+/* Whether row i of this rank is in split k as the evaluation measures it (the training split:
+ * the rows the loss takes). */
+static int in_split(const run *r, int64_t i, int k) {
+  return k == FG_SPLIT_TRAIN ? r->train_sel[i] != 0 : r->s->split[i] == k;
+}
+
+/* Collective, after an evaluation forward (and, multiclass, its softmax statistics): the
+ * ROC-AUC of each split. Every pair a rank scores goes to rank 0 (fg_rocauc_gather): multi-label
+ * the logit of each (node, task) with a target, on the primary copy of the rows and the rank
+ * holding the task's column; multiclass (2 classes) log softmax(z)_1 of each labelled node, on
+ * the rank holding column 1. */
+static fg_status split_rocauc(run *r, double auc[3]) {
+  fg_status st = FG_OK;
+  const fg_model *m = r->m;
+  const fg_layer_shape *sh = &m->shape[m->layers - 1];
+  const int multi = r->task == FG_TASK_MULTILABEL;
+  const int64_t T = multi ? r->s->num_tasks : 1, w = sh->w_out, c0 = sh->col0_out;
+  const int64_t j0 = multi ? 0 : 1 - c0, j1 = multi ? w : j0 + 1; /* the block's columns */
+  const int here = sh->out_primary && (multi || (c0 <= 1 && 1 < c0 + w));
+  const float *z = m->H[m->layers]; /* (n_out x w) */
+  int64_t *count = NULL, total = 0;
+  fg_scored *pairs = NULL;
+  count = fg_calloc_array((size_t)(3 * T), sizeof *count);
+  st = count ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  for (int pass = 0; st == FG_OK && here && pass < 2; pass++) { /* count, then fill */
+    int64_t at = 0;
+    for (int k = 0; k < 3; k++)
+      for (int64_t j = j0; j < j1; j++)
+        for (int64_t i = 0; i < sh->n_out; i++) {
+          if (!in_split(r, i, k)) continue;
+          const int y = multi ? r->s->targets[i * T + c0 + j] : r->s->labels[i];
+          if (y < 0) continue;
+          if (pass == 0) {
+            count[k * T + (multi ? c0 + j : 0)]++;
+            continue;
+          }
+          pairs[at++] =
+              (fg_scored){multi ? z[i * w + j]
+                                : (float)((double)z[i * w + j] - (double)m->row_max[i].val -
+                                          log(m->row_sum[i])),
+                          (int8_t)y};
+        }
+    if (pass == 0) {
+      for (int64_t k = 0; k < 3 * T; k++) total += count[k];
+      pairs = fg_malloc_array((size_t)FG_MAX(total, 1), sizeof *pairs);
+      if (!pairs)
+        st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                          "out of memory for %lld scored pairs", (long long)total);
+    }
+  }
+  FG_CHECK(fg_dist_agree(r->d, st));
+  FG_CHECK(fg_rocauc_gather(r->d, T, count, pairs ? pairs : &(fg_scored){0, 0}, auc));
+cleanup:
+  free(count);
+  free(pairs);
+  return st;
+}
+
+/* Collective. Multi-label evaluation (after the forward): each split's metric and the mean
+ * validation loss over the validation pairs. */
+static fg_status evaluate_multilabel(run *r, double acc[3], double *valid_loss) {
+  fg_status st = FG_OK;
+  double sums[16] = {0}; /* per split: pairs, correct, tp, fp, fn; then the validation loss */
+  for (int k = 0; k < 3; k++) {
+    fg_bce_counts c;
+    for (int64_t i = 0; i < r->s->n_local; i++) r->sel[i] = (uint8_t)in_split(r, i, k);
+    const double l = fg_model_bce(r->m, r->s, r->sel, 1.0f, NULL, &c);
+    sums[5 * k] = (double)c.pairs;
+    sums[5 * k + 1] = (double)c.correct;
+    sums[5 * k + 2] = (double)c.tp;
+    sums[5 * k + 3] = (double)c.fp;
+    sums[5 * k + 4] = (double)c.fn;
+    if (k == FG_SPLIT_VALID) sums[15] = l;
+  }
+  FG_CHECK(fg_dist_allreduce_f64(r->d, sums, 16));
+  for (int k = 0; k < 3; k++) {
+    const double *q = sums + 5 * k;
+    acc[k] = r->metric == FG_METRIC_F1_MICRO
+                 ? fg_f1_micro((int64_t)q[2], (int64_t)q[3], (int64_t)q[4])
+                 : q[0] > 0 ? q[1] / q[0] : 0.0;
+  }
+  *valid_loss = sums[5] > 0 ? sums[15] / sums[5] : 0.0;
+  if (r->metric == FG_METRIC_ROCAUC) FG_CHECK(split_rocauc(r, acc));
+cleanup:
+  return st;
+}
+
+/* Collective. Evaluation forward (no dropout); the metric of each split (accuracy, or what
+ * --metric names) and the mean validation loss, reduced over ranks. */
 static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double acc[3],
                           double *valid_loss) {
   fg_status st = FG_OK;
@@ -502,6 +626,7 @@ static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double 
   r->d->phase = FG_PHASE_FORWARD;
   FG_CHECK(fg_model_forward(r->m, r->s, 0, 0.0f, cfg->seed, (uint64_t)epoch));
   r->d->phase = FG_PHASE_METRICS;
+  if (r->task == FG_TASK_MULTILABEL) return evaluate_multilabel(r, acc, valid_loss);
   FG_CHECK(fg_model_softmax_stats(r->m, r->s, r->eval_sel));
   for (int k = 0; k < 3; k++) {
     int64_t count = 0, correct = 0;
@@ -514,8 +639,10 @@ static fg_status evaluate(run *r, const fg_train_config *cfg, int epoch, double 
     if (k == FG_SPLIT_VALID) sums[6] = l;
   }
   FG_CHECK(fg_dist_allreduce_f64(r->d, sums, 7));
+  /* (f1-micro of one class a node is the accuracy) */
   for (int k = 0; k < 3; k++) acc[k] = sums[2 * k + 1] > 0 ? sums[2 * k] / sums[2 * k + 1] : 0.0;
   *valid_loss = sums[3] > 0 ? sums[6] / sums[3] : 0.0;
+  if (r->metric == FG_METRIC_ROCAUC) FG_CHECK(split_rocauc(r, acc));
 cleanup:
   return st;
 }
@@ -611,7 +738,9 @@ static fg_status make_record(run *r, const fg_dataset *ds, const fg_train_config
                             .widths = r->widths,
                             .start_epoch = start_epoch,
                             .started = started,
-                            .predicted = r->predicted ? &r->pick : NULL};
+                            .predicted = r->predicted ? &r->pick : NULL,
+                            .task = fg_task_name(r->task),
+                            .metric = fg_metric_name(r->metric)};
     st = fg_run_record_format(cfg, ds, &f, &record);
     len = record ? (int64_t)strlen(record) + 1 : 0;
   }
@@ -662,11 +791,20 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   st = d->rank == 0 ? fg_train_config_check(cfg, d->size) : FG_OK; /* rank 0 does the I/O */
   if (st == FG_OK && d->rank == 0 && !ds)
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "fg_train: no dataset on rank 0");
-  if (st == FG_OK && d->rank == 0 && ds && ds->num_classes < 2)
-    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "%s: %lld label class(es); classification needs at least 2",
-                      ds->source ? ds->source : "dataset", (long long)ds->num_classes);
-  FG_CHECK(fg_dist_agree(d, st));
+  {
+    /* the task and metric, decided by rank 0 from the data (fg_metric.h) */
+    int tm[2] = {FG_TASK_MULTICLASS, FG_METRIC_ACCURACY};
+    if (st == FG_OK && d->rank == 0 && ds)
+      st = fg_task_resolve(cfg->task, cfg->metric, cfg->label_prop, ds, &tm[0], &tm[1]);
+    if (st == FG_OK && d->rank == 0 && ds && tm[0] == FG_TASK_MULTICLASS && ds->num_classes < 2)
+      st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                        "%s: %lld label class(es); classification needs at least 2",
+                        ds->source ? ds->source : "dataset", (long long)ds->num_classes);
+    FG_CHECK(fg_dist_agree(d, st));
+    FG_CHECK(fg_dist_bcast(d, tm, sizeof tm, 0));
+    r.task = tm[0];
+    r.metric = tm[1];
+  }
   {
     /* the caller's output buffers are filled on every rank, so every rank gives each or none
      * does: max(x) == -max(-x) */
@@ -706,7 +844,9 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
                                    .weight_decay = cfg->weight_decay,
                                    .label_prop = cfg->label_prop,
                                    .weight_decay_layers = (int)cfg->weight_decay_layers,
-                                   .normalize_features = cfg->normalize_features != 0};
+                                   .normalize_features = cfg->normalize_features != 0,
+                                   .task = r.task,
+                                   .metric = r.metric};
   state.options = &ckpt_options;
   if (d->rank == 0 && (cfg->checkpoint_path || cfg->resume_path)) {
     fg_dataset_fingerprint(ds, &fingerprint);
@@ -773,6 +913,15 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
             d->size, fg_max_threads(),
             (long long)r.counts[0], (long long)r.counts[1], (long long)r.counts[2]);
     fprintf(log, "scheme %s%s%s\n", r.info->name, r.s->note[0] ? ": " : "", r.s->note);
+    if (r.task != FG_TASK_MULTICLASS || r.metric != FG_METRIC_ACCURACY) {
+      if (r.task == FG_TASK_MULTILABEL)
+        fprintf(log, "task multilabel: %lld tasks, sigmoid binary cross-entropy over %lld/%lld/%lld "
+                "(node, task) pairs; ", (long long)r.s->num_tasks, (long long)r.pairs[0],
+                (long long)r.pairs[1], (long long)r.pairs[2]);
+      else
+        fprintf(log, "task multiclass; ");
+      fprintf(log, "metric %s (the train/valid/test columns below)\n", fg_metric_name(r.metric));
+    }
   }
 
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
@@ -789,7 +938,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     /* train step, then evaluation (no dropout) */
     meta.adam_t++;
     FG_CHECK(train_step(&r, cfg, epoch, meta.adam_t, &loss_sum));
-    e.loss = loss_sum / (double)r.counts[0];
+    e.loss = loss_sum / r.loss_den;
     FG_REQUIRE(isfinite(e.loss), FG_ERR_NUMERIC,
                "epoch %d: the training loss is %g; lower --lr or check the input features",
                epoch, e.loss);
@@ -938,13 +1087,18 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   FG_CHECK_MPI(MPI_Gather(my_bytes, 2 * N_COMM_PHASES, MPI_DOUBLE, all_bytes,
                           2 * N_COMM_PHASES, MPI_DOUBLE, 0, d->comm));
   if (d->rank == 0) {
+    const int plain = r.task == FG_TASK_MULTICLASS && r.metric == FG_METRIC_ACCURACY;
     if (metrics) {
       fprintf(metrics,
               "{\"final\": true, \"epochs\": %d, \"best_epoch\": %d, \"valid_acc\": %.6f, "
-              "\"test_acc\": %.6f, \"mean_epoch_seconds\": %.6f, \"ranks\": %d, "
+              "\"test_acc\": %.6f, %s%s%s%s%s\"mean_epoch_seconds\": %.6f, \"ranks\": %d, "
               "\"threads\": %d, \"scheme\": \"%s\", \"reorder\": \"%s\", \"rank_bytes\": {",
               cfg->epochs, result->best_epoch, result->best_valid_acc, result->test_acc,
-              result->mean_epoch_seconds, d->size, fg_max_threads(), r.info->name,
+              /* the metric's name where it is not multiclass accuracy (whose record stays as it
+               * was): train_acc, valid_acc, test_acc above and in the epochs hold that metric */
+              plain ? "" : "\"task\": \"", plain ? "" : fg_task_name(r.task),
+              plain ? "" : "\", \"metric\": \"", plain ? "" : fg_metric_name(r.metric),
+              plain ? "" : "\", ", result->mean_epoch_seconds, d->size, fg_max_threads(), r.info->name,
               r.s->reorder_used ? r.s->reorder_used : "none");
       /* rank_bytes[phase][sent|recv][rank] */
       for (int k = 0; k < N_COMM_PHASES; k++) {
@@ -962,8 +1116,10 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     }
     st = metrics ? metrics_check(metrics, cfg->metrics_path) : FG_OK;
     if (cfg->verbose)
-      fprintf(log, "best epoch %d: valid %.4f  test %.4f  (%.4f s/epoch)\n", result->best_epoch,
-              result->best_valid_acc, result->test_acc, result->mean_epoch_seconds);
+      fprintf(log, "best epoch %d: valid %s%s%.4f  test %s%s%.4f  (%.4f s/epoch)\n",
+              result->best_epoch, plain ? "" : fg_metric_name(r.metric), plain ? "" : " ",
+              result->best_valid_acc, plain ? "" : fg_metric_name(r.metric), plain ? "" : " ",
+              result->test_acc, result->mean_epoch_seconds);
   }
   FG_CHECK(fg_dist_agree(d, st));
 cleanup:

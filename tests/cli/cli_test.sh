@@ -41,6 +41,17 @@ seq 1 20000 | sed 's/.*/& 7/' | gzip -c > "$T/full.txt.gz"
 head -c 2000 "$T/full.txt.gz" > "$T/trunc.txt.gz"
 expect 1 "trunc.txt.gz" "$FG" info "$T/trunc.txt.gz"
 
+# the layouts as they ship: a SciPy sparse .npz (a graph alone) and the Reddit pair, by folder or
+# by either file; a broken one exits 1 naming the file, member and element
+expect 0 "2708" "$FG" info "$CORPUS/scipy/cora_csc.npz"
+expect 0 "2708" "$FG" info "$CORPUS/reddit/cora_f16"
+expect 0 "best epoch [0-9]+: valid" "$FG" train "$CORPUS/reddit/cora/reddit_graph.npz" --epochs 2
+expect 1 "index_range.npz\[indices.npy\]: element 4: column 5 out of range" "$FG" info \
+  "$CORPUS/scipy/index_range.npz"
+expect 1 "reddit_data.npz\[node_types.npy\]: element 2: node type 4" "$FG" train \
+  "$CORPUS/reddit/bad_type" --epochs 1
+expect 1 "no_graph: missing reddit_graph.npz" "$FG" info "$CORPUS/reddit/no_graph/reddit_data.npz"
+
 # the demo data: info, a short training run with metrics, predictions and a checkpoint
 expect 0 "2708" "$FG" info "$DEMO"
 expect 0 "best epoch [0-9]+: valid" "$FG" train "$DEMO" --epochs 5 --metrics "$T/m.jsonl" \

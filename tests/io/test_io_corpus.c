@@ -10,7 +10,7 @@
 #include "io/fg_io_internal.h"
 #include "testutil.h"
 
-typedef enum { R_OGB, R_NPZ, R_NPY, R_MTX, R_SNAP, R_CSV } reader_kind;
+typedef enum { R_OGB, R_NPZ, R_NPY, R_MTX, R_SNAP, R_CSV, R_REDDIT } reader_kind;
 
 typedef struct corpus_case {
   reader_kind r;
@@ -76,8 +76,8 @@ static const corpus_case cases[] = {
     {R_OGB, "ogb/label_32_ok", 0, NULL, FG_OK, NULL},
     {R_OGB, "ogb/label_junk", 0, NULL, FG_ERR_FORMAT,
      "raw/node-label.csv: line 3: label 'cat' is not a number"},
-    {R_OGB, "ogb/label_two_cols", 0, NULL, FG_ERR_UNSUPPORTED,
-     "raw/node-label.csv: line 3: several label columns"},
+    {R_OGB, "ogb/label_two_cols", 0, NULL, FG_ERR_FORMAT,
+     "raw/node-label.csv: line 3: several label columns (2), but line 1 has one"},
     {R_OGB, "ogb/label_rows", 0, NULL, FG_ERR_FORMAT,
      "raw/node-label.csv: line 7: more labels than the 6 nodes"},
     {R_OGB, "ogb/split_dup", 0, NULL, FG_ERR_FORMAT,
@@ -211,8 +211,8 @@ static const corpus_case cases[] = {
      "version4.npy: byte 6: .npy format version 4.0"},
     {R_NPY, "npy/big_endian.npy", 0, NULL, FG_ERR_UNSUPPORTED,
      "big_endian.npy: big-endian dtype '>i8' is not supported"},
-    {R_NPY, "npy/float16.npy", 0, NULL, FG_ERR_UNSUPPORTED,
-     "float16.npy: dtype '<f2' is not supported"},
+    {R_NPY, "npy/float16.npy", 0, NULL, FG_ERR_FORMAT,
+     "float16.npy: an edge array must hold integers, got dtype '<f2'"},
     {R_NPY, "npy/object.npy", 0, NULL, FG_ERR_UNSUPPORTED,
      "object.npy: object arrays (dtype '|O')"},
     {R_NPY, "npy/unicode.npy", 0, NULL, FG_ERR_UNSUPPORTED,
@@ -267,7 +267,8 @@ static const corpus_case cases[] = {
      "missing_test_mask.npz: member test_masks.npy is missing"},
     {R_NPZ, "npz/unknown_layout.npz", 0, NULL, FG_ERR_FORMAT,
      "unknown_layout.npz: unknown .npz layout (expected adj_indptr/adj_indices/adj_shape or "
-     "edges/node_features/node_labels); members: foo.npy, bar.npy"},
+     "edges/node_features/node_labels, or scipy.sparse's format/shape/indptr/indices or "
+     "format/shape/row/col); members: foo.npy, bar.npy"},
     {R_NPZ, "npz/bad_indptr.npz", 0, NULL, FG_ERR_FORMAT,
      "bad_indptr.npz[adj_indptr.npy]: element 2 (1) is smaller than element 1 (2)"},
     {R_NPZ, "npz/adj_index_range.npz", 0, NULL, FG_ERR_FORMAT,
@@ -298,6 +299,104 @@ static const corpus_case cases[] = {
      "truncated.npz: not a zip archive (no end-of-central-directory record; truncated?)"},
     {R_NPZ, "npz/not_a_zip.npz", 0, NULL, FG_ERR_FORMAT,
      "not_a_zip.npz: not a zip archive"},
+
+    /* ---- scipy.sparse .npz (scipy/make_scipy.py), read as a graph alone by fg_read_npz ---- */
+    {R_NPZ, "scipy/cora_csr.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/cora_csc.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/cora_coo.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/ok_tiny_csr.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/ok_tiny_csc.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/ok_tiny_coo.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/ok_tiny_u3.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/ok_tiny_i64.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "reddit/ok/reddit_graph.npz", 0, NULL, FG_OK, NULL},
+    {R_NPZ, "scipy/bad_format.npz", 0, NULL, FG_ERR_UNSUPPORTED,
+     "bad_format.npz[format.npy]: format 'csx' is not supported (csr, csc or coo"},
+    {R_NPZ, "scipy/format_dia.npz", 0, NULL, FG_ERR_UNSUPPORTED,
+     "format_dia.npz[format.npy]: format 'dia' is not supported"},
+    {R_NPZ, "scipy/format_int.npz", 0, NULL, FG_ERR_FORMAT,
+     "format_int.npz[format.npy]: expected a string, got dtype '<i8'"},
+    {R_NPZ, "scipy/not_square.npz", 0, NULL, FG_ERR_FORMAT,
+     "not_square.npz[shape.npy]: the matrix is 5 x 6, not square"},
+    {R_NPZ, "scipy/shape_three.npz", 0, NULL, FG_ERR_FORMAT,
+     "shape_three.npz[shape.npy]: expected 2 integers, got 3 element(s) of dtype '<i8'"},
+    {R_NPZ, "scipy/zero_nodes.npz", 0, NULL, FG_ERR_FORMAT,
+     "zero_nodes.npz[shape.npy]: number of nodes 0 out of range [1, 2147483647]"},
+    {R_NPZ, "scipy/indptr_length.npz", 0, NULL, FG_ERR_FORMAT,
+     "indptr_length.npz[indptr.npy]: expected 6 elements (rows + 1), got 5"},
+    {R_NPZ, "scipy/indptr_decreasing.npz", 0, NULL, FG_ERR_FORMAT,
+     "indptr_decreasing.npz[indptr.npy]: element 3 (2) is smaller than element 2 (3)"},
+    {R_NPZ, "scipy/indptr_end.npz", 0, NULL, FG_ERR_FORMAT,
+     "indptr_end.npz[indptr.npy]: last element is 5, expected 6 (the number of indices)"},
+    {R_NPZ, "scipy/index_range.npz", 0, NULL, FG_ERR_FORMAT,
+     "index_range.npz[indices.npy]: element 4: column 5 out of range [0, 5)"},
+    {R_NPZ, "scipy/csc_index_range.npz", 0, NULL, FG_ERR_FORMAT,
+     "csc_index_range.npz[indices.npy]: element 3: row -1 out of range [0, 5)"},
+    {R_NPZ, "scipy/coo_range.npz", 0, NULL, FG_ERR_FORMAT,
+     "coo_range.npz[col.npy]: element 2: column 7 out of range [0, 5)"},
+    {R_NPZ, "scipy/coo_lengths.npz", 0, NULL, FG_ERR_FORMAT,
+     "coo_lengths.npz[col.npy]: 5 elements, but row.npy has 6"},
+    {R_NPZ, "scipy/data_length.npz", 0, NULL, FG_ERR_FORMAT,
+     "data_length.npz[data.npy]: expected 6 elements (one per entry), got 5"},
+    {R_NPZ, "scipy/data_length_deflated.npz", 0, NULL, FG_ERR_FORMAT,
+     "data_length_deflated.npz[data.npy]: expected 6 elements (one per entry), got 5"},
+    {R_NPZ, "scipy/missing_indices.npz", 0, NULL, FG_ERR_FORMAT,
+     "missing_indices.npz: member indices.npy is missing"},
+    {R_NPZ, "scipy/missing_data.npz", 0, NULL, FG_ERR_FORMAT,
+     "missing_data.npz: member data.npy is missing"},
+    {R_NPZ, "scipy/missing_row.npz", 0, NULL, FG_ERR_FORMAT,
+     "missing_row.npz: member row.npy is missing"},
+    {R_NPZ, "scipy/index_dtype.npz", 0, NULL, FG_ERR_FORMAT,
+     "index_dtype.npz[indices.npy]: expected int32 or int64 indices (as scipy.sparse writes "
+     "them), got dtype '<i2'"},
+    {R_NPZ, "scipy/trunc_member.npz", 0, NULL, FG_ERR_FORMAT,
+     "trunc_member.npz[indices.npy]: truncated .npy data: shape needs 24 bytes from offset 128, "
+     "only 18 present"},
+    {R_NPZ, "scipy/truncated.npz", 0, NULL, FG_ERR_FORMAT,
+     "truncated.npz: not a zip archive (no end-of-central-directory record; truncated?)"},
+    {R_NPZ, "reddit/ok/reddit_data.npz", 0, NULL, FG_ERR_FORMAT,
+     "ok/reddit_data.npz: the features of a Reddit pair (reddit_data.npz: feature, label, "
+     "node_types) without its graph"},
+
+    /* ---- the Reddit pair: a folder each (fg_read_reddit, fg_read_reddit_mem) ---- */
+    {R_REDDIT, "reddit/ok", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/ok_f16", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/cora", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/cora_f16", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/f16_nan", 0, NULL, FG_ERR_NUMERIC,
+     "f16_nan/reddit_data.npz[feature.npy]: row 3, column 1: value nan is not finite"},
+    {R_REDDIT, "reddit/f16_inf", 0, NULL, FG_ERR_NUMERIC,
+     "f16_inf/reddit_data.npz[feature.npy]: row 0, column 2: value -inf is not finite"},
+    {R_REDDIT, "reddit/bad_type", 0, NULL, FG_ERR_FORMAT,
+     "bad_type/reddit_data.npz[node_types.npy]: element 2: node type 4 is not 1 (train), 2 "
+     "(valid), 3 (test) or 0 (in no split)"},
+    {R_REDDIT, "reddit/float_types", 0, NULL, FG_ERR_FORMAT,
+     "float_types/reddit_data.npz[node_types.npy]: expected integer node types (1 train, 2 "
+     "valid, 3 test), got dtype '<f4'"},
+    {R_REDDIT, "reddit/rows", 0, NULL, FG_ERR_FORMAT,
+     "rows/reddit_data.npz[feature.npy]: 4 feature rows, but the adjacency in "},
+    {R_REDDIT, "reddit/no_graph", 0, NULL, FG_ERR_IO, "no_graph: missing reddit_graph.npz"},
+    {R_REDDIT, "reddit/no_data", 0, NULL, FG_ERR_IO, "no_data: missing reddit_data.npz"},
+    {R_REDDIT, "reddit/no_label", 0, NULL, FG_ERR_FORMAT,
+     "no_label/reddit_data.npz: member label.npy is missing"},
+    {R_REDDIT, "reddit/unlabelled_split", 0, NULL, FG_ERR_FORMAT,
+     "unlabelled_split/reddit_data.npz[node_types.npy]: element 0: node 0 is in the train split "
+     "but has no label"},
+    {R_REDDIT, "reddit/ok_multilabel", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/ok_multilabel_nan", 0, NULL, FG_OK, NULL},
+    {R_REDDIT, "reddit/multilabel_value", 0, NULL, FG_ERR_FORMAT,
+     "multilabel_value/reddit_data.npz[label.npy]: node 2, task 1: target 2 is not 1, 0 or -1 "
+     "(missing)"},
+    {R_REDDIT, "reddit/multilabel_unlabelled", 0, NULL, FG_ERR_FORMAT,
+     "multilabel_unlabelled/reddit_data.npz[node_types.npy]: element 0: node 0 is in the train "
+     "split but has no label (every target missing in label.npy)"},
+    {R_REDDIT, "reddit/label_3d", 0, NULL, FG_ERR_FORMAT,
+     "label_3d/reddit_data.npz[label.npy]: expected shape (5,) (a class per node) or (5, T) (T "
+     "binary tasks), got 3 dimension(s)"},
+    {R_REDDIT, "reddit/graph_range", 0, NULL, FG_ERR_FORMAT,
+     "graph_range/reddit_graph.npz[row.npy]: element 5: row 9 out of range [0, 5)"},
+    {R_REDDIT, "reddit/data_not_zip", 0, NULL, FG_ERR_FORMAT,
+     "data_not_zip/reddit_data.npz: not a zip archive"},
 };
 
 static const char *status_name(fg_status st) { return fg_status_string(st); }
@@ -395,6 +494,44 @@ static void check_good(const corpus_case *c, const fg_raw *r) {
       EXPECT_MSG(r->num_nodes == 8 && edges_equal(r, e, 4), "%s", rel);
     }
     EXPECT_MSG(r->directed == 1 && !r->features && !r->labels && !r->split, "%s", rel);
+  } else if (c->r == R_NPZ && strstr(rel, "cora_")) {
+    /* Cora's symmetric pattern: both directions of its 5278 edges (test_io_scipy compares the
+     * graphs built) */
+    EXPECT_MSG(r->num_nodes == 2708 && r->num_edges == 10556 && r->directed == 1, "%s", rel);
+    EXPECT_MSG(!r->features && !r->labels && !r->split, "%s: a graph alone", rel);
+  } else if (c->r == R_NPZ && (strstr(rel, "scipy/") || strstr(rel, "reddit_graph"))) {
+    static const int64_t e[6][2] = {{0, 1}, {0, 2}, {1, 2}, {2, 0}, {3, 4}, {4, 0}};
+    static const int64_t ecsc[6][2] = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {1, 2}, {3, 4}};
+    EXPECT_MSG(r->num_nodes == 5 && r->directed == 1 &&
+                   edges_equal(r, strstr(rel, "csc") ? ecsc : e, 6), "%s", rel);
+    EXPECT_MSG(!r->features && !r->labels && !r->split && r->num_features == 0, "%s", rel);
+  } else if (c->r == R_REDDIT && strstr(rel, "cora")) {
+    EXPECT_MSG(r->num_nodes == 2708 && r->num_edges == 10556 && r->num_features == 1433 &&
+                   r->num_classes == 7 && r->features && r->labels && r->split, "%s", rel);
+  } else if (c->r == R_REDDIT) {
+    static const int64_t e[6][2] = {{0, 1}, {0, 2}, {1, 2}, {2, 0}, {3, 4}, {4, 0}};
+    static const float f32[5][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {0.5f, 0, 2}};
+    /* make_scipy.py's halves, widened exactly: subnormals, the largest half, -0 */
+    static const float f16[5][3] = {{0x1p-24f, 0x1.998p-4f, -65504.0f},
+                                    {1.5f, 0x1p-14f, 0x1.8p-19f},
+                                    {-0.0f, 1024.0f, 0x1.55p-2f},
+                                    {1, 1, 0},
+                                    {0.5f, 0, 2}};
+    static const int32_t lab[5] = {0, 1, 2, 1, 0};
+    static const int8_t sp[5] = {0, 0, 1, 2, -1};
+    EXPECT_MSG(r->num_nodes == 5 && r->directed == 1 && edges_equal(r, e, 6), "%s", rel);
+    EXPECT_MSG(r->num_features == 3 && r->features &&
+                   memcmp(r->features, strstr(rel, "f16") ? &f16[0][0] : &f32[0][0],
+                          sizeof f32) == 0, "%s features", rel);
+    if (strstr(rel, "multilabel")) {
+      static const int8_t t[5][2] = {{1, 0}, {0, 1}, {1, -1}, {0, -1}, {-1, -1}};
+      EXPECT_MSG(!r->labels && r->num_classes == 0 && r->num_tasks == 2 && r->targets &&
+                     memcmp(r->targets, t, sizeof t) == 0, "%s targets", rel);
+    } else {
+      EXPECT_MSG(r->labels && memcmp(r->labels, lab, sizeof lab) == 0 && r->num_classes == 3 &&
+                     !r->targets && r->num_tasks == 0, "%s labels", rel);
+    }
+    EXPECT_MSG(split_equal(r, sp), "%s split", rel);
   } else if (c->r == R_NPZ && strstr(rel, "dense")) {
     static const int64_t e[7][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}, {0, 3}};
     static const float f[6][2] = {{1, 0}, {0, 1}, {1, 1}, {2, 0}, {0, 2}, {0.25f, -1}};
@@ -454,6 +591,7 @@ static fg_status run_path(const corpus_case *c, const char *path, fg_raw *r, dou
     case R_NPY: return fg_read_npy_edges(path, r);
     case R_MTX: return fg_read_mtx(path, r);
     case R_SNAP: return fg_read_snap(path, r);
+    case R_REDDIT: return fg_read_reddit(path, r);
     case R_CSV: break;
   }
   unsigned char *buf = NULL;
@@ -472,9 +610,34 @@ static fg_status run_mem(const corpus_case *c, const unsigned char *buf, size_t 
     case R_MTX: return fg_read_mtx_mem(buf, len, path, r);
     case R_SNAP: return fg_read_snap_mem(buf, len, path, r);
     case R_CSV: return fg_read_csv_mem(buf, len, path, c->arg, -1, v, rows);
-    case R_OGB: break;
+    case R_OGB:
+    case R_REDDIT: break;
   }
   return FG_ERR_INTERNAL;
+}
+
+/* The Reddit pair from memory: both archives read into buffers (a case missing one is checked
+ * by path only), messages naming the folder's files. */
+static void run_reddit_mem(const corpus_case *c, const char *dir) {
+  char dpath[1100], gpath[1100];
+  unsigned char *d = NULL, *g = NULL;
+  size_t dlen = 0, glen = 0;
+  fg_raw r;
+  snprintf(dpath, sizeof dpath, "%s/reddit_data.npz", dir);
+  snprintf(gpath, sizeof gpath, "%s/reddit_graph.npz", dir);
+  if (!fg_test_exists(dpath) || !fg_test_exists(gpath)) return;
+  if (fg_file_slurp(dpath, &d, &dlen) != FG_OK || fg_file_slurp(gpath, &g, &glen) != FG_OK) {
+    fprintf(stderr, "%s: cannot read: %s\n", c->rel, fg_last_error());
+    fg_test_failures++;
+  } else {
+    fg_error_clear();
+    fg_status st = fg_read_reddit_mem(d, dlen, g, glen, dir, &r);
+    expect_result(c, "memory", st);
+    if (st == FG_OK && c->want == FG_OK) check_good(c, &r);
+    fg_raw_free(&r);
+  }
+  free(d);
+  free(g);
 }
 
 static void run_case(const corpus_case *c) {
@@ -498,6 +661,10 @@ static void run_case(const corpus_case *c) {
   v = NULL;
 
   if (c->r == R_OGB) return;
+  if (c->r == R_REDDIT) {
+    run_reddit_mem(c, path);
+    return;
+  }
   unsigned char *buf = NULL;
   size_t len = 0;
   if (fg_file_slurp(path, &buf, &len) != FG_OK) {
