@@ -149,6 +149,89 @@ typedef struct fg_ckpt_state {
   const char *run_record;
 } fg_ckpt_state;
 
+/* ---- sharded checkpoints: a directory of per-rank shard files and a manifest ------------ */
+
+enum { FG_CKPT_WEIGHTS = 0, FG_CKPT_FEATURES = 1 }; /* a shard file's family */
+#define FG_CKPT_FILE_NAME 64 /* a shard file's name field in the manifest */
+
+/* One shard file as the manifest lists it. */
+typedef struct fg_ckpt_shard_entry {
+  char name[FG_CKPT_FILE_NAME]; /* in the directory, NUL-terminated (fg_ckpt_shard_name) */
+  uint64_t size;                /* bytes */
+  uint32_t crc;                 /* the file's stored CRC-32 (its last 4 bytes) */
+  uint32_t family;              /* FG_CKPT_WEIGHTS or FG_CKPT_FEATURES */
+  uint32_t rank;                /* the rank that wrote it */
+  uint32_t pad;
+  int64_t elements;             /* values it holds (each with both Adam moments) */
+  int64_t lo, hi;               /* its lowest and highest index (-1, -1: none) */
+} fg_ckpt_shard_entry;
+
+/* The "sharded" and "shards" sections of a manifest. */
+typedef struct fg_ckpt_manifest {
+  uint32_t ranks;               /* P of the run that wrote it */
+  uint64_t generation;          /* >= 1, in every shard file's name */
+  int64_t feat_rows, feat_cols; /* learned features N x F (0 x 0: none) */
+  char scheme[17];              /* the scheme that wrote it (for people: any scheme resumes) */
+  uint32_t n_shards;
+  fg_ckpt_shard_entry *shards;  /* (n_shards): P weight files, then P feature files when
+                                   feat_rows > 0; malloc'ed by a read (fg_ckpt_manifest_free) */
+} fg_ckpt_manifest;
+
+/* Sorted, disjoint runs of one-process indices and where their values lie in a rank's buffers:
+ * index start[i] + t is at position pos[i] + t, for t < len[i]. */
+typedef struct fg_ckpt_runs {
+  int64_t n;
+  int64_t *start, *pos, *len; /* (n) each */
+  int64_t elements;           /* the sum of len */
+} fg_ckpt_runs;
+
+/* 1 when path names a sharded checkpoint: it ends in '/' or is an existing directory. */
+int fg_ckpt_path_sharded(const char *path);
+/* The name of family's file of rank `rank` of `ranks`, generation gen: "shard-R-of-P.gG.ckpt"
+ * (weights) or "features-R-of-P.gG.ckpt". */
+void fg_ckpt_shard_name(char *buf, size_t cap, uint32_t family, uint32_t rank, uint32_t ranks,
+                        uint64_t gen);
+/* Runs from n pieces: piece k holds indices [idx[k], idx[k] + each) at positions [pos[k],
+ * pos[k] + each); sorted and merged where both are contiguous. Pieces must not overlap. */
+fg_status fg_ckpt_runs_build(int64_t n, const int64_t *idx, const int64_t *pos, int64_t each,
+                             fg_ckpt_runs *out);
+void fg_ckpt_runs_free(fg_ckpt_runs *r);
+/* Write one shard file at path (through fg_out: whole or not at all, fsynced): the values of
+ * runs (arrays[a][pos ...]: parameters, Adam m, Adam v) over an index space of `space`
+ * elements. e gets its size, CRC, elements and range (its name is the caller's). Not
+ * collective. */
+fg_status fg_ckpt_shard_write(const char *path, uint32_t rank, uint32_t ranks, uint32_t family,
+                              uint64_t gen, int64_t space, const fg_ckpt_runs *runs,
+                              const float *const arrays[3], fg_ckpt_shard_entry *e);
+/* Check a shard file's bytes as the manifest describes it (e; ranks, gen and space from the
+ * manifest), or, with e NULL, on their own (the fuzz target): structure, checksum, the "shard"
+ * section, ranges sorted, disjoint and in [0, space), arrays of the ranges' length. */
+fg_status fg_ckpt_shard_check_mem(const void *buf, size_t len, const char *name,
+                                  const fg_ckpt_shard_entry *e, uint32_t ranks, uint64_t gen,
+                                  int64_t space);
+/* Write dir/manifest (through fg_out, so renamed into place last): s's model, widths, options,
+ * dataset and run record (its arrays are not read), meta, and mf. Not collective. */
+fg_status fg_ckpt_manifest_write(const char *dir, const fg_ckpt_state *s, const fg_ckpt_meta *meta,
+                                 const fg_ckpt_manifest *mf);
+/* Read dir/manifest, check it against s as fg_checkpoint_read does (model, widths, options,
+ * dataset when given; s's arrays are not touched), into meta and mf. Not collective. */
+fg_status fg_ckpt_manifest_read(const char *dir, const fg_ckpt_state *s, fg_ckpt_meta *meta,
+                                fg_ckpt_manifest *mf);
+void fg_ckpt_manifest_free(fg_ckpt_manifest *mf);
+/* Fill dst[a][pos ...] for every index of need (family's index space of `space` elements)
+ * from the manifest's shard files in dir: rank `rank`'s own file first, then only the files
+ * whose range meets an index still missing, one file at a time, each checked against the
+ * manifest (size, CRC) and on its own. *files_read: how many were read. An index no file
+ * holds is FG_ERR_FORMAT. Not collective. */
+fg_status fg_ckpt_shards_load(const char *dir, const fg_ckpt_manifest *mf, uint32_t family,
+                              uint32_t rank, int64_t space, const fg_ckpt_runs *need,
+                              float *const dst[3], int *files_read);
+/* The generation after every one whose shard files are in dir (1 for none). */
+fg_status fg_ckpt_next_generation(const char *dir, uint64_t *gen);
+/* Remove dir's shard files of every generation but keep (after a manifest's rename). Best
+ * effort: a file that cannot be removed stays, harmless. */
+void fg_ckpt_prune(const char *dir, uint64_t keep);
+
 /* What a checkpoint says of itself (fg_checkpoint_inspect_mem), checked as a read checks it. */
 typedef struct fg_ckpt_info {
   fg_ckpt_model model; /* model.kind points into kind */
@@ -161,6 +244,8 @@ typedef struct fg_ckpt_info {
   fg_ckpt_options options;
   fg_ds_fingerprint dataset;
   char *run_record;    /* the "run" section's text, malloc'ed (NULL: the file has none) */
+  int sharded;         /* 1: a sharded checkpoint's manifest (no arrays): manifest says more */
+  fg_ckpt_manifest manifest; /* its shards malloc'ed: fg_ckpt_info_free */
 } fg_ckpt_info;
 
 /* Write version 2 through fg_out (io/fg_io.h): a regular file is replaced whole or not at all
@@ -182,7 +267,8 @@ fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, 
  * a failure). */
 fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
                                     fg_ckpt_info *info);
-/* The same over a file read whole (a regular file only). */
+/* The same over a file read whole (a regular file only), or over dir/manifest when path is a
+ * directory (a sharded checkpoint; one without a manifest is refused as not a checkpoint). */
 fg_status fg_checkpoint_inspect(const char *path, fg_ckpt_info *info);
 void fg_ckpt_info_free(fg_ckpt_info *info);
 
