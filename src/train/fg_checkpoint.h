@@ -63,6 +63,31 @@
  *   "adam_m"  4n bytes: f32 Adam first moments, same layout
  *   "adam_v"  4n bytes: f32 Adam second moments, same layout
  *
+ * Sharded checkpoint (a directory DIR; version 2 containers, every number little-endian):
+ *   DIR/manifest: "meta", "model", "options", "dataset", "run", "widths" as above, and in place
+ *   of the three arrays (a manifest holding any of them is damage, as a single file without):
+ *   "sharded" 48 bytes: u32 ranks P (1 to 2^24), u32 shard files S (P, or 2P with learned
+ *             features), u64 generation G (1 to 2^62), i64 learned features' rows N and i64
+ *             columns F (both 0: none; else both >= 1), the scheme's name (16 bytes, NUL-padded)
+ *   "shards"  112 S bytes, one entry a file (the writer: weights by rank, then features):
+ *                +0  64  name, NUL-padded: exactly fg_ckpt_shard_name(family, r, P, G)
+ *               +64   8  u64 size in bytes (>= 12 x elements)
+ *               +72   4  u32 the file's stored CRC-32 (its last 4 bytes)
+ *               +76   4  u32 family (0 weights, 1 features)
+ *               +80   4  u32 rank r (< P; one file of each family a rank)
+ *               +84   4  u32 0
+ *               +88   8  i64 elements E (the weights' sum to n, the features' to N F)
+ *               +96   8  i64 lowest index, +104 i64 highest (-1, -1 when E = 0)
+ *   DIR/shard-R-of-P.gG.ckpt, DIR/features-R-of-P.gG.ckpt: sections
+ *   "shard"   32 bytes: u32 rank, u32 P, u32 family, u32 0, u64 G, i64 the index space (n, or
+ *             N F)
+ *   "ranges"  16 R bytes: R runs (i64 first index, i64 count >= 1), sorted, disjoint, inside
+ *             the space
+ *   "values", "adam_m", "adam_v"  4 E bytes each: f32 values of the runs' indices, in order
+ *   A weight's index is its place in "params" above; a learned feature's node F + column
+ *   (the dataset's node ids). The manifest is renamed into place after every shard is synced:
+ *   it is the commit (fg_ckpt_manifest_write).
+ *
  * Checkpoint file, version 1 (read only: older builds wrote it), little-endian:
  *   offset  size  field
  *        0     8  magic "FGCKPT1\n"
