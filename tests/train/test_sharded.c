@@ -34,6 +34,15 @@
 static int rank, nprocs;
 static char tmpdir[512];
 
+/* The model of the runs: GCN by default; check_models sets others (every kind of parameter:
+ * two matrices, LayerNorm's vectors, GIN's learned epsilon, residual projections, BatchNorm's
+ * running statistics, the label embedding). */
+static struct {
+  const char *model, *norm, *gin_eps;
+  int residual;
+  double label_prop;
+} variant;
+
 static const char *path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", tmpdir, name);
   return buf;
@@ -50,6 +59,11 @@ static fg_train_config base_config(const char *scheme, int learn, double *hist) 
   c.scheme = scheme;
   c.learn_features = learn;
   c.loss_history = hist;
+  c.model = variant.model;
+  c.norm = variant.norm;
+  c.gin_eps = variant.gin_eps;
+  c.residual = variant.residual;
+  c.label_prop = variant.label_prop;
   return c;
 }
 
@@ -239,7 +253,9 @@ static void check_scheme(const fg_dataset *ds, const char *scheme, int learn) {
   double full[EPOCHS], part[EPOCHS], other[EPOCHS];
   fg_train_config c;
   FILE *log = rank == 0 ? tmpfile() : NULL;
-  snprintf(what, sizeof what, "%s%s", scheme, learn ? "+learn" : "");
+  snprintf(what, sizeof what, "%s%s%s%s%s", variant.model ? variant.model : "",
+           variant.model ? " " : "", scheme, learn ? "+learn" : "",
+           variant.label_prop > 0 ? "+lp" : "");
   path_in(dir, sizeof dir, "ck/");
   path_in(file, sizeof file, "ck.file");
   c = base_config(scheme, learn, full);
@@ -430,6 +446,20 @@ int main(int argc, char **argv) {
   }
   if (tmpdir[0] && st == FG_OK) {
     check_scheme(ds, "3d", 1);
+    /* other models under 3d (weights split over the grid) and one 1D scheme */
+    variant.model = "sage";
+    variant.norm = "layer";
+    check_scheme(ds, "3d", 0);
+    variant.model = "gin";
+    variant.norm = "batch";
+    variant.gin_eps = "learn";
+    variant.residual = 1;
+    check_scheme(ds, "3d", 0);
+    check_scheme(ds, nprocs > 1 ? "1d" : "serial", 0);
+    memset(&variant, 0, sizeof variant);
+    variant.label_prop = 0.3;
+    check_scheme(ds, "3d", 0);
+    memset(&variant, 0, sizeof variant);
     check_faults(ds);
   }
   fg_dataset_destroy(&ds);
