@@ -210,7 +210,8 @@ typedef struct fg_ckpt_runs {
   int64_t elements;           /* the sum of len */
 } fg_ckpt_runs;
 
-/* 1 when path names a sharded checkpoint: it ends in '/' or is an existing directory. */
+/* 1 when path names a sharded checkpoint to read: it ends in '/' or is an existing directory
+ * (one to write is asked for by the trailing '/' alone: the trainer's sharded_output). */
 int fg_ckpt_path_sharded(const char *path);
 /* The name of family's file of rank `rank` of `ranks`, generation gen: "shard-R-of-P.gG.ckpt"
  * (weights) or "features-R-of-P.gG.ckpt". */

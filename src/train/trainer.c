@@ -40,6 +40,12 @@ fg_train_config fg_train_config_default(void) {
   return c;
 }
 
+/* A --checkpoint path that asks for a sharded checkpoint: one ending in '/' (an existing
+ * directory named without it is refused by fg_check_paths, never taken for one). */
+static int sharded_output(const char *path) {
+  return path && path[0] && path[strlen(path) - 1] == '/';
+}
+
 /* Every option on its own and in combination, before anything is read (fg_train_config_check
  * adds what depends on the ranks and the paths). */
 static fg_status validate(const fg_train_config *c) {
@@ -74,7 +80,7 @@ static fg_status validate(const fg_train_config *c) {
   FG_REQUIRE(c->label_prop == 0 || (c->label_prop > 0 && c->label_prop < 1), FG_ERR_INVALID_ARG,
              "--label-prop must be in (0, 1), got %g", c->label_prop);
   /* a single file holds the weights only; a sharded checkpoint the learned features too */
-  FG_REQUIRE(!c->learn_features || !c->checkpoint_path || fg_ckpt_path_sharded(c->checkpoint_path),
+  FG_REQUIRE(!c->learn_features || !c->checkpoint_path || sharded_output(c->checkpoint_path),
              FG_ERR_UNSUPPORTED,
              "--learn-features: a single-file checkpoint holds the weights only; name a "
              "directory ending in '/' (--checkpoint %s/) for a sharded checkpoint, which holds "
@@ -894,7 +900,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   /* the one-process copy only where a single file is written (rank 0) or read (every rank):
    * a sharded checkpoint never holds the whole model on one rank */
-  ckpt_sharded = cfg->checkpoint_path && fg_ckpt_path_sharded(cfg->checkpoint_path);
+  ckpt_sharded = sharded_output(cfg->checkpoint_path);
   resume_sharded = cfg->resume_path && fg_ckpt_path_sharded(cfg->resume_path);
   if ((d->rank == 0 && cfg->checkpoint_path && !ckpt_sharded) ||
       (cfg->resume_path && !resume_sharded)) {
