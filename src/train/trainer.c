@@ -831,7 +831,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   fg_ds_fingerprint fingerprint;
   double secs_total = 0.0;
   int secs_n = 0, start_epoch = 0, show_progress, stop = 0;
-  int ckpt_sharded = 0, resume_sharded = 0; /* a directory of shards (fg_ckpt_path_sharded) */
+  int ckpt_sharded = 0, resume_sharded = 0; /* a directory of shards: sharded_output, and
+                                               fg_ckpt_path_sharded for reading */
   const time_t started = time(NULL);
   const char *record = NULL;   /* the run record, on every rank (make_record) */
   /* this rank's bytes sent and received per phase, summed over the epochs this call runs (the
