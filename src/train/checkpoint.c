@@ -1174,7 +1174,8 @@ fg_status fg_ckpt_runs_build(int64_t n, const int64_t *idx, const int64_t *pos, 
   FG_ALLOC(out->len, FG_MAX(n, 1));
   for (int64_t k = 0; k < n; k++) {
     const int64_t i = pairs[2 * k], p = pairs[2 * k + 1];
-    if (m > 0 && out->start[m - 1] + out->len[m - 1] == i && out->pos[m - 1] + out->len[m - 1] == p) {
+    const int64_t last = m - 1;
+    if (m > 0 && out->start[last] + out->len[last] == i && out->pos[last] + out->len[last] == p) {
       out->len[m - 1] += each;
     } else {
       FG_REQUIRE(m == 0 || out->start[m - 1] + out->len[m - 1] <= i, FG_ERR_INTERNAL,
