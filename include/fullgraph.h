@@ -101,8 +101,11 @@ typedef enum fg_path_kind {
   FG_PATH_INPUT_FILE = 1, /* read: a readable file, not a directory */
   FG_PATH_OUTPUT = 2,     /* written: its directory exists and is writable; never a directory
                              or an empty path; a device or pipe is written through */
-  FG_PATH_CHECKPOINT = 3, /* written, as OUTPUT; may name the file FG_PATH_RESUME reads */
-  FG_PATH_RESUME = 4      /* read, as INPUT_FILE; may name the file FG_PATH_CHECKPOINT writes */
+  FG_PATH_CHECKPOINT = 3, /* written, as OUTPUT; may name the file FG_PATH_RESUME reads; a
+                             path ending in '/' is a sharded checkpoint's directory: an
+                             existing writable one, or a new one in a writable directory */
+  FG_PATH_RESUME = 4      /* read, as INPUT_FILE; may name the file FG_PATH_CHECKPOINT writes;
+                             a directory only when it holds a manifest (a sharded checkpoint) */
 } fg_path_kind;
 
 typedef struct fg_path_use {
@@ -307,9 +310,11 @@ typedef struct fg_train_config {
                               machine's available memory (shared by the ranks on a node);
                               < 0 = no check */
   const char *metrics_path;     /* JSON lines, or NULL */
-  const char *checkpoint_path;  /* or NULL */
+  const char *checkpoint_path;  /* a file, or a directory ending in '/' for a sharded
+                                   checkpoint (each rank writes its own shards), or NULL */
   int checkpoint_every;         /* epochs between checkpoints (default 0 = only at end) */
-  const char *resume_path;      /* or NULL */
+  const char *resume_path;      /* a checkpoint file, or a sharded checkpoint's directory
+                                   (one holding a manifest), or NULL */
   const char *predictions_path; /* .npy of N x C logits (float32), or NULL */
   const char *embeddings_path;  /* .npy of N x hidden (last hidden layer), or NULL */
   int verbose;             /* 0 quiet, 1 per-epoch lines, 2 more */

@@ -31,14 +31,48 @@ static int writes(const fg_path_use *u) {
   return u->kind == FG_PATH_OUTPUT || u->kind == FG_PATH_CHECKPOINT;
 }
 
+/* A sharded checkpoint's directory (a checkpoint path ending in '/'): an existing directory we
+ * may write in, or a new one whose parent exists and lets us make it (it is made at the first
+ * checkpoint, not here). */
+static fg_status check_checkpoint_dir(const fg_path_use *u) {
+  fg_status st = FG_OK;
+  struct stat sb;
+  char name[PATH_MAX], dir[PATH_MAX];
+  size_t n = strlen(u->path);
+  if (stat(u->path, &sb) == 0) {
+    FG_REQUIRE(S_ISDIR(sb.st_mode), FG_ERR_INVALID_ARG, "%s %s: is not a directory", u->flag,
+               u->path);
+    FG_REQUIRE(access(u->path, W_OK | X_OK) == 0, FG_ERR_IO, "%s %s: cannot write in it: %s",
+               u->flag, u->path, strerror(errno));
+    return FG_OK;
+  }
+  FG_REQUIRE(errno == ENOENT, FG_ERR_IO, "%s %s: %s", u->flag, u->path, strerror(errno));
+  while (n > 1 && u->path[n - 1] == '/') n--;
+  FG_REQUIRE(n < sizeof name, FG_ERR_INVALID_ARG, "%s %s: the name is too long", u->flag,
+             u->path);
+  snprintf(name, sizeof name, "%.*s", (int)n, u->path);
+  dir_of(name, dir, sizeof dir);
+  FG_REQUIRE(stat(dir, &sb) == 0, FG_ERR_IO, "%s %s: directory %s: %s", u->flag, u->path, dir,
+             strerror(errno));
+  FG_REQUIRE(S_ISDIR(sb.st_mode), FG_ERR_IO, "%s %s: %s is not a directory", u->flag, u->path,
+             dir);
+  FG_REQUIRE(access(dir, W_OK | X_OK) == 0, FG_ERR_IO, "%s %s: cannot make it in %s: %s",
+             u->flag, u->path, dir, strerror(errno));
+cleanup:
+  return st;
+}
+
 static fg_status check_output(const fg_path_use *u) {
   fg_status st = FG_OK;
   struct stat sb;
   char dir[PATH_MAX];
   FG_REQUIRE(u->path[0] != '\0', FG_ERR_INVALID_ARG, "%s: the path is empty", u->flag);
+  if (u->kind == FG_PATH_CHECKPOINT && u->path[strlen(u->path) - 1] == '/')
+    return check_checkpoint_dir(u);
   if (stat(u->path, &sb) == 0) {
-    FG_REQUIRE(!S_ISDIR(sb.st_mode), FG_ERR_INVALID_ARG,
-               "%s %s: is a directory; name a file in it", u->flag, u->path);
+    FG_REQUIRE(!S_ISDIR(sb.st_mode), FG_ERR_INVALID_ARG, "%s %s: is a directory; name a file in "
+               "it%s", u->flag, u->path, u->kind == FG_PATH_CHECKPOINT
+                   ? ", or end the name with '/' for a sharded checkpoint in it" : "");
     /* a device or a pipe is written through, never replaced; a regular file must be writable
      * (it is replaced by a new file, so it is its directory that must let us) */
     if (!S_ISREG(sb.st_mode)) {
@@ -65,6 +99,19 @@ static fg_status check_input(const fg_path_use *u) {
   struct stat sb;
   FG_REQUIRE(u->path[0] != '\0', FG_ERR_INVALID_ARG, "%s: the path is empty", u->flag);
   FG_REQUIRE(stat(u->path, &sb) == 0, FG_ERR_IO, "%s %s: %s", u->flag, u->path, strerror(errno));
+  if (u->kind == FG_PATH_RESUME && S_ISDIR(sb.st_mode)) {
+    /* a sharded checkpoint: a directory is one only when it holds a manifest */
+    char m[PATH_MAX];
+    const size_t n = strlen(u->path);
+    FG_REQUIRE((size_t)snprintf(m, sizeof m, "%s%smanifest", u->path,
+                                u->path[n - 1] == '/' ? "" : "/") < sizeof m,
+               FG_ERR_INVALID_ARG, "%s %s: the name is too long", u->flag, u->path);
+    FG_REQUIRE(stat(m, &sb) == 0 && S_ISREG(sb.st_mode), FG_ERR_INVALID_ARG,
+               "%s %s: a directory without a manifest, not a checkpoint", u->flag, u->path);
+    FG_REQUIRE(access(m, R_OK) == 0, FG_ERR_IO, "%s %s: cannot read: %s", u->flag, m,
+               strerror(errno));
+    return FG_OK;
+  }
   FG_REQUIRE(u->kind == FG_PATH_INPUT || !S_ISDIR(sb.st_mode), FG_ERR_INVALID_ARG,
              "%s %s: is a directory, not a file", u->flag, u->path);
   FG_REQUIRE(access(u->path, R_OK) == 0, FG_ERR_IO, "%s %s: cannot read: %s", u->flag, u->path,

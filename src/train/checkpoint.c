@@ -8,12 +8,14 @@
  * the dataset's), so a file that is sound but says nonsense (an epoch of -5, a NaN accuracy, an
  * Adam step that does not follow from the epoch) is refused too. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "graph/fg_graph.h"
@@ -56,13 +58,23 @@ enum {
   SEC_PARAMS,
   SEC_ADAM_M,
   SEC_ADAM_V,
+  SEC_SHARDED, /* a sharded checkpoint's manifest: these two instead of the three arrays */
+  SEC_SHARDS,
   SEC_COUNT
 };
-static const char *const sec_names[SEC_COUNT] = {"meta",   "model",  "options", "dataset", "run",
-                                                 "widths", "params", "adam_m",  "adam_v"};
+static const char *const sec_names[SEC_COUNT] = {
+    "meta", "model", "options", "dataset", "run", "widths", "params", "adam_m", "adam_v",
+    "sharded", "shards"};
+/* (the arrays are required in a single file, absent from a manifest: parse_v2 decides) */
 static int sec_optional(int r) {
-  return r == SEC_MODEL || r == SEC_OPTIONS || r == SEC_DATASET || r == SEC_RUN;
+  return r == SEC_MODEL || r == SEC_OPTIONS || r == SEC_DATASET || r == SEC_RUN ||
+         r == SEC_PARAMS || r == SEC_ADAM_M || r == SEC_ADAM_V || r == SEC_SHARDED ||
+         r == SEC_SHARDS;
 }
+#define CKPT_SHARDED_BYTES 48 /* the "sharded" payload: u32, u32, u64, 2 i64, a name field */
+#define CKPT_ENTRY_BYTES 112  /* a "shards" entry: a 64-byte name, u64, 4 u32, 3 i64 */
+#define CKPT_SHARD_BYTES 32   /* a shard file's "shard" payload: 4 u32, u64, i64 */
+#define CKPT_MAX_RANKS (1u << 24) /* a sanity bound on a manifest's P */
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -233,7 +245,10 @@ static void put_padding(sink *s, uint64_t len) {
   put(s, zeros, (size_t)pad8(len));
 }
 
-fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg_ckpt_meta *meta) {
+/* A single file (mf NULL: the arrays) or a sharded checkpoint's manifest (mf: "sharded" and
+ * "shards" instead of the arrays). */
+static fg_status write_container(const char *path, const fg_ckpt_state *m,
+                                 const fg_ckpt_meta *meta, const fg_ckpt_manifest *mf) {
   fg_status st = FG_OK;
   fg_out out = {0};
   sink s = {NULL, 0, 0, 0};
@@ -253,7 +268,7 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   if (m->dataset) FG_CHECK(check_dataset("checkpoint state", m->dataset, FG_ERR_INVALID_ARG));
   FG_REQUIRE(m->layers >= 1 && (unsigned)m->layers < CKPT_MAX_LAYERS, FG_ERR_INVALID_ARG,
              "checkpoint state: %d layers, expected 1 to %u", m->layers, CKPT_MAX_LAYERS - 1);
-  FG_REQUIRE(m->widths && m->params && m->adam_m && m->adam_v, FG_ERR_INVALID_ARG,
+  FG_REQUIRE(m->widths && (mf || (m->params && m->adam_m && m->adam_v)), FG_ERR_INVALID_ARG,
              "checkpoint state: widths or arrays missing");
   FG_REQUIRE(mats <= 16 && strlen(kind) <= CKPT_NAME && m->model.adj_norm >= 0 &&
                  m->model.adj_norm <= 2 && m->model.norm >= FG_NORM_NONE &&
@@ -280,7 +295,8 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   s.crc = crc32(0L, Z_NULL, 0);
   put(&s, ckpt_magic, 8);
   put_u32(&s, CKPT_VERSION);
-  put_u32(&s, SEC_COUNT - !m->options - !m->dataset - !m->run_record);
+  /* meta, model, widths, and the three arrays or the manifest's two sections */
+  put_u32(&s, (uint32_t)(3 + (mf ? 2 : 3) + !!m->options + !!m->dataset + !!m->run_record));
   /* (56, 40 and 72 bytes: multiples of 8, no padding) */
   put_section_head(&s, sec_names[SEC_META], CKPT_META_BYTES);
   put(&s, meta, CKPT_META_BYTES);
@@ -338,10 +354,37 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
   put_u32(&s, (uint32_t)m->layers);
   put(&s, m->widths, 8 * ((size_t)m->layers + 1));
   put_padding(&s, widths_bytes);
-  for (int a = 0; a < 3; a++) {
+  for (int a = 0; !mf && a < 3; a++) {
     put_section_head(&s, sec_names[SEC_PARAMS + a], array_bytes);
     put(&s, arrays[a], (size_t)array_bytes);
     put_padding(&s, array_bytes);
+  }
+  if (mf) {
+    char field[CKPT_NAME] = {0};
+    const uint32_t pad = 0;
+    put_section_head(&s, sec_names[SEC_SHARDED], CKPT_SHARDED_BYTES);
+    put_u32(&s, mf->ranks);
+    put_u32(&s, mf->n_shards);
+    put(&s, &mf->generation, 8);
+    put_i64(&s, mf->feat_rows);
+    put_i64(&s, mf->feat_cols);
+    memcpy(field, mf->scheme, FG_MIN(strlen(mf->scheme), (size_t)CKPT_NAME));
+    put(&s, field, CKPT_NAME);
+    put_section_head(&s, sec_names[SEC_SHARDS], (uint64_t)mf->n_shards * CKPT_ENTRY_BYTES);
+    for (uint32_t i = 0; i < mf->n_shards; i++) {
+      const fg_ckpt_shard_entry *e = &mf->shards[i];
+      char name[FG_CKPT_FILE_NAME] = {0};
+      memcpy(name, e->name, strnlen(e->name, FG_CKPT_FILE_NAME - 1));
+      put(&s, name, FG_CKPT_FILE_NAME);
+      put(&s, &e->size, 8);
+      put_u32(&s, e->crc);
+      put_u32(&s, e->family);
+      put_u32(&s, e->rank);
+      put_u32(&s, pad);
+      put_i64(&s, e->elements);
+      put_i64(&s, e->lo);
+      put_i64(&s, e->hi);
+    }
   }
   /* the CRC covers everything before it, so it is written past the sink */
   crc = (uint32_t)s.crc;
@@ -355,6 +398,10 @@ fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg
 cleanup:
   if (st != FG_OK) fg_out_abort(&out);
   return st;
+}
+
+fg_status fg_checkpoint_write(const char *path, const fg_ckpt_state *m, const fg_ckpt_meta *meta) {
+  return write_container(path, m, meta, NULL);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -388,6 +435,8 @@ typedef struct ckpt_view {
   fg_ds_fingerprint dataset;
   const unsigned char *run;       /* the "run" section's text (run_len bytes), or NULL */
   size_t run_len;
+  int sharded;                    /* a manifest: mf (its shards malloc'ed), no arrays */
+  fg_ckpt_manifest mf;
 } ckpt_view;
 
 /* A regular file's bytes, whole: a directory, a device or a fifo is refused by name before it is
@@ -502,15 +551,15 @@ static int section_cmp(const void *a, const void *b) {
   return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
 }
 
-static fg_status parse_v2(const char *path, const unsigned char *buf, size_t size,
-                          ckpt_view *v) {
+/* A version-2 container's sections (size >= CKPT_HEAD + 4, magic and version checked): the
+ * structure against the bytes present, the checksum, no name twice. *out (malloc'ed, sorted by
+ * name) and *n_out. */
+static fg_status walk_sections(const char *path, const unsigned char *buf, size_t size,
+                               ckpt_section **out, uint32_t *n_out) {
   fg_status st = FG_OK;
   ckpt_section *secs = NULL;
-  const ckpt_section *req[SEC_COUNT] = {NULL};
-  const unsigned char *p;
   uint32_t count;
   size_t end, off = CKPT_HEAD;
-  int64_t n = 0;
   end = size - 4; /* where the sections must end: the checksum follows */
   count = get_u32(buf + 12);
   /* every section takes at least its header: a count the file has no room for is damage, and
@@ -554,12 +603,54 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
     FG_REQUIRE(strcmp(secs[i].name, secs[i + 1].name) != 0, FG_ERR_FORMAT,
                "%s: duplicate section \"%s\" (at bytes %zu and %zu)", path, secs[i].name,
                secs[i].at, secs[i + 1].at);
+  *out = secs;
+  secs = NULL;
+  *n_out = count;
+cleanup:
+  free(secs);
+  return st;
+}
+
+/* The section called name, or NULL. */
+static const ckpt_section *find_section(const ckpt_section *secs, uint32_t count,
+                                        const char *name) {
+  for (uint32_t i = 0; i < count; i++)
+    if (strcmp(secs[i].name, name) == 0) return &secs[i];
+  return NULL;
+}
+
+static fg_status parse_manifest(const char *path, const unsigned char *buf,
+                                const ckpt_section *sharded, const ckpt_section *shards,
+                                int64_t n_params, fg_ckpt_manifest *mf);
+
+static fg_status parse_v2(const char *path, const unsigned char *buf, size_t size,
+                          ckpt_view *v) {
+  fg_status st = FG_OK;
+  ckpt_section *secs = NULL;
+  const ckpt_section *req[SEC_COUNT] = {NULL};
+  const unsigned char *p;
+  uint32_t count;
+  int64_t n = 0;
+  FG_CHECK(walk_sections(path, buf, size, &secs, &count));
+  /* a shard file is sound but no checkpoint of its own */
+  FG_REQUIRE(!find_section(secs, count, "shard") || find_section(secs, count, "meta"),
+             FG_ERR_FORMAT,
+             "%s: a shard of a sharded checkpoint, not a checkpoint: give its directory", path);
   /* unknown names are skipped: a later version may add sections this one does not need */
   for (int r = 0; r < SEC_COUNT; r++) {
-    for (uint32_t i = 0; i < count && !req[r]; i++)
-      if (strcmp(secs[i].name, sec_names[r]) == 0) req[r] = &secs[i];
+    req[r] = find_section(secs, count, sec_names[r]);
     FG_REQUIRE(req[r] || sec_optional(r), FG_ERR_FORMAT,
                "%s: checkpoint has no \"%s\" section", path, sec_names[r]);
+  }
+  /* a single file holds the arrays, a manifest "sharded" and "shards" instead */
+  v->sharded = req[SEC_SHARDED] != NULL;
+  for (int r = SEC_PARAMS; r <= SEC_SHARDS; r++) {
+    const int want = (r >= SEC_SHARDED) == v->sharded;
+    FG_REQUIRE(!want || req[r], FG_ERR_FORMAT, "%s: %s has no \"%s\" section", path,
+               v->sharded ? "a sharded checkpoint's manifest" : "checkpoint", sec_names[r]);
+    FG_REQUIRE(want || !req[r], FG_ERR_FORMAT,
+               "%s: section \"%s\" in %s (corrupt)", path, sec_names[r],
+               v->sharded ? "a sharded checkpoint's manifest" : "a single-file checkpoint");
   }
   FG_REQUIRE(!req[SEC_OPTIONS] || req[SEC_OPTIONS]->len == CKPT_OPTIONS_BYTES ||
                  req[SEC_OPTIONS]->len == CKPT_OPTIONS_V1_BYTES,
@@ -680,6 +771,10 @@ static fg_status parse_v2(const char *path, const unsigned char *buf, size_t siz
   }
   v->n_params = n;
 
+  if (v->sharded) {
+    FG_CHECK(parse_manifest(path, buf, req[SEC_SHARDED], req[SEC_SHARDS], n, &v->mf));
+    goto cleanup;
+  }
   for (int a = 0; a < 3; a++) {
     const ckpt_section *sec = req[SEC_PARAMS + a];
     FG_REQUIRE(sec->len % 4 == 0 && (uint64_t)(sec->len / 4) == (uint64_t)n, FG_ERR_FORMAT,
@@ -761,7 +856,7 @@ cleanup:
 }
 
 /* Check a file's dimensions against the caller's model, then copy the file's state out. */
-static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *m,
+static fg_status take_view(const char *path, const ckpt_view *v, const fg_ckpt_state *m,
                            fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
   float *const dst[3] = {m->params, m->adam_m, m->adam_v};
@@ -808,7 +903,7 @@ static fg_status take_view(const char *path, const ckpt_view *v, fg_ckpt_state *
              (long long)m->n_params);
   if (m->options && v->has_options) FG_CHECK(compare_options(path, &v->options, m->options));
   *meta = v->meta;
-  for (int a = 0; a < 3; a++) memcpy(dst[a], v->arrays[a], (size_t)v->n_params * 4);
+  for (int a = 0; !v->sharded && a < 3; a++) memcpy(dst[a], v->arrays[a], (size_t)v->n_params * 4);
 cleanup:
   return st;
 }
@@ -838,6 +933,7 @@ static fg_status parse(const char *name, const unsigned char *buf, size_t size, 
   FG_CHECK(check_meta(name, version == 1 ? "header" : "section \"meta\"", &v->meta,
                       FG_ERR_FORMAT));
 cleanup:
+  if (st != FG_OK) fg_ckpt_manifest_free(&v->mf);
   return st;
 }
 
@@ -845,9 +941,14 @@ fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, 
                                  fg_ckpt_meta *meta) {
   fg_status st = FG_OK;
   ckpt_view v;
+  memset(&v, 0, sizeof v);
   FG_CHECK(parse(name, buf, len, &v));
+  FG_REQUIRE(!v.sharded, FG_ERR_INVALID_ARG,
+             "%s: a sharded checkpoint's manifest, not a checkpoint file: give its directory",
+             name);
   FG_CHECK(take_view(name, &v, m, meta));
 cleanup:
+  fg_ckpt_manifest_free(&v.mf);
   return st;
 }
 
@@ -862,11 +963,35 @@ cleanup:
   return st;
 }
 
+/* dir/manifest into buf, or a clear refusal when the directory has none. */
+static fg_status manifest_path(const char *dir, char *buf, size_t cap) {
+  fg_status st = FG_OK;
+  struct stat sb;
+  const size_t n = strlen(dir);
+  FG_REQUIRE(n > 0, FG_ERR_INVALID_ARG, "an empty checkpoint directory name");
+  FG_REQUIRE((size_t)snprintf(buf, cap, "%s%smanifest", dir, dir[n - 1] == '/' ? "" : "/") <
+                 cap, FG_ERR_INVALID_ARG, "%s: the directory's name is too long", dir);
+  FG_REQUIRE(stat(dir, &sb) == 0, FG_ERR_IO, "%s: cannot open checkpoint directory: %s", dir,
+             strerror(errno));
+  FG_REQUIRE(S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: not a directory", dir);
+  FG_REQUIRE(stat(buf, &sb) == 0, FG_ERR_FORMAT,
+             "%s: a directory without a manifest, not a checkpoint (%s: %s)", dir, buf,
+             strerror(errno));
+cleanup:
+  return st;
+}
+
 fg_status fg_checkpoint_inspect(const char *path, fg_ckpt_info *info) {
   fg_status st = FG_OK;
   unsigned char *buf = NULL;
   size_t size = 0;
+  char mpath[4200];
+  struct stat sb;
   memset(info, 0, sizeof *info);
+  if (path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    FG_CHECK(manifest_path(path, mpath, sizeof mpath));
+    path = mpath;
+  }
   FG_CHECK(read_whole(path, &buf, &size));
   FG_CHECK(fg_checkpoint_inspect_mem(buf, size, path, info));
 cleanup:
@@ -879,7 +1004,11 @@ fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *nam
   fg_status st = FG_OK;
   ckpt_view v;
   memset(info, 0, sizeof *info);
+  memset(&v, 0, sizeof v);
   FG_CHECK(parse(name, buf, len, &v));
+  info->sharded = v.sharded;
+  info->manifest = v.mf; /* (its shards move to info) */
+  v.mf.shards = NULL;
   memcpy(info->kind, v.kind, sizeof info->kind);
   info->model = (fg_ckpt_model){.kind = info->kind,
                                 .mats = (int)v.mats,
@@ -910,8 +1039,530 @@ cleanup:
 }
 
 void fg_ckpt_info_free(fg_ckpt_info *info) {
+  fg_ckpt_manifest_free(&info->manifest);
   free(info->widths);
   info->widths = NULL;
   free(info->run_record);
   info->run_record = NULL;
+}
+
+/* ---- sharded checkpoints ---------------------------------------------------------------------
+ * A directory: "manifest" (this container with "sharded" and "shards" in place of the arrays)
+ * and per-rank shard files (this container with "shard", "ranges", "values", "adam_m",
+ * "adam_v"). Layouts in fg_checkpoint.h. */
+
+void fg_ckpt_manifest_free(fg_ckpt_manifest *mf) {
+  if (!mf) return;
+  free(mf->shards);
+  mf->shards = NULL;
+  mf->n_shards = 0;
+}
+
+int fg_ckpt_path_sharded(const char *path) {
+  struct stat sb;
+  const size_t n = path ? strlen(path) : 0;
+  if (n == 0) return 0;
+  return path[n - 1] == '/' || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+void fg_ckpt_shard_name(char *buf, size_t cap, uint32_t family, uint32_t rank, uint32_t ranks,
+                        uint64_t gen) {
+  snprintf(buf, cap, "%s-%u-of-%u.g%llu.ckpt", family == FG_CKPT_FEATURES ? "features" : "shard",
+           rank, ranks, (unsigned long long)gen);
+}
+
+/* dir and name joined (one '/' between) into buf; 0 when it does not fit. */
+static int join_path(char *buf, size_t cap, const char *dir, const char *name) {
+  const size_t n = strlen(dir);
+  return (size_t)snprintf(buf, cap, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/",
+                          name) < cap;
+}
+
+/* The manifest's two sections into mf (shards malloc'ed), every field checked: P files of
+ * weights (one a rank), P of features when the features are learned, each with its canonical
+ * name, and the weights' elements summing to the model's n_params, the features' to N F (each
+ * element is owned once). */
+static fg_status parse_manifest(const char *path, const unsigned char *buf,
+                                const ckpt_section *sharded, const ckpt_section *shards,
+                                int64_t n_params, fg_ckpt_manifest *mf) {
+  fg_status st = FG_OK;
+  const unsigned char *p = buf + sharded->at + CKPT_SECTION_HEAD;
+  int64_t sum[2] = {0, 0}, space[2];
+  uint8_t *seen = NULL;
+  memset(mf, 0, sizeof *mf);
+  FG_REQUIRE(sharded->len == CKPT_SHARDED_BYTES, FG_ERR_FORMAT,
+             "%s: section \"sharded\" at byte %zu has %zu bytes, expected %d", path, sharded->at,
+             sharded->len, CKPT_SHARDED_BYTES);
+  mf->ranks = get_u32(p);
+  mf->n_shards = get_u32(p + 4);
+  memcpy(&mf->generation, p + 8, 8);
+  mf->feat_rows = get_i64(p + 16);
+  mf->feat_cols = get_i64(p + 24);
+  FG_REQUIRE(section_name(p + 32, mf->scheme), FG_ERR_FORMAT,
+             "%s: section \"sharded\": a malformed scheme name (corrupt)", path);
+  FG_REQUIRE(mf->ranks >= 1 && mf->ranks <= CKPT_MAX_RANKS && mf->generation >= 1 &&
+                 mf->generation < UINT64_C(1) << 62,
+             FG_ERR_FORMAT, "%s: section \"sharded\": %u ranks, generation %llu (corrupt)", path,
+             mf->ranks, (unsigned long long)mf->generation);
+  FG_REQUIRE((mf->feat_rows == 0 && mf->feat_cols == 0) ||
+                 (mf->feat_rows >= 1 && mf->feat_cols >= 1 &&
+                  mf->feat_rows <= INT64_MAX / mf->feat_cols),
+             FG_ERR_FORMAT, "%s: section \"sharded\": learned features %lld x %lld (corrupt)",
+             path, (long long)mf->feat_rows, (long long)mf->feat_cols);
+  space[FG_CKPT_WEIGHTS] = n_params;
+  space[FG_CKPT_FEATURES] = mf->feat_rows * mf->feat_cols;
+  FG_REQUIRE(mf->n_shards == mf->ranks * (mf->feat_rows > 0 ? 2u : 1u), FG_ERR_FORMAT,
+             "%s: section \"sharded\": %u shard files for %u ranks%s (corrupt)", path,
+             mf->n_shards, mf->ranks, mf->feat_rows > 0 ? " with learned features" : "");
+  FG_REQUIRE(shards->len == (size_t)mf->n_shards * CKPT_ENTRY_BYTES, FG_ERR_FORMAT,
+             "%s: section \"shards\" at byte %zu has %zu bytes, %u files need %zu", path,
+             shards->at, shards->len, mf->n_shards, (size_t)mf->n_shards * CKPT_ENTRY_BYTES);
+  FG_ALLOC(mf->shards, mf->n_shards);
+  FG_CALLOC(seen, mf->n_shards);
+  p = buf + shards->at + CKPT_SECTION_HEAD;
+  for (uint32_t i = 0; i < mf->n_shards; i++, p += CKPT_ENTRY_BYTES) {
+    fg_ckpt_shard_entry *e = &mf->shards[i];
+    char want[FG_CKPT_FILE_NAME];
+    size_t len = strnlen((const char *)p, FG_CKPT_FILE_NAME);
+    memset(e, 0, sizeof *e);
+    FG_REQUIRE(len < FG_CKPT_FILE_NAME, FG_ERR_FORMAT,
+               "%s: section \"shards\": file %u's name is not terminated (corrupt)", path, i);
+    memcpy(e->name, p, len);
+    memcpy(&e->size, p + 64, 8);
+    e->crc = get_u32(p + 72);
+    e->family = get_u32(p + 76);
+    e->rank = get_u32(p + 80);
+    e->elements = get_i64(p + 88);
+    e->lo = get_i64(p + 96);
+    e->hi = get_i64(p + 104);
+    FG_REQUIRE(e->family <= FG_CKPT_FEATURES && e->rank < mf->ranks &&
+                   (e->family == FG_CKPT_WEIGHTS || mf->feat_rows > 0),
+               FG_ERR_FORMAT, "%s: section \"shards\": file %u: family %u, rank %u of %u "
+               "(corrupt)", path, i, e->family, e->rank, mf->ranks);
+    FG_REQUIRE(!seen[e->family * mf->ranks + e->rank], FG_ERR_FORMAT,
+               "%s: section \"shards\": two files of family %u for rank %u (corrupt)", path,
+               e->family, e->rank);
+    seen[e->family * mf->ranks + e->rank] = 1;
+    /* the canonical name only: no path, no file outside the directory */
+    fg_ckpt_shard_name(want, sizeof want, e->family, e->rank, mf->ranks, mf->generation);
+    FG_REQUIRE(strcmp(want, e->name) == 0, FG_ERR_FORMAT,
+               "%s: section \"shards\": file %u is named \"%.63s\", expected %s (corrupt)", path,
+               i, e->name, want);
+    for (size_t k = len; k < FG_CKPT_FILE_NAME; k++)
+      FG_REQUIRE(p[k] == 0, FG_ERR_FORMAT,
+                 "%s: section \"shards\": file %u's name field is not NUL-padded (corrupt)",
+                 path, i);
+    FG_REQUIRE(e->elements == 0 ? e->lo == -1 && e->hi == -1
+                                : e->elements >= 1 && e->lo >= 0 && e->lo <= e->hi &&
+                                      e->hi < space[e->family] &&
+                                      e->elements <= e->hi - e->lo + 1,
+               FG_ERR_FORMAT,
+               "%s: section \"shards\": %s holds %lld elements in [%lld, %lld] of %lld "
+               "(corrupt)", path, e->name, (long long)e->elements, (long long)e->lo,
+               (long long)e->hi, (long long)space[e->family]);
+    /* (each is at most the space, itself < 2^63, and there are at most 2^24 files a family;
+     * a sum past the space is refused as soon as it gets there) */
+    sum[e->family] += e->elements;
+    FG_REQUIRE(sum[e->family] <= space[e->family], FG_ERR_FORMAT,
+               "%s: section \"shards\": the %s files hold more than the %lld elements "
+               "(corrupt)", path, e->family ? "features'" : "weights'",
+               (long long)space[e->family]);
+    /* a file holds its elements, 12 bytes each, beside its sections */
+    FG_REQUIRE(e->size >= CKPT_HEAD + 4 && e->size / 12 >= (uint64_t)e->elements,
+               FG_ERR_FORMAT, "%s: section \"shards\": %s is %llu bytes for %lld elements "
+               "(corrupt)", path, e->name, (unsigned long long)e->size,
+               (long long)e->elements);
+  }
+  for (int f = 0; f < 2; f++)
+    FG_REQUIRE(sum[f] == space[f], FG_ERR_FORMAT,
+               "%s: section \"shards\": the %s files hold %lld of %lld elements (corrupt)",
+               path, f ? "features'" : "weights'", (long long)sum[f], (long long)space[f]);
+cleanup:
+  free(seen);
+  if (st != FG_OK) fg_ckpt_manifest_free(mf);
+  return st;
+}
+
+static int piece_cmp(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+fg_status fg_ckpt_runs_build(int64_t n, const int64_t *idx, const int64_t *pos, int64_t each,
+                             fg_ckpt_runs *out) {
+  fg_status st = FG_OK;
+  int64_t *pairs = NULL, m = 0;
+  memset(out, 0, sizeof *out);
+  FG_ALLOC(pairs, 2 * FG_MAX(n, 1));
+  for (int64_t k = 0; k < n; k++) {
+    pairs[2 * k] = idx[k];
+    pairs[2 * k + 1] = pos[k];
+  }
+  if (n > 1) qsort(pairs, (size_t)n, 2 * sizeof *pairs, piece_cmp);
+  FG_ALLOC(out->start, FG_MAX(n, 1));
+  FG_ALLOC(out->pos, FG_MAX(n, 1));
+  FG_ALLOC(out->len, FG_MAX(n, 1));
+  for (int64_t k = 0; k < n; k++) {
+    const int64_t i = pairs[2 * k], p = pairs[2 * k + 1];
+    const int64_t last = m - 1;
+    if (m > 0 && out->start[last] + out->len[last] == i && out->pos[last] + out->len[last] == p) {
+      out->len[m - 1] += each;
+    } else {
+      FG_REQUIRE(m == 0 || out->start[m - 1] + out->len[m - 1] <= i, FG_ERR_INTERNAL,
+                 "checkpoint runs: index %lld held twice", (long long)i);
+      out->start[m] = i;
+      out->pos[m] = p;
+      out->len[m++] = each;
+    }
+    out->elements += each;
+  }
+  out->n = m;
+cleanup:
+  free(pairs);
+  if (st != FG_OK) fg_ckpt_runs_free(out);
+  return st;
+}
+
+void fg_ckpt_runs_free(fg_ckpt_runs *r) {
+  free(r->start);
+  free(r->pos);
+  free(r->len);
+  memset(r, 0, sizeof *r);
+}
+
+fg_status fg_ckpt_shard_write(const char *path, uint32_t rank, uint32_t ranks, uint32_t family,
+                              uint64_t gen, int64_t space, const fg_ckpt_runs *runs,
+                              const float *const arrays[3], fg_ckpt_shard_entry *e) {
+  fg_status st = FG_OK;
+  fg_out out = {0};
+  sink s = {NULL, 0, 0, 0};
+  const uint64_t ranges_bytes = 16 * (uint64_t)runs->n, array_bytes = 4 * (uint64_t)runs->elements;
+  uint32_t crc;
+  long size;
+  FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
+             "checkpoints are little-endian; this host is not");
+  FG_CHECK(fg_out_open(&out, path));
+  s.f = out.f;
+  s.crc = crc32(0L, Z_NULL, 0);
+  put(&s, ckpt_magic, 8);
+  put_u32(&s, CKPT_VERSION);
+  put_u32(&s, 5);
+  put_section_head(&s, "shard", CKPT_SHARD_BYTES);
+  put_u32(&s, rank);
+  put_u32(&s, ranks);
+  put_u32(&s, family);
+  put_u32(&s, 0);
+  put(&s, &gen, 8);
+  put_i64(&s, space);
+  put_section_head(&s, "ranges", ranges_bytes);
+  for (int64_t i = 0; i < runs->n; i++) {
+    put_i64(&s, runs->start[i]);
+    put_i64(&s, runs->len[i]);
+  }
+  for (int a = 0; a < 3; a++) {
+    static const char *const names[3] = {"values", "adam_m", "adam_v"};
+    put_section_head(&s, names[a], array_bytes);
+    for (int64_t i = 0; i < runs->n; i++)
+      put(&s, arrays[a] + runs->pos[i], (size_t)runs->len[i] * 4);
+    put_padding(&s, array_bytes);
+  }
+  crc = (uint32_t)s.crc;
+  if (!s.failed && fwrite(&crc, 1, 4, s.f) != 4) {
+    s.failed = 1;
+    s.err = errno;
+  }
+  size = s.failed ? -1 : ftell(s.f);
+  FG_REQUIRE(!s.failed && size > 0, FG_ERR_IO, "%s: write error: %s", path,
+             strerror(s.failed ? s.err : errno));
+  FG_CHECK(fg_out_commit(&out));
+  e->size = (uint64_t)size;
+  e->crc = crc;
+  e->family = family;
+  e->rank = rank;
+  e->elements = runs->elements;
+  e->lo = runs->n ? runs->start[0] : -1;
+  e->hi = runs->n ? runs->start[runs->n - 1] + runs->len[runs->n - 1] - 1 : -1;
+cleanup:
+  if (st != FG_OK) fg_out_abort(&out);
+  return st;
+}
+
+/* A shard file, checked: its ranges (n i64 pairs) and arrays (elements f32 each). */
+typedef struct shard_view {
+  uint32_t rank, ranks, family;
+  uint64_t gen;
+  int64_t space, n_ranges, elements;
+  const unsigned char *ranges, *arrays[3];
+} shard_view;
+
+static fg_status shard_parse(const char *name, const unsigned char *buf, size_t size,
+                             shard_view *v) {
+  fg_status st = FG_OK;
+  ckpt_section *secs = NULL;
+  uint32_t count;
+  const ckpt_section *sh, *rg, *arr[3];
+  const unsigned char *p;
+  int64_t next = 0;
+  static const char *const names[3] = {"values", "adam_m", "adam_v"};
+  memset(v, 0, sizeof *v);
+  FG_REQUIRE(host_is_little_endian(), FG_ERR_UNSUPPORTED,
+             "checkpoints are little-endian; this host is not");
+  FG_REQUIRE(buf && size >= CKPT_HEAD + 4 && memcmp(buf, ckpt_magic, 8) == 0, FG_ERR_FORMAT,
+             "%s: not a fullgraph checkpoint shard (%zu bytes, bad magic or too short)", name,
+             size);
+  FG_REQUIRE(get_u32(buf + 8) == CKPT_VERSION, FG_ERR_UNSUPPORTED,
+             "%s: checkpoint version %u, shards are version %u", name, get_u32(buf + 8),
+             CKPT_VERSION);
+  FG_CHECK(walk_sections(name, buf, size, &secs, &count));
+  sh = find_section(secs, count, "shard");
+  rg = find_section(secs, count, "ranges");
+  for (int a = 0; a < 3; a++) arr[a] = find_section(secs, count, names[a]);
+  FG_REQUIRE(sh && rg && arr[0] && arr[1] && arr[2], FG_ERR_FORMAT,
+             "%s: not a checkpoint shard (a section of shard, ranges, values, adam_m, adam_v "
+             "is missing)", name);
+  FG_REQUIRE(sh->len == CKPT_SHARD_BYTES, FG_ERR_FORMAT,
+             "%s: section \"shard\" has %zu bytes, expected %d", name, sh->len, CKPT_SHARD_BYTES);
+  p = buf + sh->at + CKPT_SECTION_HEAD;
+  v->rank = get_u32(p);
+  v->ranks = get_u32(p + 4);
+  v->family = get_u32(p + 8);
+  memcpy(&v->gen, p + 16, 8);
+  v->space = get_i64(p + 24);
+  FG_REQUIRE(v->ranks >= 1 && v->ranks <= CKPT_MAX_RANKS && v->rank < v->ranks &&
+                 v->family <= FG_CKPT_FEATURES && v->space >= 0,
+             FG_ERR_FORMAT, "%s: section \"shard\": rank %u of %u, family %u, %lld elements "
+             "(corrupt)", name, v->rank, v->ranks, v->family, (long long)v->space);
+  FG_REQUIRE(rg->len % 16 == 0, FG_ERR_FORMAT,
+             "%s: section \"ranges\" has %zu bytes, not a multiple of 16", name, rg->len);
+  v->n_ranges = (int64_t)(rg->len / 16);
+  v->ranges = buf + rg->at + CKPT_SECTION_HEAD;
+  /* sorted, disjoint, nonempty, inside the space: each start at or past the last end */
+  for (int64_t i = 0; i < v->n_ranges; i++) {
+    const int64_t a = get_i64(v->ranges + 16 * i), n = get_i64(v->ranges + 16 * i + 8);
+    FG_REQUIRE(a >= next && n >= 1 && n <= v->space - a, FG_ERR_FORMAT,
+               "%s: section \"ranges\": range %lld is [%lld, +%lld) (unsorted, overlapping or "
+               "past %lld: corrupt)", name, (long long)i, (long long)a, (long long)n,
+               (long long)v->space);
+    next = a + n;
+    v->elements += n;
+  }
+  for (int a = 0; a < 3; a++) {
+    FG_REQUIRE(arr[a]->len % 4 == 0 && (uint64_t)(arr[a]->len / 4) == (uint64_t)v->elements,
+               FG_ERR_FORMAT, "%s: section \"%s\" has %zu bytes, the ranges hold %lld float32 "
+               "values", name, names[a], arr[a]->len, (long long)v->elements);
+    v->arrays[a] = buf + arr[a]->at + CKPT_SECTION_HEAD;
+  }
+cleanup:
+  free(secs);
+  return st;
+}
+
+/* What the manifest says of the file (e; ranks, gen, space) against the file itself. */
+static fg_status shard_against(const char *name, const shard_view *v, const fg_ckpt_shard_entry *e,
+                               uint32_t ranks, uint64_t gen, int64_t space) {
+  fg_status st = FG_OK;
+  const int64_t lo = v->n_ranges ? get_i64(v->ranges) : -1;
+  const int64_t hi = v->n_ranges ? get_i64(v->ranges + 16 * (v->n_ranges - 1)) +
+                                       get_i64(v->ranges + 16 * (v->n_ranges - 1) + 8) - 1
+                                 : -1;
+  FG_REQUIRE(v->rank == e->rank && v->ranks == ranks && v->family == e->family && v->gen == gen,
+             FG_ERR_FORMAT, "%s: the shard of rank %u of %u, family %u, generation %llu; the "
+             "manifest lists rank %u of %u, family %u, generation %llu", name, v->rank, v->ranks,
+             v->family, (unsigned long long)v->gen, e->rank, ranks, e->family,
+             (unsigned long long)gen);
+  FG_REQUIRE(v->space == space && v->elements == e->elements && lo == e->lo && hi == e->hi,
+             FG_ERR_FORMAT, "%s: holds %lld elements in [%lld, %lld] of %lld; the manifest "
+             "says %lld in [%lld, %lld] of %lld", name, (long long)v->elements, (long long)lo,
+             (long long)hi, (long long)v->space, (long long)e->elements, (long long)e->lo,
+             (long long)e->hi, (long long)space);
+cleanup:
+  return st;
+}
+
+fg_status fg_ckpt_shard_check_mem(const void *buf, size_t len, const char *name,
+                                  const fg_ckpt_shard_entry *e, uint32_t ranks, uint64_t gen,
+                                  int64_t space) {
+  fg_status st = FG_OK;
+  shard_view v;
+  FG_CHECK(shard_parse(name, buf, len, &v));
+  if (e) FG_CHECK(shard_against(name, &v, e, ranks, gen, space));
+cleanup:
+  return st;
+}
+
+fg_status fg_ckpt_manifest_write(const char *dir, const fg_ckpt_state *s, const fg_ckpt_meta *meta,
+                                 const fg_ckpt_manifest *mf) {
+  fg_status st = FG_OK;
+  char path[4200];
+  FG_REQUIRE(join_path(path, sizeof path, dir, "manifest"), FG_ERR_INVALID_ARG,
+             "%s: the directory's name is too long", dir);
+  FG_CHECK(write_container(path, s, meta, mf));
+cleanup:
+  return st;
+}
+
+fg_status fg_ckpt_manifest_read(const char *dir, const fg_ckpt_state *s, fg_ckpt_meta *meta,
+                                fg_ckpt_manifest *mf) {
+  fg_status st = FG_OK;
+  char path[4200];
+  unsigned char *buf = NULL;
+  size_t size = 0;
+  ckpt_view v;
+  memset(&v, 0, sizeof v);
+  memset(mf, 0, sizeof *mf);
+  FG_CHECK(manifest_path(dir, path, sizeof path));
+  FG_CHECK(read_whole(path, &buf, &size));
+  FG_CHECK(parse(path, buf, size, &v));
+  FG_REQUIRE(v.sharded, FG_ERR_FORMAT,
+             "%s: a single-file checkpoint, not a sharded checkpoint's manifest", path);
+  FG_CHECK(take_view(path, &v, s, meta)); /* (copies no array: sharded) */
+  *mf = v.mf;
+  v.mf.shards = NULL;
+cleanup:
+  fg_ckpt_manifest_free(&v.mf);
+  free(buf);
+  return st;
+}
+
+/* The first run of need that ends past index x (need->n when none). */
+static int64_t first_run_after(const fg_ckpt_runs *need, int64_t x) {
+  int64_t lo = 0, hi = need->n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (need->start[mid] + need->len[mid] <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+fg_status fg_ckpt_shards_load(const char *dir, const fg_ckpt_manifest *mf, uint32_t family,
+                              uint32_t rank, int64_t space, const fg_ckpt_runs *need,
+                              float *const dst[3], int *files_read) {
+  fg_status st = FG_OK;
+  uint8_t *got = NULL;     /* (need->elements) 1 once an element has its value */
+  int64_t *off = NULL;     /* (need->n) run i's first element in got */
+  int64_t missing = need->elements;
+  unsigned char *buf = NULL;
+  char path[4200];
+  uint32_t order_n = 0, *order = NULL;
+  *files_read = 0;
+  FG_CALLOC(got, FG_MAX(need->elements, 1));
+  FG_ALLOC(off, FG_MAX(need->n, 1));
+  FG_ALLOC(order, FG_MAX(mf->n_shards, 1));
+  for (int64_t i = 0, o = 0; i < need->n; o += need->len[i], i++) off[i] = o;
+  /* this rank's own file first: at the same P and layout it holds everything needed */
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < mf->n_shards; i++)
+      if (mf->shards[i].family == family && (mf->shards[i].rank == rank) == (pass == 0))
+        order[order_n++] = i;
+  for (uint32_t f = 0; f < order_n && missing > 0; f++) {
+    const fg_ckpt_shard_entry *e = &mf->shards[order[f]];
+    shard_view v;
+    struct stat sb;
+    size_t size = 0;
+    int64_t i0, wanted = 0;
+    if (e->elements == 0) continue;
+    /* read a file only when some element it may hold is still missing */
+    i0 = first_run_after(need, e->lo);
+    for (int64_t i = i0; i < need->n && need->start[i] <= e->hi && !wanted; i++) {
+      const int64_t a = FG_MAX(need->start[i], e->lo);
+      const int64_t b = FG_MIN(need->start[i] + need->len[i] - 1, e->hi);
+      for (int64_t x = a; x <= b && !wanted; x++) wanted = !got[off[i] + x - need->start[i]];
+    }
+    if (!wanted) continue;
+    FG_REQUIRE(join_path(path, sizeof path, dir, e->name), FG_ERR_INVALID_ARG,
+               "%s: the directory's name is too long", dir);
+    FG_REQUIRE(stat(path, &sb) == 0, FG_ERR_IO, "%s: a shard the manifest lists: %s", path,
+               strerror(errno));
+    FG_REQUIRE(S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == e->size, FG_ERR_FORMAT,
+               "%s: %lld bytes, the manifest says %llu (truncated or replaced)", path,
+               (long long)sb.st_size, (unsigned long long)e->size);
+    FG_CHECK(read_whole(path, &buf, &size));
+    FG_REQUIRE(size == e->size && get_u32(buf + size - 4) == e->crc, FG_ERR_FORMAT,
+               "%s: checksum %08x, the manifest says %08x (the file is corrupt or replaced)",
+               path, (unsigned)get_u32(buf + size - 4), (unsigned)e->crc);
+    FG_CHECK(shard_parse(path, buf, size, &v));
+    FG_CHECK(shard_against(path, &v, e, mf->ranks, mf->generation, space));
+    (*files_read)++;
+    /* copy the overlaps of the file's ranges with the runs needed (both sorted) */
+    /* vbase: range r's first value in the arrays */
+    for (int64_t r = 0, i = i0, vbase = 0; r < v.n_ranges && i < need->n;) {
+      const int64_t a0 = get_i64(v.ranges + 16 * r), a1 = a0 + get_i64(v.ranges + 16 * r + 8);
+      const int64_t b0 = need->start[i], b1 = b0 + need->len[i];
+      const int64_t lo = FG_MAX(a0, b0), hi = FG_MIN(a1, b1);
+      if (lo < hi) {
+        const size_t from = (size_t)(lo - a0), at = (size_t)(need->pos[i] + lo - b0);
+        for (int a = 0; a < 3; a++)
+          memcpy(dst[a] + at, v.arrays[a] + 4 * ((size_t)vbase + from), (size_t)(hi - lo) * 4);
+        for (int64_t x = lo; x < hi; x++) {
+          uint8_t *g = &got[off[i] + x - b0];
+          missing -= !*g;
+          *g = 1;
+        }
+      }
+      if (a1 <= b1) {
+        vbase += a1 - a0;
+        r++;
+      } else {
+        i++;
+      }
+    }
+    free(buf);
+    buf = NULL;
+  }
+  if (missing > 0) {
+    int64_t x = -1;
+    for (int64_t i = 0; i < need->n && x < 0; i++)
+      for (int64_t t = 0; t < need->len[i] && x < 0; t++)
+        if (!got[off[i] + t]) x = need->start[i] + t;
+    FG_FAIL(FG_ERR_FORMAT, "%s: no shard holds %s element %lld (%lld missing; corrupt)", dir,
+            family == FG_CKPT_FEATURES ? "learned-feature" : "weight", (long long)x,
+            (long long)missing);
+  }
+cleanup:
+  free(buf);
+  free(got);
+  free(off);
+  free(order);
+  return st;
+}
+
+/* The generation in a shard file's name, or 0 when the name is not one. */
+static uint64_t name_generation(const char *name) {
+  unsigned r, p;
+  unsigned long long g;
+  int end = 0;
+  if ((sscanf(name, "shard-%u-of-%u.g%llu.ckpt%n", &r, &p, &g, &end) == 3 ||
+       sscanf(name, "features-%u-of-%u.g%llu.ckpt%n", &r, &p, &g, &end) == 3) &&
+      end > 0 && name[end] == '\0')
+    return (uint64_t)g;
+  return 0;
+}
+
+fg_status fg_ckpt_next_generation(const char *dir, uint64_t *gen) {
+  fg_status st = FG_OK;
+  DIR *dp = opendir(dir);
+  struct dirent *de;
+  uint64_t top = 0;
+  FG_REQUIRE(dp, FG_ERR_IO, "%s: cannot list the checkpoint directory: %s", dir,
+             strerror(errno));
+  while ((de = readdir(dp)) != NULL) top = FG_MAX(top, name_generation(de->d_name));
+  *gen = top + 1;
+cleanup:
+  if (dp) closedir(dp);
+  return st;
+}
+
+void fg_ckpt_prune(const char *dir, uint64_t keep) {
+  DIR *dp = opendir(dir);
+  struct dirent *de;
+  char path[4200];
+  if (!dp) return;
+  while ((de = readdir(dp)) != NULL) {
+    const uint64_t g = name_generation(de->d_name);
+    if (g != 0 && g != keep && join_path(path, sizeof path, dir, de->d_name)) unlink(path);
+  }
+  closedir(dp);
 }

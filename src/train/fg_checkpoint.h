@@ -68,6 +68,31 @@
  *   "adam_m"  4n bytes: f32 Adam first moments, same layout
  *   "adam_v"  4n bytes: f32 Adam second moments, same layout
  *
+ * Sharded checkpoint (a directory DIR; version 2 containers, every number little-endian):
+ *   DIR/manifest: "meta", "model", "options", "dataset", "run", "widths" as above, and in place
+ *   of the three arrays (a manifest holding any of them is damage, as a single file without):
+ *   "sharded" 48 bytes: u32 ranks P (1 to 2^24), u32 shard files S (P, or 2P with learned
+ *             features), u64 generation G (1 to 2^62), i64 learned features' rows N and i64
+ *             columns F (both 0: none; else both >= 1), the scheme's name (16 bytes, NUL-padded)
+ *   "shards"  112 S bytes, one entry a file (the writer: weights by rank, then features):
+ *                +0  64  name, NUL-padded: exactly fg_ckpt_shard_name(family, r, P, G)
+ *               +64   8  u64 size in bytes (>= 12 x elements)
+ *               +72   4  u32 the file's stored CRC-32 (its last 4 bytes)
+ *               +76   4  u32 family (0 weights, 1 features)
+ *               +80   4  u32 rank r (< P; one file of each family a rank)
+ *               +84   4  u32 0
+ *               +88   8  i64 elements E (the weights' sum to n, the features' to N F)
+ *               +96   8  i64 lowest index, +104 i64 highest (-1, -1 when E = 0)
+ *   DIR/shard-R-of-P.gG.ckpt, DIR/features-R-of-P.gG.ckpt: sections
+ *   "shard"   32 bytes: u32 rank, u32 P, u32 family, u32 0, u64 G, i64 the index space (n, or
+ *             N F)
+ *   "ranges"  16 R bytes: R runs (i64 first index, i64 count >= 1), sorted, disjoint, inside
+ *             the space
+ *   "values", "adam_m", "adam_v"  4 E bytes each: f32 values of the runs' indices, in order
+ *   A weight's index is its place in "params" above; a learned feature's node F + column
+ *   (the dataset's node ids). The manifest is renamed into place after every shard is synced:
+ *   it is the commit (fg_ckpt_manifest_write).
+ *
  * Checkpoint file, version 1 (read only: older builds wrote it), little-endian:
  *   offset  size  field
  *        0     8  magic "FGCKPT1\n"
@@ -156,6 +181,90 @@ typedef struct fg_ckpt_state {
   const char *run_record;
 } fg_ckpt_state;
 
+/* ---- sharded checkpoints: a directory of per-rank shard files and a manifest ------------ */
+
+enum { FG_CKPT_WEIGHTS = 0, FG_CKPT_FEATURES = 1 }; /* a shard file's family */
+#define FG_CKPT_FILE_NAME 64 /* a shard file's name field in the manifest */
+
+/* One shard file as the manifest lists it. */
+typedef struct fg_ckpt_shard_entry {
+  char name[FG_CKPT_FILE_NAME]; /* in the directory, NUL-terminated (fg_ckpt_shard_name) */
+  uint64_t size;                /* bytes */
+  uint32_t crc;                 /* the file's stored CRC-32 (its last 4 bytes) */
+  uint32_t family;              /* FG_CKPT_WEIGHTS or FG_CKPT_FEATURES */
+  uint32_t rank;                /* the rank that wrote it */
+  uint32_t pad;
+  int64_t elements;             /* values it holds (each with both Adam moments) */
+  int64_t lo, hi;               /* its lowest and highest index (-1, -1: none) */
+} fg_ckpt_shard_entry;
+
+/* The "sharded" and "shards" sections of a manifest. */
+typedef struct fg_ckpt_manifest {
+  uint32_t ranks;               /* P of the run that wrote it */
+  uint64_t generation;          /* >= 1, in every shard file's name */
+  int64_t feat_rows, feat_cols; /* learned features N x F (0 x 0: none) */
+  char scheme[17];              /* the scheme that wrote it (for people: any scheme resumes) */
+  uint32_t n_shards;
+  fg_ckpt_shard_entry *shards;  /* (n_shards): P weight files, then P feature files when
+                                   feat_rows > 0; malloc'ed by a read (fg_ckpt_manifest_free) */
+} fg_ckpt_manifest;
+
+/* Sorted, disjoint runs of one-process indices and where their values lie in a rank's buffers:
+ * index start[i] + t is at position pos[i] + t, for t < len[i]. */
+typedef struct fg_ckpt_runs {
+  int64_t n;
+  int64_t *start, *pos, *len; /* (n) each */
+  int64_t elements;           /* the sum of len */
+} fg_ckpt_runs;
+
+/* 1 when path names a sharded checkpoint to read: it ends in '/' or is an existing directory
+ * (one to write is asked for by the trailing '/' alone: the trainer's sharded_output). */
+int fg_ckpt_path_sharded(const char *path);
+/* The name of family's file of rank `rank` of `ranks`, generation gen: "shard-R-of-P.gG.ckpt"
+ * (weights) or "features-R-of-P.gG.ckpt". */
+void fg_ckpt_shard_name(char *buf, size_t cap, uint32_t family, uint32_t rank, uint32_t ranks,
+                        uint64_t gen);
+/* Runs from n pieces: piece k holds indices [idx[k], idx[k] + each) at positions [pos[k],
+ * pos[k] + each); sorted and merged where both are contiguous. Pieces must not overlap. */
+fg_status fg_ckpt_runs_build(int64_t n, const int64_t *idx, const int64_t *pos, int64_t each,
+                             fg_ckpt_runs *out);
+void fg_ckpt_runs_free(fg_ckpt_runs *r);
+/* Write one shard file at path (through fg_out: whole or not at all, fsynced): the values of
+ * runs (arrays[a][pos ...]: parameters, Adam m, Adam v) over an index space of `space`
+ * elements. e gets its size, CRC, elements and range (its name is the caller's). Not
+ * collective. */
+fg_status fg_ckpt_shard_write(const char *path, uint32_t rank, uint32_t ranks, uint32_t family,
+                              uint64_t gen, int64_t space, const fg_ckpt_runs *runs,
+                              const float *const arrays[3], fg_ckpt_shard_entry *e);
+/* Check a shard file's bytes as the manifest describes it (e; ranks, gen and space from the
+ * manifest), or, with e NULL, on their own (the fuzz target): structure, checksum, the "shard"
+ * section, ranges sorted, disjoint and in [0, space), arrays of the ranges' length. */
+fg_status fg_ckpt_shard_check_mem(const void *buf, size_t len, const char *name,
+                                  const fg_ckpt_shard_entry *e, uint32_t ranks, uint64_t gen,
+                                  int64_t space);
+/* Write dir/manifest (through fg_out, so renamed into place last): s's model, widths, options,
+ * dataset and run record (its arrays are not read), meta, and mf. Not collective. */
+fg_status fg_ckpt_manifest_write(const char *dir, const fg_ckpt_state *s, const fg_ckpt_meta *meta,
+                                 const fg_ckpt_manifest *mf);
+/* Read dir/manifest, check it against s as fg_checkpoint_read does (model, widths, options,
+ * dataset when given; s's arrays are not touched), into meta and mf. Not collective. */
+fg_status fg_ckpt_manifest_read(const char *dir, const fg_ckpt_state *s, fg_ckpt_meta *meta,
+                                fg_ckpt_manifest *mf);
+void fg_ckpt_manifest_free(fg_ckpt_manifest *mf);
+/* Fill dst[a][pos ...] for every index of need (family's index space of `space` elements)
+ * from the manifest's shard files in dir: rank `rank`'s own file first, then only the files
+ * whose range meets an index still missing, one file at a time, each checked against the
+ * manifest (size, CRC) and on its own. *files_read: how many were read. An index no file
+ * holds is FG_ERR_FORMAT. Not collective. */
+fg_status fg_ckpt_shards_load(const char *dir, const fg_ckpt_manifest *mf, uint32_t family,
+                              uint32_t rank, int64_t space, const fg_ckpt_runs *need,
+                              float *const dst[3], int *files_read);
+/* The generation after every one whose shard files are in dir (1 for none). */
+fg_status fg_ckpt_next_generation(const char *dir, uint64_t *gen);
+/* Remove dir's shard files of every generation but keep (after a manifest's rename). Best
+ * effort: a file that cannot be removed stays, harmless. */
+void fg_ckpt_prune(const char *dir, uint64_t keep);
+
 /* What a checkpoint says of itself (fg_checkpoint_inspect_mem), checked as a read checks it. */
 typedef struct fg_ckpt_info {
   fg_ckpt_model model; /* model.kind points into kind */
@@ -168,6 +277,8 @@ typedef struct fg_ckpt_info {
   fg_ckpt_options options;
   fg_ds_fingerprint dataset;
   char *run_record;    /* the "run" section's text, malloc'ed (NULL: the file has none) */
+  int sharded;         /* 1: a sharded checkpoint's manifest (no arrays): manifest says more */
+  fg_ckpt_manifest manifest; /* its shards malloc'ed: fg_ckpt_info_free */
 } fg_ckpt_info;
 
 /* Write version 2 through fg_out (io/fg_io.h): a regular file is replaced whole or not at all
@@ -189,7 +300,8 @@ fg_status fg_checkpoint_read_mem(const void *buf, size_t len, const char *name, 
  * a failure). */
 fg_status fg_checkpoint_inspect_mem(const void *buf, size_t len, const char *name,
                                     fg_ckpt_info *info);
-/* The same over a file read whole (a regular file only). */
+/* The same over a file read whole (a regular file only), or over dir/manifest when path is a
+ * directory (a sharded checkpoint; one without a manifest is refused as not a checkpoint). */
 fg_status fg_checkpoint_inspect(const char *path, fg_ckpt_info *info);
 void fg_ckpt_info_free(fg_ckpt_info *info);
 

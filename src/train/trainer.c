@@ -41,6 +41,12 @@ fg_train_config fg_train_config_default(void) {
   return c;
 }
 
+/* A --checkpoint path that asks for a sharded checkpoint: one ending in '/' (an existing
+ * directory named without it is refused by fg_check_paths, never taken for one). */
+static int sharded_output(const char *path) {
+  return path && path[0] && path[strlen(path) - 1] == '/';
+}
+
 /* Every option on its own and in combination, before anything is read (fg_train_config_check
  * adds what depends on the ranks and the paths). */
 static fg_status validate(const fg_train_config *c) {
@@ -74,9 +80,16 @@ static fg_status validate(const fg_train_config *c) {
   FG_CHECK(fg_halo_quant_parse(c->quantize, &(int){0}));
   FG_REQUIRE(c->label_prop == 0 || (c->label_prop > 0 && c->label_prop < 1), FG_ERR_INVALID_ARG,
              "--label-prop must be in (0, 1), got %g", c->label_prop);
-  FG_REQUIRE(!c->learn_features || (!c->checkpoint_path && !c->resume_path), FG_ERR_UNSUPPORTED,
-             "--learn-features: checkpoints hold the weights only, not learned features; "
-             "drop --checkpoint/--resume");
+  /* a single file holds the weights only; a sharded checkpoint the learned features too */
+  FG_REQUIRE(!c->learn_features || !c->checkpoint_path || sharded_output(c->checkpoint_path),
+             FG_ERR_UNSUPPORTED,
+             "--learn-features: a single-file checkpoint holds the weights only; name a "
+             "directory ending in '/' (--checkpoint %s/) for a sharded checkpoint, which holds "
+             "the learned features too", c->checkpoint_path);
+  FG_REQUIRE(!c->learn_features || !c->resume_path || fg_ckpt_path_sharded(c->resume_path),
+             FG_ERR_UNSUPPORTED,
+             "--learn-features: --resume %s is a single-file checkpoint, which holds no learned "
+             "features; resume from a sharded checkpoint's directory", c->resume_path);
   if (c->reorder) FG_CHECK(fg_reorder_parse(c->reorder, &(fg_reorder_kind){FG_REORDER_NONE}));
   FG_CHECK(fg_task_parse(c->task, &(int){0}));
   FG_CHECK(fg_metric_parse(c->metric, &(int){0}));
@@ -675,6 +688,178 @@ cleanup:
   return st;
 }
 
+/* The runs of this rank's learned-feature piece: row i (input row feat_row0 + i, node ids_in[.])
+ * holds indices node F + [col0_in, col0_in + w_in) of the N x F features, at positions feat_off
+ * + i w_in of the model's buffers. */
+static fg_status feature_runs(const run *r, fg_ckpt_runs *out) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &r->m->shape[0];
+  const int64_t rows = r->s->feat_rows, F = r->s->num_features, w = sh->w_in;
+  int64_t *idx = NULL, *pos = NULL;
+  FG_ALLOC(idx, FG_MAX(rows, 1));
+  FG_ALLOC(pos, FG_MAX(rows, 1));
+  for (int64_t i = 0; i < rows; i++) {
+    idx[i] = sh->ids_in[r->s->feat_row0 + i] * F + sh->col0_in;
+    pos[i] = r->m->feat_off + i * w;
+  }
+  FG_CHECK(fg_ckpt_runs_build(rows, idx, pos, w, out));
+cleanup:
+  free(idx);
+  free(pos);
+  return st;
+}
+
+/* dir/name into buf, or an error naming dir. */
+static fg_status dir_file(char *buf, size_t cap, const char *dir, const char *name) {
+  fg_status st = FG_OK;
+  const size_t n = strlen(dir);
+  FG_REQUIRE((size_t)snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name) <
+                 cap, FG_ERR_INVALID_ARG, "--checkpoint %s: the name is too long", dir);
+cleanup:
+  return st;
+}
+
+/* Collective: a sharded checkpoint in directory cfg->checkpoint_path (fg_checkpoint.h). Every
+ * rank writes the elements it owns (the primary copies of its weights, its learned-feature
+ * piece) with their Adam moments into files of a new generation; once every rank has, rank 0
+ * writes the manifest listing them (renamed into place last: the commit) and removes the
+ * files of other generations. state: rank 0's model description (no arrays needed). */
+static fg_status sharded_save(run *r, const fg_train_config *cfg, const fg_ckpt_state *state,
+                              const fg_ckpt_meta *meta) {
+  fg_status st = FG_OK;
+  fg_dist *d = r->d;
+  const char *dir = cfg->checkpoint_path;
+  const int fams = r->s->learn_features ? 2 : 1;
+  const int64_t space[2] = {r->m->n_params_global, r->s->n_global * r->s->num_features};
+  const float *const arrays[3] = {r->m->params, r->m->adam_m, r->m->adam_v};
+  uint64_t gen = 0;
+  fg_ckpt_runs runs[2];
+  fg_ckpt_shard_entry mine[2], *all = NULL;
+  fg_ckpt_manifest mf;
+  char path[4200];
+  memset(runs, 0, sizeof runs);
+  memset(mine, 0, sizeof mine);
+  memset(&mf, 0, sizeof mf);
+  /* rank 0 makes the directory and picks a generation no file there has, so no file the
+   * current manifest names is written over */
+  if (d->rank == 0) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+      st = fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "--checkpoint %s: cannot make the "
+                        "directory: %s", dir, strerror(errno));
+    if (st == FG_OK) st = fg_ckpt_next_generation(dir, &gen);
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(fg_dist_bcast(d, &gen, sizeof gen, 0));
+  st = fg_ckpt_runs_build(r->n_owned, r->own_idx, r->own_pos, 1, &runs[0]);
+  if (st == FG_OK && fams == 2) st = feature_runs(r, &runs[1]);
+  for (int f = 0; st == FG_OK && f < fams; f++) {
+    fg_ckpt_shard_name(mine[f].name, sizeof mine[f].name, (uint32_t)f, (uint32_t)d->rank,
+                       (uint32_t)d->size, gen);
+    st = dir_file(path, sizeof path, dir, mine[f].name);
+    if (st == FG_OK)
+      st = fg_ckpt_shard_write(path, (uint32_t)d->rank, (uint32_t)d->size, (uint32_t)f, gen,
+                               space[f], &runs[f], arrays, &mine[f]);
+  }
+  FG_CHECK(fg_dist_agree(d, st)); /* every shard is on disk, synced, before the manifest */
+  if (d->rank == 0 && !(all = fg_malloc_array((size_t)d->size * 2, sizeof *all)))
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK_MPI(MPI_Gather(mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                          d->comm));
+  if (d->rank == 0) {
+    /* the manifest lists the weights' files by rank, then the features' */
+    mf.ranks = (uint32_t)d->size;
+    mf.generation = gen;
+    mf.feat_rows = fams == 2 ? r->s->n_global : 0;
+    mf.feat_cols = fams == 2 ? r->s->num_features : 0;
+    snprintf(mf.scheme, sizeof mf.scheme, "%s", r->info->name);
+    mf.n_shards = (uint32_t)(fams * d->size);
+    mf.shards = fg_malloc_array(mf.n_shards, sizeof *mf.shards);
+    st = mf.shards ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    for (int f = 0; st == FG_OK && f < fams; f++)
+      for (int p = 0; p < d->size; p++) mf.shards[f * d->size + p] = all[2 * p + f];
+    if (st == FG_OK) st = fg_ckpt_manifest_write(dir, state, meta, &mf);
+    if (st == FG_OK) fg_ckpt_prune(dir, gen); /* committed: the older files can go */
+  }
+  FG_CHECK(fg_dist_agree(d, st));
+cleanup:
+  for (int f = 0; f < 2; f++) fg_ckpt_runs_free(&runs[f]);
+  fg_ckpt_manifest_free(&mf);
+  free(all);
+  return st;
+}
+
+/* Collective: resume from the sharded checkpoint in directory cfg->resume_path. Every rank
+ * reads the manifest and checks it against the run (state: the model, widths, options; the
+ * dataset on rank 0), then the values of every weight element it holds a copy of and of its
+ * learned-feature piece from the shard files (its own rank's first; fg_ckpt_shards_load).
+ * files: the most shard files a rank read, of weights and of features. */
+static fg_status sharded_load(run *r, const fg_train_config *cfg, const fg_ckpt_state *state,
+                              fg_ckpt_meta *meta, int files[2]) {
+  fg_status st = FG_OK;
+  fg_dist *d = r->d;
+  const char *dir = cfg->resume_path;
+  const int learn = r->s->learn_features;
+  float *const dst[3] = {r->m->params, r->m->adam_m, r->m->adam_v};
+  fg_ckpt_manifest mf;
+  fg_ckpt_runs need;
+  int64_t *pos = NULL;
+  int n_read[2] = {0, 0};
+  double most[2];
+  memset(&mf, 0, sizeof mf);
+  memset(&need, 0, sizeof need);
+  st = fg_ckpt_manifest_read(dir, state, meta, &mf);
+  if (st == FG_OK && meta->seed != cfg->seed)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "%s: checkpoint was made with --seed %llu, this run has --seed %llu", dir,
+                      (unsigned long long)meta->seed, (unsigned long long)cfg->seed);
+  if (st == FG_OK && meta->epoch > cfg->epochs)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "%s: the checkpoint is at epoch %lld, past --epochs %d; give --epochs of at "
+                      "least %lld", dir, (long long)meta->epoch, cfg->epochs,
+                      (long long)meta->epoch);
+  if (st == FG_OK && mf.feat_rows > 0 && !learn)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "%s: the checkpoint holds learned features (%lld x %lld); this run does "
+                      "not learn them: add --learn-features", dir, (long long)mf.feat_rows,
+                      (long long)mf.feat_cols);
+  if (st == FG_OK && mf.feat_rows == 0 && learn)
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "%s: this run learns its features (--learn-features), the checkpoint "
+                      "holds none", dir);
+  if (st == FG_OK && learn &&
+      (mf.feat_rows != r->s->n_global || mf.feat_cols != r->s->num_features))
+    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
+                      "%s: the checkpoint's learned features are %lld x %lld, this run's %lld x "
+                      "%lld", dir, (long long)mf.feat_rows, (long long)mf.feat_cols,
+                      (long long)r->s->n_global, (long long)r->s->num_features);
+  FG_CHECK(fg_dist_agree(d, st));
+  /* the weights: every copy this rank holds (element k of its buffers is index idx[k]) */
+  pos = fg_malloc_array((size_t)FG_MAX(r->n_idx, 1), sizeof *pos);
+  st = pos ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  for (int64_t k = 0; st == FG_OK && k < r->n_idx; k++) pos[k] = k;
+  if (st == FG_OK) st = fg_ckpt_runs_build(r->n_idx, r->idx, pos, 1, &need);
+  if (st == FG_OK)
+    st = fg_ckpt_shards_load(dir, &mf, FG_CKPT_WEIGHTS, (uint32_t)d->rank,
+                             r->m->n_params_global, &need, dst, &n_read[0]);
+  fg_ckpt_runs_free(&need);
+  if (st == FG_OK && learn) st = feature_runs(r, &need);
+  if (st == FG_OK && learn)
+    st = fg_ckpt_shards_load(dir, &mf, FG_CKPT_FEATURES, (uint32_t)d->rank,
+                             r->s->n_global * r->s->num_features, &need, dst, &n_read[1]);
+  FG_CHECK(fg_dist_agree(d, st));
+  most[0] = n_read[0];
+  most[1] = n_read[1];
+  FG_CHECK(fg_dist_max_f64(d, most, 2));
+  files[0] = (int)most[0];
+  files[1] = (int)most[1];
+cleanup:
+  fg_ckpt_runs_free(&need);
+  fg_ckpt_manifest_free(&mf);
+  free(pos);
+  return st;
+}
+
 /* Collective: write the logits (which = 0) or the last hidden layer (which = 1: the input of
  * the model's last layer, the first of its stack layers) of the last forward, gathered in
  * original node order on rank 0, to path (when not NULL) and into buf on every rank (when not
@@ -775,6 +960,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   fg_ds_fingerprint fingerprint;
   double secs_total = 0.0;
   int secs_n = 0, start_epoch = 0, show_progress, stop = 0;
+  int ckpt_sharded = 0, resume_sharded = 0; /* a directory of shards: sharded_output, and
+                                               fg_ckpt_path_sharded for reading */
   const time_t started = time(NULL);
   const char *record = NULL;   /* the run record, on every rank (make_record) */
   /* this rank's bytes sent and received per phase, summed over the epochs this call runs (the
@@ -852,7 +1039,12 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     fg_dataset_fingerprint(ds, &fingerprint);
     state.dataset = &fingerprint;
   }
-  if (d->rank == 0 || cfg->resume_path) {
+  /* the one-process copy only where a single file is written (rank 0) or read (every rank):
+   * a sharded checkpoint never holds the whole model on one rank */
+  ckpt_sharded = sharded_output(cfg->checkpoint_path);
+  resume_sharded = cfg->resume_path && fg_ckpt_path_sharded(cfg->resume_path);
+  if ((d->rank == 0 && cfg->checkpoint_path && !ckpt_sharded) ||
+      (cfg->resume_path && !resume_sharded)) {
     const size_t bytes = (size_t)FG_MAX(state.n_params, 1) * sizeof(float);
     state.params = fg_malloc_aligned(bytes);
     state.adam_m = fg_malloc_aligned(bytes);
@@ -865,9 +1057,17 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   FG_CHECK(fg_dist_agree(d, st));
 
-  /* resume: rank 0 reads, everyone takes its pieces */
+  /* resume: rank 0 reads, everyone takes its pieces; or, sharded, every rank reads its own */
   meta.seed = cfg->seed;
-  if (cfg->resume_path) {
+  if (resume_sharded) {
+    int files[2] = {0, 0};
+    FG_CHECK(sharded_load(&r, cfg, &state, &meta, files));
+    start_epoch = (int)meta.epoch;
+    if (d->rank == 0 && cfg->verbose)
+      fprintf(log, "resumed from %s at epoch %d (sharded: each rank read at most %d weight "
+              "and %d feature shard file(s))\n", cfg->resume_path, start_epoch, files[0],
+              files[1]);
+  } else if (cfg->resume_path) {
     st = FG_OK;
     if (d->rank == 0) {
       st = fg_checkpoint_read(cfg->resume_path, &state, &meta);
@@ -1025,9 +1225,13 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     if (cfg->checkpoint_path &&
         ((cfg->checkpoint_every > 0 && epoch % cfg->checkpoint_every == 0) ||
          epoch == cfg->epochs || stop)) {
-      FG_CHECK(export_state(&r, d->rank == 0 ? &state : NULL));
-      st = d->rank == 0 ? fg_checkpoint_write(cfg->checkpoint_path, &state, &meta) : FG_OK;
-      FG_CHECK(fg_dist_agree(d, st));
+      if (ckpt_sharded) {
+        FG_CHECK(sharded_save(&r, cfg, &state, &meta));
+      } else {
+        FG_CHECK(export_state(&r, d->rank == 0 ? &state : NULL));
+        st = d->rank == 0 ? fg_checkpoint_write(cfg->checkpoint_path, &state, &meta) : FG_OK;
+        FG_CHECK(fg_dist_agree(d, st));
+      }
     }
     if (stop) {
       if (show_progress) fprintf(stderr, "\r\033[K");

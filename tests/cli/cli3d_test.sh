@@ -36,8 +36,17 @@ expect 2 "--grid 2x2x1 has 4 ranks, but the job has 2" \
   "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 2x2x1 --epochs 1
 expect 2 "--scheme serial does not take --grid \(it is an option of: 3d\)" "$FG" train "$DEMO" --grid 1x1x1 --epochs 1
 expect 2 "--scheme serial does not take --agg-blocks \(it is an option of: 3d\)" "$FG" train "$DEMO" --agg-blocks 2 --epochs 1
-expect 2 "checkpoints hold the weights only" \
+expect 2 "a single-file checkpoint holds the weights only; name a directory ending in '/'" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --learn-features --checkpoint "$T/c" --epochs 1
+# learned features checkpoint into a sharded directory, each rank its piece, and resume on
+# another grid
+expect 0 "best epoch 2" "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d \
+  --grid 1x1x2 --learn-features --epochs 2 --hidden 4 --no-progress --checkpoint "$T/lf/"
+expect 0 "resumed from .*lf/ at epoch 2 \(sharded: each rank read at most [0-9]+ weight and [0-9]+ feature" \
+  "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --scheme 3d --grid 2x1x1 \
+  --learn-features --epochs 3 --hidden 4 --no-progress --resume "$T/lf/"
+expect 1 "the checkpoint holds learned features \(2708 x 1433\); this run does not learn them" \
+  "$FG" train "$DEMO" --epochs 3 --hidden 4 --resume "$T/lf/"
 expect 2 "--scheme 3d does not take --order metis\|hypergraph\|volume \(it is an option of: 1d, 1d-sa, 1.5d, halo\)" \
   "$FG" train "$DEMO" --scheme 3d --grid 1x1x1 --order metis --epochs 1
 

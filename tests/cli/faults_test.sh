@@ -42,7 +42,8 @@ expect 1 "--save-predictions .*nodir/p.npy: directory" "$FG" train "$T/bad.txt" 
 expect 2 "--checkpoint .*: is a directory; name a file in it" "$FG" train "$T/bad.txt" \
   --checkpoint "$T"
 expect 2 "--checkpoint: the path is empty" "$FG" train "$T/bad.txt" --checkpoint ""
-expect 2 "--resume .*: is a directory, not a file" "$FG" train "$T/bad.txt" --resume "$T"
+expect 2 "--resume .*: a directory without a manifest, not a checkpoint" "$FG" train "$T/bad.txt" \
+  --resume "$T"
 expect 1 "--resume .*nothere.ckpt: No such file" "$FG" train "$T/bad.txt" --resume "$T/nothere.ckpt"
 expect 2 "--save-predictions and --save-embeddings name the same file" "$FG" train "$T/bad.txt" \
   --save-predictions "$T/o.npy" --save-embeddings "$T/o.npy"
@@ -96,11 +97,11 @@ expect 0 "^20 20 1 1$" sh -c "echo \$(grep -c '\"epoch\"' '$T/m.jsonl') \
 # -- stop on a signal: wait for a few epochs, signal, expect exit 75 and a checkpoint; the
 #    resumed run's losses are the uninterrupted run's, bit for bit
 losses() { grep -o '"loss": [^,]*' "$1"; }
-stop_and_resume() { # label signal ranks launcher...
-  local label=$1 sig=$2 n=$3; shift 3
+stop_and_resume() { # label signal ranks checkpoint launcher... (checkpoint "c/": sharded)
+  local label=$1 sig=$2 n=$3 ck=$4; shift 4
   local dir="$T/$label" rc e pid
   mkdir -p "$dir"
-  "$@" train "$DEMO" --epochs 100000 --checkpoint "$dir/c" --metrics "$dir/m.jsonl" \
+  "$@" train "$DEMO" --epochs 100000 --checkpoint "$dir/$ck" --metrics "$dir/m.jsonl" \
     > "$dir/out" 2>&1 &
   pid=$!
   for _ in $(seq 600); do
@@ -116,12 +117,16 @@ stop_and_resume() { # label signal ranks launcher...
   pass=$((pass + 1))
   e=$(grep -c '"epoch"' "$dir/m.jsonl")
   expect 0 "stopped on request after epoch $e of 100000; resume with --resume" cat "$dir/out"
-  expect 0 "" "$@" train "$DEMO" --epochs $((e + 3)) --resume "$dir/c" --metrics "$dir/m.jsonl"
+  expect 0 "" "$@" train "$DEMO" --epochs $((e + 3)) --resume "$dir/$ck" --metrics "$dir/m.jsonl"
   expect 0 "" "$@" train "$DEMO" --epochs $((e + 3)) --metrics "$dir/full.jsonl"
   expect 0 "" cmp <(losses "$dir/m.jsonl") <(losses "$dir/full.jsonl")
 }
-stop_and_resume one TERM 1 "$FG"
-stop_and_resume mpi USR1 2 "$MPIEXEC" --oversubscribe -n 2 "$FG"
+stop_and_resume one TERM 1 c "$FG"
+stop_and_resume mpi USR1 2 c "$MPIEXEC" --oversubscribe -n 2 "$FG"
+# the same into a sharded checkpoint: a manifest and one weight shard a rank
+stop_and_resume sharded USR1 2 c/ "$MPIEXEC" --oversubscribe -n 2 "$FG"
+expect 0 "^manifest shard-0-of-2\.g[0-9]+\.ckpt shard-1-of-2\.g[0-9]+\.ckpt\$" \
+  bash -c "ls '$T/sharded/c' | tr '\n' ' ' | sed 's/ \$//'"
 
 echo "faults_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -36,7 +36,9 @@ fi
 # a directory, a name ending in '/', an empty name: refused before the first epoch, by name,
 # and nothing is created (no stray temporary here or in the directory)
 mkdir "$T/dir"
-expect 2 "--checkpoint .*dir: is a directory; name a file in it" "${train[@]}" --epochs 1 --checkpoint "$T/dir"
+expect 2 "--checkpoint .*dir: is a directory; name a file in it, or end the name with '/' for a sharded checkpoint" "${train[@]}" --epochs 1 --checkpoint "$T/dir"
+expect 1 "--checkpoint .*nodir/ck/: directory .*nodir: No such file or directory" "${train[@]}" \
+  --epochs 1 --checkpoint "$T/nodir/ck/"
 expect 2 "--checkpoint: the path is empty" "${train[@]}" --epochs 1 --checkpoint ""
 expect 1 "new/: directory .*new: No such file or directory" "${train[@]}" --epochs 1 --save-predictions "$T/new/"
 expect 1 "--save-embeddings .*nodir/e.npy: directory .*nodir: No such file or directory" "${train[@]}" \
@@ -46,8 +48,9 @@ check "nothing left behind" \
 out=$("$FG" train "$DEMO" --epochs 1 --checkpoint "$T/dir" 2>&1)
 check "refused before the first epoch" test -n "${out##*epoch    1*}"
 
-# --resume of what is not a regular file
-expect 2 "--resume .*dir: is a directory, not a file" "${train[@]}" --epochs 2 --resume "$T/dir"
+# --resume of what is not a regular file, nor a directory holding a manifest
+expect 2 "--resume .*dir: a directory without a manifest, not a checkpoint" "${train[@]}" --epochs 2 --resume "$T/dir"
+expect 2 "--resume .*dir/: a directory without a manifest, not a checkpoint" "${train[@]}" --epochs 2 --resume "$T/dir/"
 mkfifo "$T/fifo"
 expect 1 "fifo: not a regular file" "${train[@]}" --epochs 2 --resume "$T/fifo"
 rm -f "$T/fifo"

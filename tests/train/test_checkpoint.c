@@ -772,7 +772,7 @@ static void test_run_sections(void) {
 }
 
 /* The fuzz target's seeds (tests/corpus/ckpt, made by make_ckpt.sh with the fullgraph program)
- * are checkpoints this build reads. */
+ * are checkpoints this build reads (one a sharded checkpoint's manifest), and shard files. */
 static void test_corpus(void) {
   DIR *d = opendir(FG_CORPUS "/ckpt");
   struct dirent *e;
@@ -782,6 +782,14 @@ static void test_corpus(void) {
     char path[1024];
     bytes b;
     fg_ckpt_info info;
+    if (strstr(e->d_name, ".shard")) { /* a sharded checkpoint's shard file: sound on its own */
+      snprintf(path, sizeof path, "%s/ckpt/%s", FG_CORPUS, e->d_name);
+      b = slurp(path);
+      EXPECT_MSG(fg_ckpt_shard_check_mem(b.p, b.n, path, NULL, 0, 0, 0) == FG_OK, "%s",
+                 fg_last_error());
+      free(b.p);
+      continue;
+    }
     if (!strstr(e->d_name, ".ckpt")) continue;
     snprintf(path, sizeof path, "%s/ckpt/%s", FG_CORPUS, e->d_name);
     b = slurp(path);
@@ -955,6 +963,139 @@ static void test_label_embed(void) {
   EXPECT(fg_test_error_contains("model is with a label embedding (--label-prop), this run without"));
 }
 
+/* ---- sharded checkpoints: a shard file's bytes as documented, the manifest's checks ---- */
+
+static uint64_t u64_at(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static uint32_t get_u32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static void test_sharded_format(void) {
+  /* pieces out of order, two of them contiguous in both index and position */
+  const int64_t idx[4] = {5, 3, 4, 10}, pos[4] = {0, 1, 2, 3};
+  const float vals[3][4] = {{0.5f, 1.5f, 2.5f, 3.5f}, {-1, -2, -3, -4}, {7, 8, 9, 10}};
+  const float *const arrays[3] = {vals[0], vals[1], vals[2]};
+  fg_ckpt_runs runs;
+  fg_ckpt_shard_entry e, bad;
+  fg_ckpt_manifest mf;
+  fg_ckpt_meta m2;
+  fg_ckpt_info info;
+  char dir[600], path[700], name[64];
+  bytes b;
+  EXPECT_OK(fg_ckpt_runs_build(4, idx, pos, 1, &runs));
+  /* sorted: 3 (at 1) and 4 (at 2) merge; 5 is at 0, 10 at 3 */
+  EXPECT_MSG(runs.n == 3 && runs.start[0] == 3 && runs.len[0] == 2 && runs.pos[0] == 1 &&
+                 runs.start[1] == 5 && runs.pos[1] == 0 && runs.start[2] == 10 &&
+                 runs.elements == 4,
+             "runs: %lld of them", (long long)runs.n);
+  snprintf(dir, sizeof dir, "%s/sh/", tmpdir);
+  mkdir(dir, 0777);
+  fg_ckpt_shard_name(name, sizeof name, FG_CKPT_WEIGHTS, 1, 2, 7);
+  EXPECT(strcmp(name, "shard-1-of-2.g7.ckpt") == 0);
+  snprintf(path, sizeof path, "%s%s", dir, name);
+  memset(&e, 0, sizeof e);
+  EXPECT_OK(fg_ckpt_shard_write(path, 1, 2, FG_CKPT_WEIGHTS, 7, 11, &runs, arrays, &e));
+  b = slurp(path);
+  /* header 16, "shard" 24 + 32, "ranges" 24 + 48, three arrays 24 + 16, the CRC */
+  EXPECT_MSG(b.n == 16 + 56 + 72 + 3 * 40 + 4 && e.size == b.n, "shard file of %zu bytes",
+             b.n);
+  if (b.n == 16 + 56 + 72 + 3 * 40 + 4) {
+    const unsigned char *p = b.p;
+    EXPECT(memcmp(p, "FGCKPT1\n", 8) == 0 && get_u32(p + 8) == 2 && get_u32(p + 12) == 5);
+    EXPECT(strcmp((const char *)p + 16, "shard") == 0 && u64_at(p + 32) == 32);
+    EXPECT(get_u32(p + 40) == 1 && get_u32(p + 44) == 2 && get_u32(p + 48) == 0 &&
+           get_u32(p + 52) == 0 && u64_at(p + 56) == 7 && u64_at(p + 64) == 11);
+    EXPECT(strcmp((const char *)p + 72, "ranges") == 0 && u64_at(p + 88) == 48);
+    EXPECT(u64_at(p + 96) == 3 && u64_at(p + 104) == 2 && u64_at(p + 112) == 5 &&
+           u64_at(p + 120) == 1 && u64_at(p + 128) == 10 && u64_at(p + 136) == 1);
+    for (int a = 0; a < 3; a++) {
+      const unsigned char *sec = p + 144 + 40 * a;
+      float v[4];
+      static const char *const names[3] = {"values", "adam_m", "adam_v"};
+      memcpy(v, sec + 24, 16);
+      EXPECT(strcmp((const char *)sec, names[a]) == 0 && u64_at(sec + 16) == 16);
+      /* in index order: 3, 4, 5, 10 are at positions 1, 2, 0, 3 */
+      EXPECT(v[0] == vals[a][1] && v[1] == vals[a][2] && v[2] == vals[a][0] &&
+             v[3] == vals[a][3]);
+    }
+    EXPECT(e.crc == get_u32(p + b.n - 4) && e.crc == crc_of(p, b.n - 4));
+    EXPECT(e.elements == 4 && e.lo == 3 && e.hi == 10 && e.rank == 1 && e.family == 0);
+    EXPECT_OK(fg_ckpt_shard_check_mem(b.p, b.n, path, &e, 2, 7, 11));
+    bad = e;
+    bad.rank = 0;
+    EXPECT(fg_ckpt_shard_check_mem(b.p, b.n, path, &bad, 2, 7, 11) == FG_ERR_FORMAT);
+    EXPECT(fg_test_error_contains("the manifest lists rank 0 of 2"));
+    EXPECT(fg_ckpt_shard_check_mem(b.p, b.n, path, &e, 2, 8, 11) == FG_ERR_FORMAT);
+    /* ranges out of order: refused even with the checksum made right */
+    memcpy(b.p + 112, (const int64_t[]){2}, 8);
+    fix_crc(&b);
+    EXPECT(fg_ckpt_shard_check_mem(b.p, b.n, path, NULL, 0, 0, 0) == FG_ERR_FORMAT);
+    EXPECT(fg_test_error_contains("unsorted, overlapping"));
+  }
+  free(b.p);
+  unlink(path);
+  fg_ckpt_runs_free(&runs);
+
+  /* a manifest of one rank whose one file must hold all NP parameters */
+  memset(&mf, 0, sizeof mf);
+  mf.ranks = 1;
+  mf.generation = 1;
+  snprintf(mf.scheme, sizeof mf.scheme, "serial");
+  mf.n_shards = 1;
+  mf.shards = &bad;
+  memset(&bad, 0, sizeof bad);
+  fg_ckpt_shard_name(bad.name, sizeof bad.name, FG_CKPT_WEIGHTS, 0, 1, 1);
+  bad.size = 16 + 56 + 40 + 3 * (24 + 4 * NP) + 4;
+  bad.elements = NP;
+  bad.lo = 0;
+  bad.hi = NP - 1;
+  EXPECT_OK(fg_ckpt_manifest_write(dir, &src, &src_meta, &mf));
+  EXPECT_OK(fg_checkpoint_inspect(dir, &info)); /* a directory: its manifest */
+  EXPECT(info.sharded && info.manifest.n_shards == 1 && info.manifest.shards[0].elements == NP &&
+         strcmp(info.manifest.scheme, "serial") == 0 && info.n_params == NP);
+  fg_ckpt_info_free(&info);
+  snprintf(path, sizeof path, "%smanifest", dir);
+  EXPECT(read_fresh(path) == FG_ERR_INVALID_ARG); /* no single file */
+  EXPECT(fg_test_error_contains("a sharded checkpoint's manifest, not a checkpoint file"));
+  /* the shard it lists is missing: refused naming it */
+  {
+    int64_t z = 0, n = NP;
+    fg_ckpt_runs all = {1, &z, &z, &n, NP};
+    fg_ckpt_manifest rd;
+    float *const big[3] = {dst_p, dst_m, dst_v};
+    int files = 0;
+    EXPECT_OK(fg_ckpt_manifest_read(dir, &dst, &m2, &rd));
+    EXPECT(fg_ckpt_shards_load(dir, &rd, FG_CKPT_WEIGHTS, 0, NP, &all, big, &files) ==
+           FG_ERR_IO);
+    EXPECT(fg_test_error_contains("shard-0-of-1.g1.ckpt: a shard the manifest lists"));
+    fg_ckpt_manifest_free(&rd);
+  }
+  /* counts that do not cover the model, a name that is a path: damage */
+  bad.elements = NP - 1;
+  EXPECT_OK(fg_ckpt_manifest_write(dir, &src, &src_meta, &mf));
+  EXPECT(fg_checkpoint_inspect(dir, &info) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("the weights' files hold"));
+  fg_ckpt_info_free(&info);
+  bad.elements = NP;
+  snprintf(bad.name, sizeof bad.name, "../../etc/passwd");
+  EXPECT_OK(fg_ckpt_manifest_write(dir, &src, &src_meta, &mf));
+  EXPECT(fg_checkpoint_inspect(dir, &info) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("expected shard-0-of-1.g1.ckpt"));
+  fg_ckpt_info_free(&info);
+  unlink(path);
+  /* a directory without a manifest is not a checkpoint */
+  EXPECT(fg_checkpoint_inspect(dir, &info) == FG_ERR_FORMAT);
+  EXPECT(fg_test_error_contains("a directory without a manifest, not a checkpoint"));
+  fg_ckpt_info_free(&info);
+  rmdir(dir);
+}
+
 static void remove_tmpdir(void) {
   DIR *d = opendir(tmpdir);
   struct dirent *e;
@@ -993,6 +1134,7 @@ int main(void) {
   test_gin();
   test_residual();
   test_label_embed();
+  test_sharded_format();
   free(written.p);
   remove_tmpdir();
   return fg_test_finish("test_checkpoint");
