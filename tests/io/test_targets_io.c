@@ -265,7 +265,43 @@ static void test_load(void) {
   fg_dataset_destroy(&one);
 }
 
+/* ---- arrays in memory (fg_dataset_from_arrays, the Python binding) ---- */
+
+static void test_arrays(void) {
+  const int64_t src[4] = {0, 1, 2, 3}, dst[4] = {1, 2, 3, 0};
+  int8_t t2[8] = {1, 0, 0, -1, 1, 1, -1, -1};
+  const int32_t labels[4] = {0, 1, 0, 1};
+  fg_arrays a = {.num_nodes = 4, .num_edges = 4, .src = src, .dst = dst, .targets = t2,
+                 .num_tasks = 2};
+  fg_load_config lc = fg_load_config_default();
+  fg_dataset *ds = NULL;
+  EXPECT_OK(fg_dataset_from_arrays(&a, &lc, &ds));
+  if (ds) {
+    int8_t back[8];
+    int32_t lab[4];
+    const fg_dataset_buffers b = {.targets = back, .labels = lab};
+    EXPECT(fg_dataset_num_tasks(ds) == 2 && fg_dataset_num_classes(ds) == 2);
+    EXPECT_OK(fg_dataset_copy_arrays(ds, &b));
+    EXPECT(memcmp(back, t2, sizeof back) == 0 && lab[0] == -1 && lab[3] == -1);
+    /* node 3 has no target: the generated split leaves it out */
+    EXPECT(ds->split[3] == FG_SPLIT_NONE);
+  }
+  fg_dataset_destroy(&ds);
+  t2[5] = 3;
+  EXPECT(fg_dataset_from_arrays(&a, &lc, &ds) == FG_ERR_FORMAT &&
+         fg_test_error_contains("arrays: targets[2, 1] = 3 is not 0 or 1 (or -1 when missing)"));
+  t2[5] = 1;
+  a.labels = labels;
+  EXPECT(fg_dataset_from_arrays(&a, &lc, &ds) == FG_ERR_INVALID_ARG &&
+         fg_test_error_contains("arrays: both labels and targets given"));
+  a.labels = NULL;
+  a.num_tasks = 0;
+  EXPECT(fg_dataset_from_arrays(&a, &lc, &ds) == FG_ERR_INVALID_ARG &&
+         fg_test_error_contains("arrays: num_tasks 0 out of range [1, "));
+}
+
 int main(void) {
+  test_arrays();
   test_ogb();
   test_npz();
   test_load();
