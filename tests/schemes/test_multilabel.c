@@ -131,9 +131,10 @@ static int runs_here(const char *scheme) {
   return e && (e->max_ranks == 0 || nprocs <= e->max_ranks);
 }
 
-/* Every scheme (3d on two grids of P) with `metric`. */
+/* Every scheme (3d on two grids of P; the logits' columns are cut along Z, so a grid with Z >
+ * 1 splits the tasks, and the 2 classes' logits, over ranks) with `metric`. */
 static void sweep(const fg_dataset *ds, const char *metric, const char *data) {
-  static const char *const grids[9][2] = {{"1x1x1", NULL},     {"1x2x1", "2x1x1"},
+  static const char *const grids[9][2] = {{"1x1x1", NULL},     {"1x2x1", "1x1x2"},
                                           {"1x1x3", "3x1x1"},  {"2x2x1", "1x2x2"},
                                           {"1x5x1", "5x1x1"},  {"1x2x3", "3x2x1"},
                                           {"1x7x1", "7x1x1"},  {"2x2x2", "1x4x2"},
