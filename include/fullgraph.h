@@ -205,6 +205,10 @@ typedef struct fg_arrays {
                               at least that (a class no node carries still gets a logit) */
   const int8_t *split;     /* (N) 0 train, 1 valid, 2 test, -1 none; NULL: drawn at random by
                               cfg's train_frac / valid_frac */
+  /* multi-label targets (added last: older callers that zero the struct give none) */
+  const int8_t *targets;   /* (N x T) row-major, 1 positive, 0 negative, -1 missing; NULL: none.
+                              Not with labels (then num_classes is T) */
+  int64_t num_tasks;       /* T >= 1 when targets are given */
 } fg_arrays;
 
 /* Build a dataset from arrays in memory with the same steps as fg_dataset_load takes for a
@@ -227,6 +231,8 @@ typedef struct fg_dataset_buffers {
   int32_t *labels;         /* (N) -1 unlabelled */
   int8_t *split;           /* (N) 0 train, 1 valid, 2 test, -1 none */
   int64_t *node_ids;       /* (N) each node's id in the input (i when nothing was renumbered) */
+  int8_t *targets;         /* (N x fg_dataset_num_tasks) multi-label targets (1, 0, -1 missing);
+                              skipped for a dataset without them */
 } fg_dataset_buffers;
 
 /* Copy ds's arrays out, in node order (what a binding returns to its caller). Not collective. */

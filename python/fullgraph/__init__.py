@@ -223,6 +223,14 @@ def _build(adj, features, labels, masks, num_classes, lc):
         f = int(x.shape[1])
         with np.errstate(over="ignore"):  # beyond float32: Inf, which the library names
             features = np.ascontiguousarray(x, dtype=np.float32)
+    targets, tasks = None, 0
+    if labels is not None and np.ndim(labels) == 2:
+        # (N, T) of 0/1 (bool or integers, -1 missing): multi-label targets
+        targets = _int_array("labels", labels, 2, np.int8, -1, 1)
+        if targets.shape[0] != n:
+            raise ValueError("fullgraph: labels has %d rows for %d nodes" % (
+                targets.shape[0], n))
+        tasks, labels = int(targets.shape[1]), None
     if labels is not None:
         labels = _int_array("labels", labels, 1, np.int32)
         if labels.shape[0] != n:
@@ -231,7 +239,8 @@ def _build(adj, features, labels, masks, num_classes, lc):
     split = _split(masks, n)
     arrays = _lib.Arrays(num_nodes=n, num_edges=src.shape[0], src=_ptr(src), dst=_ptr(dst),
                          num_features=f, features=_ptr(features), labels=_ptr(labels),
-                         num_classes=int(num_classes or 0), split=_ptr(split))
+                         num_classes=int(num_classes or 0), split=_ptr(split),
+                         targets=_ptr(targets), num_tasks=tasks)
     ds = _lib.ctypes.c_void_p()
     st = _lib.fg_dataset_from_arrays(_lib.ctypes.byref(arrays), _lib.ctypes.byref(lc),
                                      _lib.ctypes.byref(ds))
@@ -265,7 +274,9 @@ def train(adj, features=None, labels=None, masks=None, *, num_classes=None, **op
     adj: a scipy.sparse matrix (any format; N x N, row v lists the nodes v aggregates from, as
          fullgraph.load returns it) or an (E, 2) integer array of (source, destination) edges.
     features: (N, F) real array (cast to float32) or None (generated, gen_features wide).
-    labels: (N,) integers, -1 unlabelled, or None (generated from degree quantiles).
+    labels: (N,) integers, -1 unlabelled, or None (generated from degree quantiles); or (N, T)
+    of 0/1 (bool or integers, -1 missing): multi-label targets of T tasks (task="multilabel",
+    metric "rocauc" unless metric= names another).
     masks: {"train": b, "valid": b, "test": b} or (train, valid, test) boolean arrays, an (N,)
          split array (0 train, 1 valid, 2 test, -1 none), or None (drawn by train_frac,
          valid_frac).
@@ -359,7 +370,8 @@ def load(path, **options):
     from, self loops included; None without SciPy), indptr (N+1 int64), indices (int32),
     features (N, F) float32, labels (N,) int32 (-1 unlabelled), split (N,) int8 (0 train,
     1 valid, 2 test, -1 none), masks (dict of boolean train/valid/test), node_ids (N,) int64 (the
-    file's id of each node), num_classes.
+    file's id of each node), num_classes; for multi-label data also targets (N, T) int8 (1, 0,
+    -1 missing; labels are then all -1) and num_tasks T (0 otherwise).
 
     options: the CLI's load flags (directed, keep_duplicates, no_self_loops, keep_ids,
     split_index, split, gen_features, gen_classes, train_frac, valid_frac, seed, mem_limit).
@@ -386,9 +398,13 @@ def load(path, **options):
             "split": np.empty(n, dtype=np.int8),
             "node_ids": np.empty(n, dtype=np.int64),
         }
+        tasks = int(_lib.fg_dataset_num_tasks(ds))
+        if tasks > 0:  # multi-label: targets (N, T); labels all -1
+            out["targets"] = np.empty((n, tasks), dtype=np.int8)
         bufs = _lib.DatasetBuffers(**{k: _ptr(v) for k, v in out.items()})
         _lib.check(_lib.fg_dataset_copy_arrays(ds, _lib.ctypes.byref(bufs)))
         out["num_classes"] = int(_lib.fg_dataset_num_classes(ds))
+        out["num_tasks"] = int(_lib.fg_dataset_num_tasks(ds))
     finally:
         _lib.fg_dataset_destroy(_lib.ctypes.byref(ds))
         del keep

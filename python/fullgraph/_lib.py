@@ -126,6 +126,8 @@ class Arrays(ctypes.Structure):
         ("labels", ctypes.c_void_p),
         ("num_classes", ctypes.c_int64),
         ("split", ctypes.c_void_p),
+        ("targets", ctypes.c_void_p),
+        ("num_tasks", ctypes.c_int64),
     ]
 
 
@@ -138,6 +140,7 @@ class DatasetBuffers(ctypes.Structure):
         ("labels", ctypes.c_void_p),
         ("split", ctypes.c_void_p),
         ("node_ids", ctypes.c_void_p),
+        ("targets", ctypes.c_void_p),
     ]
 
 
@@ -173,6 +176,7 @@ fg_dataset_num_nodes = _proto("fg_dataset_num_nodes", _c.c_int64, _P)
 fg_dataset_num_edges = _proto("fg_dataset_num_edges", _c.c_int64, _P)
 fg_dataset_num_features = _proto("fg_dataset_num_features", _c.c_int64, _P)
 fg_dataset_num_classes = _proto("fg_dataset_num_classes", _c.c_int64, _P)
+fg_dataset_num_tasks = _proto("fg_dataset_num_tasks", _c.c_int64, _P)
 fg_train_config_create = _proto("fg_train_config_create", _P)
 fg_train_config_destroy = _proto("fg_train_config_destroy", None, _c.POINTER(_P))
 fg_train_config_set = _proto("fg_train_config_set", _status, _P, _c.c_char_p, _c.c_char_p)

@@ -446,6 +446,8 @@ fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers 
   for (int64_t i = 0; out->split && i < n; i++)
     out->split[i] = ds->split ? ds->split[i] : (int8_t)FG_SPLIT_NONE;
   for (int64_t i = 0; out->node_ids && i < n; i++) out->node_ids[i] = ds->ids ? ds->ids[i] : i;
+  if (out->targets && ds->targets && n * ds->num_tasks > 0)
+    memcpy(out->targets, ds->targets, (size_t)(n * ds->num_tasks));
 cleanup:
   return st;
 }

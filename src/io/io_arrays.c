@@ -50,6 +50,19 @@ static fg_status check_arrays(const fg_arrays *a, int64_t *classes) {
     }
     *classes = a->num_classes > 0 ? a->num_classes : top + 1;
   }
+  if (a->targets) {
+    FG_REQUIRE(!a->labels, FG_ERR_INVALID_ARG,
+               "arrays: both labels and targets given (one class per node, or multi-label "
+               "targets)");
+    FG_REQUIRE(a->num_tasks >= 1 && a->num_tasks <= FG_IO_MAX_CLASSES, FG_ERR_INVALID_ARG,
+               "arrays: num_tasks %lld out of range [1, %lld] for the targets given",
+               (long long)a->num_tasks, (long long)FG_IO_MAX_CLASSES);
+    for (int64_t i = 0; i < n * a->num_tasks; i++)
+      FG_REQUIRE(a->targets[i] >= -1 && a->targets[i] <= 1, FG_ERR_FORMAT,
+                 "arrays: targets[%lld, %lld] = %d is not 0 or 1 (or -1 when missing)",
+                 (long long)(i / a->num_tasks), (long long)(i % a->num_tasks),
+                 (int)a->targets[i]);
+  }
   if (a->split)
     for (int64_t i = 0; i < n; i++)
       FG_REQUIRE(a->split[i] >= -1 && a->split[i] <= 2, FG_ERR_FORMAT,
@@ -69,7 +82,8 @@ fg_status fg_read_arrays(const fg_arrays *a, fg_raw *out) {
   const int64_t n = a->num_nodes, m = a->num_edges, f = a->features ? a->num_features : 0;
   /* the copies against the load's budget, as a reader weighs what it is about to hold */
   const double bytes = (double)m * fg_io_edge_bytes() + 4.0 * (double)n * (double)f +
-                       (a->labels ? 4.0 * (double)n : 0.0) + (a->split ? (double)n : 0.0);
+                       (a->labels ? 4.0 * (double)n : 0.0) + (a->split ? (double)n : 0.0) +
+                       (a->targets ? (double)n * (double)a->num_tasks : 0.0);
   if (fg_io_over_limit(bytes)) {
     char t[32];
     FG_FAIL(FG_ERR_MEMLIMIT, "arrays: %lld nodes, %lld edges and %lld features need about %s to "
@@ -96,6 +110,11 @@ fg_status fg_read_arrays(const fg_arrays *a, fg_raw *out) {
     r.num_classes = classes;
     /* a given class count is the caller's word; an inferred one must be mostly used */
     if (a->num_classes == 0) FG_CHECK(fg_raw_check_classes(&r, "arrays: labels", 0));
+  }
+  if (a->targets) {
+    FG_ALLOC(r.targets, (size_t)(n * a->num_tasks));
+    memcpy(r.targets, a->targets, (size_t)(n * a->num_tasks));
+    r.num_tasks = a->num_tasks;
   }
   if (a->split) {
     FG_ALLOC(r.split, (size_t)n);

@@ -421,7 +421,10 @@ static fg_status npz_targets(npz_ctx *c, const fg_npy *a, const char *label, int
   FG_REQUIRE(a->kind == 'b' || a->kind == 'i' || a->kind == 'u', FG_ERR_FORMAT,
              "%s: multi-label targets must be bool or integers (0, 1; -1 missing), got dtype "
              "'%s'", label, a->descr);
-  FG_CHECK(npz_ints(c, a, label, &v));
+  /* (bool too, which npz_ints refuses: a mask's conversion) */
+  FG_CHECK(npz_hold(c, 8.0 * (double)a->count, label, "converting it to int64"));
+  FG_ALLOC(v, a->count);
+  FG_CHECK(fg_npy_to_i64(a, label, v));
   FG_CHECK(npz_hold(c, (double)n * (double)T, label, "the targets"));
   FG_ALLOC(r->targets, n * T);
   for (int64_t i = 0; i < n * T; i++) {

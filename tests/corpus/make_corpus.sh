@@ -139,6 +139,25 @@ flip ogb/gz_corrupt/raw/edge.csv.gz $((s / 2 + 1))
 half ogb/gz_truncated/raw/edge.csv.gz > ogb/gz_truncated/raw/x && \
   mv ogb/gz_truncated/raw/x ogb/gz_truncated/raw/edge.csv.gz
 
+# multi-label targets (several label columns: --task multilabel): 3 tasks of 0/1, an empty field
+# and nan missing; rows of the wrong width, values other than 0/1, a split node with none
+ogb ml_ok
+printf '1,0,1\n0,,1\n1,1,nan\n0,0,0\n1.0,0,1\nNaN, 1 ,0\n' > ogb/ml_ok/raw/node-label.csv
+ogb ml_few_cols
+printf '1,0,1\n0,0,1\n1,1,0\n0,1\n1,0,1\n0,1,0\n' > ogb/ml_few_cols/raw/node-label.csv
+ogb ml_many_cols
+printf '1,0,1\n0,0,1,1\n1,1,0\n0,1,0\n1,0,1\n0,1,0\n' > ogb/ml_many_cols/raw/node-label.csv
+ogb ml_value_two
+printf '1,0,1\n0,2,1\n1,1,0\n0,1,0\n1,0,1\n0,1,0\n' > ogb/ml_value_two/raw/node-label.csv
+ogb ml_junk
+printf '1,0,1\n0,0,1\n1,yes,0\n0,1,0\n1,0,1\n0,1,0\n' > ogb/ml_junk/raw/node-label.csv
+ogb ml_negative
+printf '1,0,1\n0,0,1\n1,1,0\n0,1,0\n1,-1,1\n0,1,0\n' > ogb/ml_negative/raw/node-label.csv
+ogb ml_split_missing
+printf '1,0,1\n0,0,1\n,nan,\n0,1,0\n1,0,1\n0,1,0\n' > ogb/ml_split_missing/raw/node-label.csv
+ogb ml_rows
+printf '1,0,1\n0,0,1\n1,1,0\n0,1,0\n1,0,1\n0,1,0\n1,1,1\n' > ogb/ml_rows/raw/node-label.csv
+
 # ---- csv tables (fg_read_csv_mem) --------------------------------------------------------
 rm -rf csv && mkdir csv
 printf '1,2,3\n4.5,-6,7e2\n' > csv/ok.csv

@@ -239,12 +239,58 @@ def worker(out, data):
     return 0 if not failures else 1
 
 
+def multilabel(cli, tmp):
+    """A 2-D labels array is multi-label targets: trained with the sigmoid BCE as the CLI trains
+    the same graph from an OGB directory with several label columns (the same losses), load()
+    returns the targets, and the refusals name the task."""
+    n, tasks = 40, 3
+    rng = np.random.default_rng(1)
+    src = np.arange(n)
+    edges = np.concatenate([np.stack([src, (src + 1) % n], 1), np.stack([src, (src * 7 + 3) % n], 1)])
+    x = rng.standard_normal((n, 5)).astype(np.float32)
+    y = (rng.random((n, tasks)) < 0.4).astype(np.int8)
+    y[0, 1] = -1
+    split = np.zeros(n, dtype=np.int8)
+    split[20:30], split[30:] = 1, 2
+    d = os.path.join(tmp, "ml")
+    os.makedirs(os.path.join(d, "raw"))
+    os.makedirs(os.path.join(d, "split", "s"))
+    w = lambda name, rows: open(os.path.join(d, name), "w").write(
+        "".join(",".join(str(v) for v in r) + "\n" for r in rows))
+    w("raw/num-node-list.csv", [[n]])
+    w("raw/num-edge-list.csv", [[len(edges)]])
+    w("raw/edge.csv", edges.tolist())
+    w("raw/node-feat.csv", [["%.9g" % v for v in r] for r in x])
+    w("raw/node-label.csv", [["" if v < 0 else v for v in r] for r in y.tolist()])
+    for k, name in enumerate(("train", "valid", "test")):
+        w("split/s/%s.csv" % name, [[v] for v in np.flatnonzero(split == k)])
+    metrics = os.path.join(tmp, "ml.jsonl")
+    subprocess.run([cli, "train", d, "--epochs", str(EPOCHS), "--hidden", "4", "--metrics",
+                    metrics, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    r = fullgraph.train(edges, x, y, split, epochs=EPOCHS, hidden=4)
+    same_losses("multi-label arrays", r["metrics"]["loss"], metrics)
+    back = fullgraph.load(d)
+    expect(back["num_tasks"] == tasks and np.array_equal(back["targets"], y),
+           "load: the targets of a multi-label directory")
+    expect((back["labels"] == -1).all(), "load: multi-label labels are -1")
+    r2 = fullgraph.train(edges, x, y.astype(bool), split, epochs=2, hidden=4, metric="f1-micro")
+    expect(0.0 <= r2["test_acc"] <= 1.0, "bool targets with f1-micro")
+    expect_error(fullgraph.Error, "--task multiclass: arrays has multi-label targets (3 tasks",
+                 lambda: fullgraph.train(edges, x, y, epochs=2, task="multiclass"),
+                 "multiclass of multi-label arrays")
+    bad = y.copy()
+    bad[3, 2] = 2
+    expect_error(ValueError, "labels[3, 2] = 2 out of range [-1, 1]",
+                 lambda: fullgraph.train(edges, x, bad, epochs=2), "a target of 2")
+
+
 def main(argv):
     if argv[1] == "worker":
         return worker(argv[2], argv[3])
     cli, mpiexec, data, tmp = argv[2:6]
     print("fullgraph %s from %s" % (fullgraph.version(), fullgraph.library_path))
     run_one_rank(cli, data, tmp)
+    multilabel(cli, tmp)
     run_ranks(cli, mpiexec, data, tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
