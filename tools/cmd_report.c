@@ -944,6 +944,25 @@ static int provenance(rs_buf *b, const rp_file *f, int run) {
   return 0;
 }
 
+/* The metric a run's *_acc fields hold: the final record's "metric", else the first run
+ * record's options.metric, else "accuracy" (every run before --metric existed). */
+static const char *file_metric(const rp_file *f) {
+  const rj_value *m = f->final.kind == RJ_OBJECT ? rj_get(&f->final, "metric") : NULL;
+  if (!(m && m->kind == RJ_STRING) && f->nseg) {
+    const rj_value *run = rj_get(&f->seg[0].line, "run");
+    m = rj_get(rj_get(run, "options"), "metric");
+  }
+  return m && m->kind == RJ_STRING ? m->string : "accuracy";
+}
+
+/* "Accuracy", "ROC-AUC" or "micro-F1" for the metric name a run records (else the name). */
+static const char *metric_title(const char *m) {
+  return strcmp(m, "rocauc") == 0     ? "ROC-AUC"
+         : strcmp(m, "f1-micro") == 0 ? "micro-F1"
+         : strcmp(m, "accuracy") == 0 ? "Accuracy"
+                                      : m;
+}
+
 static int build_page(rs_buf *b, rp_file *files, int n, const char *title) {
   static const int loss_ser[2] = {S_LOSS, S_VALID_LOSS};
   static const char *const loss_name[2] = {"training loss", "validation loss"};
@@ -956,8 +975,15 @@ static int build_page(rs_buf *b, rp_file *files, int n, const char *title) {
   rs_text(b, title);
   rs_printf(b, "</h1>\n<p class=\"caption\">Made by fullgraph %s from %d metrics file%s.</p>\n",
             fg_version_string(), n, n == 1 ? "" : "s");
+  /* one metric for the page when every run has the same, else each run's in the table */
+  const char *metric = n > 0 ? file_metric(&files[0]) : "accuracy";
+  for (int i = 1; i < n; i++)
+    if (strcmp(file_metric(&files[i]), metric) != 0) metric = NULL;
+  const char *mtitle = metric ? metric_title(metric) : "Metric (each run's: see the table)";
   rs_put(b, "<table><tr><th>run</th><th>label</th><th>file</th><th>epochs</th><th>run records"
-            "</th><th>best valid / its test accuracy</th></tr>\n");
+            "</th><th>best valid / its test ");
+  rs_text(b, metric ? metric : "metric");
+  rs_put(b, "</th></tr>\n");
   for (int i = 0; i < n; i++) {
     const rp_file *f = &files[i];
     double bv, bt;
@@ -971,13 +997,21 @@ static int build_page(rs_buf *b, rp_file *files, int n, const char *title) {
     if (rj_get_number(&f->final, "valid_acc", &bv) == 1 &&
         rj_get_number(&f->final, "test_acc", &bt) == 1)
       rs_printf(b, "%.4f / %.4f", bv, bt);
+    if (!metric) {
+      rs_put(b, " (");
+      rs_text(b, file_metric(f));
+      rs_put(b, ")");
+    }
     else
       rs_put(b, "(no final record)");
     rs_put(b, "</td></tr>\n");
   }
-  rs_put(b, "</table>\n<h2>1. Loss and accuracy</h2>\n");
+  rs_put(b, "</table>\n<h2>1. Loss and ");
+  rs_text(b, metric ? metric : "metric");
+  rs_put(b, "</h2>\n");
   line_chart(b, files, n, "loss", "Loss", "loss", loss_ser, loss_name, 2, 0);
-  line_chart(b, files, n, "accuracy", "Accuracy", "accuracy", acc_ser, acc_name, 3, 1);
+  line_chart(b, files, n, "accuracy", mtitle, metric ? metric : "metric", acc_ser, acc_name, 3,
+             1);
   rs_put(b, "<p class=\"caption\">One point per epoch record; solid, dashed and dotted lines are "
             "the series of the legend; a grey dashed line marks where a resumed run picked "
             "up.</p>\n<h2>2. Where each epoch's time went</h2>\n");

@@ -173,6 +173,14 @@ check "the quoted command line gives back the words" \
 check "nested fields flattened" \
   test "$(page_text "//*[@data-run='0'][@data-record='0']//*[local-name()='tr'][*[1]='dataset.nodes']/*[2]")" = 2708
 check "the imbalance in the caption" grep -q "Sent: max 7.29 MB (rank 2), mean 3.69 MB, max/mean 1.97" all.html
+# the metric the *_acc fields hold (--metric): accuracy by default, the final record's name else
+check "accuracy charted by default" grep -q ">Accuracy</text>" all.html
+sed 's/"final": true,/"final": true, "task": "multilabel", "metric": "rocauc",/' \
+  "$CORPUS/four_rank.jsonl" > roc.jsonl
+expect 0 "wrote roc.html" "${R[@]}" roc.jsonl --output roc.html
+check "a ROC-AUC run's chart is titled so" grep -q ">ROC-AUC</text>" roc.html
+expect 0 "wrote mixed.html" "${R[@]}" roc.jsonl "$CORPUS/four_rank_h64.jsonl" --output mixed.html
+check "runs of different metrics: each named in the table" grep -q "(rocauc)" mixed.html
 check "an unplanned run says so" grep -q "not planned: the configuration was given" all.html
 check "a run without rank_bytes says so" grep -q 'has no "rank_bytes"' all.html
 check "a run without a run record says so" grep -q "No run record in this file" all.html
