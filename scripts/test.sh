@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run the whole test suite: the main build (warnings are
 # errors), an ASan+UBSan build, a build without OpenMP, and the fuzzers for a bounded time.
-# The ASan build skips the "heavy" MPI equivalence sweeps (minutes each under ASan); the build
-# without OpenMP runs them on 1 to 4 ranks (label "wide" marks 5 ranks and more), the main
-# build on 1 to 8.
+# The ASan build skips the "heavy" MPI sweeps (minutes each under ASan: the equivalence sweep,
+# the CLI's volume check), the "long" accuracy runs and every test on 5 ranks or more ("wide");
+# the build without OpenMP runs the sweeps on 1 to 4 ranks, the main build on 1 to 8.
 # FG_QUICK=1 runs only the main build's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
   # loaded and unwind fully so tests/lsan.supp can name their libraries; our leaks still fail.
   OMPI_MCA_mca_base_component_disable_dlclose=1 ASAN_OPTIONS=fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_suite asan -LE "long|heavy"
+    run_suite asan -LE "long|heavy|wide"
   run_suite noomp -LE wide
   if [ -x fuzz/run.sh ]; then
     echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s"
