@@ -209,4 +209,8 @@ fg_status fg_read_scipy_sparse_mem(const void *buf, size_t len, const char *name
 /* The same over an open archive whose layout was recognised (format and shape members). */
 fg_status fg_npz_scipy_sparse(fg_npz *c, fg_raw *out);
 
+/* "dir/base" in a new allocation (free it), or NULL when out of memory: the file names of a
+ * directory layout (OGB's raw/ and split/, GraphSAINT's four files). */
+char *fg_path_join(const char *dir, const char *base);
+
 #endif /* FG_IO_INTERNAL_H */

@@ -343,10 +343,10 @@ cleanup:
 
 /* ---- the directory layout ------------------------------------------------------------------ */
 
-static char *path_join(const char *a, const char *b) {
-  size_t n = strlen(a) + strlen(b) + 2;
+char *fg_path_join(const char *dir, const char *base) {
+  size_t n = strlen(dir) + strlen(base) + 2;
   char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", a, b);
+  if (p) snprintf(p, n, "%s/%s", dir, base);
   return p;
 }
 
@@ -413,7 +413,7 @@ static fg_status list_splits(const char *splitdir, char ***names, int *count) {
   if (!d) goto cleanup; /* no split folder: no split */
   for (struct dirent *de; (de = readdir(d)) != NULL;) {
     if (de->d_name[0] == '.') continue;
-    char *full = path_join(splitdir, de->d_name);
+    char *full = fg_path_join(splitdir, de->d_name);
     FG_REQUIRE(full, FG_ERR_NOMEM, "out of memory");
     int dir = is_dir(full);
     free(full);
@@ -458,7 +458,7 @@ static fg_status read_split(const char *dir, const char *name, const fg_raw *r, 
   fg_lines L = {0};
   const int64_t n = r->num_nodes;
   const int labels = r->labels || r->targets;
-  sub = path_join("split", name);
+  sub = fg_path_join("split", name);
   FG_REQUIRE(sub, FG_ERR_NOMEM, "out of memory");
   /* n was checked against the label file's rows; without labels any split id fails below,
    * so nothing of size n is allocated on the word of num-node-list alone. */
@@ -512,7 +512,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   memset(out, 0, sizeof *out);
   FG_REQUIRE(dir, FG_ERR_INVALID_ARG, "fg_read_ogb: dir is NULL");
   FG_REQUIRE(is_dir(dir), FG_ERR_IO, "%s: not a directory", dir);
-  path = path_join(dir, "raw");
+  path = fg_path_join(dir, "raw");
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(is_dir(path), FG_ERR_IO, "%s: no raw/ folder (not an OGB node-property dataset)",
              dir);
@@ -520,7 +520,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   path = NULL;
 
   /* the binary raw layout (ogbn-papers100M): raw/data.npz in place of the csv tables */
-  path = path_join(dir, "raw/data.npz");
+  path = fg_path_join(dir, "raw/data.npz");
   FG_REQUIRE(path, FG_ERR_NOMEM, "out of memory");
   if (is_file(path)) {
     FG_CHECK(open_csv(dir, "raw", "edge", 0, &L, &path));
@@ -583,7 +583,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   }
 
 split:
-  splitdir = path_join(dir, "split");
+  splitdir = fg_path_join(dir, "split");
   FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(list_splits(splitdir, &names, &nnames));
   char list[1024] = "";
@@ -799,8 +799,8 @@ static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held) {
   char *dpath = NULL, *lpath = NULL;
   unsigned char *dbuf = NULL, *lbuf = NULL;
   size_t dlen = 0, llen = 0;
-  dpath = path_join(dir, "raw/data.npz");
-  lpath = path_join(dir, "raw/node-label.npz");
+  dpath = fg_path_join(dir, "raw/data.npz");
+  lpath = fg_path_join(dir, "raw/node-label.npz");
   FG_REQUIRE(dpath && lpath, FG_ERR_NOMEM, "out of memory");
   FG_CHECK(fg_file_slurp(dpath, &dbuf, &dlen));
   /* read one archive at a time: data.npz is freed before node-label.npz is read */

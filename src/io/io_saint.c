@@ -294,18 +294,11 @@ cleanup:
   return st;
 }
 
-static char *join(const char *dir, const char *base) {
-  size_t n = strlen(dir) + strlen(base) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", dir, base);
-  return p;
-}
-
 /* dir/base must be a file: *path its name (freed by the caller). */
 static fg_status need_file(const char *dir, const char *base, char **path) {
   fg_status st = FG_OK;
   struct stat sb;
-  *path = join(dir, base);
+  *path = fg_path_join(dir, base);
   FG_REQUIRE(*path, FG_ERR_NOMEM, "out of memory");
   FG_REQUIRE(stat(*path, &sb) == 0 && S_ISREG(sb.st_mode), FG_ERR_IO,
              "%s: missing %s (the GraphSAINT layout: adj_full.npz, feats.npy, class_map.json, "
