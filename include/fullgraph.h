@@ -162,7 +162,8 @@ typedef struct fg_load_config {
 fg_load_config fg_load_config_default(void);
 
 /* Read a dataset; the format is chosen by what the path holds:
- *   a directory with raw/ (OGB node-property layout), *.npz, *.npy (edge list E x 2),
+ *   a prepared directory (manifest.fgprep, fg_dataset_prepare), a directory with raw/ (OGB
+ *   node-property layout), *.npz, *.npy (edge list E x 2),
  *   *.mtx[.gz] (Matrix Market), anything else as a SNAP edge list (plain or gzip).
  * Not collective: reads on the calling rank only. */
 fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_dataset **out);
@@ -190,6 +191,22 @@ fg_status fg_dataset_save_split(const fg_dataset *ds, const char *path);
 
 /* Print sizes, degree statistics, label and split counts. */
 fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out);
+
+/* A blocked copy of a dataset (`fullgraph prepare`, README "Prepared datasets"): the pattern
+ * in the vertex order `order` at `blocks` parts cut into blocks x blocks CSR blocks, the node
+ * data in `blocks` row blocks, and a manifest with sizes, CRC-32s and the dataset's fingerprint,
+ * written last. fg_dataset_load recognizes such a directory (by its manifest.fgprep). */
+typedef struct fg_prepare_config {
+  int blocks;          /* B, 1 .. min(nodes, 1024) (default 1) */
+  const char *order;   /* as fg_train_config.order (default "natural") */
+  uint64_t seed;       /* the order's seed (random, metis, ...) */
+} fg_prepare_config;
+
+fg_prepare_config fg_prepare_config_default(void);
+/* Write ds into the directory dir (created if missing; files of the same names are replaced,
+ * each through a temporary renamed into place, the manifest removed first and written last).
+ * Not collective: call it on one rank. */
+fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg, const char *dir);
 
 /* A dataset held in memory, for fg_dataset_from_arrays. The arrays are read, never kept. */
 typedef struct fg_arrays {

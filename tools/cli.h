@@ -105,6 +105,7 @@ void cli_report(int rank, const char *what, fg_status st);
 int cmd_train(int argc, char **argv, int rank);
 int cmd_info(int argc, char **argv, int rank);
 int cmd_generate(int argc, char **argv, int rank);
+int cmd_prepare(int argc, char **argv, int rank);
 int cmd_bench(int argc, char **argv, int rank);
 int cmd_plan(int argc, char **argv, int rank);
 int cmd_report(int argc, char **argv, int rank);

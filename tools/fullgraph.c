@@ -11,6 +11,7 @@ static const cli_entry commands[] = {
     {"train", cmd_train, "train a GNN on every node and edge of a graph"},
     {"info", cmd_info, "describe a dataset and how training would lay it out"},
     {"generate", cmd_generate, "write a Graph500 R-MAT graph as an edge list"},
+    {"prepare", cmd_prepare, "write a dataset as blocks that each rank can read itself"},
     {"plan", cmd_plan, "predict and rank the parallel schemes for P ranks"},
     {"report", cmd_report, "draw metrics files as one HTML page of plots"},
     {"bench", cmd_bench, "measure memory bandwidth or calibrate the performance model"},
@@ -26,6 +27,7 @@ static void usage(FILE *out) {
           "  train DATA      train a GCN or GraphSAGE on a dataset, report accuracy\n"
           "  info DATA       sizes, degree statistics, labels and splits of a dataset\n"
           "  generate rmat   write a Graph500 R-MAT graph as an edge list\n"
+          "  prepare DATA    write DATA as a blocked dataset (--blocks B --output DIR)\n"
           "  plan DATA       predict and rank every 3D grid and 1D scheme on P ranks\n"
           "  report M.jsonl  draw --metrics files as one HTML page (curves, time, traffic)\n"
           "  bench stream    measure the memory bandwidth (STREAM triad)\n"

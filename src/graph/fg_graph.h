@@ -33,7 +33,15 @@ struct fg_dataset {
   int64_t nodes_set_aside; /* a SNAP "# Nodes: N" header set aside (N; 0: none), see
                               fg_dataset_load */
   int64_t edge_lines;      /* edges as the file listed them (before reverse edges, dedup) */
+  int64_t prep_blocks;     /* read from a prepared directory (graph_prepared.c): its B; else 0 */
+  char prep_order[16];     /* its order and seed */
+  uint64_t prep_seed;
 };
+
+/* Read a prepared directory (`fullgraph prepare`) whole, back in the source's node order,
+ * checking every file's size and CRC-32, the sizes against each other and, last, the source's
+ * fingerprint (graph_prepared.c). Not collective. */
+fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out);
 
 /* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums
  * over in-neighbours). undirected: add reverse edges; dedup: remove duplicates (always done

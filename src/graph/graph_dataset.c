@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "graph/fg_graph.h"
+#include "io/fg_prepared.h"
 
 fg_load_config fg_load_config_default(void) {
   return (fg_load_config){.undirected = 1,
@@ -382,6 +383,17 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
   /* every reader checks what it holds against the budget as it reads */
   load_budget(cfg, &budget);
   fg_io_set_budget(&budget);
+  if (fg_prep_is_dir(path)) {
+    /* the graph was built when the directory was prepared: options that would build another
+     * are refused, not ignored */
+    FG_REQUIRE(cfg->undirected && cfg->dedup && cfg->self_loops, FG_ERR_INVALID_ARG,
+               "%s is a prepared dataset, whose graph was built by `fullgraph prepare`: give "
+               "%s to prepare, not here",
+               path, !cfg->undirected ? "--directed" : !cfg->dedup ? "--keep-duplicates"
+                                                                   : "--no-self-loops");
+    FG_CHECK(fg_dataset_load_prepared(path, out));
+    goto cleanup;
+  }
   FG_CHECK(read_any(path, cfg, &raw, &kind));
   /* A SNAP header "# Nodes: N" names isolated nodes too, but N beyond what the edge lines can
    * name (two nodes a line) is no count of the graph they hold: renumbering the ids present
@@ -644,6 +656,10 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
 
   fprintf(out, "dataset %s\n", ds->source ? ds->source : "(in memory)");
   fprintf(out, "  %-12s %lld\n", "nodes", (long long)ds->num_nodes);
+  if (ds->prep_blocks > 0)
+    fprintf(out, "  %-12s %lld x %lld blocks in order %s (seed %llu), read whole\n", "prepared",
+            (long long)ds->prep_blocks, (long long)ds->prep_blocks, ds->prep_order,
+            (unsigned long long)ds->prep_seed);
   if (ds->ids)
     fprintf(out,
             "  %-12s %lld of the ids in [0, %lld) occur in an edge: node i is the i-th smallest "

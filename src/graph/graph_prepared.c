@@ -1,0 +1,448 @@
+/* graph_prepared.c -- a dataset as a prepared (blocked) directory: `fullgraph prepare` writes
+ * it (fg_dataset_prepare) and fg_dataset_load reads it back whole (fg_dataset_load_prepared).
+ * The files are io/io_prepared.c's; the format is in the README ("Prepared datasets").
+ *
+ * The pattern is stored, not the normalized operator: every run builds its operator from the
+ * pattern (and the degrees) as it does for any dataset, so one prepared directory serves every
+ * model and --norm. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "graph/fg_graph.h"
+#include "graph/fg_order.h"
+#include "io/fg_prepared.h"
+
+fg_prepare_config fg_prepare_config_default(void) {
+  fg_prepare_config c;
+  memset(&c, 0, sizeof c);
+  c.blocks = 1;
+  c.order = "natural";
+  return c;
+}
+
+/* Each node's in-degree (its row's entries), out-degree (its column's) and self loops. */
+static fg_status node_degrees(const fg_csr *A, int64_t *indeg, int64_t *outdeg, int32_t *loops) {
+  const int64_t n = A->nrows;
+  for (int64_t v = 0; v < n; v++) {
+    indeg[v] = A->rowptr[v + 1] - A->rowptr[v];
+    outdeg[v] = 0;
+    loops[v] = 0;
+  }
+  for (int64_t v = 0; v < n; v++)
+    for (int64_t k = A->rowptr[v]; k < A->rowptr[v + 1]; k++) {
+      outdeg[A->col[k]]++;
+      if (A->col[k] == v) loops[v]++;
+    }
+  return FG_OK;
+}
+
+/* Make dir (one level) unless it is a directory already; an old manifest in it is removed first,
+ * so that no reader takes the old manifest with new blocks while they are written. */
+static fg_status make_dir(const char *dir) {
+  fg_status st = FG_OK;
+  struct stat sb;
+  char path[4200];
+  FG_REQUIRE(dir && dir[0], FG_ERR_INVALID_ARG, "prepare: an empty output directory name");
+  FG_REQUIRE(strlen(dir) < 4000, FG_ERR_INVALID_ARG, "prepare: the output path is too long");
+  if (stat(dir, &sb) == 0) {
+    FG_REQUIRE(S_ISDIR(sb.st_mode), FG_ERR_IO, "%s: exists and is not a directory", dir);
+  } else {
+    FG_REQUIRE(errno == ENOENT && mkdir(dir, 0777) == 0, FG_ERR_IO, "%s: cannot create: %s", dir,
+               strerror(errno));
+  }
+  snprintf(path, sizeof path, "%s/%s", dir, FG_PREP_MANIFEST);
+  if (unlink(path) != 0)
+    FG_REQUIRE(errno == ENOENT, FG_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
+cleanup:
+  return st;
+}
+
+fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
+                             const char *dir) {
+  fg_status st = FG_OK;
+  fg_prepare_config defaults = fg_prepare_config_default();
+  fg_order_kind kind = FG_ORDER_NATURAL;
+  fg_prep_manifest m;
+  fg_ds_fingerprint fp;
+  fg_csr P;                           /* the pattern in the prepared order */
+  int64_t *perm = NULL, *inv = NULL;  /* (n) position -> node, node -> position */
+  int64_t *indeg = NULL, *outdeg = NULL;
+  int32_t *loops = NULL;
+  unsigned char *node = NULL;         /* one node file's bytes */
+  int64_t *cur = NULL;                /* (largest block) each row's next entry */
+  int64_t *brow = NULL;               /* (largest block + 1) one block's row offsets */
+  int32_t *bcol = NULL;               /* (largest row block's entries) its columns */
+  int64_t maxrows = 0, nfile = 0;
+  memset(&m, 0, sizeof m);
+  memset(&P, 0, sizeof P);
+  FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_dataset_prepare: no dataset");
+  if (!cfg) cfg = &defaults;
+  const int64_t n = ds->num_nodes, B = cfg->blocks, F = ds->num_features;
+  FG_CHECK(fg_order_parse(cfg->order, &kind));
+  FG_REQUIRE(fg_order_available(kind), FG_ERR_UNSUPPORTED,
+             "prepare: --order %s is not in this build", fg_order_name(kind));
+  FG_REQUIRE(B >= 1 && B <= FG_PREP_MAX_BLOCKS && B <= (n > 0 ? n : 1), FG_ERR_INVALID_ARG,
+             "prepare: --blocks %lld: must be 1 to %lld (the nodes, at most %d)", (long long)B,
+             (long long)FG_MIN(FG_MAX(n, 1), FG_PREP_MAX_BLOCKS), FG_PREP_MAX_BLOCKS);
+  FG_CHECK(make_dir(dir));
+
+  m.version = FG_PREP_VERSION;
+  m.flags = (ds->symmetric ? FG_PREP_SYMMETRIC : 0) |
+            (ds->features_generated ? FG_PREP_FEATURES_GENERATED : 0) |
+            (ds->labels_generated ? FG_PREP_LABELS_GENERATED : 0) |
+            (ds->split_generated ? FG_PREP_SPLIT_GENERATED : 0) |
+            (ds->ids ? FG_PREP_HAS_IDS : 0);
+  m.n = n;
+  m.nnz = ds->adj.nnz;
+  m.F = F;
+  m.C = ds->num_classes;
+  m.T = ds->num_tasks;
+  m.B = B;
+  m.seed = cfg->seed;
+  snprintf(m.order, sizeof m.order, "%s", fg_order_name(kind));
+  m.id_span = ds->ids ? ds->id_span : 0;
+  fg_dataset_fingerprint(ds, &fp);
+  m.fp_nodes = fp.nodes;
+  m.fp_entries = fp.entries;
+  m.fp_features = fp.features;
+  m.fp_classes = fp.classes;
+  m.fp_graph = fp.graph;
+  m.fp_feature_hash = fp.feature_hash;
+  m.fp_labels = fp.labels;
+  m.fp_split = fp.split;
+
+  /* the order at B parts: its permutation and row-block boundaries */
+  FG_ALLOC(perm, FG_MAX(n, 1));
+  FG_ALLOC(inv, FG_MAX(n, 1));
+  FG_ALLOC(m.offs, B + 1);
+  FG_CALLOC(m.block_nnz, B * B);
+  FG_CHECK(fg_order_compute(&ds->adj, (int)B, kind, cfg->seed, perm, m.offs));
+  fg_order_invert(perm, n, inv);
+  FG_CHECK(fg_csr_permute(&ds->adj, perm, inv, &P));
+  FG_ALLOC(indeg, FG_MAX(n, 1));
+  FG_ALLOC(outdeg, FG_MAX(n, 1));
+  FG_ALLOC(loops, FG_MAX(n, 1));
+  FG_CHECK(node_degrees(&ds->adj, indeg, outdeg, loops));
+  for (int64_t i = 0; i < B; i++) maxrows = FG_MAX(maxrows, m.offs[i + 1] - m.offs[i]);
+  /* every block's entries, for the manifest (columns are sorted within a row) */
+  for (int64_t i = 0; i < B; i++)
+    for (int64_t u = m.offs[i]; u < m.offs[i + 1]; u++)
+      for (int64_t k = P.rowptr[u], j = 0; k < P.rowptr[u + 1]; k++) {
+        while (P.col[k] >= m.offs[j + 1]) j++;
+        m.block_nnz[i * B + j]++;
+      }
+  m.nfiles = B;
+  for (int64_t b = 0; b < B * B; b++) m.nfiles += m.block_nnz[b] > 0;
+  FG_CALLOC(m.files, m.nfiles);
+
+  /* the node files */
+  {
+    const int64_t row = fg_prep_node_row_bytes(&m);
+    FG_ALLOC(node, FG_MAX(row * maxrows, 1));
+    for (int64_t i = 0; i < B; i++) {
+      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+      int64_t sec[9];
+      fg_prep_node_sections(&m, nr, sec);
+      for (int64_t k = 0; k < nr; k++) {
+        const int64_t v = perm[r0 + k], id = ds->ids ? ds->ids[v] : v;
+        const int32_t lab = ds->labels ? ds->labels[v] : -1;
+        const int8_t sp = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
+        if (F > 0)
+          memcpy(node + sec[FG_PREP_SEC_FEAT] + 4 * k * F, ds->features + v * F, (size_t)(4 * F));
+        memcpy(node + sec[FG_PREP_SEC_INDEX] + 8 * k, &v, 8);
+        if (ds->ids) memcpy(node + sec[FG_PREP_SEC_IDS] + 8 * k, &id, 8);
+        memcpy(node + sec[FG_PREP_SEC_INDEG] + 8 * k, &indeg[v], 8);
+        memcpy(node + sec[FG_PREP_SEC_OUTDEG] + 8 * k, &outdeg[v], 8);
+        memcpy(node + sec[FG_PREP_SEC_LOOPS] + 4 * k, &loops[v], 4);
+        if (m.T > 0)
+          memcpy(node + sec[FG_PREP_SEC_LABELS] + k * m.T, ds->targets + v * m.T, (size_t)m.T);
+        else
+          memcpy(node + sec[FG_PREP_SEC_LABELS] + 4 * k, &lab, 4);
+        memcpy(node + sec[FG_PREP_SEC_SPLIT] + k, &sp, 1);
+      }
+      {
+        const void *parts[1] = {node};
+        const size_t lens[1] = {(size_t)sec[FG_PREP_SEC_END]};
+        fg_prep_node_name(i, m.files[nfile].name);
+        FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 1,
+                                    &m.files[nfile].size, &m.files[nfile].crc));
+        nfile++;
+      }
+    }
+    free(node);
+    node = NULL;
+  }
+
+  /* the blocks, row-major: block (i, j) is the entries of row block i in column block j, each
+   * row's columns contiguous because they are sorted */
+  {
+    int64_t maxnnz = 1;
+    for (int64_t i = 0; i < B; i++)
+      maxnnz = FG_MAX(maxnnz, P.rowptr[m.offs[i + 1]] - P.rowptr[m.offs[i]]);
+    FG_ALLOC(cur, FG_MAX(maxrows, 1));
+    FG_ALLOC(brow, maxrows + 1);
+    FG_ALLOC(bcol, maxnnz);
+    for (int64_t i = 0; i < B; i++) {
+      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+      for (int64_t u = 0; u < nr; u++) cur[u] = P.rowptr[r0 + u];
+      for (int64_t j = 0; j < B; j++) {
+        const int64_t c0 = m.offs[j], c1 = m.offs[j + 1];
+        int64_t e = 0;
+        brow[0] = 0;
+        for (int64_t u = 0; u < nr; u++) {
+          const int64_t end = P.rowptr[r0 + u + 1];
+          while (cur[u] < end && P.col[cur[u]] < c1) bcol[e++] = (int32_t)(P.col[cur[u]++] - c0);
+          brow[u + 1] = e;
+        }
+        if (e == 0) continue;
+        const void *parts[2] = {brow, bcol};
+        const size_t lens[2] = {(size_t)(8 * (nr + 1)), (size_t)(4 * e)};
+        fg_prep_block_name(i, j, m.files[nfile].name);
+        FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 2,
+                                    &m.files[nfile].size, &m.files[nfile].crc));
+        nfile++;
+      }
+    }
+  }
+  FG_REQUIRE(nfile == m.nfiles, FG_ERR_INTERNAL, "prepare: wrote %lld files of %lld",
+             (long long)nfile, (long long)m.nfiles);
+  /* last: the manifest, which makes the directory a dataset */
+  FG_CHECK(fg_prep_manifest_write(dir, &m));
+cleanup:
+  fg_prep_manifest_free(&m);
+  fg_csr_free(&P);
+  free(perm);
+  free(inv);
+  free(indeg);
+  free(outdeg);
+  free(loops);
+  free(node);
+  free(cur);
+  free(brow);
+  free(bcol);
+  return st;
+}
+
+/* ---- reading it back whole ----------------------------------------------------------------- */
+
+fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_prep_manifest m;
+  fg_dataset *ds = NULL;
+  fg_csr P;                          /* the pattern in the prepared order */
+  int64_t *perm = NULL, *inv = NULL; /* (n) */
+  int64_t *indeg = NULL, *outdeg = NULL, *deg = NULL;
+  int32_t *loops = NULL;
+  unsigned char *buf = NULL;
+  unsigned char **blk = NULL;        /* (B) one row block's block files */
+  int64_t k = 0;                     /* next file of the table */
+  int64_t nblk = 0;                  /* entries of blk */
+  memset(&m, 0, sizeof m);
+  memset(&P, 0, sizeof P);
+  *out = NULL;
+  FG_CHECK(fg_prep_manifest_read(dir, &m));
+  const int64_t n = m.n, B = m.B, F = m.F, T = m.T;
+  {
+    /* the whole dataset, as a load would weigh it: pattern, features, targets, split, ids,
+     * the permuted copy of the pattern and the node maps */
+    const double bytes = 2.0 * (12.0 * (double)m.nnz + 8.0 * (double)n) + 4.0 * (double)n * F +
+                         (double)n * (T > 0 ? T : 4) + (double)n + 56.0 * (double)n;
+    FG_CHECK(fg_prep_check_fits(dir, bytes));
+  }
+  ds = calloc(1, sizeof *ds);
+  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
+  ds->num_nodes = n;
+  ds->num_features = F;
+  ds->num_classes = m.C;
+  ds->num_tasks = T;
+  ds->features_generated = (m.flags & FG_PREP_FEATURES_GENERATED) != 0;
+  ds->labels_generated = (m.flags & FG_PREP_LABELS_GENERATED) != 0;
+  ds->split_generated = (m.flags & FG_PREP_SPLIT_GENERATED) != 0;
+  ds->prep_blocks = B;
+  ds->prep_seed = m.seed;
+  snprintf(ds->prep_order, sizeof ds->prep_order, "%s", m.order);
+  ds->source = strdup(dir);
+  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+  ds->features = fg_malloc_huge((size_t)FG_MAX(n * F, 1) * sizeof *ds->features);
+  FG_REQUIRE(ds->features, FG_ERR_NOMEM, "out of memory for %lld x %lld features",
+             (long long)n, (long long)F);
+  if (T > 0) FG_ALLOC(ds->targets, FG_MAX(n * T, 1));
+  else FG_ALLOC(ds->labels, FG_MAX(n, 1));
+  FG_ALLOC(ds->split, FG_MAX(n, 1));
+  if (m.flags & FG_PREP_HAS_IDS) {
+    FG_ALLOC(ds->ids, FG_MAX(n, 1));
+    ds->id_span = m.id_span;
+  }
+  ds->edge_lines = m.nnz;
+  FG_ALLOC(perm, FG_MAX(n, 1));
+  FG_ALLOC(inv, FG_MAX(n, 1));
+  FG_ALLOC(indeg, FG_MAX(n, 1));
+  FG_ALLOC(outdeg, FG_MAX(n, 1));
+  FG_ALLOC(loops, FG_MAX(n, 1));
+  for (int64_t v = 0; v < n; v++) inv[v] = -1;
+
+  /* the node files: each row's node, put back where it came from */
+  for (int64_t i = 0; i < B; i++, k++) {
+    const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+    const char *name = m.files[k].name;
+    int64_t sec[9];
+    fg_prep_node_sections(&m, nr, sec);
+    FG_CHECK(fg_prep_file_read(dir, &m, k, &buf));
+    for (int64_t r = 0; r < nr; r++) {
+      int64_t v, id = 0;
+      int32_t lab;
+      int8_t sp;
+      memcpy(&v, buf + sec[FG_PREP_SEC_INDEX] + 8 * r, 8);
+      FG_REQUIRE(v >= 0 && v < n && inv[v] < 0, FG_ERR_FORMAT,
+                 "%s/%s: row %lld names node %lld, %s", dir, name, (long long)r, (long long)v,
+                 v >= 0 && v < n ? "which an earlier row named" : "out of range");
+      inv[v] = r0 + r;
+      perm[r0 + r] = v;
+      if (F > 0)
+        memcpy(ds->features + v * F, buf + sec[FG_PREP_SEC_FEAT] + 4 * r * F, (size_t)(4 * F));
+      if (ds->ids) {
+        memcpy(&id, buf + sec[FG_PREP_SEC_IDS] + 8 * r, 8);
+        FG_REQUIRE(id >= 0 && id < m.id_span, FG_ERR_FORMAT,
+                   "%s/%s: row %lld has file id %lld, outside [0, %lld)", dir, name,
+                   (long long)r, (long long)id, (long long)m.id_span);
+        ds->ids[v] = id;
+      }
+      memcpy(&indeg[v], buf + sec[FG_PREP_SEC_INDEG] + 8 * r, 8);
+      memcpy(&outdeg[v], buf + sec[FG_PREP_SEC_OUTDEG] + 8 * r, 8);
+      memcpy(&loops[v], buf + sec[FG_PREP_SEC_LOOPS] + 4 * r, 4);
+      if (T > 0) {
+        const int8_t *t = (const int8_t *)(buf + sec[FG_PREP_SEC_LABELS] + r * T);
+        for (int64_t c = 0; c < T; c++)
+          FG_REQUIRE(t[c] >= -1 && t[c] <= 1, FG_ERR_FORMAT,
+                     "%s/%s: row %lld task %lld is %d (1, 0 or -1 missing)", dir, name,
+                     (long long)r, (long long)c, t[c]);
+        memcpy(ds->targets + v * T, t, (size_t)T);
+      } else {
+        memcpy(&lab, buf + sec[FG_PREP_SEC_LABELS] + 4 * r, 4);
+        FG_REQUIRE(lab >= -1 && lab < m.C, FG_ERR_FORMAT,
+                   "%s/%s: row %lld has label %d, outside [-1, %lld)", dir, name, (long long)r,
+                   lab, (long long)m.C);
+        ds->labels[v] = lab;
+      }
+      memcpy(&sp, buf + sec[FG_PREP_SEC_SPLIT] + r, 1);
+      FG_REQUIRE(sp >= FG_SPLIT_NONE && sp <= FG_SPLIT_TEST, FG_ERR_FORMAT,
+                 "%s/%s: row %lld has split %d (-1 none, 0 train, 1 valid, 2 test)", dir, name,
+                 (long long)r, sp);
+      ds->split[v] = sp;
+    }
+    free(buf);
+    buf = NULL;
+  }
+
+  /* the blocks: row block i's nonempty blocks side by side make its rows */
+  P.nrows = P.ncols = n;
+  P.nnz = m.nnz;
+  FG_ALLOC(P.rowptr, n + 1);
+  FG_ALLOC(P.col, FG_MAX(m.nnz, 1));
+  FG_CALLOC(blk, B);
+  nblk = B;
+  P.rowptr[0] = 0;
+  for (int64_t i = 0; i < B; i++) {
+    const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+    for (int64_t j = 0; j < B; j++) {
+      const int64_t e = m.block_nnz[i * B + j], w = m.offs[j + 1] - m.offs[j];
+      const char *name = m.files[k].name;
+      if (e == 0) continue;
+      FG_CHECK(fg_prep_file_read(dir, &m, k, &blk[j]));
+      const int64_t *rp = (const int64_t *)(void *)blk[j];
+      const int32_t *cl = (const int32_t *)(void *)(blk[j] + 8 * (nr + 1));
+      FG_REQUIRE(rp[0] == 0 && rp[nr] == e, FG_ERR_FORMAT,
+                 "%s/%s: row offsets run from %lld to %lld, not 0 to %lld", dir, name,
+                 (long long)rp[0], (long long)rp[nr], (long long)e);
+      for (int64_t u = 0; u < nr; u++) {
+        FG_REQUIRE(rp[u] <= rp[u + 1], FG_ERR_FORMAT, "%s/%s: row %lld ends before it starts",
+                   dir, name, (long long)u);
+        for (int64_t q = rp[u]; q < rp[u + 1]; q++)
+          FG_REQUIRE(cl[q] >= 0 && cl[q] < w && (q == rp[u] || cl[q] >= cl[q - 1]),
+                     FG_ERR_FORMAT,
+                     "%s/%s: row %lld entry %lld: column %d %s", dir, name, (long long)u,
+                     (long long)(q - rp[u]), cl[q],
+                     cl[q] >= 0 && cl[q] < w ? "is below the one before (rows are sorted)"
+                                             : "is outside the block");
+      }
+      k++;
+    }
+    for (int64_t u = 0; u < nr; u++) {
+      int64_t at = P.rowptr[r0 + u];
+      for (int64_t j = 0; j < B; j++) {
+        if (!blk[j]) continue;
+        const int64_t *rp = (const int64_t *)(void *)blk[j];
+        const int32_t *cl = (const int32_t *)(void *)(blk[j] + 8 * (nr + 1));
+        for (int64_t q = rp[u]; q < rp[u + 1]; q++) P.col[at++] = (int32_t)(cl[q] + m.offs[j]);
+      }
+      P.rowptr[r0 + u + 1] = at;
+    }
+    for (int64_t j = 0; j < B; j++) {
+      free(blk[j]);
+      blk[j] = NULL;
+    }
+  }
+
+  /* the degrees the node files record must be the pattern's */
+  {
+    FG_CALLOC(deg, FG_MAX(n, 1));
+    for (int64_t q = 0; q < m.nnz; q++) deg[perm[P.col[q]]]++;
+    for (int64_t u = 0; u < n; u++) {
+      const int64_t v = perm[u];
+      int32_t lp = 0;
+      for (int64_t q = P.rowptr[u]; q < P.rowptr[u + 1]; q++) lp += P.col[q] == u;
+      char name[FG_PREP_NAME_BYTES];
+      fg_prep_node_name(fg_block_owner(m.offs, (int)B, u), name);
+      FG_REQUIRE(indeg[v] == P.rowptr[u + 1] - P.rowptr[u] && outdeg[v] == deg[v] &&
+                     loops[v] == lp,
+                 FG_ERR_FORMAT,
+                 "%s/%s: node %lld records degrees %lld in, %lld out, %d self loops; its blocks "
+                 "hold %lld, %lld, %d",
+                 dir, name, (long long)v, (long long)indeg[v], (long long)outdeg[v], loops[v],
+                 (long long)(P.rowptr[u + 1] - P.rowptr[u]), (long long)deg[v], lp);
+    }
+  }
+  /* back to the source's numbering: row v of the result is row inv[v] of P, column c -> perm[c] */
+  FG_CHECK(fg_csr_permute(&P, inv, perm, &ds->adj));
+  fg_csr_free(&P);
+  ds->symmetric = fg_csr_is_symmetric(&ds->adj);
+  FG_REQUIRE(ds->symmetric == ((m.flags & FG_PREP_SYMMETRIC) != 0), FG_ERR_FORMAT,
+             "%s: the manifest says the graph is %ssymmetric, its blocks are %s", dir,
+             (m.flags & FG_PREP_SYMMETRIC) ? "" : "not ", ds->symmetric ? "symmetric" : "not");
+  {
+    /* what was read is what was prepared: the source's fingerprint, recomputed */
+    fg_ds_fingerprint fp;
+    fg_dataset_fingerprint(ds, &fp);
+    FG_REQUIRE(fp.nodes == m.fp_nodes && fp.entries == m.fp_entries &&
+                   fp.features == m.fp_features && fp.classes == m.fp_classes &&
+                   fp.graph == m.fp_graph && fp.feature_hash == m.fp_feature_hash &&
+                   fp.labels == m.fp_labels && fp.split == m.fp_split,
+               FG_ERR_FORMAT,
+               "%s/%s: the dataset read does not match the source's fingerprint the manifest "
+               "records (graph %016" PRIx64 " vs %016" PRIx64 ", features %016" PRIx64
+               " vs %016" PRIx64 ")",
+               dir, FG_PREP_MANIFEST, fp.graph, m.fp_graph, fp.feature_hash,
+               m.fp_feature_hash);
+  }
+  *out = ds;
+  ds = NULL;
+cleanup:
+  for (int64_t j = 0; j < nblk; j++) free(blk[j]);
+  free(blk);
+  free(buf);
+  fg_csr_free(&P);
+  fg_prep_manifest_free(&m);
+  fg_dataset_destroy(&ds);
+  free(perm);
+  free(inv);
+  free(indeg);
+  free(outdeg);
+  free(deg);
+  free(loops);
+  return st;
+}
