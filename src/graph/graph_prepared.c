@@ -136,17 +136,17 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
         while (P.col[k] >= m.offs[j + 1]) j++;
         m.block_nnz[i * B + j]++;
       }
-  m.nfiles = B;
+  m.nfiles = 2 * B;
   for (int64_t b = 0; b < B * B; b++) m.nfiles += m.block_nnz[b] > 0;
   FG_CALLOC(m.files, m.nfiles);
 
   /* the node files */
   {
     const int64_t row = fg_prep_node_row_bytes(&m);
-    FG_ALLOC(node, FG_MAX(row * maxrows, 1));
+    FG_ALLOC(node, FG_MAX(FG_MAX(row, FG_PREP_DEG_ROW_BYTES) * maxrows, 1));
     for (int64_t i = 0; i < B; i++) {
       const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
-      int64_t sec[9];
+      int64_t sec[6];
       fg_prep_node_sections(&m, nr, sec);
       for (int64_t k = 0; k < nr; k++) {
         const int64_t v = perm[r0 + k], id = ds->ids ? ds->ids[v] : v;
@@ -156,9 +156,6 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
           memcpy(node + sec[FG_PREP_SEC_FEAT] + 4 * k * F, ds->features + v * F, (size_t)(4 * F));
         memcpy(node + sec[FG_PREP_SEC_INDEX] + 8 * k, &v, 8);
         if (ds->ids) memcpy(node + sec[FG_PREP_SEC_IDS] + 8 * k, &id, 8);
-        memcpy(node + sec[FG_PREP_SEC_INDEG] + 8 * k, &indeg[v], 8);
-        memcpy(node + sec[FG_PREP_SEC_OUTDEG] + 8 * k, &outdeg[v], 8);
-        memcpy(node + sec[FG_PREP_SEC_LOOPS] + 4 * k, &loops[v], 4);
         if (m.T > 0)
           memcpy(node + sec[FG_PREP_SEC_LABELS] + k * m.T, ds->targets + v * m.T, (size_t)m.T);
         else
@@ -173,6 +170,22 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
                                     &m.files[nfile].size, &m.files[nfile].crc));
         nfile++;
       }
+    }
+    /* the degree files, in the same buffer */
+    for (int64_t i = 0; i < B; i++) {
+      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+      for (int64_t k = 0; k < nr; k++) {
+        const int64_t v = perm[r0 + k];
+        memcpy(node + 8 * k, &indeg[v], 8);
+        memcpy(node + 8 * nr + 8 * k, &outdeg[v], 8);
+        memcpy(node + 16 * nr + 4 * k, &loops[v], 4);
+      }
+      const void *parts[1] = {node};
+      const size_t lens[1] = {(size_t)(FG_PREP_DEG_ROW_BYTES * nr)};
+      fg_prep_deg_name(i, m.files[nfile].name);
+      FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 1, &m.files[nfile].size,
+                                  &m.files[nfile].crc));
+      nfile++;
     }
     free(node);
     node = NULL;
@@ -290,7 +303,7 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
   for (int64_t i = 0; i < B; i++, k++) {
     const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
     const char *name = m.files[k].name;
-    int64_t sec[9];
+    int64_t sec[6];
     fg_prep_node_sections(&m, nr, sec);
     FG_CHECK(fg_prep_file_read(dir, &m, k, &buf));
     for (int64_t r = 0; r < nr; r++) {
@@ -312,9 +325,6 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
                    (long long)r, (long long)id, (long long)m.id_span);
         ds->ids[v] = id;
       }
-      memcpy(&indeg[v], buf + sec[FG_PREP_SEC_INDEG] + 8 * r, 8);
-      memcpy(&outdeg[v], buf + sec[FG_PREP_SEC_OUTDEG] + 8 * r, 8);
-      memcpy(&loops[v], buf + sec[FG_PREP_SEC_LOOPS] + 4 * r, 4);
       if (T > 0) {
         const int8_t *t = (const int8_t *)(buf + sec[FG_PREP_SEC_LABELS] + r * T);
         for (int64_t c = 0; c < T; c++)
@@ -334,6 +344,20 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
                  "%s/%s: row %lld has split %d (-1 none, 0 train, 1 valid, 2 test)", dir, name,
                  (long long)r, sp);
       ds->split[v] = sp;
+    }
+    free(buf);
+    buf = NULL;
+  }
+
+  /* the degree files */
+  for (int64_t i = 0; i < B; i++, k++) {
+    const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
+    FG_CHECK(fg_prep_file_read(dir, &m, k, &buf));
+    for (int64_t r = 0; r < nr; r++) {
+      const int64_t v = perm[r0 + r];
+      memcpy(&indeg[v], buf + 8 * r, 8);
+      memcpy(&outdeg[v], buf + 8 * nr + 8 * r, 8);
+      memcpy(&loops[v], buf + 16 * nr + 4 * r, 4);
     }
     free(buf);
     buf = NULL;
@@ -397,7 +421,7 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
       int32_t lp = 0;
       for (int64_t q = P.rowptr[u]; q < P.rowptr[u + 1]; q++) lp += P.col[q] == u;
       char name[FG_PREP_NAME_BYTES];
-      fg_prep_node_name(fg_block_owner(m.offs, (int)B, u), name);
+      fg_prep_deg_name(fg_block_owner(m.offs, (int)B, u), name);
       FG_REQUIRE(indeg[v] == P.rowptr[u + 1] - P.rowptr[u] && outdeg[v] == deg[v] &&
                      loops[v] == lp,
                  FG_ERR_FORMAT,

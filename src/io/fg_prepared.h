@@ -4,8 +4,10 @@
  * checks bytes. The format, byte for byte, is in the README ("Prepared datasets").
  *
  *   DIR/manifest.fgprep         the manifest (written last, renamed into place)
- *   DIR/nodes-IIII.bin          row block I: features, node index, file ids, degrees, targets,
- *                               split of its rows, in the prepared order
+ *   DIR/nodes-IIII.bin          row block I: features, node index, file ids, targets, split of
+ *                               its rows, in the prepared order
+ *   DIR/deg-IIII.bin            row block I: in-degree, out-degree and self loops of its rows
+ *                               (what a rank needs of the columns its rows reference)
  *   DIR/adj-IIII-JJJJ.bin       block (I, J) of the pattern: its rows' CSR, block-local columns
  *                               (only blocks holding a nonzero have a file)
  *
@@ -54,7 +56,8 @@ typedef struct fg_prep_manifest {
   int64_t *offs;      /* (B + 1) row-block boundaries in the prepared order */
   int64_t *block_nnz; /* (B x B) row-major: entries of block (i, j) */
   int64_t nfiles;
-  fg_prep_file *files; /* nodes-0000 .. nodes-(B-1), then the nonempty blocks row-major */
+  fg_prep_file *files; /* nodes-0000 .. nodes-(B-1), deg-0000 .., the nonempty blocks
+                          row-major */
 } fg_prep_manifest;
 
 void fg_prep_manifest_free(fg_prep_manifest *m);
@@ -62,19 +65,22 @@ void fg_prep_manifest_free(fg_prep_manifest *m);
 /* Bytes per node of a node file with m's widths and flags. */
 int64_t fg_prep_node_row_bytes(const fg_prep_manifest *m);
 /* Byte offsets of the sections of node file i (rows n_i = offs[i+1] - offs[i]): features
- * float32 (n_i x F), index int64 (n_i), ids int64 (n_i, when FG_PREP_HAS_IDS), in-degree
- * int64 (n_i), out-degree int64 (n_i), self loops int32 (n_i), labels int32 (n_i) or targets
- * int8 (n_i x T), split int8 (n_i); sec[8] is the file's size. */
-enum { FG_PREP_SEC_FEAT, FG_PREP_SEC_INDEX, FG_PREP_SEC_IDS, FG_PREP_SEC_INDEG,
-       FG_PREP_SEC_OUTDEG, FG_PREP_SEC_LOOPS, FG_PREP_SEC_LABELS, FG_PREP_SEC_SPLIT,
-       FG_PREP_SEC_END };
-void fg_prep_node_sections(const fg_prep_manifest *m, int64_t rows, int64_t sec[9]);
+ * float32 (n_i x F), index int64 (n_i: the node's index in the source), ids int64 (n_i, when
+ * FG_PREP_HAS_IDS), labels int32 (n_i) or targets int8 (n_i x T), split int8 (n_i); sec[5] is
+ * the file's size. */
+enum { FG_PREP_SEC_FEAT, FG_PREP_SEC_INDEX, FG_PREP_SEC_IDS, FG_PREP_SEC_LABELS,
+       FG_PREP_SEC_SPLIT, FG_PREP_SEC_END };
+void fg_prep_node_sections(const fg_prep_manifest *m, int64_t rows, int64_t sec[6]);
+/* Degree file i: in-degree int64 (n_i), out-degree int64 (n_i), self loops int32 (n_i). */
+#define FG_PREP_DEG_ROW_BYTES 20
 /* Size of block (i, j)'s file: row offsets int64 (n_i + 1) then columns int32 (nnz_ij). */
 int64_t fg_prep_block_bytes(const fg_prep_manifest *m, int64_t i, int64_t j);
 /* The file names of m's layout, written into out[FG_PREP_NAME_BYTES]. */
 void fg_prep_node_name(int64_t i, char *out);
+void fg_prep_deg_name(int64_t i, char *out);
 void fg_prep_block_name(int64_t i, int64_t j, char *out);
-/* Index in m->files of node file i / block (i, j) (-1 for an empty block). */
+/* Index in m->files of block (i, j) (-1 for an empty block); node file i is file i, degree
+ * file i file B + i. O(B^2): for single look-ups. */
 int64_t fg_prep_block_file(const fg_prep_manifest *m, int64_t i, int64_t j);
 
 /* The manifest's bytes (*buf malloc'ed). m->files must be filled. */

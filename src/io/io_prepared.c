@@ -62,21 +62,18 @@ void fg_prep_manifest_free(fg_prep_manifest *m) {
   memset(m, 0, sizeof *m);
 }
 
-void fg_prep_node_sections(const fg_prep_manifest *m, int64_t rows, int64_t sec[9]) {
+void fg_prep_node_sections(const fg_prep_manifest *m, int64_t rows, int64_t sec[6]) {
   const int ids = (m->flags & FG_PREP_HAS_IDS) != 0;
   sec[FG_PREP_SEC_FEAT] = 0;
   sec[FG_PREP_SEC_INDEX] = sec[FG_PREP_SEC_FEAT] + 4 * rows * m->F;
   sec[FG_PREP_SEC_IDS] = sec[FG_PREP_SEC_INDEX] + 8 * rows;
-  sec[FG_PREP_SEC_INDEG] = sec[FG_PREP_SEC_IDS] + (ids ? 8 * rows : 0);
-  sec[FG_PREP_SEC_OUTDEG] = sec[FG_PREP_SEC_INDEG] + 8 * rows;
-  sec[FG_PREP_SEC_LOOPS] = sec[FG_PREP_SEC_OUTDEG] + 8 * rows;
-  sec[FG_PREP_SEC_LABELS] = sec[FG_PREP_SEC_LOOPS] + 4 * rows;
+  sec[FG_PREP_SEC_LABELS] = sec[FG_PREP_SEC_IDS] + (ids ? 8 * rows : 0);
   sec[FG_PREP_SEC_SPLIT] = sec[FG_PREP_SEC_LABELS] + (m->T > 0 ? m->T : 4) * rows;
   sec[FG_PREP_SEC_END] = sec[FG_PREP_SEC_SPLIT] + rows;
 }
 
 int64_t fg_prep_node_row_bytes(const fg_prep_manifest *m) {
-  int64_t sec[9];
+  int64_t sec[6];
   fg_prep_node_sections(m, 1, sec);
   return sec[FG_PREP_SEC_END];
 }
@@ -92,13 +89,18 @@ void fg_prep_node_name(int64_t i, char *out) {
   snprintf(out, FG_PREP_NAME_BYTES, "nodes-%04d.bin", (int)(i & 0xffff));
 }
 
+void fg_prep_deg_name(int64_t i, char *out) {
+  memset(out, 0, FG_PREP_NAME_BYTES);
+  snprintf(out, FG_PREP_NAME_BYTES, "deg-%04d.bin", (int)(i & 0xffff));
+}
+
 void fg_prep_block_name(int64_t i, int64_t j, char *out) {
   memset(out, 0, FG_PREP_NAME_BYTES);
   snprintf(out, FG_PREP_NAME_BYTES, "adj-%04d-%04d.bin", (int)(i & 0xffff), (int)(j & 0xffff));
 }
 
 int64_t fg_prep_block_file(const fg_prep_manifest *m, int64_t i, int64_t j) {
-  int64_t k = m->B;
+  int64_t k = 2 * m->B;
   if (m->block_nnz[i * m->B + j] == 0) return -1;
   for (int64_t b = 0; b < i * m->B + j; b++) k += m->block_nnz[b] > 0;
   return k;
@@ -219,7 +221,7 @@ fg_status fg_prep_manifest_parse(const void *buf, size_t len, const char *name,
              "%s: the order's name is not a NUL-terminated string", name);
   FG_REQUIRE(((m.flags & FG_PREP_HAS_IDS) != 0) == (m.id_span > 0) && m.id_span >= 0,
              FG_ERR_FORMAT, "%s: id span %" PRId64 " disagrees with the flags", name, m.id_span);
-  FG_REQUIRE(m.nfiles >= B && m.nfiles <= B + B * B, FG_ERR_FORMAT,
+  FG_REQUIRE(m.nfiles >= 2 * B && m.nfiles <= 2 * B + B * B, FG_ERR_FORMAT,
              "%s: %" PRId64 " files for %" PRId64 " blocks", name, m.nfiles, B);
   {
     const size_t want = FG_PREP_HEADER_BYTES + 8 * (size_t)(B + 1) + 8 * (size_t)(B * B) +
@@ -258,10 +260,10 @@ fg_status fg_prep_manifest_parse(const void *buf, size_t len, const char *name,
   FG_REQUIRE(sum == m.nnz, FG_ERR_FORMAT,
              "%s: the blocks hold %" PRId64 " entries, the header says %" PRId64, name, sum,
              m.nnz);
-  FG_REQUIRE(m.nfiles == B + nonempty, FG_ERR_FORMAT,
-             "%s: %" PRId64 " files listed, but %" PRId64 " node files and %" PRId64
+  FG_REQUIRE(m.nfiles == 2 * B + nonempty, FG_ERR_FORMAT,
+             "%s: %" PRId64 " files listed, but %" PRId64 " node and degree files and %" PRId64
              " nonempty blocks make %" PRId64,
-             name, m.nfiles, B, nonempty, B + nonempty);
+             name, m.nfiles, 2 * B, nonempty, 2 * B + nonempty);
   {
     const int64_t row = fg_prep_node_row_bytes(&m);
     int64_t k = 0;
@@ -275,6 +277,9 @@ fg_status fg_prep_manifest_parse(const void *buf, size_t len, const char *name,
       if (e < B) {
         fg_prep_node_name(e, want);
         size = (uint64_t)(row * (m.offs[e + 1] - m.offs[e]));
+      } else if (e < 2 * B) {
+        fg_prep_deg_name(e - B, want);
+        size = (uint64_t)(FG_PREP_DEG_ROW_BYTES * (m.offs[e - B + 1] - m.offs[e - B]));
       } else {
         while (k < B * B && m.block_nnz[k] == 0) k++;
         fg_prep_block_name(k / B, k % B, want);
