@@ -157,6 +157,11 @@ typedef struct fg_load_config {
                            against it as it reads (a gzip stream's growth included), and the
                            whole load (CSR build, features, labels, split) is weighed before
                            anything of it is allocated: FG_ERR_MEMLIMIT names what it needs */
+  int prepared_per_rank; /* a prepared directory (fg_dataset_prepare): 0 (default) reads it
+                           whole; 1 reads only its manifest, and fg_train's 1D schemes (1d,
+                           1d-sa, 1.5d) then have every rank read its own block rows. Such a
+                           dataset holds no arrays: info, copy_arrays, save_ids / save_split
+                           refuse it */
 } fg_load_config;
 
 fg_load_config fg_load_config_default(void);
@@ -207,6 +212,8 @@ fg_prepare_config fg_prepare_config_default(void);
  * each through a temporary renamed into place, the manifest removed first and written last).
  * Not collective: call it on one rank. */
 fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg, const char *dir);
+/* 1 when path is a prepared directory (it holds a manifest.fgprep file). */
+int fg_dataset_is_prepared(const char *path);
 
 /* A dataset held in memory, for fg_dataset_from_arrays. The arrays are read, never kept. */
 typedef struct fg_arrays {

@@ -10,6 +10,11 @@
 #include "io/fg_io.h"
 #include "kernels/fg_kernels.h"
 
+typedef struct fg_ds_fingerprint {
+  int64_t nodes, entries, features, classes;
+  uint64_t graph, feature_hash, labels, split;
+} fg_ds_fingerprint;
+
 struct fg_dataset {
   int64_t num_nodes;
   fg_csr adj;              /* pattern (val == NULL) after undirected/dedup/self-loop options;
@@ -36,12 +41,19 @@ struct fg_dataset {
   int64_t prep_blocks;     /* read from a prepared directory (graph_prepared.c): its B; else 0 */
   char prep_order[16];     /* its order and seed */
   uint64_t prep_seed;
+  char *prep_dir;          /* opened per rank (fg_dataset_open_prepared): only the sizes are
+                              here, adj has no arrays, features, labels, split are NULL; the
+                              1D schemes read their rows from this directory on every rank */
+  fg_ds_fingerprint prep_fp; /* then: the fingerprint the manifest records */
 };
 
 /* Read a prepared directory (`fullgraph prepare`) whole, back in the source's node order,
  * checking every file's size and CRC-32, the sizes against each other and, last, the source's
  * fingerprint (graph_prepared.c). Not collective. */
 fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out);
+/* Open a prepared directory for per-rank reading: the manifest only (sizes, order, the
+ * fingerprint), checked; the data stays in the files (prep_dir). Not collective. */
+fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out);
 
 /* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums
  * over in-neighbours). undirected: add reverse edges; dedup: remove duplicates (always done
@@ -171,11 +183,6 @@ void fg_reorder_describe(const fg_reorder_choice *c, char *buf, size_t len);
  * The pattern is the one training aggregates over, so the loading options that change it
  * (--directed, --keep-duplicates, --no-self-loops) change the hash. */
 #define FG_FINGERPRINT_KIND 1 /* which hash and which parts; a checkpoint records it */
-typedef struct fg_ds_fingerprint {
-  int64_t nodes, entries, features, classes;
-  uint64_t graph, feature_hash, labels, split;
-} fg_ds_fingerprint;
-
 void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp);
 
 #endif /* FG_GRAPH_H */

@@ -391,7 +391,10 @@ fg_status fg_dataset_load(const char *path, const fg_load_config *cfg, fg_datase
                "%s to prepare, not here",
                path, !cfg->undirected ? "--directed" : !cfg->dedup ? "--keep-duplicates"
                                                                    : "--no-self-loops");
-    FG_CHECK(fg_dataset_load_prepared(path, out));
+    if (cfg->prepared_per_rank)
+      FG_CHECK(fg_dataset_open_prepared(path, out));
+    else
+      FG_CHECK(fg_dataset_load_prepared(path, out));
     goto cleanup;
   }
   FG_CHECK(read_any(path, cfg, &raw, &kind));
@@ -449,6 +452,9 @@ fg_status fg_dataset_copy_arrays(const fg_dataset *ds, const fg_dataset_buffers 
   fg_status st = FG_OK;
   FG_REQUIRE(ds != NULL && out != NULL, FG_ERR_INVALID_ARG,
              "fg_dataset_copy_arrays: NULL argument");
+  FG_REQUIRE(!ds->prep_dir, FG_ERR_INVALID_ARG,
+             "%s was opened for per-rank reading: load it whole to copy its arrays",
+             ds->prep_dir);
   const int64_t n = ds->num_nodes, nnz = ds->adj.nnz;
   if (out->indptr) memcpy(out->indptr, ds->adj.rowptr, (size_t)(n + 1) * sizeof *out->indptr);
   if (out->indices && nnz > 0) memcpy(out->indices, ds->adj.col, (size_t)nnz * sizeof *out->indices);
@@ -474,6 +480,7 @@ void fg_dataset_destroy(fg_dataset **ds) {
   free(d->split);
   free(d->source);
   free(d->ids);
+  free(d->prep_dir);
   free(d);
   *ds = NULL;
 }
@@ -486,6 +493,8 @@ fg_status fg_dataset_save_ids(const fg_dataset *ds, const char *path) {
   fg_status st = FG_OK;
   int64_t *seq = NULL;
   FG_REQUIRE(ds && path, FG_ERR_INVALID_ARG, "fg_dataset_save_ids: NULL argument");
+  FG_REQUIRE(!ds->prep_dir, FG_ERR_INVALID_ARG,
+             "%s was opened for per-rank reading: its node ids are in its files", ds->prep_dir);
   if (!ds->ids) {
     FG_ALLOC(seq, FG_MAX(ds->num_nodes, 1));
     for (int64_t i = 0; i < ds->num_nodes; i++) seq[i] = i;
@@ -500,6 +509,8 @@ fg_status fg_dataset_save_split(const fg_dataset *ds, const char *path) {
   fg_status st = FG_OK;
   int64_t *v = NULL;
   FG_REQUIRE(ds && path, FG_ERR_INVALID_ARG, "fg_dataset_save_split: NULL argument");
+  FG_REQUIRE(!ds->prep_dir, FG_ERR_INVALID_ARG,
+             "%s was opened for per-rank reading: its split is in its files", ds->prep_dir);
   FG_ALLOC(v, FG_MAX(ds->num_nodes, 1));
   for (int64_t i = 0; i < ds->num_nodes; i++) v[i] = ds->split ? ds->split[i] : FG_SPLIT_NONE;
   FG_CHECK(fg_npy_write_i64(path, v, ds->num_nodes));
@@ -643,6 +654,8 @@ fg_status fg_dataset_print_info(const fg_dataset *ds, FILE *out) {
   fg_status st = FG_OK;
   FG_REQUIRE(ds != NULL && out != NULL, FG_ERR_INVALID_ARG,
              "fg_dataset_print_info: dataset or stream is NULL");
+  FG_REQUIRE(!ds->prep_dir, FG_ERR_INVALID_ARG,
+             "%s was opened for per-rank reading: load it whole to describe it", ds->prep_dir);
   const fg_csr *A = &ds->adj;
   int64_t loops = 0;
   for (int64_t i = 0; i < A->nrows; i++)

@@ -7,6 +7,10 @@
 enum { SEED_ROWS = 1, SEED_COLS, SEED_FEATURES, SEED_LABELS, SEED_SPLIT, SEED_TARGETS };
 
 void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp) {
+  if (ds->prep_dir) { /* opened per rank: the source's, as its manifest records it */
+    *fp = ds->prep_fp;
+    return;
+  }
   const size_t n = (size_t)ds->num_nodes;
   const fg_csr *A = &ds->adj;
   fp->nodes = ds->num_nodes;

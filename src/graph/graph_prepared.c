@@ -241,6 +241,52 @@ cleanup:
   return st;
 }
 
+int fg_dataset_is_prepared(const char *path) { return path && fg_prep_is_dir(path); }
+
+/* ---- opening it for per-rank reads -------------------------------------------------------- */
+
+fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_prep_manifest m;
+  fg_dataset *ds = NULL;
+  memset(&m, 0, sizeof m);
+  *out = NULL;
+  FG_CHECK(fg_prep_manifest_read(dir, &m));
+  ds = calloc(1, sizeof *ds);
+  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
+  ds->num_nodes = m.n;
+  ds->adj.nrows = ds->adj.ncols = m.n;
+  ds->adj.nnz = m.nnz; /* sizes only: no arrays */
+  ds->symmetric = (m.flags & FG_PREP_SYMMETRIC) != 0;
+  ds->num_features = m.F;
+  ds->num_classes = m.C;
+  ds->num_tasks = m.T;
+  ds->features_generated = (m.flags & FG_PREP_FEATURES_GENERATED) != 0;
+  ds->labels_generated = (m.flags & FG_PREP_LABELS_GENERATED) != 0;
+  ds->split_generated = (m.flags & FG_PREP_SPLIT_GENERATED) != 0;
+  ds->edge_lines = m.nnz;
+  ds->prep_blocks = m.B;
+  ds->prep_seed = m.seed;
+  snprintf(ds->prep_order, sizeof ds->prep_order, "%s", m.order);
+  ds->prep_fp = (fg_ds_fingerprint){.nodes = m.fp_nodes,
+                                    .entries = m.fp_entries,
+                                    .features = m.fp_features,
+                                    .classes = m.fp_classes,
+                                    .graph = m.fp_graph,
+                                    .feature_hash = m.fp_feature_hash,
+                                    .labels = m.fp_labels,
+                                    .split = m.fp_split};
+  ds->source = strdup(dir);
+  ds->prep_dir = strdup(dir);
+  FG_REQUIRE(ds->source && ds->prep_dir, FG_ERR_NOMEM, "out of memory copying a path");
+  *out = ds;
+  ds = NULL;
+cleanup:
+  fg_dataset_destroy(&ds);
+  fg_prep_manifest_free(&m);
+  return st;
+}
+
 /* ---- reading it back whole ----------------------------------------------------------------- */
 
 fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {

@@ -64,6 +64,8 @@ typedef struct fg_part_local {
   fg_csr A;    /* (n_local x n_global) local rows of Â, global column positions, values */
   fg_csr At;   /* the same for Âᵀ when !symmetric (empty otherwise) */
   int64_t cut; /* the layout's cut entries (for reports) */
+  int64_t bytes_read; /* a prepared directory's bytes this rank read (fg_part_read_prepared);
+                         0 when rank 0 delivered the rows */
 } fg_part_local;
 
 /* Collective. Rank 0 (which needs ds; others may pass NULL) builds the layout for cfg->order
@@ -72,6 +74,13 @@ typedef struct fg_part_local {
 fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *cfg,
                              int rep, fg_scheme *s, fg_part_local *out);
 void fg_part_local_free(fg_part_local *p);
+/* The same result from a prepared directory (`fullgraph prepare`), every rank reading only its
+ * own block rows (partition_prepared.c): fg_part_distribute calls it when rank 0's dataset was
+ * opened per rank (fg_dataset.prep_dir). The directory's B row blocks must be a multiple of the
+ * P / rep blocks (else FG_ERR_INVALID_ARG naming the rank counts that fit); cfg->order, when
+ * given, must be the directory's. Collective; every rank returns the same status. */
+fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_config *cfg, int rep,
+                                fg_scheme *s, fg_part_local *out);
 
 /* Cut local rows A (global column positions) by column block: blk[j] (n_local x n_j) gets the
  * entries of block j with columns relative to offs[j]. blk has parts entries; blocks without

@@ -1,6 +1,7 @@
 /* partition.c -- the 1D block-row layout: building it on rank 0, scattering every rank's
  * rows, splitting local rows by column block, and the layout report. See fg_partition.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/fg_kernels.h"
@@ -161,6 +162,22 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
   memset(&own, 0, sizeof own);
   memset(&p, 0, sizeof p);
   memset(out, 0, sizeof *out);
+
+  /* 0. a prepared directory opened per rank: every rank reads its own rows instead */
+  {
+    int64_t plen = me == 0 && ds && ds->prep_dir ? (int64_t)strlen(ds->prep_dir) + 1 : 0;
+    char *dir = NULL;
+    FG_CHECK(fg_dist_bcast(d, &plen, sizeof plen, 0));
+    if (plen > 0) {
+      dir = me == 0 ? ds->prep_dir : malloc((size_t)plen);
+      st = dir ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+      st = fg_dist_agree(d, st);
+      if (st == FG_OK) st = fg_dist_bcast(d, dir, plen, 0);
+      if (st == FG_OK) st = fg_part_read_prepared(d, dir, cfg, rep, s, out);
+      if (me != 0) free(dir);
+      return st;
+    }
+  }
 
   /* 1. rank 0 computes the layout and everything that may fail before anything is sent */
   st = fg_order_parse(cfg->order, &kind);

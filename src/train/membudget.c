@@ -147,7 +147,13 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
   char need[32], lim[32], dsb[32], share[32], prog[32], what[48], head[400];
   double limit = cfg->mem_limit, rank_bytes, rank0_bytes;
   FG_CHECK(fg_train_memory(ds, cfg, &one));
-  if (known_bytes >= 0) {
+  if (ds->prep_dir) {
+    /* a prepared directory read per rank: no pattern here to lay out, so each rank's share of
+     * the one-process estimate (the graph, inputs, activations and loss cut P ways; the
+     * parameters whole), and rank 0 holds no dataset beside it */
+    rank_bytes = (double)(one.graph + one.inputs + one.activations + one.loss) / ranks +
+                 (double)one.params;
+  } else if (known_bytes >= 0) {
     rank_bytes = known_bytes; /* the planner's prediction for this very configuration */
   } else {
     if (!scheme->predict) goto cleanup; /* a scheme the model does not cover: nothing to check */
@@ -183,7 +189,8 @@ static fg_status check_ranks(const fg_dataset *ds, const fg_train_config *cfg, i
              fg_format_bytes(limit, lim, sizeof lim),
              fg_format_bytes((double)avail, dsb, sizeof dsb), on_node);
   } else {
-    rank0_bytes = rank_bytes + (double)one.dataset + (double)FG_MEM_RUNTIME_BYTES;
+    rank0_bytes = rank_bytes + (ds->prep_dir ? 0.0 : (double)one.dataset) +
+                  (double)FG_MEM_RUNTIME_BYTES;
     snprintf(head, sizeof head,
              "this run needs about %s on rank 0 (%s: the busiest rank's share %s, plus the "
              "dataset %s that rank 0 read and the program %s) but --mem-limit is %s per process",
