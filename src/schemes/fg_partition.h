@@ -66,6 +66,7 @@ typedef struct fg_part_local {
   int64_t cut; /* the layout's cut entries (for reports) */
   int64_t bytes_read; /* a prepared directory's bytes this rank read (fg_part_read_prepared);
                          0 when rank 0 delivered the rows */
+  char prep_order[16];  /* then: the directory's order, which the report names */
 } fg_part_local;
 
 /* Collective. Rank 0 (which needs ds; others may pass NULL) builds the layout for cfg->order

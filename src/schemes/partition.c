@@ -350,7 +350,7 @@ fg_status fg_part_report(fg_dist *d, const fg_scheme *s, const fg_part_local *p,
     fprintf(log, 
         "layout: scheme %s, order %s, %d rank(s); %lld of %lld nonzeros in off-diagonal "
         "blocks (%.1f%%)\n",
-        scheme, order ? order : "natural", d->size, (long long)p->cut, (long long)nnz,
+        scheme, p->prep_order[0] ? p->prep_order : order ? order : "natural", d->size, (long long)p->cut, (long long)nnz,
         nnz > 0 ? 100.0 * (double)p->cut / (double)nnz : 0.0);
     fprintf(log, "  rank       rows        nnz  recv rows/agg  sent rows/agg\n");
     for (int r = 0; r < d->size; r++)

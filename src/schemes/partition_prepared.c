@@ -115,72 +115,53 @@ static fg_status build_rows(const char *dir, const fg_prep_manifest *m, const in
   int64_t nnz = 0;
   memset(A, 0, sizeof *A);
   FG_CALLOC(blk, B);
-  FG_CALLOC(fill, nl + 1);
-  /* pass 1: entries per row, before self loops are dropped */
+  FG_CALLOC(fill, (b1 > b0 ? m->offs[b1] - m->offs[b0] : 0) + 1);
+  /* the entries before self loops are dropped: the manifest's counts */
   for (int64_t x = b0; x < b1; x++)
     for (int64_t y = 0; y < B; y++) {
       const int64_t i = transposed ? y : x, j = transposed ? x : y;
-      if (files[i * B + j] < 0) continue;
-      nnz += m->block_nnz[i * B + j];
+      if (files[i * B + j] >= 0) nnz += m->block_nnz[i * B + j];
     }
   FG_CHECK(fg_scheme_alloc_csr(A, nl, m->n, nnz));
-  /* pass 2, one row (column) block x at a time: its blocks, read whole */
+  /* one row (column) block x at a time, each of its blocks read once and whole: its rows'
+   * counts, their offsets after the rows before, then the columns */
   for (int64_t x = b0; x < b1; x++) {
-    const int64_t xr0 = m->offs[x], xn = m->offs[x + 1] - xr0;
+    const int64_t xr0 = m->offs[x] - r0, xn = m->offs[x + 1] - m->offs[x];
     for (int64_t y = 0; y < B; y++) {
       const int64_t i = transposed ? y : x, j = transposed ? x : y;
-      if (files[i * B + j] >= 0) FG_CHECK(read_block(dir, m, files[i * B + j], i, j, &blk[y], bytes));
+      if (files[i * B + j] >= 0)
+        FG_CHECK(read_block(dir, m, files[i * B + j], i, j, &blk[y], bytes));
     }
-    if (!transposed) {
-      /* row u: the blocks side by side, in increasing j (global columns increase) */
-      for (int64_t u = 0; u < xn; u++) {
-        int64_t cnt = 0;
-        for (int64_t y = 0; y < B; y++) {
-          if (!blk[y]) continue;
-          const int64_t *rp = (const int64_t *)(void *)blk[y];
-          cnt += rp[u + 1] - rp[u];
-        }
-        fill[xr0 - r0 + u + 1] = cnt;
-      }
-    } else {
-      /* column c of block (i, x) is row c of the result: counted over every i */
-      for (int64_t y = 0; y < B; y++) {
-        if (!blk[y]) continue;
-        const int64_t in = m->offs[y + 1] - m->offs[y];
-        const int32_t *cl = (const int32_t *)(void *)(blk[y] + 8 * (in + 1));
-        const int64_t e = m->block_nnz[y * B + x];
-        for (int64_t q = 0; q < e; q++) fill[xr0 - r0 + cl[q] + 1]++;
-      }
-    }
+    for (int64_t u = 0; u <= xn; u++) fill[u] = 0;
     for (int64_t y = 0; y < B; y++) {
-      free(blk[y]);
-      blk[y] = NULL;
+      if (!blk[y]) continue;
+      const int64_t in = transposed ? m->offs[y + 1] - m->offs[y] : xn;
+      const int64_t *rp = (const int64_t *)(void *)blk[y];
+      const int32_t *cl = (const int32_t *)(void *)(blk[y] + 8 * (in + 1));
+      if (!transposed)
+        for (int64_t u = 0; u < xn; u++) fill[u + 1] += rp[u + 1] - rp[u];
+      else /* column c of block (y, x) is row c of the result */
+        for (int64_t q = 0; q < rp[in]; q++) fill[cl[q] + 1]++;
     }
-  }
-  for (int64_t u = 0; u < nl; u++) fill[u + 1] += fill[u];
-  memcpy(A->rowptr, fill, (size_t)(nl + 1) * sizeof *fill);
-  /* pass 3: the columns, block by block again (a block is read twice at most: its count, then
-   * its entries; reading each once would hold a whole row block's blocks at a time) */
-  for (int64_t x = b0; x < b1; x++) {
-    const int64_t xr0 = m->offs[x], xn = m->offs[x + 1] - xr0;
-    for (int64_t y = 0; y < B; y++) {
-      const int64_t i = transposed ? y : x, j = transposed ? x : y;
-      if (files[i * B + j] < 0) continue;
-      FG_CHECK(read_block(dir, m, files[i * B + j], i, j, &blk[0], bytes));
-      const int64_t in = m->offs[i + 1] - m->offs[i];
-      const int64_t *rp = (const int64_t *)(void *)blk[0];
-      const int32_t *cl = (const int32_t *)(void *)(blk[0] + 8 * (in + 1));
+    fill[0] = A->rowptr[xr0];
+    for (int64_t u = 0; u < xn; u++) fill[u + 1] += fill[u];
+    memcpy(A->rowptr + xr0, fill, (size_t)(xn + 1) * sizeof *fill);
+    for (int64_t y = 0; y < B; y++) { /* increasing y: sorted columns in every row */
+      if (!blk[y]) continue;
+      const int64_t in = transposed ? m->offs[y + 1] - m->offs[y] : xn;
+      const int64_t *rp = (const int64_t *)(void *)blk[y];
+      const int32_t *cl = (const int32_t *)(void *)(blk[y] + 8 * (in + 1));
       if (!transposed) {
         for (int64_t u = 0; u < xn; u++)
           for (int64_t q = rp[u]; q < rp[u + 1]; q++)
-            A->col[fill[xr0 - r0 + u]++] = (int32_t)(cl[q] + m->offs[j]);
+            A->col[fill[u]++] = (int32_t)(cl[q] + m->offs[y]);
       } else {
-        for (int64_t v = 0; v < in; v++) /* increasing i, then v: sorted columns */
+        for (int64_t v = 0; v < in; v++)
           for (int64_t q = rp[v]; q < rp[v + 1]; q++)
-            A->col[fill[xr0 - r0 + cl[q]]++] = (int32_t)(m->offs[i] + v);
+            A->col[fill[cl[q]]++] = (int32_t)(m->offs[y] + v);
       }
-      free(blk[0]);
-      blk[0] = NULL;
+      free(blk[y]);
+      blk[y] = NULL;
     }
   }
   /* self loops out (the operator's spec), then the values from both endpoints' degrees */
@@ -397,6 +378,7 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
   if (cfg->normalize_features) fg_row_normalize(s->features, s->n_local, s->num_features);
   s->local_nnz = p.A.nnz;
   p.bytes_read = (int64_t)bytes;
+  snprintf(p.prep_order, sizeof p.prep_order, "%s", m.order);
   if (cfg->verbose && cfg->log) {
     /* what each rank read and its peak so far: the per-rank read, measured (tests/cli) */
     int64_t mine[2] = {p.bytes_read, fg_peak_rss_bytes()}, *all = NULL, total = 0;
