@@ -14,7 +14,7 @@ build=${FG_FUZZ_BUILD:-$root/build/fuzz}
 
 # The targets, in campaign order. Adding one: a word here, a line in seeds() below, and its name
 # in fuzz/CMakeLists.txt's FG_FUZZ_TARGETS (fuzz/<name>.dict is used when present).
-all_targets="npz npy mtx snap csv calibration checkpoint report scipy reddit saint ogbbin"
+all_targets="npz npy mtx snap csv calibration checkpoint report scipy reddit saint ogbbin prepared"
 
 # seeds TARGET: its seed folders under tests/corpus
 seeds() {
@@ -31,6 +31,7 @@ seeds() {
     reddit) echo reddit_fuzz ;;
     saint) echo saint ;;
     ogbbin) echo ogbbin ;;
+    prepared) echo prepared ;;
   esac
 }
 

@@ -217,8 +217,12 @@ fg_status fg_prep_manifest_parse(const void *buf, size_t len, const char *name,
   FG_REQUIRE(B >= 1 && B <= FG_PREP_MAX_BLOCKS && B <= (m.n > 0 ? m.n : 1), FG_ERR_FORMAT,
              "%s: %" PRId64 " blocks for %" PRId64 " nodes (1 to min(nodes, %d))", name, B, m.n,
              FG_PREP_MAX_BLOCKS);
-  FG_REQUIRE(memchr(m.order, '\0', 16) != NULL && m.order[0] != '\0', FG_ERR_FORMAT,
-             "%s: the order's name is not a NUL-terminated string", name);
+  {
+    const char *z = memchr(m.order, '\0', 16);
+    int padded = z != NULL && m.order[0] != '\0';
+    for (const char *q = z; padded && q < m.order + 16; q++) padded = *q == '\0';
+    FG_REQUIRE(padded, FG_ERR_FORMAT, "%s: the order's name is not a NUL-padded string", name);
+  }
   FG_REQUIRE(((m.flags & FG_PREP_HAS_IDS) != 0) == (m.id_span > 0) && m.id_span >= 0,
              FG_ERR_FORMAT, "%s: id span %" PRId64 " disagrees with the flags", name, m.id_span);
   FG_REQUIRE(m.nfiles >= 2 * B && m.nfiles <= 2 * B + B * B, FG_ERR_FORMAT,

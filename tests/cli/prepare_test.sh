@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# `fullgraph prepare` and training on a prepared directory: the refusals of prepare's options;
+# a directory written whole (manifest last, no temporary left); `info` and `train` reading it
+# whole give the direct path's losses for every scheme; under mpirun, 1d and 1d-sa read it per
+# rank (P = 2, 4 on 4 blocks, P = 3 on 6) with the direct path's losses (within 1e-6), each
+# rank reading exactly its share of the files and rank 0 no more memory than the others; a P
+# that does not fit and another --order are refused; the malformed corpus (tests/corpus/
+# prepared/) is refused naming the file and the fault.
+# usage: prepare_test.sh FULLGRAPH CORPUS DATA MPIEXEC
+set -u
+FG=$1 CORPUS=$2 DATA=$3 MPIEXEC=$4
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0 pass=0
+check() { # check NAME CONDITION-EXIT-STATUS
+  if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+# the losses of a metrics file, one a line
+losses() { grep -o '"loss": [-0-9.e+]*' "$1" | sed 's/"loss": //'; }
+# same_losses A B: the same number of epochs, each loss within 1e-6 (relative to max(1, |b|))
+same_losses() {
+  losses "$1" > "$T/la"
+  losses "$2" > "$T/lb"
+  [ -s "$T/la" ] && [ "$(wc -l < "$T/la")" = "$(wc -l < "$T/lb")" ] &&
+    paste "$T/la" "$T/lb" | awk '{d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2;
+                                 if (m < 1) m = 1; if (d / m > 1e-6) bad = 1} END {exit bad}'
+}
+MPI="timeout 120 $MPIEXEC --oversubscribe"
+EP="--epochs 3 --seed 3"
+
+# ---- prepare's options ----
+"$FG" prepare "$DATA" --blocks 4 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "\-\-output DIR is required" "$T/o"; check "no --output: exit 2" $?
+"$FG" prepare "$DATA" --output "$T/x" > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "\-\-blocks B is required" "$T/o"; check "no --blocks: exit 2" $?
+"$FG" prepare "$DATA" --blocks 5000 --output "$T/x" > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "must be 1 to 1024" "$T/o"; check "--blocks 5000: exit 2" $?
+"$FG" prepare "$DATA" --blocks 2 --order sideways --output "$T/x" > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "\-\-order sideways" "$T/o"; check "an unknown order: exit 2" $?
+: > "$T/file"
+"$FG" prepare "$DATA" --blocks 2 --output "$T/file" > "$T/o" 2>&1
+[ $? = 1 ] && grep -q "exists and is not a directory" "$T/o"; check "--output a file: exit 1" $?
+
+# ---- written whole ----
+"$FG" prepare "$DATA" --blocks 4 --order random --seed 3 --output "$T/p4" > "$T/o" 2>&1
+check "prepare --blocks 4 --order random" $?
+[ -f "$T/p4/manifest.fgprep" ] && [ -f "$T/p4/nodes-0003.bin" ] && [ -f "$T/p4/deg-0003.bin" ] &&
+  [ -f "$T/p4/adj-0003-0003.bin" ]
+check "the manifest, node, degree and block files" $?
+[ -z "$(ls -A "$T/p4" | grep '^\.')" ]; check "no temporary file left" $?
+"$FG" prepare "$DATA" --blocks 6 --order random --seed 3 --output "$T/p6" > /dev/null 2>&1
+check "prepare --blocks 6" $?
+"$FG" info "$T/p4" > "$T/info" 2>&1 && grep -q "prepared     4 x 4 blocks in order random (seed 3)" "$T/info"
+check "info names the blocks and the order" $?
+"$FG" info "$DATA" | grep -v "^dataset" > "$T/i1"
+grep -v "^dataset\|^  prepared" "$T/info" > "$T/i2"
+cmp -s "$T/i1" "$T/i2"; check "info on the directory = info on the source" $?
+
+# ---- read whole: every scheme gives the direct path's losses ----
+"$FG" train "$T/p4" $EP --metrics "$T/w.jsonl" > /dev/null 2>&1 &&
+  "$FG" train "$DATA" $EP --metrics "$T/d.jsonl" > /dev/null 2>&1 && same_losses "$T/w.jsonl" "$T/d.jsonl"
+check "serial: read whole = direct" $?
+for s in halo 3d; do
+  $MPI -n 2 "$FG" train "$T/p4" --scheme $s $EP --metrics "$T/w.jsonl" > "$T/o" 2>&1 &&
+    $MPI -n 2 "$FG" train "$DATA" --scheme $s $EP --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+    same_losses "$T/w.jsonl" "$T/d.jsonl" && ! grep -q "rank 1 read" "$T/o"
+  check "$s on 2 ranks: read whole on rank 0 = direct" $?
+done
+"$FG" train "$T/p4" --directed --epochs 1 > "$T/o" 2>&1
+[ $? != 0 ] && grep -q "give --directed to prepare" "$T/o"; check "train DIR --directed refused" $?
+
+# ---- read per rank: 1d and 1d-sa, P = 2, 4 (4 blocks) and 3 (6 blocks) ----
+total4=$(cat "$T"/p4/*.bin "$T/p4/manifest.fgprep" | wc -c)
+for s in 1d 1d-sa; do
+  for P in 2 3 4; do
+    dir="$T/p4"
+    [ $P = 3 ] && dir="$T/p6"
+    $MPI -n $P "$FG" train "$dir" --scheme $s $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1
+    st=$?
+    [ $st = 0 ] || cat "$T/o"
+    $MPI -n $P "$FG" train "$DATA" --scheme $s --order random $EP --metrics "$T/d.jsonl" > /dev/null 2>&1
+    [ $st = 0 ] && same_losses "$T/r.jsonl" "$T/d.jsonl"
+    check "$s on $P ranks: per-rank read = direct --order random" $?
+    grep -q "rank $((P - 1)) read" "$T/o"; check "$s on $P ranks: every rank read its own" $?
+  done
+done
+# the share: rank r of 2 read its node files, its blocks and the degree files its rows reference
+# (all of them, under a random order) -- no other byte; and rank 0 no more memory than rank 1
+$MPI -n 2 "$FG" train "$T/p4" --scheme 1d-sa --epochs 1 > "$T/o" 2>&1
+deg=$(cat "$T"/p4/deg-*.bin | wc -c)
+for r in 0 1; do
+  share=$(cat "$T/p4/nodes-000$((2 * r)).bin" "$T/p4/nodes-000$((2 * r + 1)).bin" \
+              "$T/p4"/adj-000$((2 * r))-*.bin "$T/p4"/adj-000$((2 * r + 1))-*.bin | wc -c)
+  share=$((share + deg))
+  got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/o")
+  [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
+  check "rank $r read its share ($got bytes of $total4; expected $share)" $?
+done
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
+[ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
+check "rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
+# the direct path's rank 0 holds the whole dataset beside its block: more than the per-rank peak
+$MPI -n 2 "$FG" train "$DATA" --scheme 1d-sa --order random --epochs 1 --metrics "$T/d.jsonl" > /dev/null 2>&1
+dpeak=$(grep -o '"peak_rss_bytes": [0-9]*' "$T/d.jsonl" | tail -1 | sed 's/.*: //')
+[ -n "$dpeak" ] && [ "$dpeak" -gt "$p0" ]
+check "the direct path's peak ($dpeak) is above the per-rank read's rank 0 ($p0)" $?
+
+# ---- refused: a P that does not fit, another order ----
+$MPI -n 3 "$FG" train "$T/p4" --scheme 1d --epochs 1 > "$T/o" 2>&1
+[ $? != 0 ] && grep -q "has 4 row blocks.*ranks that fit: 1, 2, 4" "$T/o"
+check "P = 3 on 4 blocks refused naming 1, 2, 4" $?
+$MPI -n 2 "$FG" train "$T/p4" --scheme 1d --order natural --epochs 1 > "$T/o" 2>&1
+[ $? != 0 ] && grep -q "prepared in order random; --order natural" "$T/o"
+check "another --order refused" $?
+
+# ---- the malformed corpus ----
+C="$CORPUS/prepared"
+"$FG" info "$C/ok" > /dev/null 2>&1; check "corpus ok reads" $?
+while read -r case msg; do
+  "$FG" info "$C/$case" > "$T/o" 2>&1
+  st=$?
+  [ $st = 1 ] && grep -q -- "$msg" "$T/o"
+  r=$?
+  [ $r = 0 ] || cat "$T/o"
+  check "corpus $case: exit 1, '$msg'" $r
+done <<'CASES'
+bad_magic manifest.fgprep: not a prepared dataset's manifest
+bad_version manifest.fgprep: format version 2, but this build reads version 1
+bad_crc manifest.fgprep: CRC-32 mismatch
+bad_sizes manifest.fgprep: the blocks hold 21 entries, the header says 20
+bad_name file 0 of the table is "../../etc/pwd", expected nodes-0000.bin
+bad_offsets nodes-0000.bin is listed at 75 bytes, but its rows make 125
+truncated_block adj-0000-0000.bin: 20 bytes, but the manifest lists 60 (truncated)
+crc_block adj-0001-0001.bin: CRC-32 mismatch
+missing_block adj-0000-0001.bin: cannot open
+crc_nodes nodes-0001.bin: CRC-32 mismatch
+CASES
+# per rank too: a damaged block is named by the rank that reads it
+cp -r "$T/p4" "$T/bad"
+printf 'x' | dd of="$T/bad/adj-0003-0002.bin" bs=1 seek=40 conv=notrunc 2>/dev/null
+$MPI -n 2 "$FG" train "$T/bad" --scheme 1d --epochs 1 > "$T/o" 2>&1
+[ $? != 0 ] && grep -q "adj-0003-0002.bin: CRC-32 mismatch" "$T/o"
+check "per rank: a damaged block refused naming it" $?
+
+echo "prepare_test: $pass passed, $fail failed"
+[ "$fail" = 0 ]
