@@ -96,6 +96,7 @@ class LoadConfig(ctypes.Structure):
         ("split_name", ctypes.c_char_p),
         ("keep_ids", ctypes.c_int),
         ("mem_limit", ctypes.c_double),
+        ("prepared_per_rank", ctypes.c_int),
     ]
 
 
