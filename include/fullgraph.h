@@ -214,6 +214,12 @@ fg_prepare_config fg_prepare_config_default(void);
 fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg, const char *dir);
 /* 1 when path is a prepared directory (it holds a manifest.fgprep file). */
 int fg_dataset_is_prepared(const char *path);
+/* Before a per-rank run on the prepared directory dir: FG_ERR_INVALID_ARG unless the 1D layout
+ * of ranks / replicate blocks divides its row blocks (the message names the rank counts that
+ * fit) and order (NULL: any) is the one it was prepared in; a manifest that cannot be read fails
+ * as fg_dataset_load would. scheme names the layout in messages. Not collective. */
+fg_status fg_dataset_prepared_check(const char *dir, int ranks, int replicate, const char *scheme,
+                                    const char *order);
 
 /* A dataset held in memory, for fg_dataset_from_arrays. The arrays are read, never kept. */
 typedef struct fg_arrays {

@@ -172,6 +172,11 @@ int cmd_train(int argc, char **argv, int rank) {
     if (rank == 0) { /* rank 0 reads and writes every file */
       st = fg_train_config_check(&tc, size);
       if (st == FG_OK) st = fg_check_paths(extra, (int)(sizeof extra / sizeof extra[0]));
+      /* a prepared directory read per rank: its blocks must fit this layout (exit 2 now) */
+      if (st == FG_OK && lc.prepared_per_rank &&
+          (!tc.scheme || strcmp(tc.scheme, "1.5d") != 0 || tc.replicate > 0))
+        st = fg_dataset_prepared_check(pos[0], size, tc.scheme && tc.replicate > 0 ? tc.replicate : 1,
+                                       tc.scheme ? tc.scheme : "1d-sa", tc.order);
     }
     st = fg_agree(MPI_COMM_WORLD, st);
     if (st != FG_OK) {

@@ -243,6 +243,26 @@ cleanup:
 
 int fg_dataset_is_prepared(const char *path) { return path && fg_prep_is_dir(path); }
 
+fg_status fg_dataset_prepared_check(const char *dir, int ranks, int replicate, const char *scheme,
+                                    const char *order) {
+  fg_status st = FG_OK;
+  fg_prep_manifest m;
+  memset(&m, 0, sizeof m);
+  FG_CHECK(fg_prep_manifest_read(dir, &m));
+  FG_CHECK(fg_prep_check_layout(&m, dir, ranks, replicate, scheme));
+  if (order) {
+    fg_order_kind want = FG_ORDER_NATURAL, have = FG_ORDER_NATURAL;
+    FG_CHECK(fg_order_parse(order, &want));
+    FG_REQUIRE(fg_order_parse(m.order, &have) == FG_OK && have == want, FG_ERR_INVALID_ARG,
+               "%s was prepared in order %s; --order %s needs it prepared again (or drop "
+               "--order: the prepared order is the layout)",
+               dir, m.order, order);
+  }
+cleanup:
+  fg_prep_manifest_free(&m);
+  return st;
+}
+
 /* ---- opening it for per-rank reads -------------------------------------------------------- */
 
 fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {

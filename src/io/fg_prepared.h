@@ -101,6 +101,11 @@ fg_status fg_prep_manifest_write(const char *dir, const fg_prep_manifest *m);
 /* FG_ERR_MEMLIMIT naming dir when `bytes` more would pass the load's limit (fg_io_budget). */
 fg_status fg_prep_check_fits(const char *dir, double bytes);
 
+/* FG_ERR_INVALID_ARG unless a 1D layout of ranks / rep blocks fits m's B row blocks (it must
+ * divide B), naming the rank counts that do; scheme names the layout in the message. */
+fg_status fg_prep_check_layout(const fg_prep_manifest *m, const char *dir, int ranks, int rep,
+                               const char *scheme);
+
 /* Write dir/name from nparts pieces through a temporary renamed into place (fg_out: fsync,
  * rename, directory sync); *size and *crc get what was written. */
 fg_status fg_prep_file_write(const char *dir, const char *name, const void *const *parts,

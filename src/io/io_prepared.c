@@ -372,6 +372,26 @@ cleanup:
   return st;
 }
 
+fg_status fg_prep_check_layout(const fg_prep_manifest *m, const char *dir, int ranks, int rep,
+                               const char *scheme) {
+  fg_status st = FG_OK;
+  char fit[256];
+  size_t len = 0;
+  const int64_t K = rep >= 1 ? ranks / rep : ranks;
+  fit[0] = '\0';
+  for (int64_t k = 1; k <= m->B && len + 24 < sizeof fit; k++)
+    if (m->B % k == 0)
+      len += (size_t)snprintf(fit + len, sizeof fit - len, "%s%" PRId64, len ? ", " : "",
+                              k * (rep >= 1 ? rep : 1));
+  FG_REQUIRE(K >= 1 && m->B % K == 0, FG_ERR_INVALID_ARG,
+             "%s has %" PRId64 " row blocks: %s on %d ranks lays out %" PRId64 " blocks, which "
+             "must divide them (ranks that fit: %s); or prepare it again with --blocks a "
+             "multiple of %" PRId64,
+             dir, m->B, scheme ? scheme : "the scheme", ranks, K, fit, K);
+cleanup:
+  return st;
+}
+
 /* ---- data files -------------------------------------------------------------------------- */
 
 fg_status fg_prep_file_write(const char *dir, const char *name, const void *const *parts,

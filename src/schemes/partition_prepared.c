@@ -199,15 +199,6 @@ cleanup:
   return st;
 }
 
-/* "1, 2, 3, 6": the rank counts whose blocks divide B (times rep). */
-static void fitting_ranks(int64_t B, int rep, char *out, size_t cap) {
-  size_t len = 0;
-  out[0] = '\0';
-  for (int64_t k = 1; k <= B && len + 24 < cap; k++)
-    if (B % k == 0) len += (size_t)snprintf(out + len, cap - len, "%s%lld", len ? ", " : "",
-                                            (long long)k * rep);
-}
-
 /* This rank's rows (no collective call: errors come back for the caller to agree on). */
 static fg_status read_local(const char *dir, const fg_prep_manifest *m, const fg_scheme_config *cfg,
                             int64_t b0, int64_t b1, fg_scheme *s, fg_part_local *p, deg_cache *dc,
@@ -316,15 +307,7 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
   B = m.B;
   K = P / rep;
   {
-    char fit[256];
-    fitting_ranks(B, rep, fit, sizeof fit);
-    if (B % K != 0)
-      st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                        "%s has %lld row blocks: %s on %d ranks lays out %lld blocks, which must "
-                        "divide them (ranks that fit: %s); or prepare it again with --blocks a "
-                        "multiple of %lld",
-                        dir, (long long)B, cfg->name ? cfg->name : "the scheme", P, (long long)K,
-                        fit, (long long)K);
+    st = fg_prep_check_layout(&m, dir, P, rep, cfg->name);
     if (st == FG_OK && cfg->order) {
       fg_order_kind want = FG_ORDER_NATURAL, have = FG_ORDER_NATURAL;
       st = fg_order_parse(cfg->order, &want);

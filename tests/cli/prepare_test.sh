@@ -112,11 +112,18 @@ check "the direct path's peak ($dpeak) is above the per-rank read's rank 0 ($p0)
 
 # ---- refused: a P that does not fit, another order ----
 $MPI -n 3 "$FG" train "$T/p4" --scheme 1d --epochs 1 > "$T/o" 2>&1
-[ $? != 0 ] && grep -q "has 4 row blocks.*ranks that fit: 1, 2, 4" "$T/o"
-check "P = 3 on 4 blocks refused naming 1, 2, 4" $?
+[ $? = 2 ] && grep -q "has 4 row blocks.*ranks that fit: 1, 2, 4" "$T/o"
+check "P = 3 on 4 blocks refused naming 1, 2, 4 (exit 2)" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 1d --order natural --epochs 1 > "$T/o" 2>&1
-[ $? != 0 ] && grep -q "prepared in order random; --order natural" "$T/o"
-check "another --order refused" $?
+[ $? = 2 ] && grep -q "prepared in order random; --order natural" "$T/o"
+check "another --order refused (exit 2)" $?
+# a checkpoint of a per-rank run carries the source's fingerprint: the direct path resumes it
+$MPI -n 2 "$FG" train "$T/p4" --scheme 1d-sa --epochs 2 --seed 3 --checkpoint "$T/c.ckpt" > "$T/o" 2>&1 &&
+  $MPI -n 2 "$FG" train "$DATA" --scheme 1d-sa --order random --epochs 3 --seed 3 \
+    --resume "$T/c.ckpt" > "$T/o" 2>&1
+st=$?
+[ $st = 0 ] || cat "$T/o"
+check "a per-rank run's checkpoint resumes on the source" $st
 
 # ---- the malformed corpus ----
 C="$CORPUS/prepared"
