@@ -107,7 +107,7 @@ static void check(fg_dist *d, const fg_dataset *ds, const char *dir, fg_adj_spec
 int main(int argc, char **argv) {
   fg_dist *d = NULL;
   fg_dataset *ds[2] = {NULL, NULL};
-  char dir[2][256], base[256];
+  char dir[2][320], base[256];
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   EXPECT_OK(fg_dist_create(MPI_COMM_WORLD, &d));
