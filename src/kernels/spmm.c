@@ -274,3 +274,24 @@ void fg_spmm(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy
 void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
   spmm_driver(A, X, ldx, Y, ldy, f, 1);
 }
+
+void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
+                     int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
+                     void *ctx) {
+  const int64_t nrows = A->nrows;
+  /* a chunk's cost in spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
+  const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (4 * f), 1) : 1;
+  int64_t r0 = 0;
+  if (nrows <= 0 || f <= 0) return;
+  while (r0 < nrows) {
+    /* the first row past the chunk's cost (cost is strictly increasing: at least one row) */
+    const int64_t r1 =
+        between ? spmm_find_row(A->rowptr, nrows, spmm_row_cost(A->rowptr, r0) + step) : nrows;
+    /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
+    const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
+                         A->col, A->val};
+    spmm_driver(&rows, X, ldx, Y + r0 * ldy, ldy, f, accumulate);
+    r0 = r1;
+    if (r0 < nrows && between && between(ctx)) between = NULL;
+  }
+}

@@ -5,7 +5,10 @@
  * rank adds A(i, j) H_j to its output, in increasing j, so the sum order is fixed whatever the
  * timing. With overlap (MG-GCN §4.3) the broadcasts are nonblocking and double-buffered: the
  * broadcast of stage k+1 is posted before the SpMM of stage k, into the buffer that stage k-1's
- * SpMM has finished with; the result is bitwise the same as without overlap.
+ * SpMM has finished with; the result is bitwise the same as without overlap. Open MPI moves a
+ * nonblocking broadcast only inside MPI calls, so stage k's SpMM runs in row chunks with an
+ * MPI_Test of stage k+1's broadcast between them (fg_scheme_spmm_progress): the transfer
+ * progresses while the SpMM runs instead of all at stage k+1's wait.
  *
  * Volume per aggregation of width f: the owner of block j sends (P-1) n_j f 4 bytes in P-1
  * messages (counted as if sent directly, whatever tree MPI uses), every other rank receives
@@ -72,12 +75,16 @@ static void count_stage(fg_dist *d, int root, int64_t bytes) {
   }
 }
 
-/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. */
-static void stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out, int64_t f,
-                           int *first) {
-  if (Aij->nnz == 0) return;
-  fg_scheme_spmm(s, Aij, x, f, out, !*first);
+/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. The n
+ * requests (the next stage's broadcast, with overlap) are progressed between row chunks. */
+static fg_status stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out,
+                                int64_t f, int *first, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  if (Aij->nnz == 0) return FG_OK;
+  FG_CHECK(fg_scheme_spmm_progress(s, Aij, x, f, out, !*first, reqs, n));
   *first = 0;
+cleanup:
+  return st;
 }
 
 static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, float *out, int64_t f) {
@@ -96,7 +103,7 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
     FG_CHECK_MPI(MPI_Type_commit(&row));
   }
   if (d->size == 1) {
-    stage_multiply(s, &blk[0], in, out, f, &first);
+    FG_CHECK(stage_multiply(s, &blk[0], in, out, f, &first, NULL, 0));
   } else if (!im->overlap) {
     for (int k = 0; k < im->nstages; k++) {
       const int j = im->stages[k];
@@ -106,7 +113,7 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
       FG_CHECK_MPI(MPI_Bcast(x, (int)nj, row, j, d->comm));
       d->counters.seconds_comm += fg_now() - t0;
       count_stage(d, j, nj * f * 4);
-      stage_multiply(s, &blk[j], x, out, f, &first);
+      FG_CHECK(stage_multiply(s, &blk[j], x, out, f, &first, NULL, 0));
     }
   } else {
     float *x[2] = {NULL, NULL};
@@ -122,9 +129,10 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
         count_stage(d, j, nj * f * 4);
       }
       if (k > 0) {
-        const int j = im->stages[k - 1];
+        /* stage k's broadcast moves between the row chunks of stage k-1's SpMM */
+        const int j = im->stages[k - 1], ahead = k < im->nstages;
         FG_CHECK(fg_dist_waitall(d, &req[(k - 1) % 2], 1, 1));
-        stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first);
+        FG_CHECK(stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first, &req[k % 2], ahead));
       }
     }
   }
