@@ -197,10 +197,10 @@ static void test_schemes(fg_dist *d, const fg_dataset *ds) {
     float *plain = NULL, *over = NULL;
     int64_t rows_p = 0, rows_o = 0, tests_p = 0, tests_o = 0;
     long long least = 0, mine = 0;
-    /* the reference: halo has no plain mode, so its reference is one chunk an SpMM */
-    aggregate(d, ds, names[k], halo, halo ? (int64_t)1 << 40 : 256, f, &plain, &rows_p,
-              &tests_p);
-    aggregate(d, ds, names[k], 1, 256, f, &over, &rows_o, &tests_o);
+    /* the reference: halo always overlaps (it takes no --overlap), so its reference is one
+     * chunk an SpMM */
+    aggregate(d, ds, names[k], 0, halo ? (int64_t)1 << 40 : 256, f, &plain, &rows_p, &tests_p);
+    aggregate(d, ds, names[k], !halo, 256, f, &over, &rows_o, &tests_o);
     if (!plain || !over) {
       free(plain);
       free(over);
