@@ -83,7 +83,7 @@ done
             if (n == 0) exit
             e = median(ep, n); p = median(sp, n); c = median(co, n); w = median(wa, n)
             printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f %% |\n",
-                   substr(P, 2), s, b, e, p, c, w, c > 0 ? 100 * w / c : 0 }' "$O/runs.txt"
+                   substr(P, 2), s, b, e, p, c, w, (c > 0 ? 100 * w / c : 0) }' "$O/runs.txt"
       done
     done
   done
