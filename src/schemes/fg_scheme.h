@@ -238,12 +238,12 @@ void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, f
                     int acc);
 
 /* Row chunks of fg_scheme_spmm_progress, in bytes of SpMM memory traffic (a nonzero gathers 4f
- * bytes, a row writes 4f). Small enough that the transfers get a progress call every ~100 us
- * (a 32 kB shared-memory fragment a call would need more than the SpMM's time for a block's
- * rows otherwise), large enough that a call (~1 us) and a chunk's OpenMP fork and join are a
- * few percent of the chunk: docs/benchmarks.md measures it. A build-time knob (-D...). */
+ * bytes, a row writes 4f). A chunk boundary costs about 5 us beside the test (measured on one
+ * thread: 1 MiB chunks slowed an R-MAT block's SpMM by 20-35 %, 4 MiB by 3-20 %, 16 MiB by 2 %);
+ * 4 MiB (~200 us of SpMM) still tests a block's SpMM a few dozen times, enough for the
+ * shared-memory transport to move megabytes: docs/benchmarks.md. A build-time knob. */
 #ifndef FG_PROGRESS_CHUNK_BYTES
-#define FG_PROGRESS_CHUNK_BYTES (1 << 20)
+#define FG_PROGRESS_CHUNK_BYTES (4 << 20)
 #endif
 
 /* fg_scheme_spmm while the n nonblocking requests reqs are in flight: the SpMM runs in row
