@@ -21,6 +21,9 @@ typedef struct fg_comm_counters {
   int64_t param_bytes_sent[FG_PHASE_COUNT], param_bytes_recv[FG_PHASE_COUNT];
   double seconds_comm; /* time inside communication calls (includes waiting) */
   double seconds_wait; /* part of it spent blocked in waits after computing */
+  /* MPI_Testall calls made between the row chunks of an SpMM while a transfer was in flight
+   * (fg_scheme_spmm_progress): how often the overlapped transfers got to progress */
+  int64_t progress_tests;
 } fg_comm_counters;
 
 typedef struct fg_dist {

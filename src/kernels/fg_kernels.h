@@ -29,6 +29,16 @@ void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t
 void fg_spmm(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
 /* Same but Y += A X (accumulate). */
 void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
+/* Y = A X (accumulate == 0) or Y += A X, in row chunks of about chunk_bytes of memory traffic
+ * each (a nonzero gathers 4f bytes, a row writes 4f), calling between(ctx) after every chunk but
+ * the last until it returns nonzero, after which the remaining rows run as one call. A row is
+ * summed by one thread in nonzero order whichever chunk holds it, so the result is bitwise
+ * fg_spmm's (fg_spmm_acc's) at any chunk size and thread count. It exists so that a caller
+ * can progress nonblocking MPI transfers while an SpMM runs (fg_scheme_spmm_progress); the
+ * kernel itself knows nothing of MPI. between == NULL: one call, as fg_spmm. */
+void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
+                     int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
+                     void *ctx);
 
 /* ---- GEMM: C (m x n) = alpha op(A) op(B) + beta C, row-major ------------------ */
 void fg_gemm_ref(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

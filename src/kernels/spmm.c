@@ -238,21 +238,26 @@ static void spmm_tile_any(const spmm_args *g, int64_t r0, int64_t r1, float *Y, 
 }
 #endif
 
-/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0), tile by tile. */
+/* Rows [r0, r1) of Y = A X (accumulate == 0) or Y += A X (accumulate != 0), tile by tile;
+ * prefetches look at the nonzeros before kend (>= rowptr[r1]). */
 static void spmm_rows(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
-                      int64_t f, int64_t r0, int64_t r1, int accumulate) {
+                      int64_t f, int64_t r0, int64_t r1, int accumulate, int64_t kend) {
   for (int64_t j0 = 0; j0 < f; j0 += FG_SPMM_TILE) {
     const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_TILE);
     const int64_t seg = (w * (int64_t)sizeof(float) + 63) / 64 * 64; /* bytes a gather reads */
-    const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, A->rowptr[r1],
+    const spmm_args g = {A->rowptr, A->col, A->val, X + j0, ldx, kend,
                          FG_MAX(FG_SPMM_PREFETCH_L2_BYTES / seg, 1),
                          FG_MAX(FG_SPMM_PREFETCH_L1_BYTES / seg, 1)};
     spmm_tile_any(&g, r0, r1, Y + j0, ldy, accumulate, w);
   }
 }
 
+/* kmax (>= A->rowptr[nrows]): how far the last thread's prefetches may look. A row chunk of a
+ * larger matrix (fg_spmm_chunked) passes the whole matrix's end, so that the chunk's last rows
+ * prefetch the next chunk's first gathers, as one call would: otherwise every chunk would start
+ * with a prefetch distance of unprefetched gathers (~4 us a chunk at f = 16, measured). */
 static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
-                        int64_t f, int accumulate) {
+                        int64_t f, int accumulate, int64_t kmax) {
   const int64_t nrows = A->nrows;
   if (nrows <= 0 || f <= 0) return;
   assert(ldx >= f && ldy >= f);
@@ -263,14 +268,37 @@ static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, 
   for (int t = 0; t < ntasks; t++) {
     const int64_t r0 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
     const int64_t r1 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
-    if (r0 < r1) spmm_rows(A, X, ldx, Y, ldy, f, r0, r1, accumulate);
+    if (r0 < r1)
+      spmm_rows(A, X, ldx, Y, ldy, f, r0, r1, accumulate,
+                t + 1 == ntasks ? kmax : A->rowptr[r1]);
   }
 }
 
 void fg_spmm(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
-  spmm_driver(A, X, ldx, Y, ldy, f, 0);
+  spmm_driver(A, X, ldx, Y, ldy, f, 0, A->nrows > 0 ? A->rowptr[A->nrows] : 0);
 }
 
 void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f) {
-  spmm_driver(A, X, ldx, Y, ldy, f, 1);
+  spmm_driver(A, X, ldx, Y, ldy, f, 1, A->nrows > 0 ? A->rowptr[A->nrows] : 0);
+}
+
+void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
+                     int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
+                     void *ctx) {
+  const int64_t nrows = A->nrows;
+  /* a chunk's cost in spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
+  const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (4 * f), 1) : 1;
+  int64_t r0 = 0;
+  if (nrows <= 0 || f <= 0) return;
+  while (r0 < nrows) {
+    /* the first row past the chunk's cost (cost is strictly increasing: at least one row) */
+    const int64_t r1 =
+        between ? spmm_find_row(A->rowptr, nrows, spmm_row_cost(A->rowptr, r0) + step) : nrows;
+    /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
+    const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
+                         A->col, A->val};
+    spmm_driver(&rows, X, ldx, Y + r0 * ldy, ldy, f, accumulate, A->rowptr[nrows]);
+    r0 = r1;
+    if (r0 < nrows && between && between(ctx)) between = NULL;
+  }
 }

@@ -159,6 +159,8 @@ struct fg_scheme {
   double seconds_spmm;    /* time in local SpMMs (accumulated) */
   double spmm_bytes;      /* bytes the local SpMMs must move at least (accumulated):
                              nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
+  int64_t progress_chunk_bytes; /* fg_scheme_spmm_progress's row chunks (fg_scheme_new sets
+                             FG_PROGRESS_CHUNK_BYTES; tests make it small; <= 0: the default) */
   const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
   char note[512];          /* a line for the run's log about the layout ("" none) */
   uint64_t epoch;          /* the epoch of the pass under way (the model's forward and backward
@@ -234,6 +236,25 @@ int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t 
  * must move are added to s->seconds_spmm and s->spmm_bytes. */
 void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
                     int acc);
+
+/* Row chunks of fg_scheme_spmm_progress, in bytes of SpMM memory traffic (a nonzero gathers 4f
+ * bytes, a row writes 4f). A chunk boundary costs about 5 us beside the test (measured on one
+ * thread: 1 MiB chunks slowed an R-MAT block's SpMM by 20-35 %, 4 MiB by 3-20 %, 16 MiB by 2 %);
+ * 4 MiB (~200 us of SpMM) still tests a block's SpMM a few dozen times, enough for the
+ * shared-memory transport to move megabytes: docs/benchmarks.md. A build-time knob. */
+#ifndef FG_PROGRESS_CHUNK_BYTES
+#define FG_PROGRESS_CHUNK_BYTES (4 << 20)
+#endif
+
+/* fg_scheme_spmm while the n nonblocking requests reqs are in flight: the SpMM runs in row
+ * chunks of s->progress_chunk_bytes (fg_spmm_chunked, bitwise the same result) with an
+ * MPI_Testall between chunks until all are complete, because Open MPI moves a nonblocking
+ * transfer only inside MPI calls. Completed requests become MPI_REQUEST_NULL, so a later
+ * wait on them returns at once. Each test is counted in counters.progress_tests and its time in
+ * counters.seconds_comm (not in seconds_spmm). Call from the thread that owns MPI (outside
+ * any OpenMP region: MPI_THREAD_FUNNELED). An MPI failure in a test is returned. */
+fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                                  float *out, int acc, MPI_Request *reqs, int n);
 
 /* Implementations (one file each in src/schemes/; the registry, registry.c, names them). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,

@@ -241,7 +241,9 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
     posted = 1;
     if (!x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 0));
   }
-  fg_scheme_spmm(s, &op->diag, in, f, out, 0);
+  /* with overlap the messages move between the diagonal SpMM's row chunks */
+  FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
+                                   posted && x->overlap ? nreq : 0));
   if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
   if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1);
 cleanup:

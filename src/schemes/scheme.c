@@ -77,6 +77,7 @@ fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
     s->ops = ops;
     s->dist = d;
     s->impl = impl;
+    s->progress_chunk_bytes = FG_PROGRESS_CHUNK_BYTES;
   } else {
     free(s);
     free(impl);
@@ -265,6 +266,51 @@ void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, f
   s->seconds_spmm += fg_now() - t0;
   s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
                    (double)A->nrows * (double)f * 4.0;
+}
+
+/* What progress_between needs: the requests to test, and where to leave a failure. */
+typedef struct progress_ctx {
+  fg_dist *d;
+  MPI_Request *reqs;
+  int n, rc;
+  double seconds; /* time inside MPI_Testall */
+} progress_ctx;
+
+/* Between two chunks of an SpMM: one MPI_Testall, which runs Open MPI's progress engine (the
+ * next fragments of a shared-memory pipeline, the next round of a nonblocking collective).
+ * Returns nonzero, so that the kernel stops calling, once every request is complete or a call
+ * failed. */
+static int progress_between(void *arg) {
+  progress_ctx *c = arg;
+  int done = 0;
+  const double t0 = fg_now();
+  c->rc = MPI_Testall(c->n, c->reqs, &done, MPI_STATUSES_IGNORE);
+  c->seconds += fg_now() - t0;
+  c->d->counters.progress_tests++;
+  return done || c->rc != MPI_SUCCESS;
+}
+
+fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                                  float *out, int acc, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  progress_ctx c = {s->dist, reqs, n, MPI_SUCCESS, 0.0};
+  double t0;
+  if (n <= 0) {
+    fg_scheme_spmm(s, A, in, f, out, acc);
+    return FG_OK;
+  }
+  t0 = fg_now();
+  fg_spmm_chunked(A, in, f, out, f, f, acc,
+                  s->progress_chunk_bytes > 0 ? s->progress_chunk_bytes : FG_PROGRESS_CHUNK_BYTES,
+                  progress_between, &c);
+  /* the tests are communication; the rest is the SpMM (the same bytes as fg_scheme_spmm) */
+  s->seconds_spmm += fg_now() - t0 - c.seconds;
+  s->dist->counters.seconds_comm += c.seconds;
+  s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
+                   (double)A->nrows * (double)f * 4.0;
+  FG_CHECK_MPI(c.rc);
+cleanup:
+  return st;
 }
 
 int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {

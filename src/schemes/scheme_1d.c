@@ -3,9 +3,14 @@
  * Rank i holds block row i of Â, cut by column block into A(i, j) (n_i x n_j). An aggregation
  * runs one stage per non-empty block j: the owner of block j broadcasts its rows H_j and every
  * rank adds A(i, j) H_j to its output, in increasing j, so the sum order is fixed whatever the
- * timing. With overlap (MG-GCN §4.3) the broadcasts are nonblocking and double-buffered: the
- * broadcast of stage k+1 is posted before the SpMM of stage k, into the buffer that stage k-1's
- * SpMM has finished with; the result is bitwise the same as without overlap.
+ * timing. With overlap (MG-GCN §4.3) the broadcasts are nonblocking and double-buffered: a
+ * received stage's broadcast is posted while an earlier stage's SpMM runs, into the buffer that
+ * the SpMM before that has finished with. The rank's own stage needs nothing received, so its
+ * product is computed first, while the first broadcasts move, and kept until its place in the
+ * order; the result is bitwise the same as without overlap. Open MPI moves a nonblocking
+ * broadcast only inside MPI calls, so every overlapped SpMM runs in row chunks with an
+ * MPI_Testall of the posted broadcasts between them (fg_scheme_spmm_progress): the transfers
+ * progress while the SpMM runs instead of all in the next wait.
  *
  * Volume per aggregation of width f: the owner of block j sends (P-1) n_j f 4 bytes in P-1
  * messages (counted as if sent directly, whatever tree MPI uses), every other rank receives
@@ -25,7 +30,10 @@ typedef struct impl_1d {
   int nstages;
   int64_t max_block;
   float *buf[2]; /* (max_block x cap_f) receive buffers; the second only with overlap */
+  float *own;    /* (n_local x cap_f) with overlap: this rank's own stage's product */
   int64_t cap_f;
+  MPI_Request *req; /* (P) with overlap: stage k's broadcast */
+  float **x;        /* (P) with overlap: where stage k's rows are (a buffer or the input) */
 } impl_1d;
 
 /* MPI wants a non-const buffer for a broadcast even at its root, which only reads it. */
@@ -50,6 +58,8 @@ static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
     fg_free_aligned(im->buf[b]);
     im->buf[b] = NULL;
   }
+  fg_free_aligned(im->own);
+  im->own = NULL;
   im->cap_f = 0;
   for (int b = 0; b < nbuf && st == FG_OK; b++) {
     im->buf[b] = fg_malloc_aligned((size_t)FG_MAX(im->max_block * f, 1) * sizeof(float));
@@ -57,6 +67,13 @@ static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                         "1d: out of memory for a %lld x %lld broadcast buffer",
                         (long long)im->max_block, (long long)f);
+  }
+  if (im->overlap && st == FG_OK) {
+    im->own = fg_malloc_aligned((size_t)FG_MAX(s->n_local * f, 1) * sizeof(float));
+    if (!im->own)
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                        "1d: out of memory for a %lld x %lld product buffer",
+                        (long long)s->n_local, (long long)f);
   }
   FG_CHECK(fg_dist_agree(s->dist, st));
   im->cap_f = f;
@@ -72,12 +89,90 @@ static void count_stage(fg_dist *d, int root, int64_t bytes) {
   }
 }
 
-/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. */
-static void stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out, int64_t f,
-                           int *first) {
-  if (Aij->nnz == 0) return;
-  fg_scheme_spmm(s, Aij, x, f, out, !*first);
+/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. The n
+ * requests (with overlap, the broadcasts posted so far) are progressed between row chunks. */
+static fg_status stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out,
+                                int64_t f, int *first, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  if (Aij->nnz == 0) return FG_OK;
+  FG_CHECK(fg_scheme_spmm_progress(s, Aij, x, f, out, !*first, reqs, n));
   *first = 0;
+cleanup:
+  return st;
+}
+
+/* Post the broadcasts of the stages from *posted on, in order (every rank posts the same
+ * sequence), while a receive buffer is free: the t-th stage this rank receives goes into
+ * buf[t % 2], free once the SpMM of received stage t - 2 is done (*recv_done of them are); its
+ * own stage sends its input and needs none. */
+static fg_status post_stages(fg_scheme *s, const float *in, int64_t f, MPI_Datatype row,
+                             int *posted, int *recv_posted, int recv_done) {
+  fg_status st = FG_OK;
+  impl_1d *im = s->impl;
+  fg_dist *d = s->dist;
+  while (*posted < im->nstages) {
+    const int k = *posted, j = im->stages[k];
+    const int64_t nj = im->part.offs[j + 1] - im->part.offs[j];
+    double t0;
+    if (j != d->rank && *recv_posted >= recv_done + 2) break;
+    im->x[k] = j == d->rank ? unconst_f(in) : im->buf[(*recv_posted)++ % 2];
+    t0 = fg_now();
+    FG_CHECK_MPI(MPI_Ibcast(im->x[k], (int)nj, row, j, d->comm, &im->req[k]));
+    d->counters.seconds_comm += fg_now() - t0;
+    count_stage(d, j, nj * f * 4);
+    (*posted)++;
+  }
+cleanup:
+  return st;
+}
+
+/* --overlap. This rank's own stage needs nothing received, so its product A(i, i) H_i comes
+ * first, computed while the first broadcasts move, into im->own, and is added to the output at
+ * its place in the order (straight into the output when no earlier stage has entries). The
+ * kernel sums a row's stage product from zero and then adds it to the output (acc + y), so
+ * adding the kept product there gives the same bits. Then the other stages in order: wait for
+ * stage k, multiply while the later ones move (the SpMMs test every posted broadcast between
+ * row chunks: fg_scheme_spmm_progress), post what the freed buffer allows. At the end, wait for
+ * this rank's own broadcast (its sends). */
+static fg_status apply_overlap(fg_scheme *s, const fg_csr *blk, const float *in, float *out,
+                               int64_t f, MPI_Datatype row, int *first) {
+  fg_status st = FG_OK;
+  impl_1d *im = s->impl;
+  fg_dist *d = s->dist;
+  const int m = im->nstages, me = d->rank;
+  const int64_t n = s->n_local * f;
+  int own = -1, posted = 0, recv_posted = 0, recv_done = 0, direct = 1;
+  for (int k = 0; k < m; k++) {
+    im->req[k] = MPI_REQUEST_NULL;
+    if (im->stages[k] == me) own = k;
+  }
+  for (int k = 0; k < own; k++) direct &= blk[im->stages[k]].nnz == 0;
+  FG_CHECK(post_stages(s, in, f, row, &posted, &recv_posted, recv_done));
+  if (own >= 0 && blk[me].nnz > 0) {
+    FG_CHECK(fg_scheme_spmm_progress(s, &blk[me], in, f, direct ? out : im->own, 0, im->req,
+                                     posted));
+    if (direct) *first = 0;
+  }
+  for (int k = 0; k < m; k++) {
+    const int j = im->stages[k];
+    if (k == own) {
+      if (blk[j].nnz > 0 && !direct) {
+        if (*first)
+          memcpy(out, im->own, (size_t)n * sizeof(float));
+        else
+          fg_axpy(out, 1.0f, im->own, n); /* out + 1 own: exactly the kernel's acc + y */
+        *first = 0;
+      }
+      continue;
+    }
+    FG_CHECK(fg_dist_waitall(d, &im->req[k], 1, 1));
+    FG_CHECK(stage_multiply(s, &blk[j], im->x[k], out, f, first, im->req, posted));
+    recv_done++;
+    FG_CHECK(post_stages(s, in, f, row, &posted, &recv_posted, recv_done));
+  }
+  FG_CHECK(fg_dist_waitall(d, im->req, m, 1));
+cleanup:
+  return st;
 }
 
 static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, float *out, int64_t f) {
@@ -86,7 +181,6 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
   fg_dist *d = s->dist;
   const int64_t *offs = im->part.offs;
   MPI_Datatype row = MPI_DATATYPE_NULL;
-  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int first = 1, fi = 0;
   double t0;
   FG_CHECK(ensure_buffers(s, f));
@@ -96,7 +190,7 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
     FG_CHECK_MPI(MPI_Type_commit(&row));
   }
   if (d->size == 1) {
-    stage_multiply(s, &blk[0], in, out, f, &first);
+    FG_CHECK(stage_multiply(s, &blk[0], in, out, f, &first, NULL, 0));
   } else if (!im->overlap) {
     for (int k = 0; k < im->nstages; k++) {
       const int j = im->stages[k];
@@ -106,27 +200,10 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
       FG_CHECK_MPI(MPI_Bcast(x, (int)nj, row, j, d->comm));
       d->counters.seconds_comm += fg_now() - t0;
       count_stage(d, j, nj * f * 4);
-      stage_multiply(s, &blk[j], x, out, f, &first);
+      FG_CHECK(stage_multiply(s, &blk[j], x, out, f, &first, NULL, 0));
     }
   } else {
-    float *x[2] = {NULL, NULL};
-    for (int k = 0; k <= im->nstages; k++) {
-      /* post stage k (its buffer was last read by stage k-2's SpMM, done), then finish k-1 */
-      if (k < im->nstages) {
-        const int j = im->stages[k];
-        const int64_t nj = offs[j + 1] - offs[j];
-        x[k % 2] = j == d->rank ? unconst_f(in) : im->buf[k % 2];
-        t0 = fg_now();
-        FG_CHECK_MPI(MPI_Ibcast(x[k % 2], (int)nj, row, j, d->comm, &req[k % 2]));
-        d->counters.seconds_comm += fg_now() - t0;
-        count_stage(d, j, nj * f * 4);
-      }
-      if (k > 0) {
-        const int j = im->stages[k - 1];
-        FG_CHECK(fg_dist_waitall(d, &req[(k - 1) % 2], 1, 1));
-        stage_multiply(s, &blk[j], x[(k - 1) % 2], out, f, &first);
-      }
-    }
+    FG_CHECK(apply_overlap(s, blk, in, out, f, row, &first));
   }
   if (first && s->n_local > 0) memset(out, 0, (size_t)(s->n_local * f) * sizeof(float));
 cleanup:
@@ -149,8 +226,11 @@ static void destroy_1d(fg_scheme *s) {
   free_blocks(im->blk_a, im->part.parts);
   free_blocks(im->blk_at, im->part.parts);
   free(im->stages);
+  free(im->req);
+  free(im->x);
   fg_free_aligned(im->buf[0]);
   fg_free_aligned(im->buf[1]);
+  fg_free_aligned(im->own);
   fg_part_local_free(&im->part);
 }
 
@@ -175,6 +255,10 @@ static fg_status build_1d(impl_1d *im) {
     FG_CHECK(fg_part_split_blocks(&im->part.At, im->part.offs, P, im->blk_at));
   }
   FG_ALLOC(im->stages, P);
+  if (im->overlap) {
+    FG_ALLOC(im->req, P);
+    FG_ALLOC(im->x, P);
+  }
   im->nstages = 0;
   for (int j = 0; j < P; j++) {
     const int64_t nj = im->part.offs[j + 1] - im->part.offs[j];

@@ -409,7 +409,8 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
   for (int k = 0; k < nr; k++) fg_dist_count_recv(d, (int64_t)rcnt[k] * (rb + (im->bits ? 8 : 0)));
   if (im->bits) fg_dist_count_params(d, pack->nrows * 8, n_recv * 8);
   d->counters.seconds_comm += fg_now() - t0;
-  fg_scheme_spmm(s, local, in, f, out, 0);
+  /* the exchange moves between the local SpMM's row chunks (fg_scheme_spmm_progress) */
+  FG_CHECK(fg_scheme_spmm_progress(s, local, in, f, out, 0, req, nreq));
   FG_CHECK(fg_dist_waitall(d, req, nreq, 1));
   if (im->bits) {
     for (int64_t k = 0; k < n_recv; k++)

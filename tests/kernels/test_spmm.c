@@ -1,7 +1,8 @@
 /* test_spmm.c -- tuned SpMM against the reference (many widths, leading dimensions, val NULL
  * or not, empty rows, a near-dense row), accumulate mode, bitwise determinism across runs and
- * thread counts, every tile and tail path bit for bit against the reference, CSR transpose, and the SpMM backward (dX = A^T G) against central
- * differences in double. */
+ * thread counts, every tile and tail path bit for bit against the reference, the row-chunked
+ * SpMM bit for bit against the whole call, CSR transpose, and the SpMM backward (dX = A^T G)
+ * against central differences in double. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,90 @@ static void test_tiles_bitwise(void) {
              padding_bad);
 }
 
+/* What the chunked SpMM's callback sees: how often it was called, and after how many calls it
+ * asks to stop (0: never). */
+typedef struct chunk_probe {
+  int calls, stop_after;
+} chunk_probe;
+
+static int chunk_between(void *arg) {
+  chunk_probe *p = arg;
+  p->calls++;
+  return p->stop_after > 0 && p->calls >= p->stop_after;
+}
+
+/* fg_spmm_chunked against fg_spmm / fg_spmm_acc bit for bit (padding included): chunks of one
+ * row, of sizes that divide neither the rows nor the nonzeros (37 and 1000 cost units; the
+ * near-full row 128 alone outweighs a 37-unit chunk), one chunk, a callback that stops the
+ * chunking early,
+ * no callback; widths on and off the tile edges; 1, 2 and 3 threads. Chunks of one cost unit
+ * (4f bytes) are one row each, so the callback runs exactly nrows - 1 times. */
+static void test_chunked(void) {
+  static const int64_t widths[] = {1, 17, 64, 129};
+  static const int64_t units[] = {1, 37, 1000, 1 << 30};
+  const int saved = kt_max_threads();
+  int mismatches = 0, bad_calls = 0, cases = 0;
+  for (int with_val = 0; with_val < 2; with_val++) {
+    fg_csr A;
+    kt_random_csr(&A, 257, 190, 11.0, 71 + (uint64_t)with_val, with_val);
+    for (int w = 0; w < 4; w++) {
+      const int64_t f = widths[w], ldx = f + 1, ldy = f + 2;
+      const size_t ybytes = (size_t)(A.nrows * ldy) * sizeof(float);
+      float *X = kt_alloc_f(A.ncols * ldx);
+      float *Y0 = make_y(A.nrows, ldy, f, 0.0f), *Yw = kt_alloc_f(A.nrows * ldy);
+      float *Yc = kt_alloc_f(A.nrows * ldy);
+      fg_test_fill(X, A.ncols * ldx, 500 + (uint64_t)f, -2.0f, 2.0f);
+      fg_test_fill(Y0, A.nrows * ldy, 600 + (uint64_t)f, -1.0f, 1.0f);
+      for (int64_t r = 0; r < A.nrows; r++)
+        for (int64_t j = f; j < ldy; j++) Y0[r * ldy + j] = PAD_SENTINEL;
+      for (int acc = 0; acc < 2; acc++) {
+        memcpy(Yw, Y0, ybytes); /* the whole call, the reference here */
+        if (acc)
+          fg_spmm_acc(&A, X, ldx, Yw, ldy, f);
+        else
+          fg_spmm(&A, X, ldx, Yw, ldy, f);
+        for (int t = 1; t <= 3; t++) {
+          kt_set_threads(t);
+          for (int u = 0; u < 4; u++) {
+            for (int stop = 0; stop < 3; stop++) { /* never, after 3 calls, no callback */
+              chunk_probe probe = {0, stop == 1 ? 3 : 0};
+              const int64_t calls_want = stop == 2 ? 0
+                                         : u == 0  ? (stop == 1 ? 3 : A.nrows - 1)
+                                                   : -1; /* -1: not known here */
+              memcpy(Yc, Y0, ybytes);
+              fg_spmm_chunked(&A, X, ldx, Yc, ldy, f, acc, units[u] * 4 * f,
+                              stop == 2 ? NULL : chunk_between, &probe);
+              cases++;
+              if (memcmp(Yc, Yw, ybytes) != 0 && mismatches++ < 5)
+                fprintf(stderr, "  chunked f=%lld val=%d acc=%d threads=%d units=%lld stop=%d "
+                        "differs from the whole call\n", (long long)f, with_val, acc, t,
+                        (long long)units[u], stop);
+              if ((calls_want >= 0 && probe.calls != calls_want) ||
+                  (u == 3 && probe.calls != 0) || (stop == 2 && probe.calls != 0) ||
+                  (u > 0 && u < 3 && stop == 0 && probe.calls < 1)) {
+                if (bad_calls++ < 5)
+                  fprintf(stderr, "  chunked f=%lld units=%lld stop=%d: %d callback calls\n",
+                          (long long)f, (long long)units[u], stop, probe.calls);
+              }
+            }
+          }
+        }
+      }
+      free(X);
+      free(Y0);
+      free(Yw);
+      free(Yc);
+    }
+    fg_csr_free(&A);
+  }
+  kt_set_threads(saved);
+  printf("  spmm chunked: %d cases, bitwise mismatches %d, wrong callback counts %d\n", cases,
+         mismatches, bad_calls);
+  EXPECT_MSG(mismatches == 0, "chunked SpMM differs from the whole call (%d cases)", mismatches);
+  EXPECT_MSG(bad_calls == 0, "chunked SpMM called back the wrong number of times (%d cases)",
+             bad_calls);
+}
+
 static void test_degenerate(void) {
   /* f == 0 and nrows == 0 touch nothing */
   fg_csr A;
@@ -319,6 +404,7 @@ int main(void) {
   test_tuned_vs_ref(1);
   test_determinism();
   test_tiles_bitwise();
+  test_chunked();
   test_degenerate();
   test_transpose();
   test_backward(0);
