@@ -8,7 +8,7 @@
 #include "cli.h"
 
 /* One shape of --shapes, "TT:MxNxK" (TT: n or t for A, then for B) at s; the end of it in *end.
- * 0 on success, -1 with nothing written when it is malformed. */
+ * 0 on success, -1 when it is malformed (the outputs then hold nothing to use). */
 static int parse_shape(const char *s, const char **end, int *ta, int *tb, int64_t dims[3]) {
   if ((s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't') || s[2] != ':') return -1;
   *ta = s[0] == 't';

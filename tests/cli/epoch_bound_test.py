@@ -45,6 +45,8 @@ def main():
     # SpMM at width 4: 30*8 + 30*4*4 + 10*4*4 = 880; width 2: 240 + 240 + 80 = 560;
     # forward 2 x (880 + 560), backward 560 (layer 0 aggregating first passes nothing back)
     check("1a SpMM bytes", c["spmm_bytes"], 3440)
+    # each input row once: 240 + 2*10*4*4 = 560 at width 4, 240 + 160 = 400 at width 2
+    check("1a SpMM bytes, rows read once", c["spmm_min_bytes"], 2 * (560 + 400) + 400)
     # input dropout 320; fused passes 2 x (640 + 160); training loss (2*5 + 10)*2*4 = 160,
     # evaluation loss 2*10*2*4 = 160; bias gradients 80 + 320; mask 3*10*8*4 = 960;
     # Adam 7*4*(4*8 + 8 + 8*2 + 2) = 1624
@@ -79,6 +81,8 @@ def main():
     check("1c total bound", round(b["total"], 12), round(7e-3 + (2832 + 5752) / 1e9, 12))
     g = eb.gap({"gemm": 0.014, "spmm": b["spmm"] * 2, "rest": b["rest"],
                 "total": 0.014 + b["spmm"] * 2 + b["rest"]}, b)
+    b2 = eb.bound(c, times, 1e9, "spmm_min_bytes")
+    check("1c stricter SpMM part", round(b2["spmm"] * 1e9, 6), float(c["spmm_min_bytes"]))
     check("1c furthest", g["furthest"], "gemm")
     check("1c GEMM over its bound", round(g["parts"]["gemm"]["over_bound"], 9), 2.0)
     check("1c rest's share of the gap", g["parts"]["rest"]["gap_share"], 0.0)
