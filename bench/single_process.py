@@ -232,6 +232,76 @@ def yardstick(nodes, entries, model="gcn"):
     return graph + feats + bufs + params
 
 
+def bound_table(report):
+    """The markdown lines of the epoch-bound table (none when no run has a bound)."""
+    md = []
+    brows = []
+    for g in report["graphs"]:
+        for o, rs in g["fullgraph"].items():
+            rs = [x for x in rs if "bound" in x]
+            if not rs:
+                continue
+            med = statistics.median
+            over = med(x["bound"]["gap"]["epoch_over_bound"] for x in rs)
+            parts = {p: med(x["bound"]["bound_seconds"][p] for x in rs)
+                     for p in ("gemm", "spmm", "rest", "total")}
+            each = {p: med(x["bound"]["gap"]["parts"][p]["over_bound"] for x in rs)
+                    for p in ("gemm", "spmm", "rest")}
+            meas = {p: med(x[f"{p}_seconds"] for x in rs) for p in ("gemm", "spmm", "rest")}
+            epoch = med(x["epoch_seconds"] for x in rs)
+
+            def furthest(bparts):
+                """The part of largest excess (medians) and its share of the median gap."""
+                ex = {p: meas[p] - bparts[p] for p in ("gemm", "spmm", "rest")}
+                far = max(ex, key=ex.get)
+                gap = epoch - bparts["total"]
+                return f"{far} ({ex[far] / gap:.0%} of the gap)" if gap > 0 else \
+                    f"{far} (epoch within its bound)"
+            strict_parts = {p: med(x["bound"]["strict_bound_seconds"][p] for x in rs)
+                            for p in ("gemm", "spmm", "rest", "total")}
+            strict = strict_parts["total"]
+            sover = med(x["bound"]["strict_gap"]["epoch_over_bound"] for x in rs)
+            owns = [x["bound"]["gemm_bound_own_pick_seconds"] for x in rs]
+            own = f"{med(owns):.3f}" if None not in owns else "-"
+            flops = rs[0]["bound"]["counts"]["gemm_flops"]
+            rate = flops / parts["gemm"] / 1e9 if parts["gemm"] > 0 else 0
+            ok = all(x["bound"]["counts_match"] for x in rs)
+            used = "/".join(sorted(set(x.get("reorder_used", "?") for x in rs)))
+            brows.append(
+                f"| {g['graph']} | {used} | {epoch:.3f} "
+                f"({meas['gemm']:.3f}, {meas['spmm']:.3f}, {meas['rest']:.3f}) | "
+                f"{parts['total']:.3f} ({parts['gemm']:.3f} + {parts['spmm']:.3f} + "
+                f"{parts['rest']:.3f}) | **{over:.2f}** "
+                f"({min(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}–"
+                f"{max(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}) | "
+                f"{each['gemm']:.2f} | {each['spmm']:.2f} | {each['rest']:.2f} | "
+                f"{furthest(parts)} | {strict:.3f} | **{sover:.2f}** | "
+                f"{furthest(strict_parts)} | {own} | {flops / 1e9:.2f} at {rate:.0f} | "
+                f"{rs[0]['bound']['counts']['spmm_bytes'] / 1e6:.0f} "
+                f"({rs[0]['bound']['counts']['spmm_min_bytes'] / 1e6:.0f}) + "
+                f"{rs[0]['bound']['counts']['elem_bytes'] / 1e6:.0f} | "
+                f"{'yes' if ok else 'NO'} |")
+    if brows:
+        md = ["", "Each GCN epoch against its lower bound on this machine, measured in the same "
+               "run (bench/epoch_bound.py): GEMMs at the sgemm time of each shape (`fullgraph "
+               "bench gemm`, best of 3, right after the run) + SpMM bytes and elementwise bytes "
+               "at the triad beside the run. Medians over the repeats (epoch / bound: range in "
+               "brackets); a part's time / bound is its measured seconds over its share of the "
+               "bound; furthest: the part with the largest excess (median seconds over its part of "
+               "the median bound) and its share of median epoch − median bound; counts checked: the model's flops and SpMM bytes equal the run's "
+               "`gemm_flops` and `spmm_bytes`. Stricter: the same with each SpMM reading its "
+               "input rows once (an SpMM whose gathers all hit the cache); GEMM, own pick: the "
+               "GEMM part with the kernels OpenBLAS picks for this CPU (the environment's "
+               "OPENBLAS_CORETYPE removed; - when it is not set).", "",
+               "| graph | reorder | epoch s (GEMM, SpMM, rest) | bound s (GEMM + SpMM + rest) | "
+               "epoch / bound | GEMM / bound | SpMM / bound | rest / bound | furthest | "
+               "stricter bound s | epoch / stricter | furthest (stricter) | GEMM bound s, own "
+               "pick | GFLOP at GFLOP/s | MB SpMM (rows once) + elementwise | counts checked |",
+               "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|"
+               ] + brows
+    return md
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "single"))
@@ -421,65 +491,7 @@ def main():
             if "torch_over_gcn" in c:
                 row += f" {statistics.median(c['torch_over_gcn']):.2f} |"
             md.append(row)
-    brows = []
-    for g in report["graphs"]:
-        for o, rs in g["fullgraph"].items():
-            rs = [x for x in rs if "bound" in x]
-            if not rs:
-                continue
-            med = statistics.median
-            over = med(x["bound"]["gap"]["epoch_over_bound"] for x in rs)
-            parts = {p: med(x["bound"]["bound_seconds"][p] for x in rs)
-                     for p in ("gemm", "spmm", "rest", "total")}
-            each = {p: med(x["bound"]["gap"]["parts"][p]["over_bound"] for x in rs)
-                    for p in ("gemm", "spmm", "rest")}
-            share = {p: med(x["bound"]["gap"]["parts"][p]["gap_share"] for x in rs)
-                     for p in ("gemm", "spmm", "rest")}
-            far = max(share, key=share.get)
-            strict = med(x["bound"]["strict_bound_seconds"]["total"] for x in rs)
-            sover = med(x["bound"]["strict_gap"]["epoch_over_bound"] for x in rs)
-            sshare = {p: med(x["bound"]["strict_gap"]["parts"][p]["gap_share"] for x in rs)
-                      for p in ("gemm", "spmm", "rest")}
-            sfar = max(sshare, key=sshare.get)
-            owns = [x["bound"]["gemm_bound_own_pick_seconds"] for x in rs]
-            own = f"{med(owns):.3f}" if None not in owns else "-"
-            meas = {p: med(x[f"{p}_seconds"] for x in rs) for p in ("gemm", "spmm", "rest")}
-            flops = rs[0]["bound"]["counts"]["gemm_flops"]
-            rate = flops / parts["gemm"] / 1e9 if parts["gemm"] > 0 else 0
-            ok = all(x["bound"]["counts_match"] for x in rs)
-            used = "/".join(sorted(set(x.get("reorder_used", "?") for x in rs)))
-            brows.append(
-                f"| {g['graph']} | {used} | {med(x['epoch_seconds'] for x in rs):.3f} "
-                f"({meas['gemm']:.3f}, {meas['spmm']:.3f}, {meas['rest']:.3f}) | "
-                f"{parts['total']:.3f} ({parts['gemm']:.3f} + {parts['spmm']:.3f} + "
-                f"{parts['rest']:.3f}) | **{over:.2f}** "
-                f"({min(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}–"
-                f"{max(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}) | "
-                f"{each['gemm']:.2f} | {each['spmm']:.2f} | {each['rest']:.2f} | "
-                f"{far} ({share[far]:.0%} of the gap) | {strict:.3f} | **{sover:.2f}** | "
-                f"{sfar} ({sshare[sfar]:.0%}) | {own} | {flops / 1e9:.2f} at {rate:.0f} | "
-                f"{rs[0]['bound']['counts']['spmm_bytes'] / 1e6:.0f} "
-                f"({rs[0]['bound']['counts']['spmm_min_bytes'] / 1e6:.0f}) + "
-                f"{rs[0]['bound']['counts']['elem_bytes'] / 1e6:.0f} | "
-                f"{'yes' if ok else 'NO'} |")
-    if brows:
-        md += ["", "Each GCN epoch against its lower bound on this machine, measured in the same "
-               "run (bench/epoch_bound.py): GEMMs at the sgemm time of each shape (`fullgraph "
-               "bench gemm`, best of 3, right after the run) + SpMM bytes and elementwise bytes "
-               "at the triad beside the run. Medians over the repeats (epoch / bound: range in "
-               "brackets); a part's time / bound is its measured seconds over its share of the "
-               "bound; furthest: the part with the largest excess and its share of epoch − "
-               "bound; counts checked: the model's flops and SpMM bytes equal the run's "
-               "`gemm_flops` and `spmm_bytes`. Stricter: the same with each SpMM reading its "
-               "input rows once (an SpMM whose gathers all hit the cache); GEMM, own pick: the "
-               "GEMM part with the kernels OpenBLAS picks for this CPU (the environment's "
-               "OPENBLAS_CORETYPE removed; - when it is not set).", "",
-               "| graph | reorder | epoch s (GEMM, SpMM, rest) | bound s (GEMM + SpMM + rest) | "
-               "epoch / bound | GEMM / bound | SpMM / bound | rest / bound | furthest | "
-               "stricter bound s | epoch / stricter | furthest (stricter) | GEMM bound s, own "
-               "pick | GFLOP at GFLOP/s | MB SpMM (rows once) + elementwise | counts checked |",
-               "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|"
-               ] + brows
+    md += bound_table(report)
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(text)
