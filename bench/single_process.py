@@ -39,6 +39,7 @@ matrices of w_in x w_out a layer, GIN w_in x w_out and w_out x w_out and two bia
 `fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
+           [--omp-wait default,passive,active]
            [--graphs rmat18,rmat20,snap,snap-keep-ids,snap:NAME] [--no-peer] [--reorder auto|none|degree|rcm]
            [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gin|gcn,sage,gin]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
@@ -129,13 +130,13 @@ def info(fg, path, extra, reorder="none", model="gcn", split=None):
     return nodes, entries, int(m.group(1)) if m else None
 
 
-def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn"):
+def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn", env=None):
     cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
            "--epochs", str(epochs), "--threads", str(threads),
            "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
            "--metrics", metrics, "--quiet", "--reorder", reorder, "--model", model] + extra
     t0 = time.time()
-    run(cmd)
+    run(cmd, env=env)
     wall = time.time() - t0
     eps = [json.loads(l) for l in open(metrics) if l.startswith('{"epoch"')]
     final = [json.loads(l) for l in open(metrics) if l.startswith('{"final"')][-1]
@@ -181,23 +182,23 @@ def gemm_times(fg, threads, shapes, env=None):
     return t
 
 
-def epoch_bound_of(fg, threads, r, nodes, entries, split):
+def epoch_bound_of(fg, threads, r, nodes, entries, split, env=None):
     """The bound of run r (a GCN run, its triad already set): counts, GEMM times, bound, gap."""
     o = r["options"]
     counts = epoch_bound.gcn_epoch(
         nodes, entries, o["widths"], o["dropout"], split.get("train", nodes),
         split.get("train", nodes) + split.get("valid", 0) + split.get("test", 0),
         gathered=r["reorder_used"] != "none")
-    times = gemm_times(fg, threads, [epoch_bound.shape_name(k) for k in counts["gemms"]])
+    times = gemm_times(fg, threads, [epoch_bound.shape_name(k) for k in counts["gemms"]], env)
     b = epoch_bound.bound(counts, times, r["triad_bytes_per_s"])
     strict = epoch_bound.bound(counts, times, r["triad_bytes_per_s"], "spmm_min_bytes")
     measured = {"gemm": r["gemm_seconds"], "spmm": r["spmm_seconds"],
                 "rest": r["rest_seconds"], "total": r["epoch_seconds"]}
     own = None
-    if os.environ.get("OPENBLAS_CORETYPE"):
+    if (env or os.environ).get("OPENBLAS_CORETYPE"):
         # what the GEMM part would be with the kernels OpenBLAS picks for this CPU itself
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-        t = gemm_times(fg, threads, list(times), env)
+        own_env = {k: v for k, v in (env or os.environ).items() if k != "OPENBLAS_CORETYPE"}
+        t = gemm_times(fg, threads, list(times), own_env)
         own = sum(c * t[epoch_bound.shape_name(k)] for k, c in counts["gemms"].items())
     # the model of the epoch must be the epoch the program ran: its own counters agree
     check = {"gemm_flops": (counts["gemm_flops"], r["gemm_flops"]),
@@ -236,6 +237,8 @@ def bound_table(report):
     """The markdown lines of the epoch-bound table (none when no run has a bound)."""
     md = []
     brows = []
+    any_wait = any(x.get("omp_wait", "default") != "default" for g in report["graphs"]
+                   for rs in g["fullgraph"].values() for x in rs)
     for g in report["graphs"]:
         for o, rs in g["fullgraph"].items():
             rs = [x for x in rs if "bound" in x]
@@ -267,6 +270,8 @@ def bound_table(report):
             rate = flops / parts["gemm"] / 1e9 if parts["gemm"] > 0 else 0
             ok = all(x["bound"]["counts_match"] for x in rs)
             used = "/".join(sorted(set(x.get("reorder_used", "?") for x in rs)))
+            if any_wait:
+                used += f", {rs[0].get('omp_wait', 'default')} wait"
             brows.append(
                 f"| {g['graph']} | {used} | {epoch:.3f} "
                 f"({meas['gemm']:.3f}, {meas['spmm']:.3f}, {meas['rest']:.3f}) | "
@@ -323,6 +328,11 @@ def main():
                     help="fullgraph runs per graph and order, each between two triads; the "
                     "table gives their medians and the range of SpMM / triad (PyTorch runs once "
                     "a repeat too, after its model's fullgraph runs)")
+    ap.add_argument("--omp-wait", default="default",
+                    help="default (the environment's OMP_WAIT_POLICY, or none), passive, "
+                    "active, or several separated by commas: each run of fullgraph and the "
+                    "GEMM timings of its bound under that OMP_WAIT_POLICY, interleaved like "
+                    "the orders")
     ap.add_argument("--model", default="gcn",
                     help="gcn, sage, gin, or several separated by commas: each graph is "
                     "trained with each, the models taking turns within every repeat")
@@ -337,6 +347,18 @@ def main():
     for o in orders:
         if o not in ("auto", "none", "degree", "rcm"):
             sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
+    waits = args.omp_wait.split(",")
+    for w in waits:
+        if w not in ("default", "passive", "active") or waits.count(w) > 1:
+            sys.exit(f"single_process.py: bad --omp-wait '{args.omp_wait}' (default, passive, "
+                     "active, once each)")
+    # the variants each repeat runs: (key in the tables, order, environment)
+    variants = []
+    for o in orders:
+        for w in waits:
+            env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
+            variants.append((o if len(waits) == 1 else f"{o}, {w} wait", o, env))
+    keys = [v[0] for v in variants]
     models = args.model.split(",")
     for m in models:
         if m not in ("gcn", "sage", "gin") or models.count(m) > 1:
@@ -378,23 +400,26 @@ def main():
         infos = {(m, o): info(fg, path, extra, o, m, split) for m in models for o in orders}
         nodes, entries, _ = infos[models[0], orders[0]]
         tri = [triad(fg, args.threads)]
-        runs = {m: {o: [] for o in orders} for m in models}
+        runs = {m: {key: [] for key in keys} for m in models}
         peers = {m: [] for m in models}
         for k in range(args.repeat):  # models and orders interleaved, so drifts in the host
             for m in models:          # hit all alike
-                for o in orders:
-                    tag = f"{name.replace(' --', '_')}_{o}_{k}"
+                for key, o, env in variants:
+                    tagkey = re.sub(r"[^A-Za-z0-9]+", "_", key)
+                    tag = f"{name.replace(' --', '_')}_{tagkey}_{k}"
                     if m != "gcn":
-                        tag = f"{name.replace(' --', '_')}_{m}_{o}_{k}"
+                        tag = f"{name.replace(' --', '_')}_{m}_{tagkey}_{k}"
                     r = train(fg, path, extra, args.threads, args.epochs, o,
-                              os.path.join(args.out, f"{args.name}_{tag}.json"), m)
+                              os.path.join(args.out, f"{args.name}_{tag}.json"), m, env)
+                    r["omp_wait"] = (env or {}).get("OMP_WAIT_POLICY", "default")
                     tri.append(triad(fg, args.threads))
                     # this run's triad: the two measured just before and just after it
                     r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
                     r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
                     if m == "gcn":  # its GEMMs timed now, beside the run
-                        r["bound"] = epoch_bound_of(fg, args.threads, r, nodes, entries, split)
-                    runs[m][o].append(r)
+                        r["bound"] = epoch_bound_of(fg, args.threads, r, nodes, entries, split,
+                                                    env)
+                    runs[m][key].append(r)
                 if not args.no_peer:
                     peers[m].append(peer(path, extra, args.threads, args.epochs, m))
                     if k + 1 < args.repeat or m != models[-1]:
@@ -402,7 +427,7 @@ def main():
         for m in models:
             g = {"graph": name, "model": m, "path": path, "nodes": nodes, "entries": entries,
                  "triad_bytes_per_s": tri,
-                 "estimate_bytes": {o: infos[m, o][2] for o in orders},
+                 "estimate_bytes": {key: infos[m, o][2] for key, o, _ in variants},
                  "yardstick_bytes": yardstick(nodes, entries, m), "fullgraph": runs[m],
                  "load": os.getloadavg()}
             if peers[m]:
@@ -419,7 +444,7 @@ def main():
                               f"entries, fullgraph's {want}", file=sys.stderr)
             report["graphs"].append(g)
         for mo in (m for m in models if m != "gcn" and "gcn" in models):
-            for o in orders:
+            for o in keys:
                 ratio = [s["epoch_seconds"] / c["epoch_seconds"]
                          for s, c in zip(runs[mo][o], runs["gcn"][o])]
                 c = {"graph": name, "reorder": o, "model": mo, "fullgraph_over_gcn": ratio,
@@ -449,7 +474,7 @@ def main():
             ratios = [x["spmm_over_triad"] for x in rs]
             spread = f" ({min(ratios):.0%}–{max(ratios):.0%})" if len(rs) > 1 else ""
             used = sorted(set(x.get("reorder_used", "?") for x in rs))
-            used = o if o != "auto" else f"auto: {'/'.join(used)}"
+            used = o if not o.startswith("auto") else o.replace("auto", f"auto: {'/'.join(used)}", 1)
             row = (f"| {g['graph']} | {g['model']} | {g['nodes']} | {g['entries']} | {used} | "
                    f"{r['epoch_seconds']:.3f} | {r['spmm_seconds']:.3f} | "
                    f"{r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
