@@ -5,7 +5,10 @@
 # last 8. For each: epoch time split into SpMM, GEMM and the rest, peak resident memory, the
 # SpMM's effective bandwidth beside a STREAM triad measured in the same run, and the same model
 # in PyTorch (Debian's python3-torch, CPU, same graph, widths and thread count, its faster
-# sparse format) with the ratio. PyTorch now runs in each of the 3 repeats, right after
+# sparse format) with the ratio; and each GCN epoch against its lower bound on this machine
+# (bench/epoch_bound.py: its GEMMs at the sgemm time of their shapes, timed beside the run with
+# `fullgraph bench gemm`, plus its SpMM and elementwise bytes at the triad; --omp-wait
+# default,passive runs both OpenMP wait policies). PyTorch now runs in each of the 3 repeats, right after
 # fullgraph: about 35 minutes on 2 cores when it ran once (PyTorch about 20 of them), so expect
 # about 75 (an estimate, not yet measured).
 #

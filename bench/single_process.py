@@ -18,7 +18,14 @@ earlier versions read it) -- with 128 random features and 32 degree-quantile cla
      divides by the mean of the triads just before and after it, and the table shows the
      median over the repeats of each figure (peak: the largest) and SpMM / triad's range,
      because on a shared host the same binary's SpMM moves by +-20% from run to run,
-  3. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
+  3. for the GCN, computes the epoch's lower bound on this machine (bench/epoch_bound.py, where
+     the formulas are): the epoch's GEMMs, each shape timed with `fullgraph bench gemm` right
+     after the run (the best of 3 calls), plus its SpMM bytes and elementwise bytes at the mean
+     of the triads just before and after the run; the flop and SpMM byte counts are checked
+     against the run's own `gemm_flops` and `spmm_bytes` metrics. The second table gives epoch
+     / bound and, for GEMM, SpMM and the rest, the measured time over its part of the bound and
+     the part whose excess is largest (its share of epoch - bound). Medians over the repeats.
+  4. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
      the faster of its COO and CSR formats, the same work per epoch) right after each model's
      fullgraph runs of a repeat, and reports the ratio of the medians.
 With --model gcn,sage (or gcn,sage,gin, or gcn,gin) each repeat runs every model in turn
@@ -32,7 +39,8 @@ matrices of w_in x w_out a layer, GIN w_in x w_out and w_out x w_out and two bia
 `fullgraph info`'s estimate.
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
-           [--graphs rmat18,rmat20,snap,snap-keep-ids] [--no-peer] [--reorder auto|none|degree|rcm]
+           [--omp-wait default,passive,active]
+           [--graphs rmat18,rmat20,snap,snap-keep-ids,snap:NAME] [--no-peer] [--reorder auto|none|degree|rcm]
            [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gin|gcn,sage,gin]
 Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
@@ -48,6 +56,9 @@ import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import epoch_bound  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -103,25 +114,29 @@ def triad(fg, threads):
     return float(re.search(r"stream triad: ([0-9.]+) GB/s", out).group(1)) * 1e9
 
 
-def info(fg, path, extra, reorder="none", model="gcn"):
+def info(fg, path, extra, reorder="none", model="gcn", split=None):
     """Nodes, Â entries (as loaded, self loops included) and the memory estimate of a run of
-    this model with this reorder (its setup term differs)."""
+    this model with this reorder (its setup term differs); split (a dict) gets the train,
+    valid and test row counts."""
     out = run([fg, "info", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
                "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
                "--reorder", reorder, "--model", model] + extra)
     nodes = int(re.search(r"nodes\s+(\d+)", out).group(1))
     entries = int(re.search(r"adjacency\s+(\d+)", out).group(1))
     m = re.search(r"memory\s+(\d+) bytes", out)
+    sp = re.search(r"split\s+train (\d+)\s+valid (\d+)\s+test (\d+)", out)
+    if split is not None and sp:
+        split.update(train=int(sp.group(1)), valid=int(sp.group(2)), test=int(sp.group(3)))
     return nodes, entries, int(m.group(1)) if m else None
 
 
-def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn"):
+def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn", env=None):
     cmd = [fg, "train", path, "--layers", str(LAYERS), "--hidden", str(HIDDEN),
            "--epochs", str(epochs), "--threads", str(threads),
            "--gen-features", str(FEATURES), "--gen-classes", str(CLASSES),
            "--metrics", metrics, "--quiet", "--reorder", reorder, "--model", model] + extra
     t0 = time.time()
-    run(cmd)
+    run(cmd, env=env)
     wall = time.time() - t0
     eps = [json.loads(l) for l in open(metrics) if l.startswith('{"epoch"')]
     final = [json.loads(l) for l in open(metrics) if l.startswith('{"final"')][-1]
@@ -135,6 +150,9 @@ def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn"):
         "gemm_seconds": sum(e["seconds_gemm"] for e in tail) / k,
         "peak_rss_bytes": max(e["peak_rss_bytes"] for e in eps),
         "spmm_bytes": sum(e["spmm_bytes"] for e in tail) / k,
+        "gemm_flops": sum(e.get("gemm_flops", 0) for e in tail) / k,
+        "options": [json.loads(l) for l in open(metrics) if l.startswith('{"run"')][-1]["run"]
+                   ["options"],
         "losses": [e["loss"] for e in eps],
         "reorder_used": final.get("reorder", reorder),
     }
@@ -149,6 +167,52 @@ def peer(path, extra, threads, epochs, model="gcn"):
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
                                     + [CLASSES])] + extra)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def gemm_times(fg, threads, shapes, env=None):
+    """Seconds of one call of each shape ("nn:MxNxK"), from `fullgraph bench gemm`."""
+    out = run([fg, "bench", "gemm", "--threads", str(threads), "--reps", "3",
+               "--shapes", ",".join(shapes)], env=env)
+    t = {}
+    for m in re.finditer(r"gemm (\w\w) (\d+)x(\d+)x(\d+): ([0-9.e+-]+) s", out):
+        t[f"{m.group(1)}:{m.group(2)}x{m.group(3)}x{m.group(4)}"] = float(m.group(5))
+    missing = [x for x in shapes if x not in t]
+    if missing:
+        sys.exit(f"single_process.py: bench gemm gave no time for {missing}")
+    return t
+
+
+def epoch_bound_of(fg, threads, r, nodes, entries, split, env=None):
+    """The bound of run r (a GCN run, its triad already set): counts, GEMM times, bound, gap."""
+    o = r["options"]
+    counts = epoch_bound.gcn_epoch(
+        nodes, entries, o["widths"], o["dropout"], split.get("train", nodes),
+        split.get("train", nodes) + split.get("valid", 0) + split.get("test", 0),
+        gathered=r["reorder_used"] != "none")
+    times = gemm_times(fg, threads, [epoch_bound.shape_name(k) for k in counts["gemms"]], env)
+    b = epoch_bound.bound(counts, times, r["triad_bytes_per_s"])
+    strict = epoch_bound.bound(counts, times, r["triad_bytes_per_s"], "spmm_min_bytes")
+    measured = {"gemm": r["gemm_seconds"], "spmm": r["spmm_seconds"],
+                "rest": r["rest_seconds"], "total": r["epoch_seconds"]}
+    own = None
+    if (env or os.environ).get("OPENBLAS_CORETYPE"):
+        # what the GEMM part would be with the kernels OpenBLAS picks for this CPU itself
+        own_env = {k: v for k, v in (env or os.environ).items() if k != "OPENBLAS_CORETYPE"}
+        t = gemm_times(fg, threads, list(times), own_env)
+        own = sum(c * t[epoch_bound.shape_name(k)] for k, c in counts["gemms"].items())
+    # the model of the epoch must be the epoch the program ran: its own counters agree
+    check = {"gemm_flops": (counts["gemm_flops"], r["gemm_flops"]),
+             "spmm_bytes": (counts["spmm_bytes"], r["spmm_bytes"])}
+    for key, (want, got) in check.items():
+        if abs(want - got) > 1e-9 * max(want, 1):
+            print(f"warning: the bound's {key} {want:.0f} differs from the run's {got:.0f}: "
+                  "bench/epoch_bound.py no longer models this epoch", file=sys.stderr)
+    return {"counts": {k: v for k, v in counts.items() if k != "gemms"},
+            "gemm_calls": {epoch_bound.shape_name(k): c for k, c in counts["gemms"].items()},
+            "gemm_call_seconds": times, "bound_seconds": b, "gap": epoch_bound.gap(measured, b),
+            "strict_bound_seconds": strict, "strict_gap": epoch_bound.gap(measured, strict),
+            "gemm_bound_own_pick_seconds": own,
+            "counts_match": all(abs(w - g) <= 1e-9 * max(w, 1) for w, g in check.values())}
 
 
 MEDIANS = ("epoch_seconds", "spmm_seconds", "gemm_seconds", "rest_seconds", "spmm_bandwidth",
@@ -167,6 +231,80 @@ def yardstick(nodes, entries, model="gcn"):
     if model == "gin":                            # Linear_2: w_out x w_out and its bias
         params += 4 * sum(widths[i + 1] * widths[i + 1] + widths[i + 1] for i in range(LAYERS))
     return graph + feats + bufs + params
+
+
+def bound_table(report):
+    """The markdown lines of the epoch-bound table (none when no run has a bound)."""
+    md = []
+    brows = []
+    any_wait = any(x.get("omp_wait", "default") != "default" for g in report["graphs"]
+                   for rs in g["fullgraph"].values() for x in rs)
+    for g in report["graphs"]:
+        for o, rs in g["fullgraph"].items():
+            rs = [x for x in rs if "bound" in x]
+            if not rs:
+                continue
+            med = statistics.median
+            over = med(x["bound"]["gap"]["epoch_over_bound"] for x in rs)
+            parts = {p: med(x["bound"]["bound_seconds"][p] for x in rs)
+                     for p in ("gemm", "spmm", "rest", "total")}
+            each = {p: med(x["bound"]["gap"]["parts"][p]["over_bound"] for x in rs)
+                    for p in ("gemm", "spmm", "rest")}
+            meas = {p: med(x[f"{p}_seconds"] for x in rs) for p in ("gemm", "spmm", "rest")}
+            epoch = med(x["epoch_seconds"] for x in rs)
+
+            def furthest(bparts):
+                """The part of largest excess (medians) and its share of the median gap."""
+                ex = {p: meas[p] - bparts[p] for p in ("gemm", "spmm", "rest")}
+                far = max(ex, key=ex.get)
+                gap = epoch - bparts["total"]
+                return f"{far} ({ex[far] / gap:.0%} of the gap)" if gap > 0 else \
+                    f"{far} (epoch within its bound)"
+            strict_parts = {p: med(x["bound"]["strict_bound_seconds"][p] for x in rs)
+                            for p in ("gemm", "spmm", "rest", "total")}
+            strict = strict_parts["total"]
+            sover = med(x["bound"]["strict_gap"]["epoch_over_bound"] for x in rs)
+            owns = [x["bound"]["gemm_bound_own_pick_seconds"] for x in rs]
+            own = f"{med(owns):.3f}" if None not in owns else "-"
+            flops = rs[0]["bound"]["counts"]["gemm_flops"]
+            rate = flops / parts["gemm"] / 1e9 if parts["gemm"] > 0 else 0
+            ok = all(x["bound"]["counts_match"] for x in rs)
+            used = "/".join(sorted(set(x.get("reorder_used", "?") for x in rs)))
+            if any_wait:
+                used += f", {rs[0].get('omp_wait', 'default')} wait"
+            brows.append(
+                f"| {g['graph']} | {used} | {epoch:.3f} "
+                f"({meas['gemm']:.3f}, {meas['spmm']:.3f}, {meas['rest']:.3f}) | "
+                f"{parts['total']:.3f} ({parts['gemm']:.3f} + {parts['spmm']:.3f} + "
+                f"{parts['rest']:.3f}) | **{over:.2f}** "
+                f"({min(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}–"
+                f"{max(x['bound']['gap']['epoch_over_bound'] for x in rs):.2f}) | "
+                f"{each['gemm']:.2f} | {each['spmm']:.2f} | {each['rest']:.2f} | "
+                f"{furthest(parts)} | {strict:.3f} | **{sover:.2f}** | "
+                f"{furthest(strict_parts)} | {own} | {flops / 1e9:.2f} at {rate:.0f} | "
+                f"{rs[0]['bound']['counts']['spmm_bytes'] / 1e6:.0f} "
+                f"({rs[0]['bound']['counts']['spmm_min_bytes'] / 1e6:.0f}) + "
+                f"{rs[0]['bound']['counts']['elem_bytes'] / 1e6:.0f} | "
+                f"{'yes' if ok else 'NO'} |")
+    if brows:
+        md = ["", "Each GCN epoch against its lower bound on this machine, measured in the same "
+               "run (bench/epoch_bound.py): GEMMs at the sgemm time of each shape (`fullgraph "
+               "bench gemm`, best of 3, right after the run) + SpMM bytes and elementwise bytes "
+               "at the triad beside the run. Medians over the repeats (epoch / bound: range in "
+               "brackets); a part's time / bound is its measured seconds over its share of the "
+               "bound; furthest: the part with the largest excess (median seconds over its part of "
+               "the median bound) and its share of median epoch − median bound; counts checked: the model's flops and SpMM bytes equal the run's "
+               "`gemm_flops` and `spmm_bytes`. Stricter: the same with each SpMM reading its "
+               "input rows once (an SpMM whose gathers all hit the cache); GEMM, own pick: the "
+               "GEMM part with the kernels OpenBLAS picks for this CPU (the environment's "
+               "OPENBLAS_CORETYPE removed; - when it is not set).", "",
+               "| graph | reorder | epoch s (GEMM, SpMM, rest) | bound s (GEMM + SpMM + rest) | "
+               "epoch / bound | GEMM / bound | SpMM / bound | rest / bound | furthest | "
+               "stricter bound s | epoch / stricter | furthest (stricter) | GEMM bound s, own "
+               "pick | GFLOP at GFLOP/s | MB SpMM (rows once) + elementwise | counts checked |",
+               "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|"
+               ] + brows
+    return md
 
 
 def main():
@@ -190,6 +328,11 @@ def main():
                     help="fullgraph runs per graph and order, each between two triads; the "
                     "table gives their medians and the range of SpMM / triad (PyTorch runs once "
                     "a repeat too, after its model's fullgraph runs)")
+    ap.add_argument("--omp-wait", default="default",
+                    help="default (the environment's OMP_WAIT_POLICY, or none), passive, "
+                    "active, or several separated by commas: each run of fullgraph and the "
+                    "GEMM timings of its bound under that OMP_WAIT_POLICY, interleaved like "
+                    "the orders")
     ap.add_argument("--model", default="gcn",
                     help="gcn, sage, gin, or several separated by commas: each graph is "
                     "trained with each, the models taking turns within every repeat")
@@ -204,6 +347,18 @@ def main():
     for o in orders:
         if o not in ("auto", "none", "degree", "rcm"):
             sys.exit(f"single_process.py: unknown --reorder '{o}' (auto, none, degree, rcm)")
+    waits = args.omp_wait.split(",")
+    for w in waits:
+        if w not in ("default", "passive", "active") or waits.count(w) > 1:
+            sys.exit(f"single_process.py: bad --omp-wait '{args.omp_wait}' (default, passive, "
+                     "active, once each)")
+    # the variants each repeat runs: (key in the tables, order, environment)
+    variants = []
+    for o in orders:
+        for w in waits:
+            env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
+            variants.append((o if len(waits) == 1 else f"{o}, {w} wait", o, env))
+    keys = [v[0] for v in variants]
     models = args.model.split(",")
     for m in models:
         if m not in ("gcn", "sage", "gin") or models.count(m) > 1:
@@ -219,13 +374,21 @@ def main():
                 run([fg, "generate", "rmat", "--scale", str(scale), "--edge-factor", "16",
                      "--output", path])
             graphs.append((g, path, []))
+        elif g.startswith("snap:"):
+            folder = os.path.join(ROOT, "..", "shared", "data", "snap")
+            hits = sorted(f for f in os.listdir(folder)
+                          if f.startswith(g[5:]) and f.endswith((".txt", ".txt.gz")))
+            if len(hits) != 1:
+                sys.exit(f"single_process.py: '{g}' names {len(hits)} files in {folder}")
+            graphs.append((hits[0].split(".")[0], os.path.join(folder, hits[0]), []))
         elif g in ("snap", "snap-keep-ids"):
             path = args.snap or largest_snap(os.path.join(ROOT, "..", "shared", "data", "snap"))
             keep = g == "snap-keep-ids"
             graphs.append((os.path.basename(path).split(".")[0] + (" --keep-ids" if keep else ""),
                            path, ["--keep-ids"] if keep else []))
         else:
-            sys.exit(f"single_process.py: unknown graph '{g}' (rmatS or snap)")
+            sys.exit(f"single_process.py: unknown graph '{g}' (rmatS, snap, snap-keep-ids or "
+                     "snap:NAME)")
 
     report = {"machine": cpu_model(), "cpus": os.cpu_count(), "threads": args.threads,
               "blas": blas_kernels(fg),
@@ -233,24 +396,30 @@ def main():
               "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "graphs": []}
     for name, path, extra in graphs:
-        infos = {(m, o): info(fg, path, extra, o, m) for m in models for o in orders}
+        split = {}
+        infos = {(m, o): info(fg, path, extra, o, m, split) for m in models for o in orders}
         nodes, entries, _ = infos[models[0], orders[0]]
         tri = [triad(fg, args.threads)]
-        runs = {m: {o: [] for o in orders} for m in models}
+        runs = {m: {key: [] for key in keys} for m in models}
         peers = {m: [] for m in models}
         for k in range(args.repeat):  # models and orders interleaved, so drifts in the host
             for m in models:          # hit all alike
-                for o in orders:
-                    tag = f"{name.replace(' --', '_')}_{o}_{k}"
+                for key, o, env in variants:
+                    tagkey = re.sub(r"[^A-Za-z0-9]+", "_", key)
+                    tag = f"{name.replace(' --', '_')}_{tagkey}_{k}"
                     if m != "gcn":
-                        tag = f"{name.replace(' --', '_')}_{m}_{o}_{k}"
+                        tag = f"{name.replace(' --', '_')}_{m}_{tagkey}_{k}"
                     r = train(fg, path, extra, args.threads, args.epochs, o,
-                              os.path.join(args.out, f"{args.name}_{tag}.json"), m)
+                              os.path.join(args.out, f"{args.name}_{tag}.json"), m, env)
+                    r["omp_wait"] = (env or {}).get("OMP_WAIT_POLICY", "default")
                     tri.append(triad(fg, args.threads))
                     # this run's triad: the two measured just before and just after it
                     r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
                     r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
-                    runs[m][o].append(r)
+                    if m == "gcn":  # its GEMMs timed now, beside the run
+                        r["bound"] = epoch_bound_of(fg, args.threads, r, nodes, entries, split,
+                                                    env)
+                    runs[m][key].append(r)
                 if not args.no_peer:
                     peers[m].append(peer(path, extra, args.threads, args.epochs, m))
                     if k + 1 < args.repeat or m != models[-1]:
@@ -258,7 +427,7 @@ def main():
         for m in models:
             g = {"graph": name, "model": m, "path": path, "nodes": nodes, "entries": entries,
                  "triad_bytes_per_s": tri,
-                 "estimate_bytes": {o: infos[m, o][2] for o in orders},
+                 "estimate_bytes": {key: infos[m, o][2] for key, o, _ in variants},
                  "yardstick_bytes": yardstick(nodes, entries, m), "fullgraph": runs[m],
                  "load": os.getloadavg()}
             if peers[m]:
@@ -275,7 +444,7 @@ def main():
                               f"entries, fullgraph's {want}", file=sys.stderr)
             report["graphs"].append(g)
         for mo in (m for m in models if m != "gcn" and "gcn" in models):
-            for o in orders:
+            for o in keys:
                 ratio = [s["epoch_seconds"] / c["epoch_seconds"]
                          for s, c in zip(runs[mo][o], runs["gcn"][o])]
                 c = {"graph": name, "reorder": o, "model": mo, "fullgraph_over_gcn": ratio,
@@ -305,7 +474,7 @@ def main():
             ratios = [x["spmm_over_triad"] for x in rs]
             spread = f" ({min(ratios):.0%}–{max(ratios):.0%})" if len(rs) > 1 else ""
             used = sorted(set(x.get("reorder_used", "?") for x in rs))
-            used = o if o != "auto" else f"auto: {'/'.join(used)}"
+            used = o if not o.startswith("auto") else o.replace("auto", f"auto: {'/'.join(used)}", 1)
             row = (f"| {g['graph']} | {g['model']} | {g['nodes']} | {g['entries']} | {used} | "
                    f"{r['epoch_seconds']:.3f} | {r['spmm_seconds']:.3f} | "
                    f"{r['gemm_seconds']:.3f} | {r['rest_seconds']:.3f} | "
@@ -347,6 +516,7 @@ def main():
             if "torch_over_gcn" in c:
                 row += f" {statistics.median(c['torch_over_gcn']):.2f} |"
             md.append(row)
+    md += bound_table(report)
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(text)

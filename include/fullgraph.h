@@ -281,6 +281,12 @@ fg_status fg_generate_rmat(int scale, int edge_factor, uint64_t seed, const char
  * arrays cannot be allocated. */
 double fg_bench_stream_triad(int64_t n, int reps);
 
+/* Seconds of one C = op(A) op(B) through the library's sgemm with the current threads, op(A)
+ * m x k and op(B) k x n (transposed when trans_a, trans_b), all three packed row-major: the
+ * best of reps timed calls after one untimed call. Negative when a size is not positive or
+ * the arrays cannot be allocated. */
+double fg_bench_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, int reps);
+
 /* ---- training -------------------------------------------------------------- */
 
 typedef enum fg_weight_decay_layers { FG_WD_FIRST = 0, FG_WD_ALL = 1 } fg_weight_decay_layers;

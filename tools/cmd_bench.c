@@ -1,25 +1,94 @@
-/* cmd_bench.c -- `fullgraph bench stream` and `fullgraph bench --calibrate`: machine
- * measurements for benchmarks and the performance model. */
+/* cmd_bench.c -- `fullgraph bench stream`, `fullgraph bench gemm` and `fullgraph bench
+ * --calibrate`: machine measurements for benchmarks and the performance model. */
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
+/* One shape of --shapes, "TT:MxNxK" (TT: n or t for A, then for B) at s; the end of it in *end.
+ * 0 on success, -1 when it is malformed (the outputs then hold nothing to use). */
+static int parse_shape(const char *s, const char **end, int *ta, int *tb, int64_t dims[3]) {
+  if ((s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't') || s[2] != ':') return -1;
+  *ta = s[0] == 't';
+  *tb = s[1] == 't';
+  s += 3;
+  for (int i = 0; i < 3; i++) {
+    char *e = NULL;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    const long long v = strtoll(s, &e, 10);
+    /* a dimension within CBLAS's int */
+    if (errno || v < 1 || v > INT_MAX || (i < 2 && *e != 'x')) return -1;
+    dims[i] = v;
+    s = i < 2 ? e + 1 : e;
+  }
+  if (*s != '\0' && *s != ',') return -1;
+  *end = s;
+  return 0;
+}
+
+/* `bench gemm --shapes LIST`: one line a shape, "gemm TT MxNxK: S s, G GFLOP/s". */
+static int bench_gemm(const char *shapes, int reps) {
+  const char *s = shapes;
+  if (!shapes || !*shapes) {
+    fprintf(stderr, "fullgraph bench gemm: --shapes is required (e.g. nn:262144x128x128,"
+                    "tn:128x128x262144)\n");
+    return CLI_USAGE;
+  }
+  for (const char *p = shapes;;) { /* check every shape before timing any */
+    int ta, tb;
+    int64_t d[3];
+    const char *e;
+    if (parse_shape(p, &e, &ta, &tb, d) != 0 || (double)d[0] * (double)d[2] > INT_MAX ||
+        (double)d[2] * (double)d[1] > INT_MAX || (double)d[0] * (double)d[1] > INT_MAX) {
+      fprintf(stderr, "fullgraph bench gemm: bad shape in --shapes at '%.40s': want TT:MxNxK, "
+                      "TT one of nn nt tn tt, M N K positive, each operand under 2^31 "
+                      "elements\n", p);
+      return CLI_USAGE;
+    }
+    if (!*e) break;
+    p = e + 1;
+  }
+  for (;;) {
+    int ta, tb;
+    int64_t d[3];
+    const char *e;
+    (void)parse_shape(s, &e, &ta, &tb, d);
+    const double t = fg_bench_gemm(ta, tb, d[0], d[1], d[2], reps);
+    if (t < 0) {
+      fprintf(stderr, "fullgraph bench gemm: error: cannot allocate the operands of %lldx%lldx%lld\n",
+              (long long)d[0], (long long)d[1], (long long)d[2]);
+      return CLI_FAILED;
+    }
+    printf("gemm %c%c %lldx%lldx%lld: %.6e s, %.2f GFLOP/s\n", ta ? 't' : 'n', tb ? 't' : 'n',
+           (long long)d[0], (long long)d[1], (long long)d[2], t,
+           2.0 * (double)d[0] * (double)d[1] * (double)d[2] / t / 1e9);
+    if (!*e) break;
+    s = e + 1;
+  }
+  return CLI_OK;
+}
+
 int cmd_bench(int argc, char **argv, int rank) {
   int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
   double mfloats = 32.0;
-  const char *pos[1], *output = "fullgraph-calibration.txt";
+  const char *pos[1], *output = "fullgraph-calibration.txt", *shapes = NULL;
   const cli_opt opts[] = {
       {"--size", OPT_DOUBLE, &mfloats, "M", "millions of floats per array (default 32: 384 MB moved a run)", NULL},
       {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
+      {"--shapes", OPT_STRING, &shapes, "LIST", "gemm: TT:MxNxK,... (TT: nn, nt, tn or tt: op(A) M x K, op(B) K x N)", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
       {"--output", OPT_STRING, &output, "FILE", "--calibrate: where to write (default fullgraph-calibration.txt)", NULL},
       {"--ranks-per-node", OPT_INT, &rpn, "R", "--calibrate: ranks per node, to measure across nodes (default: one node)", NULL},
   };
-  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench --calibrate [--output FILE]",
+  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] | bench --calibrate [--output FILE]",
                            "Measure the STREAM triad bandwidth a = b + s*c (what memory-bound kernels\n"
-                           "such as the SpMM are compared with), or with --calibrate, time SpMMs of\n"
+                           "such as the SpMM are compared with), the time of one sgemm of each shape\n"
+                           "given (the best of R calls: what bench/bench_single.sh's epoch bound\n"
+                           "uses), or with --calibrate, time SpMMs of\n"
                            "several shapes, GEMMs and all-reduces on every rank at once and fit the\n"
                            "coefficients of the performance model that `fullgraph plan`, --grid auto\n"
                            "and --scheme auto use.",
@@ -47,11 +116,22 @@ int cmd_bench(int argc, char **argv, int rank) {
     return st == FG_OK ? CLI_OK : CLI_FAILED;
   }
   if (npos == 0) {
-    if (rank == 0) fprintf(stderr, "fullgraph bench: missing benchmark (stream, or --calibrate)\n");
+    if (rank == 0) fprintf(stderr, "fullgraph bench: missing benchmark (stream, gemm, or --calibrate)\n");
     return CLI_USAGE;
   }
-  if (strcmp(pos[0], "stream") != 0) {
-    if (rank == 0) fprintf(stderr, "fullgraph bench: unknown benchmark '%s' (available: stream)\n", pos[0]);
+  if (strcmp(pos[0], "stream") != 0 && strcmp(pos[0], "gemm") != 0) {
+    if (rank == 0) fprintf(stderr, "fullgraph bench: unknown benchmark '%s' (available: stream, gemm)\n", pos[0]);
+    return CLI_USAGE;
+  }
+  if (strcmp(pos[0], "gemm") == 0) {
+    if (reps < 1) {
+      if (rank == 0) fprintf(stderr, "fullgraph bench: --reps must be positive\n");
+      return CLI_USAGE;
+    }
+    return rank == 0 ? bench_gemm(shapes, reps) : CLI_OK;
+  }
+  if (shapes) {
+    if (rank == 0) fprintf(stderr, "fullgraph bench: --shapes belongs to bench gemm\n");
     return CLI_USAGE;
   }
   if (mfloats <= 0 || reps < 1) {

@@ -151,6 +151,7 @@ struct fg_model {
   fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
   double *row_sum;        /* (n) and their sums of exp(z - max) */
   double seconds[FG_TIME_COUNT];
+  double gemm_flops;      /* 2 M N K summed over the GEMMs run (bench_single.sh's bound) */
 };
 
 typedef struct fg_model_config {

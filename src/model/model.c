@@ -522,6 +522,7 @@ static void timed_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
   double t0 = fg_now();
   fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
   m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+  m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
 }
 
 void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,

@@ -1,5 +1,7 @@
 /* bench.c -- machine measurements: the STREAM triad that benchmarks and the calibration
- * compare against (fg_bench_stream_triad in the public header). */
+ * compare against, and the time of one sgemm of a given shape, which bench/single_process.py
+ * turns into an epoch's lower bound (fg_bench_stream_triad and fg_bench_gemm in the public
+ * header). */
 #include <string.h>
 
 #include "kernels/fg_kernels.h"
@@ -16,6 +18,36 @@ double fg_bench_stream_triad(int64_t n, int reps) {
     for (int r = 0; r < (reps > 0 ? reps : 1); r++) {
       double t0 = fg_now(), bytes = fg_stream_triad(a, b, c, 3.0f, n), t = fg_now() - t0;
       if (t > 0 && bytes / t > best) best = bytes / t;
+    }
+  }
+  fg_free_aligned(a);
+  fg_free_aligned(b);
+  fg_free_aligned(c);
+  return best;
+}
+
+double fg_bench_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, int reps) {
+  /* op(A) is m x k, op(B) k x n, C m x n, all packed: the layout the model's products use */
+  const int64_t na = m * k, nb = k * n, nc = m * n;
+  float *a, *b, *c;
+  double best = -1.0;
+  if (m <= 0 || n <= 0 || k <= 0) return -1.0;
+  a = fg_malloc_aligned((size_t)na * sizeof(float));
+  b = fg_malloc_aligned((size_t)nb * sizeof(float));
+  c = fg_malloc_aligned((size_t)nc * sizeof(float));
+  if (a && b && c) {
+    /* small values of both signs: no denormals or infinities to slow a run down */
+    for (int64_t i = 0; i < na; i++) a[i] = (float)((i * 7 + 3) % 17 - 8) * 0.0625f;
+    for (int64_t i = 0; i < nb; i++) b[i] = (float)((i * 5 + 1) % 13 - 6) * 0.0625f;
+    memset(c, 0, (size_t)nc * sizeof(float));
+    /* one untimed call first: OpenBLAS's buffers and threads, and C's pages */
+    fg_gemm(trans_a, trans_b, m, n, k, 1.0f, a, trans_a ? m : k, b, trans_b ? k : n, 0.0f, c, n);
+    for (int r = 0; r < (reps > 0 ? reps : 1); r++) {
+      const double t0 = fg_now();
+      fg_gemm(trans_a, trans_b, m, n, k, 1.0f, a, trans_a ? m : k, b, trans_b ? k : n, 0.0f, c,
+              n);
+      const double t = fg_now() - t0;
+      if (t > 0 && (best < 0 || t < best)) best = t;
     }
   }
   fg_free_aligned(a);

@@ -174,6 +174,7 @@ typedef struct epoch_stats {
   double bytes_sent_max, bytes_sent_mean;
   double comm_max[N_COMM_PHASES][N_COMM_STATS], comm_mean[N_COMM_PHASES][N_COMM_STATS];
   double spmm_bytes;   /* summed over ranks */
+  double gemm_flops;   /* summed over ranks: 2 M N K of every GEMM the epoch ran */
   double peak_rss;     /* maximum over ranks */
 } epoch_stats;
 
@@ -197,10 +198,11 @@ static void write_metrics_epoch(FILE *f, int epoch, const epoch_stats *e) {
           "\"test_acc\": %.6f, \"valid_loss\": %.9g, \"seconds\": %.6f, "
           "\"seconds_spmm\": %.6f, \"seconds_gemm\": %.6f, \"seconds_comm\": %.6f, "
           "\"seconds_wait\": %.6f, \"seconds_other\": %.6f, \"bytes_sent_max\": %.0f, "
-          "\"bytes_sent_mean\": %.1f, \"spmm_bytes\": %.0f, \"peak_rss_bytes\": %.0f, \"comm\": {",
+          "\"bytes_sent_mean\": %.1f, \"spmm_bytes\": %.0f, \"gemm_flops\": %.0f, \"peak_rss_bytes\": %.0f, "
+          "\"comm\": {",
           epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], e->valid_loss, e->seconds,
           e->seconds_spmm, e->seconds_gemm, e->seconds_comm, e->seconds_wait, e->seconds_other,
-          e->bytes_sent_max, e->bytes_sent_mean, e->spmm_bytes, e->peak_rss);
+          e->bytes_sent_max, e->bytes_sent_mean, e->spmm_bytes, e->gemm_flops, e->peak_rss);
   for (int k = 0; k < N_COMM_PHASES; k++) {
     fprintf(f, "%s\"%s\": {", k ? ", " : "", comm_phase_names[k]);
     for (int q = 0; q < N_COMM_STATS; q++)
@@ -1126,7 +1128,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   for (int epoch = start_epoch + 1; epoch <= cfg->epochs; epoch++) {
     epoch_stats e;
-    double t0 = fg_now(), spmm0, gemm0, sbytes0;
+    double t0 = fg_now(), spmm0, gemm0, sbytes0, flops0;
     const fg_comm_counters c0 = d->counters;
     double sent = 0.0;
     double loss_sum = 0.0;
@@ -1134,6 +1136,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
     spmm0 = r.s->seconds_spmm;
     gemm0 = r.m->seconds[FG_TIME_GEMM];
     sbytes0 = r.s->spmm_bytes;
+    flops0 = r.m->gemm_flops;
 
     /* train step, then evaluation (no dropout) */
     meta.adam_t++;
@@ -1164,16 +1167,17 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
       double mx[9] = {e.seconds, e.seconds_spmm, e.seconds_gemm, e.seconds_comm,
                       e.seconds_other, sent, (double)fg_peak_rss_bytes(), e.seconds_wait,
                       (double)fg_stop_requested()};
-      double sum[2] = {sent, r.s->spmm_bytes - sbytes0};
+      double sum[3] = {sent, r.s->spmm_bytes - sbytes0, r.m->gemm_flops - flops0};
       const int64_t ncomm = N_COMM_PHASES * N_COMM_STATS;
       FG_CHECK(fg_dist_max_f64(d, mx, 9));
       FG_CHECK(fg_dist_max_f64(d, &e.comm_max[0][0], ncomm));
-      FG_CHECK(fg_dist_allreduce_f64(d, sum, 2));
+      FG_CHECK(fg_dist_allreduce_f64(d, sum, 3));
       FG_CHECK(fg_dist_allreduce_f64(d, &e.comm_mean[0][0], ncomm));
       for (int k = 0; k < N_COMM_PHASES; k++)
         for (int q = 0; q < N_COMM_STATS; q++) e.comm_mean[k][q] /= d->size;
       e.peak_rss = mx[6];
       e.spmm_bytes = sum[1];
+      e.gemm_flops = sum[2];
       e.seconds = mx[0];
       e.seconds_spmm = mx[1];
       e.seconds_gemm = mx[2];
