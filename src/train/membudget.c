@@ -29,8 +29,11 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   fg_model_choice mdl;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_train_memory: no dataset");
-  /* the scheme of a one-process run (auto: counted as the default's) */
-  FG_CHECK(fg_scheme_resolve(cfg->scheme, fg_scheme_options_of(cfg), 1, &scheme, &any));
+  /* the scheme of a one-process run (auto: counted as the default's). The options are checked
+   * against a named scheme only: with none named, the default at P ranks is not serial, and
+   * serial refusing the run's --order or --overlap says nothing about that run. */
+  FG_CHECK(fg_scheme_resolve(cfg->scheme, cfg->scheme ? fg_scheme_options_of(cfg) : 0, 1, &scheme,
+                             &any));
   if (!scheme) FG_CHECK(fg_scheme_resolve(NULL, 0, 1, &scheme, &any));
   borrows = scheme->borrows_features;
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);

@@ -143,6 +143,9 @@ expect 2 "--scheme serial does not take --quantize \(it is an option of: halo\)"
   "$DEMO" --quantize int2 --epochs 1
 expect 2 "--scheme 1d-sa does not take --aggregation \(it is an option of: halo\)" \
   "$MPIEXEC" -n 2 --oversubscribe "$FG" train "$DEMO" --aggregation pre --epochs 1
+# the default scheme of 2 ranks takes --order: the one-process memory count must not refuse it
+expect 0 "layout: scheme 1d-sa, order random, 2 rank" "$MPIEXEC" -n 2 --oversubscribe "$FG" \
+  train "$DEMO" --order random --epochs 1
 expect 0 "halo exchange: pre aggregation, int2 rows" "$MPIEXEC" -n 2 --oversubscribe "$FG" \
   train "$DEMO" --scheme halo --aggregation pre --quantize int2 --epochs 2
 expect 0 "hybrid / pre 0\.[0-9]+, hybrid / post" "$FG" info "$DEMO" --ranks 4 --scheme halo
