@@ -220,6 +220,11 @@ int fg_dataset_is_prepared(const char *path);
  * as fg_dataset_load would. scheme names the layout in messages. Not collective. */
 fg_status fg_dataset_prepared_check(const char *dir, int ranks, int replicate, const char *scheme,
                                     const char *order);
+/* The same for --scheme 3d on ranks processes: grid ("XxYxZ"; NULL or "auto" is refused, the
+ * message naming the grids that fit) must have every dimension dividing the row blocks, and
+ * double_perm is refused (the directory's one order is 3d's permutation). */
+fg_status fg_dataset_prepared_check_3d(const char *dir, int ranks, const char *grid,
+                                       int double_perm, const char *order);
 
 /* A dataset held in memory, for fg_dataset_from_arrays. The arrays are read, never kept. */
 typedef struct fg_arrays {

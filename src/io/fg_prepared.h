@@ -106,6 +106,12 @@ fg_status fg_prep_check_fits(const char *dir, double bytes);
 fg_status fg_prep_check_layout(const fg_prep_manifest *m, const char *dir, int ranks, int rep,
                                const char *scheme);
 
+/* FG_ERR_INVALID_ARG unless every dimension of the 3D grid g (X x Y x Z) divides m's B row
+ * blocks, naming the grids of as many ranks that do and the B that would fit this one. */
+fg_status fg_prep_check_grid(const fg_prep_manifest *m, const char *dir, const int g[3]);
+/* The grids X x Y x Z = P whose dimensions divide m's B, "1x2x2, 2x1x2, ..." ("none"). */
+void fg_prep_grids_that_fit(const fg_prep_manifest *m, int64_t P, char *out, size_t cap);
+
 /* Write dir/name from nparts pieces through a temporary renamed into place (fg_out: fsync,
  * rename, directory sync); *size and *crc get what was written. */
 fg_status fg_prep_file_write(const char *dir, const char *name, const void *const *parts,

@@ -392,6 +392,48 @@ cleanup:
   return st;
 }
 
+void fg_prep_grids_that_fit(const fg_prep_manifest *m, int64_t P, char *out, size_t cap) {
+  size_t len = 0;
+  if (cap == 0) return;
+  out[0] = '\0';
+  /* every X x Y x Z = P whose dimensions divide B, X then Y ascending (fg_grid_enumerate's) */
+  for (int64_t x = 1; x <= P; x++)
+    for (int64_t y = 1; P % x == 0 && y <= P / x; y++) {
+      const int64_t z = P / x / y;
+      if ((P / x) % y || m->B % x || m->B % y || m->B % z || len + 40 >= cap) continue;
+      len += (size_t)snprintf(out + len, cap - len, "%s%" PRId64 "x%" PRId64 "x%" PRId64,
+                              len ? ", " : "", x, y, z);
+    }
+  if (len == 0) snprintf(out, cap, "none");
+}
+
+fg_status fg_prep_check_grid(const fg_prep_manifest *m, const char *dir, const int g[3]) {
+  fg_status st = FG_OK;
+  char fit[256];
+  const int64_t P = (int64_t)g[0] * g[1] * g[2];
+  int64_t l = 1; /* the least common multiple of the dimensions: a B that fits this grid */
+  for (int d = 0; d < 3; d++) {
+    const int64_t gd = g[d] >= 1 ? g[d] : 1;
+    int64_t a = l, b = gd;
+    while (b) {
+      const int64_t t = a % b;
+      a = b;
+      b = t;
+    }
+    l = l / a * gd;
+  }
+  fg_prep_grids_that_fit(m, P, fit, sizeof fit);
+  FG_REQUIRE(g[0] >= 1 && g[1] >= 1 && g[2] >= 1 && m->B % g[0] == 0 && m->B % g[1] == 0 &&
+                 m->B % g[2] == 0,
+             FG_ERR_INVALID_ARG,
+             "%s has %" PRId64 " row blocks: 3d's grid %dx%dx%d needs each dimension to divide "
+             "them (grids of %" PRId64 " ranks that fit: %s); or prepare it again with --blocks "
+             "a multiple of %" PRId64,
+             dir, m->B, g[0], g[1], g[2], P, fit, l);
+cleanup:
+  return st;
+}
+
 /* ---- data files -------------------------------------------------------------------------- */
 
 fg_status fg_prep_file_write(const char *dir, const char *name, const void *const *parts,

@@ -1,0 +1,78 @@
+/* fg_prep_blocks.h -- one rank's reads of a prepared directory (`fullgraph prepare`,
+ * io/fg_prepared.h): the pieces every per-rank layout is made of, shared by the 1D layouts
+ * (partition_prepared.c) and the 3D grid (scheme_3d.c) so that both read, check and compute
+ * the same way (prep_blocks.c).
+ *
+ *   fg_prep_operator  any rectangle [r0, r1) x [c0, c1) of the operator Â (or of Âᵀ) in the
+ *                     prepared order: the adjacency blocks it overlaps, read whole and checked,
+ *                     their entries inside the rectangle kept, the values computed from the
+ *                     degree files by the very expressions of fg_adj_normalize, so the bits are
+ *                     those the direct path gets by normalizing the whole pattern and permuting
+ *                     it;
+ *   fg_prep_node_read one node file, whole, checked row by row (ids, labels, split, targets);
+ *   fg_prep_report    what each rank read and its peak (the log the CLI tests measure).
+ *
+ * A source counts the bytes of every file it reads (bytes), each degree file once. Not
+ * collective, except fg_prep_dir_share and fg_prep_report.
+ */
+#ifndef FG_PREP_BLOCKS_H
+#define FG_PREP_BLOCKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dist/fg_dist.h"
+#include "graph/fg_graph.h"
+#include "io/fg_prepared.h"
+
+typedef struct fg_prep_src {
+  const char *dir;
+  const fg_prep_manifest *m;
+  int64_t *files;          /* (B x B) index in m->files of block (i, j), -1 for an empty one */
+  int64_t **in_b, **out_b; /* (B) per row block, NULL until read: its rows' degrees */
+  int32_t **loops;         /* (B) ... and self loops */
+  uint64_t bytes;          /* bytes of the files read so far */
+} fg_prep_src;
+
+/* A source over dir's manifest m (kept by the caller while the source lives). */
+fg_status fg_prep_src_open(fg_prep_src *s, const char *dir, const fg_prep_manifest *m);
+void fg_prep_src_close(fg_prep_src *s);
+
+/* Degree file j, read once (then s->in_b[j], s->out_b[j], s->loops[j]), checked. */
+fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j);
+
+/* An operator entry's value as fg_adj_normalize computes it: rdeg entries in its row, ccount
+ * in its column (self loops taken out when the operator drops them). */
+float fg_prep_op_value(fg_adj_norm norm, int64_t rdeg, int64_t ccount);
+
+/* Rows [r0, r1) and columns [c0, c1) of Â (transposed: of Âᵀ, entry (u, v) holding Â(v, u)),
+ * positions in the prepared order, as an (r1 - r0) x (c1 - c0) CSR with columns relative to c0
+ * (sorted in each row) and the operator's values; the self loops out when adj drops them.
+ * Reads the adjacency blocks the rectangle overlaps (each once) and the degree files its
+ * entries need. */
+fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                           int transposed, fg_adj_spec adj, fg_csr *out);
+
+/* Node file i whole (*buf malloc'ed; sec its sections, fg_prep_node_sections), every row's
+ * node index, label or targets and split checked against the manifest's ranges. */
+fg_status fg_prep_node_read(fg_prep_src *s, int64_t i, unsigned char **buf, int64_t sec[6]);
+
+/* FG_ERR_INVALID_ARG unless order (NULL: any) is the order m was prepared in. */
+fg_status fg_prep_check_order(const fg_prep_manifest *m, const char *dir, const char *order);
+
+/* What 3d can read of m per rank (exit 2 before any block is read): no double permutation (the
+ * directory holds one order, which is the layout), an explicit grid g whose dimensions divide
+ * B, order (NULL: any) the prepared one. */
+fg_status fg_prep_check_3d(const fg_prep_manifest *m, const char *dir, const int g[3],
+                           int double_perm, const char *order);
+
+/* Collective: the prepared directory rank 0's dataset was opened per rank on (fg_dataset
+ * prep_dir), on every rank (*dir malloc'ed), or NULL on every rank when it was not. */
+fg_status fg_prep_dir_share(fg_dist *d, const fg_dataset *ds, char **dir);
+
+/* Collective: when log is set, rank 0 writes "prepared DIR: <what>; its files hold N bytes"
+ * and a line per rank "  rank r read B bytes, peak resident R bytes". */
+fg_status fg_prep_report(fg_dist *d, FILE *log, const char *dir, const fg_prep_manifest *m,
+                         const char *what, uint64_t bytes);
+
+#endif /* FG_PREP_BLOCKS_H */

@@ -1,0 +1,354 @@
+/* prep_blocks.c -- one rank's reads of a prepared directory, shared by the per-rank layouts
+ * (1D: partition_prepared.c, 3D: scheme_3d.c). See fg_prep_blocks.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/fg_order.h"
+#include "schemes/fg_grid3d.h"
+#include "schemes/fg_prep_blocks.h"
+#include "schemes/fg_scheme.h"
+
+fg_status fg_prep_src_open(fg_prep_src *s, const char *dir, const fg_prep_manifest *m) {
+  fg_status st = FG_OK;
+  const int64_t B = m->B;
+  int64_t k = 2 * B;
+  memset(s, 0, sizeof *s);
+  s->dir = dir;
+  s->m = m;
+  FG_ALLOC(s->files, B * B);
+  for (int64_t b = 0; b < B * B; b++) s->files[b] = m->block_nnz[b] > 0 ? k++ : -1;
+  FG_CALLOC(s->in_b, B);
+  FG_CALLOC(s->out_b, B);
+  FG_CALLOC(s->loops, B);
+cleanup:
+  if (st != FG_OK) fg_prep_src_close(s);
+  return st;
+}
+
+void fg_prep_src_close(fg_prep_src *s) {
+  if (!s->m) return;
+  for (int64_t j = 0; j < s->m->B; j++) {
+    if (s->in_b) free(s->in_b[j]);
+    if (s->out_b) free(s->out_b[j]);
+    if (s->loops) free(s->loops[j]);
+  }
+  free(s->in_b);
+  free(s->out_b);
+  free(s->loops);
+  free(s->files);
+  s->in_b = s->out_b = NULL;
+  s->loops = NULL;
+  s->files = NULL;
+}
+
+fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j) {
+  fg_status st = FG_OK;
+  unsigned char *buf = NULL;
+  const fg_prep_manifest *m = s->m;
+  const int64_t nr = m->offs[j + 1] - m->offs[j];
+  if (s->in_b[j]) return FG_OK;
+  FG_CHECK(fg_prep_file_read(s->dir, m, m->B + j, &buf));
+  s->bytes += m->files[m->B + j].size;
+  FG_ALLOC(s->in_b[j], FG_MAX(nr, 1));
+  FG_ALLOC(s->out_b[j], FG_MAX(nr, 1));
+  FG_ALLOC(s->loops[j], FG_MAX(nr, 1));
+  memcpy(s->in_b[j], buf, (size_t)(8 * nr));
+  memcpy(s->out_b[j], buf + 8 * nr, (size_t)(8 * nr));
+  memcpy(s->loops[j], buf + 16 * nr, (size_t)(4 * nr));
+  for (int64_t r = 0; r < nr; r++) {
+    char name[FG_PREP_NAME_BYTES];
+    fg_prep_deg_name(j, name);
+    FG_REQUIRE(s->in_b[j][r] >= s->loops[j][r] && s->out_b[j][r] >= s->loops[j][r] &&
+                   s->loops[j][r] >= 0,
+               FG_ERR_FORMAT, "%s/%s: row %lld: degrees %lld in, %lld out with %d self loops",
+               s->dir, name, (long long)r, (long long)s->in_b[j][r], (long long)s->out_b[j][r],
+               s->loops[j][r]);
+  }
+cleanup:
+  if (st != FG_OK && s->in_b[j]) { /* not half-read next time */
+    free(s->in_b[j]);
+    free(s->out_b[j]);
+    free(s->loops[j]);
+    s->in_b[j] = s->out_b[j] = NULL;
+    s->loops[j] = NULL;
+  }
+  free(buf);
+  return st;
+}
+
+/* One block file (i, j), whole and checked: its row offsets and block-local columns. */
+static fg_status read_block(fg_prep_src *s, int64_t i, int64_t j, unsigned char **buf) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = s->m;
+  const int64_t k = s->files[i * m->B + j];
+  const int64_t nr = m->offs[i + 1] - m->offs[i], w = m->offs[j + 1] - m->offs[j];
+  const int64_t e = m->block_nnz[i * m->B + j];
+  FG_CHECK(fg_prep_file_read(s->dir, m, k, buf));
+  s->bytes += m->files[k].size;
+  const int64_t *rp = (const int64_t *)(void *)*buf;
+  const int32_t *cl = (const int32_t *)(void *)(*buf + 8 * (nr + 1));
+  FG_REQUIRE(rp[0] == 0 && rp[nr] == e, FG_ERR_FORMAT,
+             "%s/%s: row offsets run from %lld to %lld, not 0 to %lld", s->dir, m->files[k].name,
+             (long long)rp[0], (long long)rp[nr], (long long)e);
+  for (int64_t u = 0; u < nr; u++) {
+    FG_REQUIRE(rp[u] <= rp[u + 1], FG_ERR_FORMAT, "%s/%s: row %lld ends before it starts",
+               s->dir, m->files[k].name, (long long)u);
+    for (int64_t q = rp[u]; q < rp[u + 1]; q++)
+      FG_REQUIRE(cl[q] >= 0 && cl[q] < w && (q == rp[u] || cl[q] >= cl[q - 1]), FG_ERR_FORMAT,
+                 "%s/%s: row %lld: column %d is outside the block or out of order", s->dir,
+                 m->files[k].name, (long long)u, cl[q]);
+  }
+cleanup:
+  return st;
+}
+
+float fg_prep_op_value(fg_adj_norm norm, int64_t rdeg, int64_t ccount) {
+  const double r = (double)rdeg;
+  return norm == FG_ADJ_SUM    ? 1.0f
+         : norm == FG_ADJ_MEAN ? (float)(1.0 / r)
+                               : (float)(1.0 / sqrt(r * (double)ccount));
+}
+
+/* The row blocks of the prepared grid that [p0, p1) overlaps: [*b0, *b1) (empty when it is). */
+static void blocks_of(const fg_prep_manifest *m, int64_t p0, int64_t p1, int64_t *b0,
+                      int64_t *b1) {
+  if (p1 <= p0) {
+    *b0 = *b1 = 0;
+    return;
+  }
+  *b0 = fg_block_owner(m->offs, (int)m->B, p0);
+  *b1 = fg_block_owner(m->offs, (int)m->B, p1 - 1) + 1;
+}
+
+fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                           int transposed, fg_adj_spec adj, fg_csr *A) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = s->m;
+  const int64_t B = m->B, nl = FG_MAX(r1 - r0, 0);
+  const int drop = adj.no_self_loops != 0;
+  unsigned char **blk = NULL; /* the blocks of one row (or column) block of the result */
+  int64_t *fill = NULL, x0, x1, y0, y1, nnz = 0, maxrows = 0;
+  memset(A, 0, sizeof *A);
+  blocks_of(m, r0, r1, &x0, &x1);
+  blocks_of(m, c0, c1, &y0, &y1);
+  /* an upper bound: the entries of every block the rectangle overlaps */
+  for (int64_t x = x0; x < x1; x++) {
+    maxrows = FG_MAX(maxrows, m->offs[x + 1] - m->offs[x]);
+    for (int64_t y = y0; y < y1; y++)
+      nnz += m->block_nnz[transposed ? y * B + x : x * B + y];
+  }
+  FG_CHECK(fg_scheme_alloc_csr(A, nl, FG_MAX(c1 - c0, 0), nnz));
+  FG_CALLOC(blk, B);
+  FG_CALLOC(fill, maxrows + 1);
+  A->rowptr[0] = 0;
+  /* one result block x at a time (the pattern's row block x, or its column block x), each of
+   * its blocks read once and whole: the kept entries of its rows inside [r0, r1), their
+   * offsets after the rows before, then the columns */
+  for (int64_t x = x0; x < x1; x++) {
+    const int64_t xb = m->offs[x], xn = m->offs[x + 1] - xb;
+    const int64_t u0 = FG_MAX(r0, xb) - xb, u1 = FG_MIN(r1, xb + xn) - xb; /* rows kept */
+    for (int64_t y = y0; y < y1; y++) {
+      const int64_t i = transposed ? y : x, j = transposed ? x : y;
+      if (s->files[i * B + j] >= 0) FG_CHECK(read_block(s, i, j, &blk[y]));
+    }
+    for (int64_t u = 0; u <= xn; u++) fill[u] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1) { /* counts to positions: row u of block x is row xb + u - r0 of A */
+        int64_t at = A->rowptr[xb + u0 - r0];
+        for (int64_t u = u0; u < u1; u++) {
+          const int64_t c = fill[u];
+          fill[u] = at;
+          at += c;
+          A->rowptr[xb + u - r0 + 1] = at;
+        }
+      }
+      for (int64_t y = y0; y < y1; y++) { /* increasing y: sorted columns in every row */
+        if (!blk[y]) continue;
+        const int64_t yb = m->offs[y], in = transposed ? m->offs[y + 1] - yb : xn;
+        const int64_t *rp = (const int64_t *)(void *)blk[y];
+        const int32_t *cl = (const int32_t *)(void *)(blk[y] + 8 * (in + 1));
+        if (!transposed) {
+          for (int64_t u = u0; u < u1; u++)
+            for (int64_t q = rp[u]; q < rp[u + 1]; q++) {
+              const int64_t g = cl[q] + yb;
+              if (g < c0 || g >= c1 || (drop && g == xb + u)) continue;
+              if (pass == 0) fill[u]++;
+              else A->col[fill[u]++] = (int32_t)(g - c0);
+            }
+        } else { /* row v of block (y, x) is column yb + v of the result */
+          for (int64_t v = 0; v < in; v++) {
+            const int64_t g = yb + v;
+            if (g < c0 || g >= c1) continue;
+            for (int64_t q = rp[v]; q < rp[v + 1]; q++) {
+              const int64_t u = cl[q];
+              if (u < u0 || u >= u1 || (drop && g == xb + u)) continue;
+              if (pass == 0) fill[u]++;
+              else A->col[fill[u]++] = (int32_t)(g - c0);
+            }
+          }
+        }
+      }
+    }
+    for (int64_t y = y0; y < y1; y++) {
+      free(blk[y]);
+      blk[y] = NULL;
+    }
+  }
+  A->nnz = A->rowptr[nl];
+  /* the values from both endpoints' degrees */
+  for (int64_t u = 0; u < nl; u++) {
+    for (int64_t q = A->rowptr[u]; q < A->rowptr[u + 1]; q++) {
+      /* the pattern's entry (row, col): for the transpose, (c0 + A->col[q], r0 + u) */
+      const int64_t prow = transposed ? c0 + A->col[q] : r0 + u;
+      const int64_t pcol = transposed ? r0 + u : c0 + A->col[q];
+      const int64_t br = fg_block_owner(m->offs, (int)B, prow);
+      const int64_t bc = fg_block_owner(m->offs, (int)B, pcol);
+      FG_CHECK(fg_prep_src_degrees(s, br));
+      FG_CHECK(fg_prep_src_degrees(s, bc));
+      const int64_t lr = prow - m->offs[br], lc = pcol - m->offs[bc];
+      const int64_t rdeg = s->in_b[br][lr] - (drop ? s->loops[br][lr] : 0);
+      const int64_t ccount = s->out_b[bc][lc] - (drop ? s->loops[bc][lc] : 0);
+      A->val[q] = fg_prep_op_value(adj.norm, rdeg, ccount);
+    }
+  }
+cleanup:
+  if (blk)
+    for (int64_t y = 0; y < B; y++) free(blk[y]);
+  free(blk);
+  free(fill);
+  if (st != FG_OK) fg_csr_free(A);
+  return st;
+}
+
+fg_status fg_prep_node_read(fg_prep_src *s, int64_t i, unsigned char **buf, int64_t sec[6]) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = s->m;
+  const int64_t nr = m->offs[i + 1] - m->offs[i], T = m->T;
+  *buf = NULL;
+  fg_prep_node_sections(m, nr, sec);
+  FG_CHECK(fg_prep_file_read(s->dir, m, i, buf));
+  s->bytes += m->files[i].size;
+  const unsigned char *b = *buf;
+  for (int64_t r = 0; r < nr; r++) {
+    int64_t v;
+    int32_t lab = -1;
+    int8_t sp;
+    memcpy(&v, b + sec[FG_PREP_SEC_INDEX] + 8 * r, 8);
+    if (T == 0) memcpy(&lab, b + sec[FG_PREP_SEC_LABELS] + 4 * r, 4);
+    sp = (int8_t)b[sec[FG_PREP_SEC_SPLIT] + r];
+    FG_REQUIRE(v >= 0 && v < m->n && lab >= -1 && lab < m->C && sp >= FG_SPLIT_NONE &&
+                   sp <= FG_SPLIT_TEST,
+               FG_ERR_FORMAT, "%s/%s: row %lld: node %lld, label %d or split %d out of range",
+               s->dir, m->files[i].name, (long long)r, (long long)v, lab, sp);
+    for (int64_t t = 0; t < T; t++) {
+      const int8_t y = (int8_t)b[sec[FG_PREP_SEC_LABELS] + r * T + t];
+      FG_REQUIRE(y >= -1 && y <= 1, FG_ERR_FORMAT, "%s/%s: row %lld task %lld is %d", s->dir,
+                 m->files[i].name, (long long)r, (long long)t, y);
+    }
+  }
+cleanup:
+  if (st != FG_OK) {
+    free(*buf);
+    *buf = NULL;
+  }
+  return st;
+}
+
+fg_status fg_prep_dir_share(fg_dist *d, const fg_dataset *ds, char **dir) {
+  fg_status st = FG_OK;
+  int64_t plen = d->rank == 0 && ds && ds->prep_dir ? (int64_t)strlen(ds->prep_dir) + 1 : 0;
+  *dir = NULL;
+  FG_CHECK(fg_dist_bcast(d, &plen, sizeof plen, 0));
+  if (plen == 0) return FG_OK;
+  *dir = malloc((size_t)plen);
+  st = *dir ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  if (st == FG_OK && d->rank == 0) memcpy(*dir, ds->prep_dir, (size_t)plen);
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK(fg_dist_bcast(d, *dir, plen, 0));
+cleanup:
+  if (st != FG_OK) {
+    free(*dir);
+    *dir = NULL;
+  }
+  return st;
+}
+
+fg_status fg_prep_report(fg_dist *d, FILE *log, const char *dir, const fg_prep_manifest *m,
+                         const char *what, uint64_t bytes) {
+  fg_status st = FG_OK;
+  const int P = d->size;
+  int64_t mine[2] = {(int64_t)bytes, fg_peak_rss_bytes()}, *all = NULL, total = 0;
+  int on = log != NULL;
+  /* every rank must take part in the gather: rank 0's log decides for all */
+  FG_CHECK(fg_dist_bcast(d, &on, sizeof on, 0));
+  if (!on) return FG_OK;
+  if (d->rank == 0) all = fg_malloc_array((size_t)P * 2, sizeof *all);
+  FG_CHECK_MPI(MPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, d->comm));
+  if (d->rank == 0 && all && log) {
+    for (int64_t k = 0; k < m->nfiles; k++) total += (int64_t)m->files[k].size;
+    fprintf(log, "prepared %s: %s; its files hold %lld bytes\n", dir, what, (long long)total);
+    for (int r = 0; r < P; r++)
+      fprintf(log, "  rank %d read %lld bytes, peak resident %lld bytes\n", r,
+              (long long)all[2 * r], (long long)all[2 * r + 1]);
+    fflush(log);
+  }
+cleanup:
+  free(all);
+  return st;
+}
+
+fg_status fg_prep_check_order(const fg_prep_manifest *m, const char *dir, const char *order) {
+  fg_status st = FG_OK;
+  fg_order_kind want = FG_ORDER_NATURAL, have = FG_ORDER_NATURAL;
+  if (!order) return FG_OK;
+  FG_CHECK(fg_order_parse(order, &want));
+  FG_REQUIRE(fg_order_parse(m->order, &have) == FG_OK && have == want, FG_ERR_INVALID_ARG,
+             "%s was prepared in order %s; --order %s needs it prepared again (or drop --order: "
+             "the prepared order is the layout)",
+             dir, m->order, order);
+cleanup:
+  return st;
+}
+
+fg_status fg_prep_check_3d(const fg_prep_manifest *m, const char *dir, const int g[3],
+                           int double_perm, const char *order) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(!double_perm, FG_ERR_INVALID_ARG,
+             "%s is a prepared directory read per rank: its one order (%s) is 3d's permutation, "
+             "so --double-perm, which draws two of its own, cannot be read from it; drop "
+             "--double-perm (prepare --order random is the single random permutation), or train "
+             "on the source dataset for the double permutation",
+             dir, m->order);
+  FG_CHECK(fg_prep_check_grid(m, dir, g));
+  FG_CHECK(fg_prep_check_order(m, dir, order));
+cleanup:
+  return st;
+}
+
+fg_status fg_dataset_prepared_check_3d(const char *dir, int ranks, const char *grid,
+                                       int double_perm, const char *order) {
+  fg_status st = FG_OK;
+  fg_prep_manifest m;
+  int g[3] = {0, 0, 0};
+  memset(&m, 0, sizeof m);
+  FG_CHECK(fg_prep_manifest_read(dir, &m));
+  if (!grid || strcmp(grid, "auto") == 0) {
+    /* the performance model ranks grids on the whole pattern, which no rank reads here: the
+     * grid is named, from those the blocks can form */
+    char fit[256];
+    fg_prep_grids_that_fit(&m, ranks, fit, sizeof fit);
+    FG_FAIL(FG_ERR_INVALID_ARG,
+            "--scheme 3d on the prepared directory %s, read per rank, needs --grid XxYxZ: "
+            "grids of %d ranks its %lld row blocks can form: %s (`fullgraph plan %s --ranks %d "
+            "--schemes 3d` ranks them)",
+            dir, ranks, (long long)m.B, fit, dir, ranks);
+  }
+  FG_CHECK(fg_grid_parse(grid, ranks, g));
+  FG_CHECK(fg_prep_check_3d(&m, dir, g, double_perm, order));
+cleanup:
+  fg_prep_manifest_free(&m);
+  return st;
+}
