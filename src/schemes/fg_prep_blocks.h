@@ -9,7 +9,8 @@
  *                     degree files by the very expressions of fg_adj_normalize, so the bits are
  *                     those the direct path gets by normalizing the whole pattern and permuting
  *                     it;
- *   fg_prep_node_read one node file, whole, checked row by row (ids, labels, split, targets);
+ *   fg_prep_node_read one node file, whole, checked row by row (ids, labels, split, targets),
+ *                     or fg_prep_node_section one section's rows of it;
  *   fg_prep_report    what each rank read and its peak (the log the CLI tests measure).
  *
  * A source counts the bytes of every file it reads (bytes), each degree file once. Not
@@ -31,12 +32,17 @@ typedef struct fg_prep_src {
   int64_t *files;          /* (B x B) index in m->files of block (i, j), -1 for an empty one */
   int64_t **in_b, **out_b; /* (B) per row block, NULL until read: its rows' degrees */
   int32_t **loops;         /* (B) ... and self loops */
+  unsigned char **blocks;  /* (B x B) with fg_prep_src_keep_blocks: every block read, kept */
   uint64_t bytes;          /* bytes of the files read so far */
 } fg_prep_src;
 
 /* A source over dir's manifest m (kept by the caller while the source lives). */
 fg_status fg_prep_src_open(fg_prep_src *s, const char *dir, const fg_prep_manifest *m);
 void fg_prep_src_close(fg_prep_src *s);
+
+/* Keep every adjacency block read until fg_prep_src_close, so that rectangles that overlap
+ * the same blocks (3d's shards of the layers) read each file once. */
+fg_status fg_prep_src_keep_blocks(fg_prep_src *s);
 
 /* Degree file j, read once (then s->in_b[j], s->out_b[j], s->loops[j]), checked. */
 fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j);
@@ -65,6 +71,14 @@ fg_status fg_prep_check_order(const fg_prep_manifest *m, const char *dir, const 
  * B, order (NULL: any) the prepared one. */
 fg_status fg_prep_check_3d(const fg_prep_manifest *m, const char *dir, const int g[3],
                            int double_perm, const char *order);
+
+/* Rows [lo, hi) (local to node file i) of one of its sections, FG_PREP_SEC_INDEX (int64),
+ * FG_PREP_SEC_LABELS (int32, or T int8 targets a row) or FG_PREP_SEC_SPLIT (int8), into dst,
+ * read alone (pread: the file's size is checked, its CRC-32 cannot be) and range-checked as
+ * fg_prep_node_read checks them: what a rank reads of a node file whose features it does not
+ * need. */
+fg_status fg_prep_node_section(fg_prep_src *s, int64_t i, int which, int64_t lo, int64_t hi,
+                               void *dst);
 
 /* Collective: the prepared directory rank 0's dataset was opened per rank on (fg_dataset
  * prep_dir), on every rank (*dir malloc'ed), or NULL on every rank when it was not. */

@@ -35,6 +35,9 @@ void fg_prep_src_close(fg_prep_src *s) {
     if (s->out_b) free(s->out_b[j]);
     if (s->loops) free(s->loops[j]);
   }
+  if (s->blocks)
+    for (int64_t b = 0; b < s->m->B * s->m->B; b++) free(s->blocks[b]);
+  free(s->blocks);
   free(s->in_b);
   free(s->out_b);
   free(s->loops);
@@ -42,6 +45,14 @@ void fg_prep_src_close(fg_prep_src *s) {
   s->in_b = s->out_b = NULL;
   s->loops = NULL;
   s->files = NULL;
+  s->blocks = NULL;
+}
+
+fg_status fg_prep_src_keep_blocks(fg_prep_src *s) {
+  fg_status st = FG_OK;
+  if (!s->blocks) FG_CALLOC(s->blocks, s->m->B * s->m->B);
+cleanup:
+  return st;
 }
 
 fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j) {
@@ -79,13 +90,18 @@ cleanup:
   return st;
 }
 
-/* One block file (i, j), whole and checked: its row offsets and block-local columns. */
+/* One block file (i, j), whole and checked: its row offsets and block-local columns (the kept
+ * copy when blocks are kept: then *buf is not the caller's to free). */
 static fg_status read_block(fg_prep_src *s, int64_t i, int64_t j, unsigned char **buf) {
   fg_status st = FG_OK;
   const fg_prep_manifest *m = s->m;
   const int64_t k = s->files[i * m->B + j];
   const int64_t nr = m->offs[i + 1] - m->offs[i], w = m->offs[j + 1] - m->offs[j];
   const int64_t e = m->block_nnz[i * m->B + j];
+  if (s->blocks && s->blocks[i * m->B + j]) {
+    *buf = s->blocks[i * m->B + j];
+    return FG_OK;
+  }
   FG_CHECK(fg_prep_file_read(s->dir, m, k, buf));
   s->bytes += m->files[k].size;
   const int64_t *rp = (const int64_t *)(void *)*buf;
@@ -101,7 +117,12 @@ static fg_status read_block(fg_prep_src *s, int64_t i, int64_t j, unsigned char 
                  "%s/%s: row %lld: column %d is outside the block or out of order", s->dir,
                  m->files[k].name, (long long)u, cl[q]);
   }
+  if (s->blocks) s->blocks[i * m->B + j] = *buf;
 cleanup:
+  if (st != FG_OK) {
+    free(*buf);
+    *buf = NULL;
+  }
   return st;
 }
 
@@ -193,7 +214,7 @@ fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, i
       }
     }
     for (int64_t y = y0; y < y1; y++) {
-      free(blk[y]);
+      if (!s->blocks) free(blk[y]);
       blk[y] = NULL;
     }
   }
@@ -215,7 +236,7 @@ fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, i
     }
   }
 cleanup:
-  if (blk)
+  if (blk && !s->blocks)
     for (int64_t y = 0; y < B; y++) free(blk[y]);
   free(blk);
   free(fill);
@@ -254,6 +275,54 @@ cleanup:
     free(*buf);
     *buf = NULL;
   }
+  return st;
+}
+
+fg_status fg_prep_node_section(fg_prep_src *s, int64_t i, int which, int64_t lo, int64_t hi,
+                               void *dst) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = s->m;
+  const int64_t nr = m->offs[i + 1] - m->offs[i], T = m->T;
+  const int64_t w = which == FG_PREP_SEC_INDEX ? 8 : which == FG_PREP_SEC_SPLIT ? 1 : T > 0 ? T : 4;
+  int64_t sec[6];
+  fg_prep_reader r;
+  memset(&r, 0, sizeof r);
+  r.fd = -1;
+  if (hi <= lo) return FG_OK;
+  FG_REQUIRE(lo >= 0 && hi <= nr &&
+                 (which == FG_PREP_SEC_INDEX || which == FG_PREP_SEC_LABELS ||
+                  which == FG_PREP_SEC_SPLIT),
+             FG_ERR_INTERNAL, "node file %lld: rows [%lld, %lld) of section %d", (long long)i,
+             (long long)lo, (long long)hi, which);
+  fg_prep_node_sections(m, nr, sec);
+  FG_CHECK(fg_prep_reader_open(&r, s->dir, m, i));
+  FG_CHECK(fg_prep_reader_pread(&r, dst, (size_t)((hi - lo) * w), (uint64_t)(sec[which] + lo * w)));
+  s->bytes += r.bytes_read;
+  for (int64_t k = 0; k < hi - lo; k++) {
+    const unsigned char *b = (const unsigned char *)dst + k * w;
+    int64_t v = 0;
+    int32_t lab = 0;
+    if (which == FG_PREP_SEC_INDEX) {
+      memcpy(&v, b, 8);
+      FG_REQUIRE(v >= 0 && v < m->n, FG_ERR_FORMAT, "%s/%s: row %lld: node %lld out of range",
+                 s->dir, m->files[i].name, (long long)(lo + k), (long long)v);
+    } else if (which == FG_PREP_SEC_SPLIT) {
+      FG_REQUIRE((int8_t)b[0] >= FG_SPLIT_NONE && (int8_t)b[0] <= FG_SPLIT_TEST, FG_ERR_FORMAT,
+                 "%s/%s: row %lld: split %d out of range", s->dir, m->files[i].name,
+                 (long long)(lo + k), (int8_t)b[0]);
+    } else if (T == 0) {
+      memcpy(&lab, b, 4);
+      FG_REQUIRE(lab >= -1 && lab < m->C, FG_ERR_FORMAT, "%s/%s: row %lld: label %d out of range",
+                 s->dir, m->files[i].name, (long long)(lo + k), lab);
+    } else {
+      for (int64_t t = 0; t < T; t++)
+        FG_REQUIRE((int8_t)b[t] >= -1 && (int8_t)b[t] <= 1, FG_ERR_FORMAT,
+                   "%s/%s: row %lld task %lld is %d", s->dir, m->files[i].name,
+                   (long long)(lo + k), (long long)t, (int8_t)b[t]);
+    }
+  }
+cleanup:
+  fg_prep_reader_close(&r);
   return st;
 }
 

@@ -22,6 +22,14 @@
  * Dropout keys are the rows' original ids and global columns, Glorot element (i, j) the serial
  * draw, Â normalized on the whole pattern before permuting: every grid trains the one-process
  * model.
+ *
+ * Two sources fill the same fields: rank 0 lays the dataset out and sends every rank its pieces
+ * (root_prepare, deliver_3d), or, on a prepared directory opened per rank (`fullgraph prepare`),
+ * every rank reads its own (prep_read_3d): its shards from the adjacency blocks they overlap,
+ * its feature, label and id rows from the node files they overlap. The prepared order is then
+ * the permutation (pi[0] = pi[1] = the identity over prepared positions, a position's id its
+ * stored source index), so `prepare --order random` is the single random permutation; the
+ * double one (two orders) cannot be read from one directory and is refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +40,7 @@
 #include "schemes/fg_deliver.h"
 #include "schemes/fg_grid3d.h"
 #include "schemes/fg_layouts.h"
+#include "schemes/fg_prep_blocks.h"
 #include "schemes/fg_scheme.h"
 
 #define FG_TAG_3D 7301
@@ -194,20 +203,24 @@ cleanup:
   return st;
 }
 
-/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf (row-normalized over the whole
- * row first when asked, exactly as fg_row_normalize does). */
+/* Columns [f0, f1) of one feature row (F) into o (f1 - f0), row-normalized over the whole row
+ * first when asked, exactly as fg_row_normalize does. */
+static void feature_row(const float *row, int64_t F, int normalize, int64_t f0, int64_t f1,
+                        float *o) {
+  double s = 0.0;
+  if (normalize)
+    for (int64_t j = 0; j < F; j++) s += (double)row[j];
+  for (int64_t j = f0; j < f1; j++)
+    o[j - f0] = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
+}
+
+/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf. */
 static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int64_t r0,
                           int64_t r1, int64_t f0, int64_t f1) {
   const int64_t F = ds->num_features;
-  for (int64_t k = r0; k < r1; k++) {
-    const float *row = ds->features + r->lay->pi[0][k] * F; // (F)
-    float *o = r->featbuf + (k - r0) * (f1 - f0);      // (f1 - f0)
-    double s = 0.0;
-    if (normalize)
-      for (int64_t j = 0; j < F; j++) s += (double)row[j];
-    for (int64_t j = f0; j < f1; j++)
-      o[j - f0] = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
-  }
+  for (int64_t k = r0; k < r1; k++)
+    feature_row(ds->features + r->lay->pi[0][k] * F, F, normalize, f0, f1,
+                r->featbuf + (k - r0) * (f1 - f0));
 }
 
 /* Rank 0: labels and split of the logit rows [s0, s0 + len) of pi[L % 2]. */
@@ -220,7 +233,8 @@ static void pack_labels(const fg_dataset *ds, const root_data *r, int L, int64_t
   }
 }
 
-/* Allocate what rank q receives (sizes from the geometry and its row of the nnz table). */
+/* Allocate what rank q receives (sizes from the geometry and its row of the nnz table; with
+ * no table the shards are left to the per-rank read, which sizes them itself). */
 static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   fg_status st = FG_OK;
   int need[3][2];
@@ -231,7 +245,7 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   FG_ALLOC(t->len, s->dist->size);
   FG_ALLOC(t->cnt, s->dist->size);
   FG_ALLOC(t->dsp, s->dist->size);
-  for (int k = 0; k < t->nkeys; k++) {
+  for (int k = 0; k < t->nkeys && nnz_row; k++) {
     shard_range(s->n_global, t->g, t->q, k, &r0, &r1, &c0, &c1);
     FG_CHECK(fg_scheme_alloc_csr(&t->A[k], r1 - r0, c1 - c0, nnz_row[k]));
     s->local_nnz += nnz_row[k];
@@ -310,6 +324,130 @@ static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r,
     FG_CHECK(fg_deliver_bytes(d, rk, r->insplitbuf, s->in_split, r1 - r0, FG_TAG_3D));
   }
 cleanup:
+  return st;
+}
+
+/* Rows [lo, hi) of position range [a0, a1) intersected with node file [ib, ie) (empty: lo >= hi). */
+static void overlap(int64_t a0, int64_t a1, int64_t ib, int64_t ie, int64_t *lo, int64_t *hi) {
+  *lo = FG_MAX(a0, ib);
+  *hi = FG_MIN(a1, ie);
+}
+
+/* The per-rank read of a prepared directory: this rank's shards (nnz_row gets their nonzeros;
+ * each adjacency block read once, kept while the shards are cut from it), then every node file
+ * that overlaps one of its row ranges: read whole (its CRC-32 checked) where its feature rows
+ * are (the width block of columns taken), else only the rows of the sections it needs -- the
+ * ids of the slices its layers use, the logit rows' labels and split (or targets), the layer-0
+ * input rows' labels and split. The same fields deliver_3d fills, the same bits: the operator's
+ * values are fg_prep_operator's (those of fg_adj_normalize), the features feature_row's. Not
+ * collective. */
+static fg_status prep_read_3d(fg_prep_src *src, const fg_scheme_config *cfg, fg_scheme *s,
+                              impl3d *t, int64_t *nnz_row) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = src->m;
+  const int64_t n = s->n_global, F = s->num_features, T = m->T, lw = T > 0 ? T : 4;
+  unsigned char *buf = NULL, *ids = NULL, *lab = NULL, *spl = NULL; /* one file's rows */
+  int need[3][2], a, b, c;
+  int64_t r0, r1, c0, c1, maxrows = 0;
+  /* row ranges of the prepared order to fill: the slices, the features, the labels */
+  int64_t slo[3], shi[3], flo, fhi, f0, f1, llo, lhi, ilo = 0, ihi = 0;
+  FG_CHECK(fg_prep_src_keep_blocks(src));
+  for (int k = 0; k < t->nkeys; k++) {
+    shard_range(n, t->g, t->q, k, &r0, &r1, &c0, &c1);
+    FG_CHECK(fg_prep_operator(src, r0, r1, c0, c1, 0, cfg->adj, &t->A[k]));
+    nnz_row[k] = t->A[k].nnz;
+    s->local_nnz += t->A[k].nnz;
+  }
+  needed_slices(t->layers, need);
+  for (int d = 0; d < 3; d++) {
+    slo[d] = fg_block_start(n, t->g[d], t->q[d]);
+    shi[d] = need[d][0] || need[d][1] ? fg_block_start(n, t->g[d], t->q[d] + 1) : slo[d];
+  }
+  feature_range(n, F, t->g, t->q, s->learn_features, &flo, &fhi, &f0, &f1);
+  if (F == 0 || f1 == f0) fhi = flo; /* no feature column here: no file read whole for them */
+  fg_layer_roles(t->layers, &a, &b, &c);
+  llo = fg_block_start(n, t->g[a], t->q[a]);
+  lhi = llo + s->n_local;
+  if (t->input_grad) {
+    ilo = fg_block_start(n, t->g[FG_DIM_X], t->q[FG_DIM_X]);
+    ihi = fg_block_start(n, t->g[FG_DIM_X], t->q[FG_DIM_X] + 1);
+  }
+  if (T > 0) {
+    s->num_tasks = T;
+    s->targets = fg_malloc_array((size_t)FG_MAX(s->n_local * T, 1), 1);
+    FG_REQUIRE(s->targets, FG_ERR_NOMEM, "out of memory for %lld x %lld targets",
+               (long long)s->n_local, (long long)T);
+  }
+  for (int64_t i = 0; i < m->B; i++) maxrows = FG_MAX(maxrows, m->offs[i + 1] - m->offs[i]);
+  FG_ALLOC(ids, FG_MAX(8 * maxrows, 1));
+  FG_ALLOC(lab, FG_MAX(lw * maxrows, 1));
+  FG_ALLOC(spl, FG_MAX(maxrows, 1));
+  for (int64_t i = 0; i < m->B; i++) {
+    const int64_t ib = m->offs[i], ie = m->offs[i + 1];
+    int64_t sec[6], lo, hi, l2, h2;
+    /* the file's rows each section is needed for: [xlo, xhi) ids, [ylo, yhi) labels, split */
+    int64_t xlo = ie, xhi = ib, ylo = ie, yhi = ib;
+    const unsigned char *pid, *plab, *pspl; /* row k of a section at p + (k - xb or yb) * w */
+    int64_t xb = ib, yb = ib;
+    for (int d = 0; d < 3; d++) {
+      overlap(slo[d], shi[d], ib, ie, &lo, &hi);
+      if (lo < hi) xlo = FG_MIN(xlo, lo), xhi = FG_MAX(xhi, hi);
+    }
+    overlap(llo, lhi, ib, ie, &lo, &hi);
+    overlap(ilo, ihi, ib, ie, &l2, &h2);
+    if (lo < hi) ylo = FG_MIN(ylo, lo), yhi = FG_MAX(yhi, hi);
+    if (l2 < h2) ylo = FG_MIN(ylo, l2), yhi = FG_MAX(yhi, h2);
+    overlap(flo, fhi, ib, ie, &lo, &hi);
+    if (lo < hi) { /* its feature rows: the file whole */
+      FG_CHECK(fg_prep_node_read(src, i, &buf, sec));
+      for (int64_t k = lo; k < hi; k++)
+        feature_row((const float *)(void *)(buf + sec[FG_PREP_SEC_FEAT]) + (k - ib) * F, F,
+                    cfg->normalize_features, f0, f1, s->features + (k - flo) * (f1 - f0));
+      pid = buf + sec[FG_PREP_SEC_INDEX];
+      plab = buf + sec[FG_PREP_SEC_LABELS];
+      pspl = buf + sec[FG_PREP_SEC_SPLIT];
+    } else if (xlo < xhi || ylo < yhi) { /* only the rows of the sections it needs */
+      FG_CHECK(fg_prep_node_section(src, i, FG_PREP_SEC_INDEX, xlo - ib, xhi - ib, ids));
+      FG_CHECK(fg_prep_node_section(src, i, FG_PREP_SEC_LABELS, ylo - ib, yhi - ib, lab));
+      FG_CHECK(fg_prep_node_section(src, i, FG_PREP_SEC_SPLIT, ylo - ib, yhi - ib, spl));
+      pid = ids;
+      plab = lab;
+      pspl = spl;
+      xb = xlo;
+      yb = ylo;
+    } else {
+      continue;
+    }
+    for (int d = 0; d < 3; d++) { /* the ids: stored source indices, one order for both parities */
+      overlap(slo[d], shi[d], ib, ie, &lo, &hi);
+      for (int p = 0; p < 2 && lo < hi; p++)
+        if (need[d][p])
+          memcpy(t->gids[d][p] + (lo - slo[d]), pid + 8 * (lo - xb), (size_t)(8 * (hi - lo)));
+    }
+    overlap(llo, lhi, ib, ie, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+      s->split[k - llo] = (int8_t)pspl[k - yb];
+      if (T > 0) {
+        s->labels[k - llo] = -1;
+        memcpy(s->targets + (k - llo) * T, plab + (k - yb) * T, (size_t)T);
+      } else {
+        memcpy(&s->labels[k - llo], plab + 4 * (k - yb), 4);
+      }
+    }
+    overlap(ilo, ihi, ib, ie, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+      s->in_split[k - ilo] = (int8_t)pspl[k - yb];
+      s->in_labels[k - ilo] = -1;
+      if (T == 0) memcpy(&s->in_labels[k - ilo], plab + 4 * (k - yb), 4);
+    }
+    free(buf);
+    buf = NULL;
+  }
+cleanup:
+  free(buf);
+  free(ids);
+  free(lab);
+  free(spl);
   return st;
 }
 
@@ -663,11 +801,18 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   int64_t *nnz_all = NULL;
   const int P = d->size, me = d->rank;
   int nkeys;
+  char *pdir = NULL; /* a prepared directory every rank reads its own pieces of */
+  fg_prep_manifest pm;
+  fg_prep_src src;
   memset(&r, 0, sizeof r);
+  memset(&pm, 0, sizeof pm);
+  memset(&src, 0, sizeof src);
   *out = NULL;
 
-  /* 1. arguments, then rank 0 prepares everything that can fail */
-  st = fg_perm_kind_from(sc->order, sc->double_perm, &perm);
+  /* 1. arguments, then rank 0 prepares everything that can fail (per rank: every rank reads
+   * the manifest and checks what it can read, before any block) */
+  FG_CHECK(fg_prep_dir_share(d, ds, &pdir));
+  st = pdir ? FG_OK : fg_perm_kind_from(sc->order, sc->double_perm, &perm);
   if (st == FG_OK && ((int64_t)sc->grid[0] * sc->grid[1] * sc->grid[2] != P || sc->grid[0] < 1 ||
                       sc->grid[1] < 1 || sc->grid[2] < 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
@@ -678,10 +823,20 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "3d: %d layers and %d aggregation blocks; both must be >= 1", sc->layers,
                       sc->agg_blocks);
+  if (st == FG_OK && pdir) {
+    st = fg_prep_manifest_read(pdir, &pm);
+    if (st == FG_OK) st = fg_prep_check_3d(&pm, pdir, sc->grid, sc->double_perm, sc->order);
+    if (st == FG_OK && pm.n > INT32_MAX)
+      st = fg_error_set(FG_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                        "3d: %lld nodes exceed 32-bit column ids", (long long)pm.n);
+    hdr[0] = pm.n;
+    hdr[1] = pm.F;
+    hdr[2] = pm.C;
+  }
   nkeys = nkeys_of(sc->layers, perm);
-  if (st == FG_OK && !(nnz_all = fg_malloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all)))
+  if (st == FG_OK && !(nnz_all = fg_calloc_array((size_t)P * (size_t)nkeys, sizeof *nnz_all)))
     st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "3d: out of memory");
-  if (st == FG_OK && me == 0) {
+  if (st == FG_OK && me == 0 && !pdir) {
     if (!ds)
       st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__, "3d: no dataset on rank 0");
     else
@@ -696,7 +851,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
 
   /* 2. sizes to everyone; everyone allocates */
   FG_CHECK(fg_dist_bcast(d, hdr, sizeof hdr, 0));
-  FG_CHECK(fg_dist_bcast(d, nnz_all, (int64_t)P * nkeys * 8, 0));
+  if (!pdir) FG_CHECK(fg_dist_bcast(d, nnz_all, (int64_t)P * nkeys * 8, 0));
   FG_CHECK(fg_scheme_new(d, &ops_3d, sizeof *t, &s));
   t = s->impl;
   for (int dd = 0; dd < 3; dd++) t->grp[dd].comm = MPI_COMM_NULL; /* before anything can fail */
@@ -711,11 +866,23 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   s->n_global = hdr[0];
   s->num_features = hdr[1];
   s->num_classes = hdr[2];
-  st = local_alloc(s, t, nnz_all + (int64_t)me * nkeys);
+  st = local_alloc(s, t, pdir ? NULL : nnz_all + (int64_t)me * nkeys);
   FG_CHECK(fg_dist_agree(d, st));
 
-  /* 3. rank 0 sends every rank its pieces, in rank order */
-  if (me == 0) {
+  /* 3. rank 0 sends every rank its pieces, in rank order; or every rank reads its own */
+  if (pdir) {
+    st = fg_prep_src_open(&src, pdir, &pm);
+    if (st == FG_OK) st = prep_read_3d(&src, sc, s, t, nnz_all + (int64_t)me * nkeys);
+    FG_CHECK(fg_dist_agree(d, st));
+    FG_CHECK(fg_dist_allreduce_i64(d, nnz_all, (int64_t)P * nkeys)); /* the others' rows were 0 */
+    {
+      char what[96];
+      snprintf(what, sizeof what, "%lld x %lld blocks, grid %dx%dx%d", (long long)pm.B,
+               (long long)pm.B, t->g[0], t->g[1], t->g[2]);
+      FG_CHECK(fg_prep_report(d, sc->verbose ? sc->log : NULL, pdir, &pm, what, src.bytes));
+    }
+    fg_prep_src_close(&src);
+  } else if (me == 0) {
     for (int rk = 0; rk < P && st == FG_OK; rk++) st = deliver_3d(d, ds, &r, sc, rk, s, t);
   } else {
     st = deliver_3d(d, ds, &r, sc, me, s, t);
@@ -746,11 +913,15 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
       mx = FG_MAX(mx, nnz_all[i]);
       tot += nnz_all[i];
     }
+    char order[64];
+    if (pdir)
+      snprintf(order, sizeof order, "the prepared order (%s, read per rank)", pm.order);
+    else
+      snprintf(order, sizeof order, "%s permutation", fg_perm_kind_name(perm));
     snprintf(s->note, sizeof s->note,
-             "grid %dx%dx%d, %s permutation, %d distinct adjacency shard(s) per rank, "
+             "grid %dx%dx%d, %s, %d distinct adjacency shard(s) per rank, "
              "agg-blocks %d%s; largest shard %lld nonzeros, mean %.1f (max/mean %.3f)",
-             t->g[0], t->g[1], t->g[2],
-             fg_perm_kind_name(perm), nkeys, t->agg_blocks,
+             t->g[0], t->g[1], t->g[2], order, nkeys, t->agg_blocks,
              s->learn_features ? ", learned features" : "", (long long)mx,
              (double)tot / ((double)P * nkeys),
              tot > 0 ? (double)mx * P * nkeys / (double)tot : 1.0);
@@ -759,6 +930,9 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   s = NULL;
 cleanup:
   root_free(&r);
+  fg_prep_src_close(&src);
+  fg_prep_manifest_free(&pm);
+  free(pdir);
   free(nnz_all);
   fg_scheme_destroy(&s);
   return st;
