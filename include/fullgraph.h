@@ -214,6 +214,9 @@ fg_prepare_config fg_prepare_config_default(void);
 fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg, const char *dir);
 /* 1 when path is a prepared directory (it holds a manifest.fgprep file). */
 int fg_dataset_is_prepared(const char *path);
+/* B when ds was read from a prepared directory (whole or opened per rank), else 0: the layouts
+ * a per-rank read can form (fullgraph plan ranks only those). */
+int64_t fg_dataset_prepared_blocks(const fg_dataset *ds);
 /* Before a per-rank run on the prepared directory dir: FG_ERR_INVALID_ARG unless the 1D layout
  * of ranks / replicate blocks divides its row blocks (the message names the rank counts that
  * fit) and order (NULL: any) is the one it was prepared in; a manifest that cannot be read fails

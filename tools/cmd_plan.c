@@ -35,6 +35,11 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
          pc->learn_features ? ", learned features" : "",
          pc->agg_blocks > 1 ? ", blocked aggregation" : "");
   printf("coefficients: %s\n", cal_path ? cal_path : "built-in defaults (no --calibration)");
+  if (fg_dataset_prepared_blocks(ds) > 0)
+    printf("prepared: %lld x %lld blocks; ranked only the layouts they form (1d, 1d-sa: P divides "
+           "%lld; 1.5d: P / c divides it; 3d: each grid dimension divides it)\n",
+           (long long)fg_dataset_prepared_blocks(ds), (long long)fg_dataset_prepared_blocks(ds),
+           (long long)fg_dataset_prepared_blocks(ds));
   printf("%4s  %-6s %-9s %10s %10s %10s %10s %10s %11s %12s %8s %4s\n", "#", "scheme", "grid",
          "epoch s", "spmm s", "gemm s", "comm s", "other s", "memory MB", "nnz/rank",
          "max/mean", "fits");
@@ -61,7 +66,12 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
       printf("best: --scheme %s (predicted %.4f s per epoch)\n", e[i].scheme, e[i].seconds);
     return;
   }
-  printf("nothing fits in the memory limit\n");
+  if (n == 0)
+    printf("no layout of %d ranks can be formed from the %lld prepared blocks: prepare again "
+           "with --blocks a multiple of %d, or use other rank counts\n",
+           pc->ranks, (long long)fg_dataset_prepared_blocks(ds), pc->ranks);
+  else
+    printf("nothing fits in the memory limit\n");
 }
 
 int cmd_plan(int argc, char **argv, int rank) {

@@ -263,6 +263,8 @@ cleanup:
   return st;
 }
 
+int64_t fg_dataset_prepared_blocks(const fg_dataset *ds) { return ds ? ds->prep_blocks : 0; }
+
 /* ---- opening it for per-rank reads -------------------------------------------------------- */
 
 fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {

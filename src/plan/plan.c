@@ -535,6 +535,11 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];
     double mean = 0.0, mx_all = -1.0;
+    /* a prepared directory's B x B blocks form only the grids whose dimensions divide B */
+    if (!cfg->only_grid && ds->prep_blocks > 0 &&
+        (ds->prep_blocks % grids[gi][0] || ds->prep_blocks % grids[gi][1] ||
+         ds->prep_blocks % grids[gi][2]))
+      continue;
     memset(e, 0, sizeof *e);
     for (int l = 0; l < L; l++) {
       int a, b, c;
@@ -735,18 +740,28 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
                              int *count) {
   fg_status st = FG_OK;
   const int P = cfg->ranks;
-  if (!self->replicate) return predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]);
+  /* a prepared directory's B row blocks form only the 1D layouts of P / c blocks dividing B
+   * (the schemes that read it per rank; halo reads it whole on rank 0) */
+  const int per_rank = strcmp(self->name, "1d") == 0 || strcmp(self->name, "1d-sa") == 0 ||
+                       strcmp(self->name, "1.5d") == 0;
+  const int64_t B = per_rank ? ds->prep_blocks : 0;
+  if (!self->replicate) {
+    if (B > 0 && B % P != 0) return FG_OK;
+    return predict_1d_c(ds, cfg, cal, w, self, lay, 1, &out[(*count)++]);
+  }
   /* 1.5d: the c asked for, else every valid c > 1 (c = 1 is 1d-sa's row), else 1 (fewer than
    * 4 ranks, a prime number) */
   if (cfg->replicate > 0) {
     FG_CHECK(fg_replicate_check(cfg->replicate, P));
+    if (B > 0 && B % (P / cfg->replicate) != 0) return FG_OK;
     return predict_1d_c(ds, cfg, cal, w, self, lay, cfg->replicate, &out[(*count)++]);
   }
   {
     int cs[64];
     const int n = FG_MIN(fg_replicate_valid(P, cs, 64), 64);
     for (int k = n > 1 ? 1 : 0; k < n; k++)
-      FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, cs[k], &out[(*count)++]));
+      if (B == 0 || B % (P / cs[k]) == 0)
+        FG_CHECK(predict_1d_c(ds, cfg, cal, w, self, lay, cs[k], &out[(*count)++]));
   }
 cleanup:
   return st;
