@@ -283,5 +283,11 @@ int fg_replicate_valid(int ranks, int *out, int cap);
 /* 3D (Plexus): a grid of ranks, rows and columns cut in two dimensions (scheme_3d.c). */
 fg_status fg_scheme_3d_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                               fg_scheme **out);
+/* 3d's pieces on this rank, for tests comparing its two sources (rank 0's delivery, the
+ * per-rank read of a prepared directory): the shard of layer key k (transposed: its transpose,
+ * empty unless a layer multiplies it backward), and the ids of node block q[d] in order
+ * pi[parity] (NULL where no layer uses them); NULL when s is not 3d or k is out of range. */
+const fg_csr *fg_scheme_3d_shard(const fg_scheme *s, int k, int transposed);
+const int64_t *fg_scheme_3d_ids(const fg_scheme *s, int d, int parity);
 
 #endif /* FG_SCHEME_H */

@@ -788,6 +788,19 @@ static const fg_scheme_ops ops_3d = {
     .destroy = destroy_3d,
 };
 
+const fg_csr *fg_scheme_3d_shard(const fg_scheme *s, int k, int transposed) {
+  const impl3d *t;
+  if (!s || s->ops != &ops_3d) return NULL;
+  t = s->impl;
+  if (k < 0 || k >= t->nkeys) return NULL;
+  return transposed ? &t->At[k] : &t->A[k];
+}
+
+const int64_t *fg_scheme_3d_ids(const fg_scheme *s, int d, int parity) {
+  if (!s || s->ops != &ops_3d || d < 0 || d > 2 || parity < 0 || parity > 1) return NULL;
+  return ((const impl3d *)s->impl)->gids[d][parity];
+}
+
 /* ---- creation ------------------------------------------------------------------------------ */
 
 fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_config *sc,
