@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# 3d on a prepared directory under mpirun: every rank reads its own shards. On grids 2x1x1,
+# 1x2x2, 2x2x1 (4 blocks) and 3x1x1 (6 blocks) the losses equal the direct path's with the same
+# order (train SOURCE --scheme 3d --order random: the single permutation of the seed, which is
+# `prepare --order random`'s order; test_prepared_3d proves the shards bit for bit) and one
+# process's, within 1e-6; learned features the direct path's; each rank of 2x2x1 reads exactly the files (and
+# node-file sections) its pieces need, and rank 0 no more memory than the others; a grid whose
+# dimensions do not divide B, no --grid, --double-perm and another --order are refused (exit 2)
+# naming what fits; `plan DIR` ranks only the layouts the blocks form.
+# usage: prepare3d_test.sh FULLGRAPH DATA MPIEXEC
+set -u
+FG=$1 DATA=$2 MPIEXEC=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0 pass=0
+check() { # check NAME CONDITION-EXIT-STATUS
+  if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+losses() { grep -o '"loss": [-0-9.e+]*' "$1" | sed 's/"loss": //'; }
+# same_losses A B: the same number of epochs, each loss within 1e-6 (relative to max(1, |b|))
+same_losses() {
+  losses "$1" > "$T/la"
+  losses "$2" > "$T/lb"
+  [ -s "$T/la" ] && [ "$(wc -l < "$T/la")" = "$(wc -l < "$T/lb")" ] &&
+    paste "$T/la" "$T/lb" | awk '{d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2;
+                                 if (m < 1) m = 1; if (d / m > 1e-6) bad = 1} END {exit bad}'
+}
+size() { cat "$@" | wc -c; }
+MPI="timeout 120 $MPIEXEC --oversubscribe"
+EP="--epochs 3 --seed 3"
+
+"$FG" prepare "$DATA" --blocks 4 --order random --seed 3 --output "$T/p4" > /dev/null 2>&1
+check "prepare --blocks 4 --order random" $?
+"$FG" prepare "$DATA" --blocks 6 --order random --seed 3 --output "$T/p6" > /dev/null 2>&1
+check "prepare --blocks 6 --order random" $?
+"$FG" train "$DATA" $EP --metrics "$T/ref.jsonl" > /dev/null 2>&1
+check "one process on the source" $?
+
+# ---- per rank = the direct path with the same order = one process ----
+for case in "2 2x1x1 p4" "4 1x2x2 p4" "4 2x2x1 p4" "3 3x1x1 p6" "4 2x2x1 p4 --learn-features"; do
+  set -- $case
+  P=$1 G=$2 dir="$T/$3"
+  shift 3
+  $MPI -n $P "$FG" train "$dir" --scheme 3d --grid $G "$@" $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1
+  st=$?
+  [ $st = 0 ] || cat "$T/o"
+  $MPI -n $P "$FG" train "$DATA" --scheme 3d --grid $G --order random "$@" $EP \
+    --metrics "$T/d.jsonl" > /dev/null 2>&1
+  # learned features are 3d's own parameters: the direct 3d path is their reference
+  [ $st = 0 ] && same_losses "$T/r.jsonl" "$T/d.jsonl" &&
+    { [ $# != 0 ] || same_losses "$T/r.jsonl" "$T/ref.jsonl"; }
+  r=$?
+  also=""
+  [ $# = 0 ] && also=" and one process's"
+  check "3d $G $* per rank: the direct path's losses (--order random)$also" $r
+  grep -q "rank $((P - 1)) read" "$T/o" && grep -q "the prepared order (random, read per rank)" "$T/o"
+  check "3d $G $*: every rank read its own, in the prepared order" $?
+  [ "$G" = 2x2x1 ] && [ $# = 0 ] && cp "$T/o" "$T/o221"
+done
+
+# ---- the share of 2x2x1 on 4 blocks (rank r = 2x + y; 2 layers): the blocks of shard 0 (every
+# row block, column blocks of X block x) and of shard 1 (row blocks of Y block y, every column
+# block); every degree file (a random order references them all); node files 2x, 2x+1 whole
+# (its feature rows); of the two others the ids of every row (the Z slice is all rows: 677 x 8
+# bytes each) and, when y != x, the labels and split of the Y block's rows (677 x 5 each) ----
+total=$(size "$T"/p4/*.bin)
+for r in 0 1 2 3; do
+  x=$((r / 2)) y=$((r % 2))
+  files=""
+  for i in 0 1 2 3; do
+    for j in 0 1 2 3; do
+      if [ $((j / 2)) = $x ] || [ $((i / 2)) = $y ]; then
+        [ -f "$T/p4/adj-000$i-000$j.bin" ] && files="$files $T/p4/adj-000$i-000$j.bin"
+      fi
+    done
+  done
+  share=$(size $files "$T"/p4/deg-*.bin "$T/p4/nodes-000$((2 * x)).bin" "$T/p4/nodes-000$((2 * x + 1)).bin")
+  share=$((share + 2 * 677 * 8))
+  [ $y != $x ] && share=$((share + 2 * 677 * 5))
+  got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/o221")
+  [ "$got" = "$share" ] && [ "$got" -lt "$total" ]
+  check "2x2x1 rank $r read its share ($got bytes of $total; expected $share)" $?
+done
+peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o221")
+p0=$(echo "$peaks" | head -1)
+pmin=$(echo "$peaks" | sort -n | head -1)
+[ -n "$p0" ] && [ -n "$pmin" ] && [ "$p0" -le $((pmin * 11 / 10)) ]
+check "2x2x1: rank 0's peak ($p0) within 1.1 x the least of the others ($pmin)" $?
+
+# ---- refused before anything is read (exit 2) ----
+$MPI -n 4 "$FG" train "$T/p6" --scheme 3d --grid 4x1x1 --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "has 6 row blocks: 3d's grid 4x1x1 needs each dimension to divide them (grids of 4 ranks that fit: 1x2x2, 2x1x2, 2x2x1); or prepare it again with --blocks a multiple of 4" "$T/o" &&
+  ! grep -q "rank 0 read" "$T/o"
+check "grid 4x1x1 on 6 blocks refused naming the grids that fit" $?
+$MPI -n 4 "$FG" train "$T/p4" --scheme 3d --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "needs --grid XxYxZ: grids of 4 ranks its 4 row blocks can form: 1x1x4, 1x2x2, 1x4x1, 2x1x2, 2x2x1, 4x1x1" "$T/o"
+check "no --grid refused naming the grids" $?
+$MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --double-perm --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "drop --double-perm (prepare --order random is the single random permutation)" "$T/o"
+check "--double-perm refused naming the alternative" $?
+$MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --order natural --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "prepared in order random; --order natural" "$T/o"
+check "another --order refused" $?
+
+# ---- the planner sees the blocks ----
+"$FG" plan "$T/p6" --ranks 4 > "$T/o" 2>&1
+st=$?
+[ $st = 0 ] && grep -q "^prepared: 6 x 6 blocks; ranked only the layouts they form" "$T/o" &&
+  [ "$(grep -c ' 3d ' "$T/o")" = 3 ] && grep -q " 3d .* 1x2x2 " "$T/o" &&
+  grep -q " 3d .* 2x1x2 " "$T/o" && grep -q " 3d .* 2x2x1 " "$T/o" &&
+  ! grep -q " 1d-sa " "$T/o" && ! grep -q " 1d " "$T/o" && grep -q " halo " "$T/o"
+check "plan on 6 blocks, 4 ranks: 3d's 3 grids that fit, no 1d or 1d-sa, halo (read whole)" $?
+"$FG" plan "$T/p4" --ranks 4 > "$T/o" 2>&1
+[ $? = 0 ] && [ "$(grep -c ' 3d ' "$T/o")" = 6 ] && grep -q " 1d-sa " "$T/o"
+check "plan on 4 blocks, 4 ranks: every grid and 1d-sa" $?
+"$FG" plan "$T/p4" --ranks 3 --schemes 3d > "$T/o" 2>&1
+[ $? = 0 ] && grep -q "no layout of 3 ranks can be formed from the 4 prepared blocks" "$T/o"
+check "plan on 4 blocks, 3 ranks, 3d: none, said so" $?
+
+echo "prepare3d_test: $pass passed, $fail failed"
+[ "$fail" = 0 ]
