@@ -3,13 +3,14 @@
 # 1x2x2, 2x2x1 (4 blocks) and 3x1x1 (6 blocks) the losses equal the direct path's with the same
 # order (train SOURCE --scheme 3d --order random: the single permutation of the seed, which is
 # `prepare --order random`'s order; test_prepared_3d proves the shards bit for bit) and one
-# process's, within 1e-6; learned features the direct path's; each rank of 2x2x1 reads exactly the files (and
+# process's, within 1e-6; learned features, label propagation (the input rows' labels) and
+# multi-label targets the direct path's; each rank of 2x2x1 reads exactly the files (and
 # node-file sections) its pieces need, and rank 0 no more memory than the others; a grid whose
 # dimensions do not divide B, no --grid, --double-perm and another --order are refused (exit 2)
 # naming what fits; `plan DIR` ranks only the layouts the blocks form.
-# usage: prepare3d_test.sh FULLGRAPH DATA MPIEXEC
+# usage: prepare3d_test.sh FULLGRAPH DATA MPIEXEC CORPUS
 set -u
-FG=$1 DATA=$2 MPIEXEC=$3
+FG=$1 DATA=$2 MPIEXEC=$3 CORPUS=$4
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0 pass=0
@@ -37,21 +38,27 @@ check "prepare --blocks 6 --order random" $?
 check "one process on the source" $?
 
 # ---- per rank = the direct path with the same order = one process ----
-for case in "2 2x1x1 p4" "4 1x2x2 p4" "4 2x2x1 p4" "3 3x1x1 p6" "4 2x2x1 p4 --learn-features"; do
+"$FG" prepare "$CORPUS/ogb/ml_ok" --blocks 2 --order random --seed 3 --output "$T/ml" > /dev/null 2>&1
+check "prepare a multi-label dataset --blocks 2" $?
+for case in "2 2x1x1 p4" "4 1x2x2 p4" "4 2x2x1 p4" "3 3x1x1 p6" "4 2x2x1 p4 --learn-features" \
+            "2 2x1x1 p4 --label-prop 0.5" "2 1x2x1 ml"; do
   set -- $case
   P=$1 G=$2 dir="$T/$3"
   shift 3
   $MPI -n $P "$FG" train "$dir" --scheme 3d --grid $G "$@" $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1
   st=$?
   [ $st = 0 ] || cat "$T/o"
-  $MPI -n $P "$FG" train "$DATA" --scheme 3d --grid $G --order random "$@" $EP \
+  src="$DATA"
+  [ "$dir" = "$T/ml" ] && src="$CORPUS/ogb/ml_ok"
+  $MPI -n $P "$FG" train "$src" --scheme 3d --grid $G --order random "$@" $EP \
     --metrics "$T/d.jsonl" > /dev/null 2>&1
-  # learned features are 3d's own parameters: the direct 3d path is their reference
+  # learned features are 3d's own parameters, label propagation is not the one-process
+  # default: the direct 3d path is their reference
   [ $st = 0 ] && same_losses "$T/r.jsonl" "$T/d.jsonl" &&
-    { [ $# != 0 ] || same_losses "$T/r.jsonl" "$T/ref.jsonl"; }
+    { [ $# != 0 ] || [ "$src" != "$DATA" ] || same_losses "$T/r.jsonl" "$T/ref.jsonl"; }
   r=$?
   also=""
-  [ $# = 0 ] && also=" and one process's"
+  [ $# = 0 ] && [ "$src" = "$DATA" ] && also=" and one process's"
   check "3d $G $* per rank: the direct path's losses (--order random)$also" $r
   grep -q "rank $((P - 1)) read" "$T/o" && grep -q "the prepared order (random, read per rank)" "$T/o"
   check "3d $G $*: every rank read its own, in the prepared order" $?
