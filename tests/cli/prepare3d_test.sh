@@ -7,7 +7,7 @@
 # multi-label targets the direct path's; each rank of 2x2x1 reads exactly the files (and
 # node-file sections) its pieces need, and rank 0 no more memory than the others; a grid whose
 # dimensions do not divide B, no --grid, --double-perm and another --order are refused (exit 2)
-# naming what fits; `plan DIR` ranks only the layouts the blocks form.
+# naming what fits, a damaged block or truncated node file (exit 1) naming the file; `plan DIR` ranks only the layouts the blocks form.
 # usage: prepare3d_test.sh FULLGRAPH DATA MPIEXEC CORPUS
 set -u
 FG=$1 DATA=$2 MPIEXEC=$3 CORPUS=$4
@@ -108,6 +108,19 @@ check "--double-perm refused naming the alternative" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --order natural --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "prepared in order random; --order natural" "$T/o"
 check "another --order refused" $?
+
+# a damaged block is named by the rank that reads it; a missing node file by the rank that
+# reads only a section of it (2x2x1: ranks 0 and 1 read ids of nodes-0003 by pread)
+cp -r "$T/p4" "$T/bad"
+printf 'x' | dd of="$T/bad/adj-0003-0002.bin" bs=1 seek=40 conv=notrunc 2>/dev/null
+$MPI -n 2 "$FG" train "$T/bad" --scheme 3d --grid 2x1x1 --epochs 1 > "$T/o" 2>&1
+[ $? = 1 ] && grep -q "adj-0003-0002.bin: CRC-32 mismatch" "$T/o"
+check "per rank: a damaged block refused naming it (exit 1)" $?
+cp "$T/p4/adj-0003-0002.bin" "$T/bad/"
+head -c 100 "$T/p4/nodes-0003.bin" > "$T/bad/nodes-0003.bin"
+$MPI -n 4 "$FG" train "$T/bad" --scheme 3d --grid 2x2x1 --epochs 1 > "$T/o" 2>&1
+[ $? = 1 ] && grep -q "nodes-0003.bin: 100 bytes, but the manifest lists .* (truncated)" "$T/o"
+check "per rank: a truncated node file refused naming it (exit 1)" $?
 
 # ---- the planner sees the blocks ----
 "$FG" plan "$T/p6" --ranks 4 > "$T/o" 2>&1
