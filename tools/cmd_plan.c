@@ -31,13 +31,15 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
   printf(" -> %lld; 3d: %s%s%s\n", (long long)fg_dataset_num_classes(ds),
          pc->double_perm ? "double permutation"
          : (pc->order && strcmp(pc->order, "random") == 0) ? "single permutation"
+         : fg_dataset_prepared_blocks(ds) > 0               ? "the prepared order"
                                                             : "natural order",
          pc->learn_features ? ", learned features" : "",
          pc->agg_blocks > 1 ? ", blocked aggregation" : "");
   printf("coefficients: %s\n", cal_path ? cal_path : "built-in defaults (no --calibration)");
   if (fg_dataset_prepared_blocks(ds) > 0)
     printf("prepared: %lld x %lld blocks; ranked only the layouts they form (1d, 1d-sa: P divides "
-           "%lld; 1.5d: P / c divides it; 3d: each grid dimension divides it)\n",
+           "%lld; 1.5d: P / c divides it; 3d: each grid dimension divides it, its permutation "
+           "the prepared order)\n",
            (long long)fg_dataset_prepared_blocks(ds), (long long)fg_dataset_prepared_blocks(ds),
            (long long)fg_dataset_prepared_blocks(ds));
   printf("%4s  %-6s %-9s %10s %10s %10s %10s %10s %11s %12s %8s %4s\n", "#", "scheme", "grid",

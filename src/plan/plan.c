@@ -511,7 +511,16 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   int grids[512][3], ng, *agg = NULL;
   double *shard = NULL;
   nnz_cache *cache = NULL;
+  uint64_t seed = cfg->seed;
   FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
+  /* a prepared directory: 3d reads it per rank with its order as the permutation; a random
+   * one is the single permutation of the directory's seed (the others, metis and the like,
+   * are not among 3d's: counted in the order asked for) */
+  if (ds->prep_blocks > 0 && !cfg->double_perm && strcmp(ds->prep_order, "random") == 0 &&
+      (!cfg->order || strcmp(cfg->order, "random") == 0)) {
+    perm = FG_PERM_SINGLE;
+    seed = ds->prep_seed;
+  }
   FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   if (cfg->only_grid) {
@@ -530,7 +539,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_ALLOC(agg, L);
   fg_model_agg_plan(mdl.kind, L, w, FG_AGG_FIRST, agg);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
-  FG_CHECK(fg_layouts_3d(lay, ds, perm, cfg->seed, mdl.adj));
+  FG_CHECK(fg_layouts_3d(lay, ds, perm, seed, mdl.adj));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];

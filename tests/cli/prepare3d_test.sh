@@ -133,6 +133,11 @@ check "plan on 6 blocks, 4 ranks: 3d's 3 grids that fit, no 1d or 1d-sa, halo (r
 "$FG" plan "$T/p4" --ranks 4 > "$T/o" 2>&1
 [ $? = 0 ] && [ "$(grep -c ' 3d ' "$T/o")" = 6 ] && grep -q " 1d-sa " "$T/o"
 check "plan on 4 blocks, 4 ranks: every grid and 1d-sa" $?
+# its 3d shards are counted in the prepared order: 2x2x1's largest is the run's
+run_max=$(sed -n 's/.*largest shard \([0-9]*\) nonzeros.*/\1/p' "$T/o221")
+plan_max=$(awk '$2 == "3d" && $3 == "2x2x1" {print $10}' "$T/o")
+[ -n "$run_max" ] && [ "$run_max" = "$plan_max" ]
+check "plan's largest 2x2x1 shard ($plan_max) is the per-rank run's ($run_max)" $?
 "$FG" plan "$T/p4" --ranks 3 --schemes 3d > "$T/o" 2>&1
 [ $? = 0 ] && grep -q "no layout of 3 ranks can be formed from the 4 prepared blocks" "$T/o"
 check "plan on 4 blocks, 3 ranks, 3d: none, said so" $?
