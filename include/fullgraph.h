@@ -159,7 +159,8 @@ typedef struct fg_load_config {
                            anything of it is allocated: FG_ERR_MEMLIMIT names what it needs */
   int prepared_per_rank; /* a prepared directory (fg_dataset_prepare): 0 (default) reads it
                            whole; 1 reads only its manifest, and fg_train's 1D schemes (1d,
-                           1d-sa, 1.5d) then have every rank read its own block rows. Such a
+                           1d-sa, 1.5d) and 3d then have every rank read its own block rows or
+                           shards. Such a
                            dataset holds no arrays: info, copy_arrays, save_ids / save_split
                            refuse it */
 } fg_load_config;

@@ -43,7 +43,8 @@ struct fg_dataset {
   uint64_t prep_seed;
   char *prep_dir;          /* opened per rank (fg_dataset_open_prepared): only the sizes are
                               here, adj has no arrays, features, labels, split are NULL; the
-                              1D schemes read their rows from this directory on every rank */
+                              1D schemes and 3d read their pieces from this directory on
+                              every rank */
   fg_ds_fingerprint prep_fp; /* then: the fingerprint the manifest records */
 };
 
