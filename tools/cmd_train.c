@@ -135,14 +135,15 @@ int cmd_train(int argc, char **argv, int rank) {
   lc.seed = tc.seed;
   lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
   {
-    /* a prepared directory under a 1D scheme on several ranks: every rank reads its own block
-     * rows (rank 0 only the manifest here); other schemes read it whole on rank 0 */
+    /* a prepared directory under a 1D scheme or halo (its vertex partition is 1D's block rows)
+     * on several ranks: every rank reads its own block rows (rank 0 only the manifest here);
+     * other schemes read it whole on rank 0 */
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *sc = tc.scheme;
     lc.prepared_per_rank = size > 1 && !ids_path && !split_path && fg_dataset_is_prepared(pos[0]) &&
                            (!sc || strcmp(sc, "1d") == 0 || strcmp(sc, "1d-sa") == 0 ||
-                            strcmp(sc, "1.5d") == 0);
+                            strcmp(sc, "1.5d") == 0 || strcmp(sc, "halo") == 0);
   }
   {
     /* the sidecars (NAME.npy.json) too: no other output may be one of them */

@@ -308,7 +308,9 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
   K = P / rep;
   {
     st = fg_prep_check_layout(&m, dir, P, rep, cfg->name);
-    if (st == FG_OK && cfg->order) {
+    /* a given order must be the directory's; a scheme's default order (halo's metis) gives
+     * way to it: the prepared order is the layout */
+    if (st == FG_OK && cfg->order && !cfg->order_default) {
       fg_order_kind want = FG_ORDER_NATURAL, have = FG_ORDER_NATURAL;
       st = fg_order_parse(cfg->order, &want);
       if (st == FG_OK && (fg_order_parse(m.order, &have) != FG_OK || have != want))

@@ -397,6 +397,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                        r->mem_bytes));
   sc.name = r->info->name;
   sc.order = fg_scheme_order(r->info, cfg->order);
+  sc.order_default = !cfg->order && sc.order;
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
@@ -914,7 +915,9 @@ static fg_status make_record(run *r, const fg_dataset *ds, const fg_train_config
                             .scheme = r->info->name,
                             .grid = r->info->grid ? r->grid : NULL,
                             .replicate = r->info->replicate ? r->replicate : 0,
-                            .order = fg_scheme_order(r->info, cfg->order),
+                            /* read per rank: the directory's order is the layout */
+                            .order = ds && ds->prep_dir ? ds->prep_order
+                                                        : fg_scheme_order(r->info, cfg->order),
                             .reorder = r->s->reorder_used,
                             .model = r->mdl.kind->name,
                             .adj_norm = fg_adj_norm_name(r->mdl.adj.norm),
