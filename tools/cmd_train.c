@@ -188,7 +188,11 @@ int cmd_train(int argc, char **argv, int rank) {
   if (threads_set) fg_set_threads(threads);
   cli_catch_stop_signals();
 
-  st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
+  {
+    const double t0 = MPI_Wtime(); /* the run record's setup.load_seconds */
+    st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
+    tc.load_seconds = MPI_Wtime() - t0;
+  }
   if (st == FG_OK && ids_path) /* before training: a bad path fails now, not after it */
     st = fg_agree(MPI_COMM_WORLD, rank == 0 ? fg_dataset_save_ids(ds, ids_path) : FG_OK);
   if (st == FG_OK && split_path)
