@@ -17,6 +17,8 @@
 #               1.5d, halo)
 #   PATHS       "direct prepared"
 #   RUN_TIMEOUT seconds after which one run is killed (timeout(1); default 3600)
+#   REUSE       1: a run whose metrics and rank 0's time file are in OUTDIR already is not run
+#               again (its row is rebuilt from them); default 0
 # Every run: `train DATA --scheme SCHEME --order random --seed 0 --epochs 1 --threads 1` (the
 # direct path) or `train DIR --scheme SCHEME --epochs 1 --threads 1` (DIR prepared once with
 # `--blocks BLOCKS --order random --seed 0`: the same layout and losses). Graph-only inputs get
@@ -35,6 +37,9 @@
 # process's peak resident memory when the setup is done, before the epoch allocates: the load's
 # memory, process baseline included); r0/other = their ratio (the goal: at most 1.25); max/(D/P)
 # = the busiest rank's setup peak over its 1/P share of D (the goal: about 1 plus the baseline);
+# read/(D/P) = a prepared directory read per rank: the busiest rank's peak right after its reads
+# (the log's "rank R read N bytes, peak resident M bytes"), before the scheme builds its own
+# structures, over D/P;
 # run r0 / other MB = /usr/bin/time's maximum resident size over the whole run (the epoch too);
 # prepare s = the wall seconds of `fullgraph prepare` (once a graph).
 set -eu
@@ -49,6 +54,7 @@ blocks=${BLOCKS:-8}
 scheme=${SCHEME:-1d-sa}
 paths=${PATHS:-"direct prepared"}
 tmo=${RUN_TIMEOUT:-3600}
+reuse=${REUSE:-0}
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
 table=$out/bench_load.md
@@ -62,11 +68,11 @@ peaks() { head -1 "$1" | sed -n 's/.*"setup": {[^}]*"peak_rss_bytes": \[\([0-9, 
 mb() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1e6 }'; }
 
 {
-  echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1e6}' /proc/meminfo)"
+  echo "machine: $(getconf _NPROCESSORS_ONLN) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1e6}' /proc/meminfo)"
   echo "scheme $scheme, order random, $blocks blocks, 1 epoch, 1 thread a rank"
   echo
-  echo "| graph | nodes | entries | D MB | prepare s | P | path | load s | r0 MB | other MB | r0/other | max/(D/P) | run r0 MB | run other MB |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| graph | nodes | entries | D MB | prepare s | P | path | load s | r0 MB | other MB | r0/other | max/(D/P) | read/(D/P) | run r0 MB | run other MB |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$table"
 
 for g in $graphs; do
@@ -107,14 +113,18 @@ for g in $graphs; do
       else
         set -- "$dir" --seed 0
       fi
-      echo "== $tag" >&2
-      rm -f "$out/$tag".time.*
       st=0
-      timeout "$tmo" "$mpiexec" -n "$P" --oversubscribe sh -c "$wrap" "$out/$tag.time" \
-        "$fg" train "$@" --scheme "$scheme" --epochs 1 --threads 1 --no-progress \
-        --metrics "$out/$tag.json" >"$out/$tag.log" 2>&1 || st=$?
+      if [ "$reuse" = 1 ] && [ -s "$out/$tag.json" ] && [ -s "$out/$tag.time.0" ]; then
+        echo "== $tag (reused)" >&2
+      else
+        echo "== $tag" >&2
+        rm -f "$out/$tag".time.*
+        timeout "$tmo" "$mpiexec" -n "$P" --oversubscribe sh -c "$wrap" "$out/$tag.time" \
+          "$fg" train "$@" --scheme "$scheme" --epochs 1 --threads 1 --no-progress \
+          --metrics "$out/$tag.json" >"$out/$tag.log" 2>&1 || st=$?
+      fi
       if [ "$st" != 0 ]; then
-        echo "| $name | | | | | $P | $path | failed (exit $st, $tag.log) | | | | | | |" >>"$table"
+        echo "| $name | | | | | $P | $path | failed (exit $st, $tag.log) | | | | | | | |" >>"$table"
         continue
       fi
       m=$out/$tag.json
@@ -126,13 +136,16 @@ for g in $graphs; do
       ratio=-
       [ -n "$oth" ] && ratio=$(awk -v a="$r0" -v b="$oth" 'BEGIN { printf "%.2f", a / b }')
       share=$(awk -v a="$mx" -v d="$dbytes" -v p="$P" 'BEGIN { printf "%.2f", a / (d / p) }')
+      rd=$(sed -n 's/^  rank [0-9]* read [0-9]* bytes, peak resident \([0-9]*\) bytes/\1/p' "$out/$tag.log" | sort -n | tail -1)
+      rshare=-
+      [ -n "$rd" ] && rshare=$(awk -v a="$rd" -v d="$dbytes" -v p="$P" 'BEGIN { printf "%.2f", a / (d / p) }')
       run0=$(awk '{ print $2 * 1024 }' "$out/$tag.time.0")
       runo=-
       for r in $(seq 1 $((P - 1))); do
         v=$(awk '{ print $2 * 1024 }' "$out/$tag.time.$r")
         if [ "$runo" = - ] || [ "$v" -gt "$runo" ]; then runo=$v; fi
       done
-      echo "| $name | $sizes | $ents | $(mb "$dbytes") | $prep_s | $P | $path | $load | $(mb "$r0") | $([ -n "$oth" ] && mb "$oth" || echo -) | $ratio | $share | $(mb "$run0") | $([ "$runo" = - ] && echo - || mb "$runo") |" >>"$table"
+      echo "| $name | $sizes | $ents | $(mb "$dbytes") | $prep_s | $P | $path | $load | $(mb "$r0") | $([ -n "$oth" ] && mb "$oth" || echo -) | $ratio | $share | $rshare | $(mb "$run0") | $([ "$runo" = - ] && echo - || mb "$runo") |" >>"$table"
     done
   done
 done

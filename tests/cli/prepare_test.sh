@@ -134,7 +134,8 @@ for P in 2 3 4; do
       --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
       [ $st = 0 ] && same_losses "$T/r.jsonl" "$T/d.jsonl" && grep -q "rank $((P - 1)) read" "$T/o"
     check "halo $opt on $P ranks: read per rank = direct" $?
-    [ $P = 2 ] && [ $a = hybrid ] && cp "$T/o" "$T/oh"
+    [ $P = 2 ] && [ $a = hybrid ] && cp "$T/o" "$T/oh" && cp "$T/r.jsonl" "$T/rh.jsonl" &&
+      cp "$T/d.jsonl" "$T/dh.jsonl"
   done
 done
 # the scheme's default order (SuperGCN's metis) gives way to the prepared one, which the run
@@ -163,6 +164,19 @@ p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
 p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
 [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
 check "halo: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
+# the run record's setup: the load's seconds and each rank's peak then (bench/bench_load.sh reads
+# them): per rank, rank 0 like rank 1; the direct path's rank 0 above its rank 1 (the dataset)
+setup_peaks() { head -1 "$1" | sed -n 's/.*"setup": {"load_seconds": [0-9.e+-]*, "seconds": [0-9.e+-]*, "peak_rss_bytes": \[\([0-9]*\), \([0-9]*\)\]}.*/\1 \2/p'; }
+read -r s0 s1 <<EOS
+$(setup_peaks "$T/rh.jsonl")
+EOS
+[ -n "$s1" ] && [ "$s0" -le $((s1 * 11 / 10)) ]
+check "halo per rank: the record's setup peaks ($s0, $s1) within 1.1 x" $?
+read -r s0 s1 <<EOS
+$(setup_peaks "$T/dh.jsonl")
+EOS
+[ -n "$s1" ] && [ "$s0" -gt $((s1 * 11 / 10)) ]
+check "halo direct: the record's setup peaks ($s0, $s1): rank 0 holds the dataset" $?
 
 # multi-label targets, per rank
 "$FG" prepare "$CORPUS/ogb/ml_ok" --blocks 2 --order random --seed 3 --output "$T/ml" > /dev/null 2>&1 &&
