@@ -2,7 +2,7 @@
 # `fullgraph prepare` and training on a prepared directory: the refusals of prepare's options;
 # a directory written whole (manifest last, no temporary left); `info` and `train` reading it
 # whole give the direct path's losses for every scheme; under mpirun, 1d, 1d-sa and halo (each
-# --aggregation rule, int8 rows) read it per
+# --aggregation rule, int8 rows, --label-prop) read it per
 # rank (P = 2, 4 on 4 blocks, P = 3 on 6; P = 1 reads it whole) with the direct path's losses (within 1e-6), each
 # rank reading exactly its share of the files and rank 0 no more memory than the others; a P
 # that does not fit and another --order are refused; the malformed corpus (tests/corpus/
@@ -147,6 +147,12 @@ grep -q '"order": "random"' "$T/r.jsonl"; check "halo per rank: the record names
   grep -q "rank 1 read" "$T/o" && grep -q '"order": "metis"' "$T/d.jsonl" &&
   same_losses "$T/r.jsonl" "$T/d.jsonl"
 check "halo on a metis directory (P = B): per rank = direct with halo's default order" $?
+# label propagation picks its label nodes by source index: the node files' ids give the same
+$MPI -n 4 "$FG" train "$T/p4" --scheme halo --label-prop 0.5 $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1 &&
+  $MPI -n 4 "$FG" train "$DATA" --scheme halo --order random --label-prop 0.5 $EP \
+    --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+  grep -q "rank 3 read" "$T/o" && same_losses "$T/r.jsonl" "$T/d.jsonl"
+check "halo --label-prop on 4 ranks: per rank = direct" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme halo --order metis --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "prepared in order random; --order metis" "$T/o"
 check "halo: a given order other than the directory's refused (exit 2)" $?
