@@ -387,6 +387,9 @@ typedef struct fg_train_config {
   const char *dataset_path;
   int argc;
   const char *const *argv;
+  double load_seconds;     /* wall seconds the caller spent loading the dataset before fg_train
+                              (the CLI's fg_dataset_load under its agreement), recorded beside
+                              fg_train's own setup ("setup" in the run record; 0: not measured) */
 } fg_train_config;
 
 /* One epoch of fg_train_config.history: the values of --metrics' record (same rounding: none,

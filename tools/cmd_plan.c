@@ -37,7 +37,7 @@ static void print_table(const char *data, const fg_plan_config *pc, const char *
          pc->agg_blocks > 1 ? ", blocked aggregation" : "");
   printf("coefficients: %s\n", cal_path ? cal_path : "built-in defaults (no --calibration)");
   if (fg_dataset_prepared_blocks(ds) > 0)
-    printf("prepared: %lld x %lld blocks; ranked only the layouts they form (1d, 1d-sa: P divides "
+    printf("prepared: %lld x %lld blocks; ranked only the layouts they form (1d, 1d-sa, halo: P divides "
            "%lld; 1.5d: P / c divides it; 3d: each grid dimension divides it, its permutation "
            "the prepared order)\n",
            (long long)fg_dataset_prepared_blocks(ds), (long long)fg_dataset_prepared_blocks(ds),

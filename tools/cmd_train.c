@@ -135,7 +135,8 @@ int cmd_train(int argc, char **argv, int rank) {
   lc.seed = tc.seed;
   lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
   {
-    /* a prepared directory under a 1D scheme or 3d on several ranks: every rank reads its own
+    /* a prepared directory under a 1D scheme, halo (its vertex partition is 1D's block
+     * rows) or 3d on several ranks: every rank reads its own
      * block rows or shards (rank 0 only the manifest here); other schemes read it whole on
      * rank 0 */
     int size = 1;
@@ -143,7 +144,8 @@ int cmd_train(int argc, char **argv, int rank) {
     const char *sc = tc.scheme;
     lc.prepared_per_rank = size > 1 && !ids_path && !split_path && fg_dataset_is_prepared(pos[0]) &&
                            (!sc || strcmp(sc, "1d") == 0 || strcmp(sc, "1d-sa") == 0 ||
-                            strcmp(sc, "1.5d") == 0 || strcmp(sc, "3d") == 0);
+                            strcmp(sc, "1.5d") == 0 || strcmp(sc, "halo") == 0 ||
+                            strcmp(sc, "3d") == 0);
   }
   {
     /* the sidecars (NAME.npy.json) too: no other output may be one of them */
@@ -190,7 +192,11 @@ int cmd_train(int argc, char **argv, int rank) {
   if (threads_set) fg_set_threads(threads);
   cli_catch_stop_signals();
 
-  st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
+  {
+    const double t0 = MPI_Wtime(); /* the run record's setup.load_seconds */
+    st = cli_load(MPI_COMM_WORLD, pos[0], &lc, &ds);
+    tc.load_seconds = MPI_Wtime() - t0;
+  }
   if (st == FG_OK && ids_path) /* before training: a bad path fails now, not after it */
     st = fg_agree(MPI_COMM_WORLD, rank == 0 ? fg_dataset_save_ids(ds, ids_path) : FG_OK);
   if (st == FG_OK && split_path)

@@ -750,9 +750,9 @@ fg_status fg_plan_predict_1d(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   const int P = cfg->ranks;
   /* a prepared directory's B row blocks form only the 1D layouts of P / c blocks dividing B
-   * (the schemes that read it per rank; halo reads it whole on rank 0) */
+   * (the schemes that read it per rank; halo's partition is 1D's block rows) */
   const int per_rank = strcmp(self->name, "1d") == 0 || strcmp(self->name, "1d-sa") == 0 ||
-                       strcmp(self->name, "1.5d") == 0;
+                       strcmp(self->name, "1.5d") == 0 || strcmp(self->name, "halo") == 0;
   const int64_t B = per_rank ? ds->prep_blocks : 0;
   if (!self->replicate) {
     if (B > 0 && B % P != 0) return FG_OK;

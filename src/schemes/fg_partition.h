@@ -79,7 +79,8 @@ void fg_part_local_free(fg_part_local *p);
  * own block rows (partition_prepared.c): fg_part_distribute calls it when rank 0's dataset was
  * opened per rank (fg_dataset.prep_dir). The directory's B row blocks must be a multiple of the
  * P / rep blocks (else FG_ERR_INVALID_ARG naming the rank counts that fit); cfg->order, when
- * given, must be the directory's. Collective; every rank returns the same status. */
+ * given (not cfg->order_default), must be the directory's. Collective; every rank returns the
+ * same status. */
 fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_config *cfg, int rep,
                                 fg_scheme *s, fg_part_local *out);
 

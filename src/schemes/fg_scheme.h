@@ -24,6 +24,8 @@ typedef struct fg_scheme fg_scheme;
 typedef struct fg_scheme_config {
   const char *name;    /* a name of the registry (registry.c); NULL = the default rule */
   const char *order;   /* "natural", "random", "metis" (NULL = natural) */
+  int order_default;   /* order is the scheme's default (halo's metis), not one the run gave: a
+                          prepared directory read per rank keeps its own order instead */
   int overlap;         /* 1d, 1d-sa: nonblocking exchanges overlapped with the SpMM */
   uint64_t seed;       /* for the random order */
   int normalize_features;

@@ -112,7 +112,9 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
   B = m.B;
   K = P / rep;
   st = fg_prep_check_layout(&m, dir, P, rep, cfg->name);
-  if (st == FG_OK) st = fg_prep_check_order(&m, dir, cfg->order);
+  /* a given order must be the directory's; a scheme's default order (halo's metis) gives way
+   * to it: the prepared order is the layout */
+  if (st == FG_OK && !cfg->order_default) st = fg_prep_check_order(&m, dir, cfg->order);
   if (st == FG_OK) st = fg_prep_src_open(&src, dir, &m);
   FG_CHECK(fg_dist_agree(d, st));
   g = B / K;

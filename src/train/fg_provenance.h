@@ -32,6 +32,10 @@ typedef struct fg_run_facts {
   time_t started;             /* when fg_train began */
   const fg_plan_entry *predicted; /* the performance model's pick, when it chose; else NULL */
   const char *task, *metric;  /* the effective --task and --metric (NULL: multiclass, accuracy) */
+  double load_seconds;        /* the caller's load of the dataset (fg_train_config) */
+  double setup_seconds;       /* fg_train's entry to its layout, distribution (or each rank's
+                                 reads of a prepared directory) and model done, max over ranks */
+  const int64_t *setup_peak_rss; /* (ranks) each rank's peak resident bytes then; NULL: none */
 } fg_run_facts;
 
 /* The record as one line of JSON ({"run": {...}}, no newline) into *out (malloc'd). ds may be

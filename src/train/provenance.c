@@ -293,6 +293,20 @@ fg_status fg_run_record_format(const fg_train_config *cfg, const fg_dataset *ds,
   jb_printf(&b, ", ");
   put_dataset(&b, cfg, ds);
   jb_kstr(&b, "started", when[0] ? when : NULL);
+  /* what loading and laying out cost, per rank for the memory: rank 0 of the direct path holds
+   * the whole dataset, a prepared directory read per rank only each rank's share */
+  jb_printf(&b, ", \"setup\": {");
+  jb_key(&b, 1, "load_seconds");
+  jb_num(&b, f->load_seconds);
+  jb_knum(&b, "seconds", f->setup_seconds);
+  if (f->setup_peak_rss) {
+    jb_key(&b, 0, "peak_rss_bytes");
+    jb_printf(&b, "[");
+    for (int i = 0; i < f->ranks; i++)
+      jb_printf(&b, "%s%lld", i ? ", " : "", (long long)f->setup_peak_rss[i]);
+    jb_printf(&b, "]");
+  }
+  jb_printf(&b, "}");
   if (f->predicted) {
     const fg_plan_entry *p = f->predicted;
     jb_printf(&b, ", \"predicted\": {");

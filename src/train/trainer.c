@@ -308,6 +308,8 @@ typedef struct run {
   int64_t *own_idx;       /* (n_owned) their one-process index */
   int64_t *own_pos;       /* (n_owned) their position in the model's buffer */
   float *own_val;         /* (n_owned) scratch */
+  double setup_seconds;   /* fg_train's entry to run_create's end, max over ranks */
+  int64_t *setup_rss;     /* rank 0: (ranks) each rank's peak resident bytes then */
 } run;
 
 static void run_free(run *r) {
@@ -324,6 +326,7 @@ static void run_free(run *r) {
   free(r->own_idx);
   free(r->own_pos);
   free(r->own_val);
+  free(r->setup_rss);
 }
 
 /* Collective: the scheme (and grid, or replication) of this run. --scheme auto, a grid scheme
@@ -397,6 +400,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                        r->mem_bytes));
   sc.name = r->info->name;
   sc.order = fg_scheme_order(r->info, cfg->order);
+  sc.order_default = !cfg->order && sc.order;
   sc.overlap = cfg->overlap;
   sc.seed = cfg->seed;
   sc.normalize_features = cfg->normalize_features;
@@ -914,7 +918,9 @@ static fg_status make_record(run *r, const fg_dataset *ds, const fg_train_config
                             .scheme = r->info->name,
                             .grid = r->info->grid ? r->grid : NULL,
                             .replicate = r->info->replicate ? r->replicate : 0,
-                            .order = fg_scheme_order(r->info, cfg->order),
+                            /* read per rank: the directory's order is the layout */
+                            .order = ds && ds->prep_dir ? ds->prep_order
+                                                        : fg_scheme_order(r->info, cfg->order),
                             .reorder = r->s->reorder_used,
                             .model = r->mdl.kind->name,
                             .adj_norm = fg_adj_norm_name(r->mdl.adj.norm),
@@ -925,6 +931,9 @@ static fg_status make_record(run *r, const fg_dataset *ds, const fg_train_config
                             .widths = r->widths,
                             .start_epoch = start_epoch,
                             .started = started,
+                            .load_seconds = cfg->load_seconds,
+                            .setup_seconds = r->setup_seconds,
+                            .setup_peak_rss = r->setup_rss,
                             .predicted = r->predicted ? &r->pick : NULL,
                             .task = fg_task_name(r->task),
                             .metric = fg_metric_name(r->metric)};
@@ -965,6 +974,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   int ckpt_sharded = 0, resume_sharded = 0; /* a directory of shards: sharded_output, and
                                                fg_ckpt_path_sharded for reading */
   const time_t started = time(NULL);
+  const double t_entry = fg_now();
   const char *record = NULL;   /* the run record, on every rank (make_record) */
   /* this rank's bytes sent and received per phase, summed over the epochs this call runs (the
    * final record's rank_bytes); all_bytes: rank 0's gather of every rank's */
@@ -1009,6 +1019,19 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
 
   d->phase = FG_PHASE_SETUP;
   FG_CHECK(run_create(d, ds, cfg, log, &r));
+  {
+    /* the setup's cost for the run record: its time, and every rank's peak memory so far (the
+     * load's, before any epoch allocates) */
+    int64_t mine = fg_peak_rss_bytes();
+    r.setup_seconds = fg_now() - t_entry;
+    FG_CHECK(fg_dist_max_f64(d, &r.setup_seconds, 1));
+    if (d->rank == 0) {
+      r.setup_rss = fg_malloc_array((size_t)d->size, sizeof *r.setup_rss);
+      if (!r.setup_rss) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    }
+    FG_CHECK(fg_dist_agree(d, st));
+    FG_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT64_T, r.setup_rss, 1, MPI_INT64_T, 0, d->comm));
+  }
   FG_REQUIRE(r.counts[0] > 0, FG_ERR_INVALID_ARG, "the training split is empty");
 
   /* the one-process layout of the parameters, which checkpoints hold: on rank 0 for writing,

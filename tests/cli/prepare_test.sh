@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fullgraph prepare` and training on a prepared directory: the refusals of prepare's options;
 # a directory written whole (manifest last, no temporary left); `info` and `train` reading it
-# whole give the direct path's losses for every scheme; under mpirun, 1d and 1d-sa read it per
+# whole give the direct path's losses for every scheme; under mpirun, 1d, 1d-sa and halo (each
+# --aggregation rule, int8 rows, --label-prop) read it per
 # rank (P = 2, 4 on 4 blocks, P = 3 on 6; P = 1 reads it whole) with the direct path's losses (within 1e-6), each
 # rank reading exactly its share of the files and rank 0 no more memory than the others; a P
 # that does not fit and another --order are refused; the malformed corpus (tests/corpus/
@@ -64,12 +65,10 @@ $MPI -n 2 "$FG" train "$DATA" --scheme 1d-sa --order random $EP --metrics "$T/d.
 same_losses "$T/d.jsonl" "$T/ref.jsonl"; check "the direct path on 2 ranks = one process" $?
 "$FG" train "$T/p4" $EP --metrics "$T/w.jsonl" > /dev/null 2>&1 && same_losses "$T/w.jsonl" "$T/ref.jsonl"
 check "serial: read whole = direct" $?
-# (3d reads it per rank: prepare3d_test.sh)
-for s in halo; do
-  $MPI -n 2 "$FG" train "$T/p4" --scheme $s $EP --metrics "$T/w.jsonl" > "$T/o" 2>&1 &&
-    same_losses "$T/w.jsonl" "$T/ref.jsonl" && ! grep -q "rank 1 read" "$T/o"
-  check "$s on 2 ranks: read whole on rank 0 = direct" $?
-done
+# (halo reads it per rank below, 3d in prepare3d_test.sh); --save-ids needs the whole dataset
+$MPI -n 2 "$FG" train "$T/p4" --scheme 1d-sa $EP --save-ids "$T/ids.npy" --metrics "$T/w.jsonl" \
+  > "$T/o" 2>&1 && same_losses "$T/w.jsonl" "$T/ref.jsonl" && ! grep -q "rank 1 read" "$T/o"
+check "--save-ids on 2 ranks: read whole on rank 0 = direct" $?
 "$FG" train "$T/p4" --directed --epochs 1 > "$T/o" 2>&1
 [ $? != 0 ] && grep -q "give --directed to prepare" "$T/o"; check "train DIR --directed refused" $?
 
@@ -112,6 +111,77 @@ check "rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 dpeak=$(grep -o '"peak_rss_bytes": [0-9]*' "$T/d.jsonl" | tail -1 | sed 's/.*: //')
 [ -n "$dpeak" ] && [ "$dpeak" -gt "$p0" ]
 check "the direct path's peak ($dpeak) is above the per-rank read's rank 0 ($p0)" $?
+
+# ---- read per rank: halo (its vertex partition is 1D's block rows) ----
+# each rule at P = 2, 4 (4 blocks) and 3 (6 blocks) = the direct path with the same order;
+# quantized rows (int8) only where the directory's blocks group into the direct path's very rows
+# (4 blocks of 677 at P = 2, 4; 3 blocks at P = 3): the stochastic rounding is keyed by a row's
+# place in its sender's buffer, so 6 blocks taken 2 at a time (904, 902, 902 rows against the
+# direct path's 903, 903, 902) are another layout with other, equally valid, roundings
+"$FG" prepare "$DATA" --blocks 3 --order random --seed 3 --output "$T/p3" > /dev/null 2>&1
+check "prepare --blocks 3" $?
+for P in 2 3 4; do
+  for a in pre post hybrid int8; do
+    dir="$T/p4"
+    [ $P = 3 ] && dir="$T/p6"
+    opt="--aggregation $a"
+    [ $a = int8 ] && opt="--aggregation hybrid --quantize int8" && [ $P = 3 ] && dir="$T/p3"
+    $MPI -n $P "$FG" train "$dir" --scheme halo $opt $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1
+    st=$?
+    [ $st = 0 ] || cat "$T/o"
+    $MPI -n $P "$FG" train "$DATA" --scheme halo --order random $opt $EP \
+      --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+      [ $st = 0 ] && same_losses "$T/r.jsonl" "$T/d.jsonl" && grep -q "rank $((P - 1)) read" "$T/o"
+    check "halo $opt on $P ranks: read per rank = direct" $?
+    [ $P = 2 ] && [ $a = hybrid ] && cp "$T/o" "$T/oh" && cp "$T/r.jsonl" "$T/rh.jsonl" &&
+      cp "$T/d.jsonl" "$T/dh.jsonl"
+  done
+done
+# the scheme's default order (SuperGCN's metis) gives way to the prepared one, which the run
+# record names; a metis directory at P = B is the direct path's default layout, quantized too
+grep -q '"order": "random"' "$T/r.jsonl"; check "halo per rank: the record names order random" $?
+"$FG" prepare "$DATA" --blocks 2 --order metis --seed 3 --output "$T/m2" > /dev/null 2>&1 &&
+  $MPI -n 2 "$FG" train "$T/m2" --scheme halo --quantize int8 $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1 &&
+  $MPI -n 2 "$FG" train "$DATA" --scheme halo --quantize int8 $EP --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+  grep -q "rank 1 read" "$T/o" && grep -q '"order": "metis"' "$T/d.jsonl" &&
+  same_losses "$T/r.jsonl" "$T/d.jsonl"
+check "halo on a metis directory (P = B): per rank = direct with halo's default order" $?
+# label propagation picks its label nodes by source index: the node files' ids give the same
+$MPI -n 4 "$FG" train "$T/p4" --scheme halo --label-prop 0.5 $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1 &&
+  $MPI -n 4 "$FG" train "$DATA" --scheme halo --order random --label-prop 0.5 $EP \
+    --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+  grep -q "rank 3 read" "$T/o" && same_losses "$T/r.jsonl" "$T/d.jsonl"
+check "halo --label-prop on 4 ranks: per rank = direct" $?
+$MPI -n 2 "$FG" train "$T/p4" --scheme halo --order metis --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "prepared in order random; --order metis" "$T/o"
+check "halo: a given order other than the directory's refused (exit 2)" $?
+# halo reads what 1d-sa reads: its node files, its blocks, the degree files its rows reference
+deg=$(cat "$T"/p4/deg-*.bin | wc -c)
+for r in 0 1; do
+  share=$(cat "$T/p4/nodes-000$((2 * r)).bin" "$T/p4/nodes-000$((2 * r + 1)).bin" \
+              "$T/p4"/adj-000$((2 * r))-*.bin "$T/p4"/adj-000$((2 * r + 1))-*.bin | wc -c)
+  share=$((share + deg))
+  got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/oh")
+  [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
+  check "halo: rank $r read its share ($got bytes of $total4; expected $share)" $?
+done
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
+[ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
+check "halo: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
+# the run record's setup: the load's seconds and each rank's peak then (bench/bench_load.sh reads
+# them): per rank, rank 0 like rank 1; the direct path's rank 0 above its rank 1 (the dataset)
+setup_peaks() { head -1 "$1" | sed -n 's/.*"setup": {"load_seconds": [0-9.e+-]*, "seconds": [0-9.e+-]*, "peak_rss_bytes": \[\([0-9]*\), \([0-9]*\)\]}.*/\1 \2/p'; }
+read -r s0 s1 <<EOS
+$(setup_peaks "$T/rh.jsonl")
+EOS
+[ -n "$s1" ] && [ "$s0" -le $((s1 * 11 / 10)) ]
+check "halo per rank: the record's setup peaks ($s0, $s1) within 1.1 x" $?
+read -r s0 s1 <<EOS
+$(setup_peaks "$T/dh.jsonl")
+EOS
+[ -n "$s1" ] && [ "$s0" -gt $((s1 * 11 / 10)) ]
+check "halo direct: the record's setup peaks ($s0, $s1): rank 0 holds the dataset" $?
 
 # multi-label targets, per rank
 "$FG" prepare "$CORPUS/ogb/ml_ok" --blocks 2 --order random --seed 3 --output "$T/ml" > /dev/null 2>&1 &&
