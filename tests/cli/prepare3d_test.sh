@@ -126,12 +126,12 @@ check "per rank: a truncated node file refused naming it (exit 1)" $?
 "$FG" plan "$T/p6" --ranks 4 > "$T/o" 2>&1
 st=$?
 [ $st = 0 ] && grep -q "^prepared: 6 x 6 blocks; ranked only the layouts they form" "$T/o" &&
-  [ "$(grep -c ' 3d ' "$T/o")" = 3 ] && grep -q " 3d .* 1x2x2 " "$T/o" &&
+  [ "$(awk '$2 == "3d"' "$T/o" | wc -l)" = 3 ] && grep -q " 3d .* 1x2x2 " "$T/o" &&
   grep -q " 3d .* 2x1x2 " "$T/o" && grep -q " 3d .* 2x2x1 " "$T/o" &&
   ! grep -q " 1d-sa " "$T/o" && ! grep -q " 1d " "$T/o" && ! grep -q " halo " "$T/o"
 check "plan on 6 blocks, 4 ranks: 3d's 3 grids that fit, no 1d, 1d-sa or halo" $?
 "$FG" plan "$T/p4" --ranks 4 > "$T/o" 2>&1
-[ $? = 0 ] && [ "$(grep -c ' 3d ' "$T/o")" = 6 ] && grep -q " 1d-sa " "$T/o"
+[ $? = 0 ] && [ "$(awk '$2 == "3d"' "$T/o" | wc -l)" = 6 ] && grep -q " 1d-sa " "$T/o"
 check "plan on 4 blocks, 4 ranks: every grid and 1d-sa" $?
 # its 3d shards are counted in the prepared order: 2x2x1's largest is the run's
 run_max=$(sed -n 's/.*largest shard \([0-9]*\) nonzeros.*/\1/p' "$T/o221")
