@@ -14,6 +14,12 @@ typedef struct fg_ds_fingerprint {
   int64_t nodes, entries, features, classes;
   uint64_t graph, feature_hash, labels, split;
 } fg_ds_fingerprint;
+/* The fingerprint's hash seeds, one a part so that two parts holding the same bytes still hash
+ * differently (graph_fingerprint.c; parallel `prepare` hashes the same arrays in pieces):
+ * graph = fg_hash64(col, fg_hash64(rowptr, ROWS) ^ COLS); features, labels (or targets), split
+ * under their own. */
+enum { FG_FP_SEED_ROWS = 1, FG_FP_SEED_COLS, FG_FP_SEED_FEATURES, FG_FP_SEED_LABELS,
+       FG_FP_SEED_SPLIT, FG_FP_SEED_TARGETS };
 
 struct fg_dataset {
   int64_t num_nodes;
