@@ -1165,10 +1165,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
                       "--order %s: parallel prepare computes natural, random and metis; run "
                       "prepare as one process for %s",
                       fg_order_name(kind), fg_order_name(kind));
-  if (st == FG_OK && (cfg->blocks < 1 || cfg->blocks > FG_PREP_MAX_BLOCKS))
-    st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
-                      "prepare: --blocks %d: must be 1 to %d", cfg->blocks, FG_PREP_MAX_BLOCKS);
-  FG_CHECK(fg_agree(comm, st));
+  FG_CHECK(st); /* the same on every rank: no agreement needed (nor its "rank 0:") */
   const int B = cfg->blocks;
 
   /* 1 and 2: this rank's piece and the fingerprint */
@@ -1177,7 +1174,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   else
     FG_CHECK(piece_from_root(comm, path, load, &pc));
   st = FG_OK;
-  if (B > FG_MAX(pc.n, 1))
+  if (B < 1 || B > FG_PREP_MAX_BLOCKS || B > FG_MAX(pc.n, 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "prepare: --blocks %d: must be 1 to %lld (the nodes, at most %d)", B,
                       (long long)FG_MIN(FG_MAX(pc.n, 1), FG_PREP_MAX_BLOCKS), FG_PREP_MAX_BLOCKS);
@@ -1185,7 +1182,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "--order metis on %d ranks: the graph has %lld nodes, fewer than the "
                       "ranks (ParMETIS needs one a rank)", pc.P, (long long)pc.n);
-  FG_CHECK(fg_agree(comm, st));
+  FG_CHECK(st); /* n is known on every rank */
 
   /* 3: the order */
   m.version = FG_PREP_VERSION;
