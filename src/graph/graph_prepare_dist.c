@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,11 +63,19 @@ typedef struct piece {
   int32_t *loops;           /* (rows) */
   uint32_t flags;           /* FG_PREP_* */
   int64_t id_span;
+  uint64_t gen_seed;        /* features NULL: generated from this seed where needed */
   fg_ds_fingerprint fp;     /* rank 0 */
   int parallel_read;
 } piece;
 
+static void piece_free_rows(piece *p);
 static void piece_free(piece *p) {
+  piece_free_rows(p);
+  memset(p, 0, sizeof *p);
+}
+
+/* The piece's arrays (its sizes and fingerprint stay). */
+static void piece_free_rows(piece *p) {
   free(p->rowptr);
   free(p->col);
   free(p->features);
@@ -76,7 +85,15 @@ static void piece_free(piece *p) {
   free(p->ids);
   free(p->outdeg);
   free(p->loops);
-  memset(p, 0, sizeof *p);
+  p->rowptr = NULL;
+  p->col = NULL;
+  p->features = NULL;
+  p->labels = NULL;
+  p->targets = NULL;
+  p->split = NULL;
+  p->ids = NULL;
+  p->outdeg = NULL;
+  p->loops = NULL;
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -152,101 +169,182 @@ cleanup:
 
 /* ---- fg_hash64 of a string held in pieces ------------------------------------------------- */
 
-/* fg_hash64(the concatenation of every rank's p[0, len) in rank order, seed), on every rank:
- * chunk c goes whole to the rank of fg_block_of(chunks, P, c), which hashes it. */
+/* fg_hash64(the concatenation of every rank's p[0, len) in rank order, seed), on every rank.
+ * Chunk c is hashed by the rank holding its first byte; only a chunk that runs past that
+ * rank's end needs bytes from the ranks after it (less than a chunk), so the bulk never moves:
+ * one MPI_Alltoallv of those tails, then an MPI_Allgatherv of 8 bytes a chunk. */
 static fg_status hash_pieces(MPI_Comm comm, int P, int rank, const void *p, int64_t len,
                              uint64_t seed, uint64_t *out) {
   fg_status st = FG_OK;
-  int64_t off = 0, total = 0, *scount = NULL, *rcount = NULL, rtot = 0;
-  unsigned char *recv = NULL;
+  int64_t *ol = NULL, *scount = NULL, *rcount = NULL, rtot = 0, total = 0;
+  unsigned char *recv = NULL, *tmp = NULL;
   uint64_t *vals = NULL;
   int *vc = NULL, *vd = NULL;
   const int64_t CH = (int64_t)FG_HASH_CHUNK;
-  FG_CHECK_MPI(MPI_Exscan(&len, &off, 1, MPI_INT64_T, MPI_SUM, comm));
-  if (rank == 0) off = 0;
-  FG_CHECK_MPI(MPI_Allreduce(&len, &total, 1, MPI_INT64_T, MPI_SUM, comm));
+  int64_t mine[2] = {0, len};
+  FG_ALLOC(ol, 2 * P);
+  FG_CHECK_MPI(MPI_Allgather(mine, 2, MPI_INT64_T, ol, 2, MPI_INT64_T, comm));
+  for (int q = 0; q < P; q++) { /* offsets from the lengths */
+    ol[2 * q] = total;
+    total += ol[2 * q + 1];
+  }
   const int64_t chunks = (total + CH - 1) / CH;
+  /* rank q hashes the chunks starting in [off_q, end_q): [ceil(off/CH), ceil(end/CH)); its last
+   * one runs to cend_q, past end_q by the tail the later ranks send */
+#define FIRST_CHUNK(q) ((ol[2 * (q)] + CH - 1) / CH)
+#define END_CHUNK(q) ((ol[2 * (q)] + ol[2 * (q) + 1] + CH - 1) / CH)
   FG_CALLOC(scount, P);
   FG_CALLOC(rcount, P);
-  for (int q = 0; q < P; q++) {
-    const int64_t b0 = FG_MIN(fg_block_start(chunks, P, q) * CH, total);
-    const int64_t b1 = FG_MIN(fg_block_start(chunks, P, q + 1) * CH, total);
-    scount[q] = FG_MAX(0, FG_MIN(b1, off + len) - FG_MAX(b0, off));
+  const int64_t off = ol[2 * rank];
+  for (int q = 0; q < rank; q++) {
+    if (END_CHUNK(q) <= FIRST_CHUNK(q)) continue;
+    const int64_t t0 = ol[2 * q] + ol[2 * q + 1], t1 = FG_MIN(END_CHUNK(q) * CH, total);
+    scount[q] = FG_MAX(0, FG_MIN(t1, off + len) - FG_MAX(t0, off));
   }
+  /* what is sent to q starts where q's tail overlaps this rank's range: at the range's start
+   * (ranks after the one holding the chunk's start begin their range inside the tail) */
   FG_CHECK(exchange(comm, P, p, scount, &recv, rcount, &rtot));
   {
-    const int64_t c0 = fg_block_start(chunks, P, rank), nc = fg_block_size(chunks, P, rank);
+    const int64_t c0 = FIRST_CHUNK(rank), c1 = END_CHUNK(rank);
     FG_ALLOC(vals, FG_MAX(chunks, 1));
+    for (int64_t c = c0; c < c1; c++) {
+      const int64_t at = c * CH - off, size = FG_MIN(CH, total - c * CH);
+      if (at + size <= len) {
+        vals[c] = fg_hash64_chunk((const unsigned char *)p + at, (size_t)size, (uint64_t)c);
+      } else { /* the last chunk: this rank's end and the tail received */
+        FG_ALLOC(tmp, size);
+        memcpy(tmp, (const unsigned char *)p + at, (size_t)(len - at));
+        FG_REQUIRE(len - at + rtot == size, FG_ERR_INTERNAL,
+                   "parallel hash: chunk %lld has %lld + %lld bytes of %lld", (long long)c,
+                   (long long)(len - at), (long long)rtot, (long long)size);
+        memcpy(tmp + (len - at), recv, (size_t)rtot);
+        vals[c] = fg_hash64_chunk(tmp, (size_t)size, (uint64_t)c);
+      }
+    }
     FG_ALLOC(vc, P);
     FG_ALLOC(vd, P);
-    for (int64_t c = 0; c < nc; c++) {
-      const int64_t at = c * CH, size = FG_MIN(CH, rtot - at);
-      vals[c0 + c] = fg_hash64_chunk(recv + at, (size_t)size, (uint64_t)(c0 + c));
-    }
     for (int q = 0; q < P; q++) {
-      vc[q] = (int)(fg_block_size(chunks, P, q) * 8);
-      vd[q] = (int)(fg_block_start(chunks, P, q) * 8);
+      vc[q] = (int)(8 * FG_MAX(0, END_CHUNK(q) - FIRST_CHUNK(q)));
+      vd[q] = (int)(8 * FG_MIN(FIRST_CHUNK(q), chunks));
     }
+#undef FIRST_CHUNK
+#undef END_CHUNK
     FG_CHECK_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, vals, vc, vd, MPI_BYTE, comm));
     *out = fg_hash64_fold(seed, (size_t)total, vals, (size_t)chunks);
   }
 cleanup:
+  free(ol);
   free(scount);
   free(rcount);
   free(recv);
+  free(tmp);
   free(vals);
   free(vc);
   free(vd);
   return st;
 }
 
-/* ---- rows from (row, col) pairs ------------------------------------------------------------ */
-
-/* Send every pair (row, col) (m of them, sources' ids) to the owner of its row and build this
- * rank's rows [lo, lo + nr): columns sorted, duplicates dropped, and with loops one self loop a
- * row. The serial build (fg_csr_from_edges with dedup) gives the same rows. */
-static fg_status rows_from_pairs(MPI_Comm comm, int P, int64_t n, int64_t lo, int64_t nr,
-                                 const int64_t *pairs, int64_t m, int loops, int64_t **rowptr_out,
-                                 int32_t **col_out) {
+/* fg_hash64 of the generated features (fg_generate_features: n x F), never held: the ranks take
+ * the chunks in blocks and draw each chunk's floats into one buffer to hash it. */
+static fg_status hash_generated_features(MPI_Comm comm, int P, int rank, int64_t n, int64_t F,
+                                         uint64_t seed, uint64_t *out) {
   fg_status st = FG_OK;
-  int64_t *scount = NULL, *rcount = NULL, *at = NULL, *send = NULL, *rowptr = NULL, rtot = 0;
+  const int64_t CH = (int64_t)FG_HASH_CHUNK, total = 4 * n * F;
+  const int64_t chunks = (total + CH - 1) / CH;
+  float *row = NULL;
+  unsigned char *buf = NULL;
+  uint64_t *vals = NULL;
+  int *vc = NULL, *vd = NULL;
+  FG_ALLOC(row, FG_MAX(F, 1));
+  FG_ALLOC(buf, CH);
+  FG_ALLOC(vals, FG_MAX(chunks, 1));
+  for (int64_t c = fg_block_start(chunks, P, rank); c < fg_block_start(chunks, P, rank + 1);
+       c++) {
+    const int64_t b0 = c * CH, size = FG_MIN(CH, total - b0);
+    /* floats [b0 / 4, (b0 + size) / 4): whole floats, as CH is a multiple of 4 */
+    for (int64_t e = b0 / 4; e < (b0 + size) / 4;) {
+      const int64_t v = e / F, j0 = e % F, j1 = FG_MIN(F, j0 + (b0 + size) / 4 - e);
+      fg_generate_feature_rows(v, 1, F, seed, row);
+      memcpy(buf + 4 * e - b0, row + j0, (size_t)(4 * (j1 - j0)));
+      e += j1 - j0;
+    }
+    vals[c] = fg_hash64_chunk(buf, (size_t)size, (uint64_t)c);
+  }
+  FG_ALLOC(vc, P);
+  FG_ALLOC(vd, P);
+  for (int q = 0; q < P; q++) {
+    vc[q] = (int)(8 * fg_block_size(chunks, P, q));
+    vd[q] = (int)(8 * fg_block_start(chunks, P, q));
+  }
+  FG_CHECK_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, vals, vc, vd, MPI_BYTE, comm));
+  *out = fg_hash64_fold(FG_FP_SEED_FEATURES, (size_t)total, vals, (size_t)chunks);
+cleanup:
+  free(row);
+  free(buf);
+  free(vals);
+  free(vc);
+  free(vd);
+  return st;
+}
+
+/* ---- rows from edges ------------------------------------------------------------------------ */
+
+/* Send every entry (row dst[e], column src[e]) -- and with both (src[e], dst[e]) too -- to the
+ * owner of its row as two int32, and build this rank's rows [lo, lo + nr): columns sorted,
+ * duplicates dropped, and with loops one self loop a row. The serial build (fg_csr_from_edges
+ * with dedup) gives the same rows. *src and *dst (m each) are freed once packed, before the
+ * exchange, to lower the peak. */
+static fg_status rows_from_edges(MPI_Comm comm, int P, int64_t n, int64_t lo, int64_t nr,
+                                 int64_t **src, int64_t **dst, int64_t m, int both, int loops,
+                                 int64_t **rowptr_out, int32_t **col_out) {
+  fg_status st = FG_OK;
+  int64_t *scount = NULL, *rcount = NULL, *at = NULL, *rowptr = NULL, *cur = NULL, rtot = 0;
+  int32_t *send = NULL, *col = NULL;
   unsigned char *recv = NULL;
-  int32_t *col = NULL;
+  const int sides = both ? 2 : 1;
   FG_CALLOC(scount, P);
   FG_CALLOC(rcount, P);
   FG_CALLOC(at, P + 1);
-  for (int64_t e = 0; e < m; e++) at[fg_block_of(n, P, pairs[2 * e]) + 1]++;
+  for (int64_t e = 0; e < m; e++) {
+    at[fg_block_of(n, P, (*dst)[e]) + 1]++;
+    if (both) at[fg_block_of(n, P, (*src)[e]) + 1]++;
+  }
   for (int q = 0; q < P; q++) {
-    scount[q] = 16 * at[q + 1];
+    scount[q] = 8 * at[q + 1];
     at[q + 1] += at[q];
   }
-  FG_ALLOC(send, FG_MAX(2 * m, 1));
-  for (int64_t e = 0; e < m; e++) {
-    const int q = fg_block_of(n, P, pairs[2 * e]);
-    send[2 * at[q]] = pairs[2 * e];
-    send[2 * at[q] + 1] = pairs[2 * e + 1];
-    at[q]++;
-  }
+  FG_ALLOC(send, FG_MAX(2 * sides * m, 1));
+  for (int64_t e = 0; e < m; e++)
+    for (int k = 0; k < sides; k++) {
+      const int64_t r = k ? (*src)[e] : (*dst)[e], c = k ? (*dst)[e] : (*src)[e];
+      const int q = fg_block_of(n, P, r);
+      send[2 * at[q]] = (int32_t)r;
+      send[2 * at[q] + 1] = (int32_t)c;
+      at[q]++;
+    }
+  free(*src);
+  free(*dst);
+  *src = *dst = NULL;
   FG_CHECK(exchange(comm, P, send, scount, &recv, rcount, &rtot));
   free(send);
   send = NULL;
   {
-    const int64_t got = rtot / 16;
-    const int64_t *rp = (const int64_t *)(void *)recv;
+    const int64_t got = rtot / 8;
+    const int32_t *rp = (const int32_t *)(void *)recv;
     FG_CALLOC(rowptr, nr + 1);
     for (int64_t e = 0; e < got; e++) rowptr[rp[2 * e] - lo + 1]++;
     if (loops)
       for (int64_t k = 0; k < nr; k++) rowptr[k + 1]++;
     for (int64_t k = 0; k < nr; k++) rowptr[k + 1] += rowptr[k];
     FG_ALLOC(col, FG_MAX(rowptr[nr], 1));
-    int64_t *cur = NULL;
     FG_ALLOC(cur, FG_MAX(nr, 1));
     for (int64_t k = 0; k < nr; k++) cur[k] = rowptr[k];
     if (loops)
       for (int64_t k = 0; k < nr; k++) col[cur[k]++] = (int32_t)(lo + k);
-    for (int64_t e = 0; e < got; e++) col[cur[rp[2 * e] - lo]++] = (int32_t)rp[2 * e + 1];
-    free(cur);
-    /* sort and drop duplicates, compacting in place */
+    for (int64_t e = 0; e < got; e++) col[cur[rp[2 * e] - lo]++] = rp[2 * e + 1];
+    free(recv);
+    recv = NULL;
+    /* sort and drop duplicates, compacting in place (a row's writes never pass its reads) */
     int64_t w = 0;
     for (int64_t k = 0; k < nr; k++) {
       const int64_t a = rowptr[k], b = rowptr[k + 1];
@@ -269,6 +367,7 @@ cleanup:
   free(recv);
   free(rowptr);
   free(col);
+  free(cur);
   return st;
 }
 
@@ -590,8 +689,12 @@ static fg_status fingerprint_dist(MPI_Comm comm, piece *pc) {
   fp->classes = pc->C;
   FG_CHECK(hash_pieces(comm, pc->P, pc->rank, pc->col, 4 * mine, rows ^ FG_FP_SEED_COLS,
                        &fp->graph));
-  FG_CHECK(hash_pieces(comm, pc->P, pc->rank, pc->features, 4 * nr * pc->F, FG_FP_SEED_FEATURES,
-                       &fp->feature_hash));
+  if (pc->features)
+    FG_CHECK(hash_pieces(comm, pc->P, pc->rank, pc->features, 4 * nr * pc->F,
+                         FG_FP_SEED_FEATURES, &fp->feature_hash));
+  else
+    FG_CHECK(hash_generated_features(comm, pc->P, pc->rank, pc->n, pc->F, pc->gen_seed,
+                                     &fp->feature_hash));
   if (pc->T > 0)
     FG_CHECK(hash_pieces(comm, pc->P, pc->rank, pc->targets, nr * pc->T, FG_FP_SEED_TARGETS,
                          &fp->labels));
@@ -609,7 +712,7 @@ static fg_status piece_from_snap(MPI_Comm comm, const char *path, const fg_load_
   fg_status st = FG_OK;
   fg_raw raw = {0};
   char *buf = NULL;
-  int64_t len = 0, first = 0, g[3], *pairs = NULL;
+  int64_t len = 0, first = 0, g[3];
   uint64_t *seen = NULL;
   int64_t *below = NULL;
   pc->parallel_read = 1;
@@ -677,19 +780,11 @@ static fg_status piece_from_snap(MPI_Comm comm, const char *path, const fg_load_
   }
   free(seen);
   seen = NULL;
+  FG_REQUIRE(m <= INT64_MAX / 32, FG_ERR_UNSUPPORTED, "%s: %lld edges", path, (long long)m);
   /* the entries: row = destination, column = source, and the reverse (undirected) */
-  FG_ALLOC(pairs, FG_MAX(4 * m, 1));
-  for (int64_t e = 0; e < m; e++) {
-    pairs[4 * e] = raw.dst[e];
-    pairs[4 * e + 1] = raw.src[e];
-    pairs[4 * e + 2] = raw.src[e];
-    pairs[4 * e + 3] = raw.dst[e];
-  }
+  FG_CHECK(rows_from_edges(comm, pc->P, pc->n, pc->lo, nr, &raw.src, &raw.dst, m, 1, 1,
+                           &pc->rowptr, &pc->col));
   fg_raw_free(&raw);
-  FG_CHECK(rows_from_pairs(comm, pc->P, pc->n, pc->lo, nr, pairs, 2 * m, 1, &pc->rowptr,
-                           &pc->col));
-  free(pairs);
-  pairs = NULL;
   pc->nnz = pc->rowptr[nr];
   FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pc->nnz, 1, MPI_INT64_T, MPI_SUM, comm));
   /* symmetric, every degree both ways the row's length, one self loop a row */
@@ -705,8 +800,9 @@ static fg_status piece_from_snap(MPI_Comm comm, const char *path, const fg_load_
   pc->T = 0;
   pc->flags |= FG_PREP_SYMMETRIC | FG_PREP_FEATURES_GENERATED | FG_PREP_LABELS_GENERATED |
                FG_PREP_SPLIT_GENERATED;
-  FG_ALLOC(pc->features, FG_MAX(nr * pc->F, 1));
-  fg_generate_feature_rows(pc->lo, nr, pc->F, lc->seed, pc->features);
+  /* generated features are a function of (seed, node, column): not held here, drawn where they
+   * are hashed and where they are written */
+  pc->gen_seed = lc->seed;
   FG_CHECK(labels_dist(comm, pc, pc->C, lc->seed));
   FG_ALLOC(pc->split, FG_MAX(nr, 1));
   fg_generate_split_rows(pc->lo, nr, pc->labels, lc->train_frac, lc->valid_frac, lc->seed,
@@ -715,7 +811,6 @@ static fg_status piece_from_snap(MPI_Comm comm, const char *path, const fg_load_
 cleanup:
   fg_raw_free(&raw);
   free(buf);
-  free(pairs);
   free(seen);
   free(below);
   return st;
@@ -735,27 +830,23 @@ static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t 
                                 int32_t *part) {
   fg_status st = FG_OK;
   const int64_t nr = pc->hi - pc->lo;
-  int64_t *pairs = NULL, *srow = NULL, m = 0;
+  int64_t *esrc = NULL, *edst = NULL, *srow = NULL, m = 0;
   int32_t *scol = NULL;
   SCOTCH_Num *vtxdist = NULL, *xadj = NULL, *adj = NULL, *vwgt = NULL, *where = NULL;
   float *tpwgts = NULL;
-  /* the pattern and its transpose, without self loops, to the rows' owners */
-  FG_ALLOC(pairs, FG_MAX(4 * pc->rowptr[nr], 1));
+  /* the pattern (and its transpose when it is not symmetric) without self loops, to the rows'
+   * owners */
+  FG_ALLOC(esrc, FG_MAX(pc->rowptr[nr], 1));
+  FG_ALLOC(edst, FG_MAX(pc->rowptr[nr], 1));
   for (int64_t k = 0; k < nr; k++)
     for (int64_t q = pc->rowptr[k]; q < pc->rowptr[k + 1]; q++) {
       if (pc->col[q] == pc->lo + k) continue;
-      pairs[2 * m] = pc->lo + k;
-      pairs[2 * m + 1] = pc->col[q];
+      edst[m] = pc->lo + k;
+      esrc[m] = pc->col[q];
       m++;
-      if (!(pc->flags & FG_PREP_SYMMETRIC)) {
-        pairs[2 * m] = pc->col[q];
-        pairs[2 * m + 1] = pc->lo + k;
-        m++;
-      }
     }
-  FG_CHECK(rows_from_pairs(comm, pc->P, pc->n, pc->lo, nr, pairs, m, 0, &srow, &scol));
-  free(pairs);
-  pairs = NULL;
+  FG_CHECK(rows_from_edges(comm, pc->P, pc->n, pc->lo, nr, &esrc, &edst, m,
+                           !(pc->flags & FG_PREP_SYMMETRIC), 0, &srow, &scol));
   FG_REQUIRE(sizeof(SCOTCH_Num) == 8 || (pc->n <= INT32_MAX && srow[nr] <= INT32_MAX &&
                                          pc->nnz <= INT32_MAX),
              FG_ERR_UNSUPPORTED,
@@ -795,7 +886,8 @@ static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t 
     part[k] = (int32_t)where[k];
   }
 cleanup:
-  free(pairs);
+  free(esrc);
+  free(edst);
   free(srow);
   free(scol);
   free(vtxdist);
@@ -871,8 +963,8 @@ typedef struct block_report {
   fg_prep_file node, deg;
 } block_report;
 
-static int64_t row_bytes(const piece *pc, int64_t len) {
-  return (int64_t)sizeof(row_head) + pc->T + 4 * pc->F + 4 * len;
+static int64_t row_bytes(int64_t T, int64_t feature_bytes, int64_t len) {
+  return (int64_t)sizeof(row_head) + T + feature_bytes + 4 * len;
 }
 
 /* Each column's prepared position, from its owner: ucol (sorted distinct columns of this
@@ -905,12 +997,14 @@ cleanup:
   return st;
 }
 
-static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manifest *m,
+static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
                             const int64_t *pos, const char *dir, block_report *rep_all,
                             fg_prep_file *blocks_all, int64_t *nnz_all) {
   fg_status st = FG_OK;
   const int P = pc->P, B = (int)m->B;
   const int64_t nr = pc->hi - pc->lo, F = pc->F, T = pc->T;
+  /* generated features (pc->features NULL) are drawn by the writer, not sent */
+  const int64_t fb = pc->features ? 4 * F : 0;
   int32_t *ucol = NULL, *upos = NULL;
   int64_t nu = 0, *scount = NULL, *rcount = NULL, *at = NULL, rtot = 0;
   unsigned char *send = NULL, *recv = NULL, *mine = NULL;
@@ -942,7 +1036,7 @@ static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manife
   FG_CALLOC(at, P + 1);
   for (int64_t k = 0; k < nr; k++) {
     const int w = fg_block_of(B, P, fg_block_owner(m->offs, B, pos[k]));
-    scount[w] += row_bytes(pc, pc->rowptr[k + 1] - pc->rowptr[k]);
+    scount[w] += row_bytes(T, fb, pc->rowptr[k + 1] - pc->rowptr[k]);
   }
   for (int q = 0; q < P; q++) at[q + 1] = at[q] + scount[q];
   FG_ALLOC(send, FG_MAX(at[P], 1));
@@ -965,8 +1059,8 @@ static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manife
     p += sizeof h;
     if (T > 0) memcpy(p, pc->targets + k * T, (size_t)T);
     p += T;
-    memcpy(p, pc->features + k * F, (size_t)(4 * F));
-    p += 4 * F;
+    if (fb) memcpy(p, pc->features + k * F, (size_t)fb);
+    p += fb;
     for (int64_t q = pc->rowptr[k]; q < pc->rowptr[k + 1]; q++, p += 4) {
       const int32_t *u = bsearch(&pc->col[q], ucol, (size_t)nu, sizeof *ucol, cmp_i32);
       memcpy(p, &upos[u - ucol], 4);
@@ -977,6 +1071,9 @@ static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manife
   ucol = NULL;
   free(upos);
   upos = NULL;
+  /* everything of the piece is in send now: lower the peak before the exchange */
+  const uint64_t gen_seed = pc->gen_seed;
+  piece_free_rows(pc);
   FG_CHECK(exchange(comm, P, send, scount, &recv, rcount, &rtot));
   free(send);
   send = NULL;
@@ -1010,9 +1107,10 @@ static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manife
     if (T > 0) memcpy(targets + k * T, recv + off + sizeof h, (size_t)T);
     else labels[k] = h.label;
     split[k] = h.split;
-    memcpy(feat + k * F, recv + off + sizeof h + T, (size_t)(4 * F));
+    if (fb) memcpy(feat + k * F, recv + off + sizeof h + T, (size_t)fb);
+    else fg_generate_feature_rows(h.index, 1, F, gen_seed, feat + k * F);
     rowptr[k + 1] = h.len;
-    off += row_bytes(pc, h.len);
+    off += row_bytes(T, fb, h.len);
   }
   for (int64_t k = 0; k < R; k++) {
     FG_REQUIRE(recat[k] >= 0, FG_ERR_INTERNAL, "parallel prepare: position %lld never arrived",
@@ -1021,7 +1119,7 @@ static fg_status write_rows(MPI_Comm comm, const piece *pc, const fg_prep_manife
   }
   FG_ALLOC(col, FG_MAX(rowptr[R], 1));
   for (int64_t k = 0; k < R; k++) {
-    memcpy(col + rowptr[k], recv + recat[k] + row_bytes(pc, 0),
+    memcpy(col + rowptr[k], recv + recat[k] + row_bytes(T, fb, 0),
            (size_t)(4 * (rowptr[k + 1] - rowptr[k])));
     qsort(col + rowptr[k], (size_t)(rowptr[k + 1] - rowptr[k]), sizeof *col, cmp_i32);
   }
@@ -1113,6 +1211,16 @@ cleanup:
 
 /* ---- the entry points ---------------------------------------------------------------------- */
 
+/* With FULLGRAPH_PREP_TIMES set, rank 0 prints each step's seconds (after a barrier, so the
+ * slowest rank's) to stderr: where a parallel preparation spends its time. */
+static void step_time(MPI_Comm comm, int rank, const char *what, double *t) {
+  if (!getenv("FULLGRAPH_PREP_TIMES")) return;
+  MPI_Barrier(comm);
+  const double now = MPI_Wtime();
+  if (rank == 0) fprintf(stderr, "prepare step %-22s %8.3f s\n", what, now - *t);
+  *t = now;
+}
+
 fg_status fg_prepared_report(const char *dir, fg_prepare_report *r) {
   fg_status st = FG_OK;
   fg_prep_manifest m;
@@ -1151,6 +1259,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   block_report *rep = NULL;
   fg_prep_file *nodes = NULL, *degs = NULL, *blocks = NULL;
   char partitioner[48];
+  double t = MPI_Wtime();
   memset(&pc, 0, sizeof pc);
   memset(&m, 0, sizeof m);
   if (!load) load = &ldef;
@@ -1173,6 +1282,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
     FG_CHECK(piece_from_snap(comm, path, load, &pc));
   else
     FG_CHECK(piece_from_root(comm, path, load, &pc));
+  step_time(comm, pc.rank, "read, build, fingerprint", &t);
   st = FG_OK;
   if (B < 1 || B > FG_PREP_MAX_BLOCKS || B > FG_MAX(pc.n, 1))
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
@@ -1201,6 +1311,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   FG_ALLOC(pos, FG_MAX(pc.hi - pc.lo, 1));
   st = positions(comm, &pc, kind, B, cfg->seed, m.offs, pos, partitioner, sizeof partitioner);
   FG_CHECK(fg_agree(comm, st));
+  step_time(comm, pc.rank, "order", &t);
 
   /* 4: the directory, then every row block's files */
   st = pc.rank == 0 ? fg_prep_make_dir(dir) : FG_OK;
@@ -1210,6 +1321,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
     FG_CALLOC(blocks, (int64_t)B * B);
   }
   FG_CHECK(write_rows(comm, &pc, &m, pos, dir, rep, blocks, m.block_nnz));
+  step_time(comm, pc.rank, "redistribute and write", &t);
 
   /* 5: the manifest, last */
   if (pc.rank == 0) {
