@@ -101,6 +101,20 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Sort a row's int32 columns: insertion for the short rows most are, qsort beyond. */
+static void sort_row(int32_t *a, int64_t n) {
+  if (n > 24) {
+    qsort(a, (size_t)n, sizeof *a, cmp_i32);
+    return;
+  }
+  for (int64_t i = 1; i < n; i++) {
+    const int32_t x = a[i];
+    int64_t j = i;
+    for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
 /* ---- moving bytes --------------------------------------------------------------------------- */
 
 /* MPI_Alltoallv of bytes: scount[q] bytes of send (packed by destination) to rank q; *recv
@@ -348,7 +362,7 @@ static fg_status rows_from_edges(MPI_Comm comm, int P, int64_t n, int64_t lo, in
     int64_t w = 0;
     for (int64_t k = 0; k < nr; k++) {
       const int64_t a = rowptr[k], b = rowptr[k + 1];
-      qsort(col + a, (size_t)(b - a), sizeof *col, cmp_i32);
+      sort_row(col + a, b - a);
       rowptr[k] = w;
       for (int64_t q = a; q < b; q++)
         if (q == a || col[q] != col[q - 1]) col[w++] = col[q];
@@ -967,33 +981,45 @@ static int64_t row_bytes(int64_t T, int64_t feature_bytes, int64_t len) {
   return (int64_t)sizeof(row_head) + T + feature_bytes + 4 * len;
 }
 
-/* Each column's prepared position, from its owner: ucol (sorted distinct columns of this
- * rank's rows) -> upos. */
-static fg_status column_positions(MPI_Comm comm, const piece *pc, const int64_t *pos,
-                                  const int32_t *ucol, int64_t nu, int32_t *upos) {
+/* Each entry's column as a prepared position, from the column's owner, into pc->col in place:
+ * every entry is asked for (no sort, no search: a bucket pass by owner out, the same pass to
+ * put the answers back), 4 bytes each way an entry. */
+static fg_status columns_to_positions(MPI_Comm comm, piece *pc, const int64_t *pos) {
   fg_status st = FG_OK;
-  int64_t *scount = NULL, *rcount = NULL, rtot = 0, back_tot = 0;
-  unsigned char *req = NULL, *back = NULL;
-  int32_t *ans = NULL;
-  FG_CALLOC(scount, pc->P);
-  FG_CALLOC(rcount, pc->P);
-  for (int64_t i = 0; i < nu; i++) scount[fg_block_of(pc->n, pc->P, ucol[i])] += 4;
-  FG_CHECK(exchange(comm, pc->P, ucol, scount, &req, rcount, &rtot));
-  {
-    const int32_t *ids = (const int32_t *)(void *)req;
-    FG_ALLOC(ans, FG_MAX(rtot / 4, 1));
-    for (int64_t i = 0; i < rtot / 4; i++) ans[i] = (int32_t)pos[ids[i] - pc->lo];
+  const int P = pc->P;
+  const int64_t nnz = pc->rowptr[pc->hi - pc->lo];
+  int64_t *scount = NULL, *rcount = NULL, *at = NULL, rtot = 0, back_tot = 0;
+  int32_t *req = NULL;
+  unsigned char *got = NULL, *back = NULL;
+  FG_CALLOC(scount, P);
+  FG_CALLOC(rcount, P);
+  FG_CALLOC(at, P + 1);
+  for (int64_t q = 0; q < nnz; q++) at[fg_block_of(pc->n, P, pc->col[q]) + 1]++;
+  for (int r = 0; r < P; r++) {
+    scount[r] = 4 * at[r + 1];
+    at[r + 1] += at[r];
   }
-  /* the answers go back in the order asked: rank order, each rank's ids ascending, which is
-   * ucol's order because owners hold ascending ranges */
-  FG_CHECK(exchange(comm, pc->P, ans, rcount, &back, scount, &back_tot));
-  memcpy(upos, back, (size_t)(4 * nu));
+  FG_ALLOC(req, FG_MAX(nnz, 1));
+  for (int64_t q = 0; q < nnz; q++) req[at[fg_block_of(pc->n, P, pc->col[q])]++] = pc->col[q];
+  FG_CHECK(exchange(comm, P, req, scount, &got, rcount, &rtot));
+  {
+    int32_t *ids = (int32_t *)(void *)got; /* answered in place */
+    for (int64_t i = 0; i < rtot / 4; i++) ids[i] = (int32_t)pos[ids[i] - pc->lo];
+  }
+  FG_CHECK(exchange(comm, P, got, rcount, &back, scount, &back_tot));
+  {
+    const int32_t *ans = (const int32_t *)(void *)back;
+    for (int r = P; r > 0; r--) at[r] = at[r - 1]; /* the buckets' starts again */
+    at[0] = 0;
+    for (int64_t q = 0; q < nnz; q++) pc->col[q] = ans[at[fg_block_of(pc->n, P, pc->col[q])]++];
+  }
 cleanup:
   free(scount);
   free(rcount);
+  free(at);
   free(req);
+  free(got);
   free(back);
-  free(ans);
   return st;
 }
 
@@ -1005,8 +1031,7 @@ static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
   const int64_t nr = pc->hi - pc->lo, F = pc->F, T = pc->T;
   /* generated features (pc->features NULL) are drawn by the writer, not sent */
   const int64_t fb = pc->features ? 4 * F : 0;
-  int32_t *ucol = NULL, *upos = NULL;
-  int64_t nu = 0, *scount = NULL, *rcount = NULL, *at = NULL, rtot = 0;
+  int64_t *scount = NULL, *rcount = NULL, *at = NULL, rtot = 0;
   unsigned char *send = NULL, *recv = NULL, *mine = NULL;
   /* what this rank writes: row blocks [b0, b1), rows [base, base + R) */
   const int64_t b0 = fg_block_start(B, P, pc->rank), b1 = fg_block_start(B, P, pc->rank + 1);
@@ -1021,14 +1046,8 @@ static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
   int64_t *bnnz = NULL;
   int *gc = NULL, *gd = NULL;
 
-  /* the columns' positions */
-  FG_ALLOC(ucol, FG_MAX(pc->rowptr[nr], 1));
-  memcpy(ucol, pc->col, (size_t)(4 * pc->rowptr[nr]));
-  qsort(ucol, (size_t)pc->rowptr[nr], sizeof *ucol, cmp_i32);
-  for (int64_t i = 0; i < pc->rowptr[nr]; i++)
-    if (i == 0 || ucol[i] != ucol[i - 1]) ucol[nu++] = ucol[i];
-  FG_ALLOC(upos, FG_MAX(nu, 1));
-  FG_CHECK(column_positions(comm, pc, pos, ucol, nu, upos));
+  /* the columns' positions, in place of their ids */
+  FG_CHECK(columns_to_positions(comm, pc, pos));
 
   /* each row to its writer */
   FG_CALLOC(scount, P);
@@ -1061,16 +1080,10 @@ static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
     p += T;
     if (fb) memcpy(p, pc->features + k * F, (size_t)fb);
     p += fb;
-    for (int64_t q = pc->rowptr[k]; q < pc->rowptr[k + 1]; q++, p += 4) {
-      const int32_t *u = bsearch(&pc->col[q], ucol, (size_t)nu, sizeof *ucol, cmp_i32);
-      memcpy(p, &upos[u - ucol], 4);
-    }
+    memcpy(p, pc->col + pc->rowptr[k], (size_t)(4 * len));
+    p += 4 * len;
     at[w] = p - send;
   }
-  free(ucol);
-  ucol = NULL;
-  free(upos);
-  upos = NULL;
   /* everything of the piece is in send now: lower the peak before the exchange */
   const uint64_t gen_seed = pc->gen_seed;
   piece_free_rows(pc);
@@ -1121,7 +1134,7 @@ static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
   for (int64_t k = 0; k < R; k++) {
     memcpy(col + rowptr[k], recv + recat[k] + row_bytes(T, fb, 0),
            (size_t)(4 * (rowptr[k + 1] - rowptr[k])));
-    qsort(col + rowptr[k], (size_t)(rowptr[k + 1] - rowptr[k]), sizeof *col, cmp_i32);
+    sort_row(col + rowptr[k], rowptr[k + 1] - rowptr[k]);
   }
   free(recv);
   recv = NULL;
@@ -1181,8 +1194,6 @@ static fg_status write_rows(MPI_Comm comm, piece *pc, const fg_prep_manifest *m,
       }
   }
 cleanup:
-  free(ucol);
-  free(upos);
   free(scount);
   free(rcount);
   free(at);
