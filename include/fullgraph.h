@@ -213,6 +213,30 @@ fg_prepare_config fg_prepare_config_default(void);
  * each through a temporary renamed into place, the manifest removed first and written last).
  * Not collective: call it on one rank. */
 fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg, const char *dir);
+/* What a prepared directory's layout gives (fg_prepared_report): the entries outside the
+ * diagonal blocks (the edge cut a 1D run on B ranks pays), the largest row block's rows and
+ * entries; and, from fg_dataset_prepare_parallel, how the input was read and partitioned. */
+typedef struct fg_prepare_report {
+  int64_t nodes, entries, blocks;
+  int64_t edge_cut;       /* entries of block (i, j), i != j, summed */
+  int64_t max_rows;       /* rows of the largest row block */
+  int64_t max_entries;    /* entries of the fullest row block */
+  int parallel_read;      /* 1: every rank parsed a byte range of the input; 0: rank 0 read it
+                             and sent each rank its rows */
+  char partitioner[48];   /* what cut the order: "none" (natural, random), "METIS", "PT-Scotch
+                             (ParMETIS_V3_PartKway)" */
+} fg_prepare_report;
+/* The report of the prepared directory dir, from its manifest. Not collective. */
+fg_status fg_prepared_report(const char *dir, fg_prepare_report *report);
+/* `mpirun -n P fullgraph prepare`: the same directory fg_dataset_load + fg_dataset_prepare
+ * write (bit for bit for the orders natural and random; metis is partitioned by PT-Scotch's
+ * ParMETIS_V3_PartKway instead of METIS), built by every rank of comm: a plain SNAP edge list
+ * is parsed in P byte ranges, other inputs are read by rank 0 and their rows sent out; each
+ * rank then holds a block of rows, partitions, and writes the row blocks it owns; rank 0 writes
+ * the manifest last. Collective; report (filled on rank 0) may be NULL. */
+fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_load_config *load,
+                                      const fg_prepare_config *cfg, const char *dir,
+                                      fg_prepare_report *report);
 /* 1 when path is a prepared directory (it holds a manifest.fgprep file). */
 int fg_dataset_is_prepared(const char *path);
 /* B when ds was read from a prepared directory (whole or opened per rank), else 0: the layouts

@@ -22,5 +22,11 @@
 #define FG_HASH_CHUNK ((size_t)1 << 20)
 
 uint64_t fg_hash64(const void *p, size_t n, uint64_t seed);
+/* The two halves of the definition, for a string held in pieces on several ranks (parallel
+ * `prepare`): chunk(c, i) of the i-th chunk's bytes p[0, n), and the result from the chunks'
+ * values v[0, count) of a string of total bytes. fg_hash64 is fg_hash64_fold(seed, n, values of
+ * its chunks). */
+uint64_t fg_hash64_chunk(const void *p, size_t n, uint64_t i);
+uint64_t fg_hash64_fold(uint64_t seed, size_t total, const uint64_t *v, size_t count);
 
 #endif /* FG_HASH_H */

@@ -60,6 +60,14 @@ static uint64_t chunk_hash(const unsigned char *p, size_t n, uint64_t i) {
   return h;
 }
 
+uint64_t fg_hash64_chunk(const void *p, size_t n, uint64_t i) { return chunk_hash(p, n, i); }
+
+uint64_t fg_hash64_fold(uint64_t seed, size_t total, const uint64_t *v, size_t count) {
+  uint64_t h = mix(seed ^ (uint64_t)total ^ K1);
+  for (size_t i = 0; i < count; i++) h = mix(h + v[i]) * K2;
+  return mix(h);
+}
+
 uint64_t fg_hash64(const void *data, size_t n, uint64_t seed) {
   const unsigned char *p = data;
   const size_t chunks = (n + FG_HASH_CHUNK - 1) / FG_HASH_CHUNK;

@@ -14,6 +14,12 @@ typedef struct fg_ds_fingerprint {
   int64_t nodes, entries, features, classes;
   uint64_t graph, feature_hash, labels, split;
 } fg_ds_fingerprint;
+/* The fingerprint's hash seeds, one a part so that two parts holding the same bytes still hash
+ * differently (graph_fingerprint.c; parallel `prepare` hashes the same arrays in pieces):
+ * graph = fg_hash64(col, fg_hash64(rowptr, ROWS) ^ COLS); features, labels (or targets), split
+ * under their own. */
+enum { FG_FP_SEED_ROWS = 1, FG_FP_SEED_COLS, FG_FP_SEED_FEATURES, FG_FP_SEED_LABELS,
+       FG_FP_SEED_SPLIT, FG_FP_SEED_TARGETS };
 
 struct fg_dataset {
   int64_t num_nodes;
@@ -55,6 +61,40 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out);
 /* Open a prepared directory for per-rank reading: the manifest only (sizes, order, the
  * fingerprint), checked; the data stays in the files (prep_dir). Not collective. */
 fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out);
+
+/* One row block of a prepared directory, as fg_prep_write_row_block takes it: row k's node is
+ * element at[k] of the per-node arrays (at NULL: element k), its source index index[k], its
+ * entries col[rowptr[k] .. rowptr[k + 1]) (prepared positions, sorted within the row).
+ * features (F wide), ids, labels or targets (T wide), split, degrees; NULL ids: no ids. */
+struct fg_prep_manifest;
+struct fg_prep_file;
+typedef struct fg_prep_rows {
+  int64_t rows;
+  const int64_t *at, *index;
+  const float *features;
+  const int64_t *ids;
+  const int32_t *labels;
+  const int8_t *targets, *split;
+  const int64_t *indeg, *outdeg;
+  const int32_t *loops;
+  const int64_t *rowptr;
+  const int32_t *col;
+} fg_prep_rows;
+/* Write row block i's node, degree and nonempty adjacency files into dir (m: widths, flags,
+ * offs, B), filling their table entries and block_nnz[0 .. B) (blocks[j] is zeroed for an
+ * empty block). The serial and the parallel `prepare` both write through it, so their files
+ * are the same bytes. Not collective. */
+fg_status fg_prep_write_row_block(const char *dir, const struct fg_prep_manifest *m, int64_t i,
+                                  const fg_prep_rows *r, struct fg_prep_file *node_file,
+                                  struct fg_prep_file *deg_file, struct fg_prep_file *blocks,
+                                  int64_t *block_nnz);
+/* m->files from the node (B), degree (B) and block (B x B, row-major) entries and
+ * m->block_nnz: the manifest's table order. */
+fg_status fg_prep_assemble_files(struct fg_prep_manifest *m, const struct fg_prep_file *nodes,
+                                 const struct fg_prep_file *degs,
+                                 const struct fg_prep_file *blocks);
+/* Create dir unless it is a directory, and remove an old manifest in it (before any file). */
+fg_status fg_prep_make_dir(const char *dir);
 
 /* Build a CSR pattern from an edge list over n nodes: row = dst, col = src (so that A*H sums
  * over in-neighbours). undirected: add reverse edges; dedup: remove duplicates (always done
@@ -98,6 +138,13 @@ fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, in
  * unlabelled nodes get FG_SPLIT_NONE. */
 fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
                             double valid_frac, uint64_t seed, int8_t **out);
+/* The same draws for the rows [v0, v0 + rows) only (x, labels, split indexed from v0), and the
+ * hashed id that orders a degree group in fg_generate_labels: what parallel `prepare`
+ * (graph_prepare_dist.c) generates of the nodes it holds. */
+void fg_generate_feature_rows(int64_t v0, int64_t rows, int64_t f, uint64_t seed, float *x);
+void fg_generate_split_rows(int64_t v0, int64_t rows, const int32_t *labels, double train_frac,
+                            double valid_frac, uint64_t seed, int8_t *split);
+uint64_t fg_generate_label_key(uint64_t seed, int64_t v);
 
 /* Graph500 R-MAT edges (a=.57, b=.19, c=.19), ids scrambled by a seeded bijection; 2^scale
  * nodes, edge_factor * 2^scale edges, self loops and duplicates kept. Edge e's quadrants come

@@ -3,8 +3,14 @@
 #include "core/fg_hash.h"
 #include "graph/fg_graph.h"
 
-/* One seed a part, so that two parts holding the same bytes still hash differently. */
-enum { SEED_ROWS = 1, SEED_COLS, SEED_FEATURES, SEED_LABELS, SEED_SPLIT, SEED_TARGETS };
+enum {
+  SEED_ROWS = FG_FP_SEED_ROWS,
+  SEED_COLS = FG_FP_SEED_COLS,
+  SEED_FEATURES = FG_FP_SEED_FEATURES,
+  SEED_LABELS = FG_FP_SEED_LABELS,
+  SEED_SPLIT = FG_FP_SEED_SPLIT,
+  SEED_TARGETS = FG_FP_SEED_TARGETS
+};
 
 void fg_dataset_fingerprint(const fg_dataset *ds, fg_ds_fingerprint *fp) {
   if (ds->prep_dir) { /* opened per rank: the source's, as its manifest records it */

@@ -13,6 +13,16 @@
 
 /* ---- features ---------------------------------------------------------------------------- */
 
+void fg_generate_feature_rows(int64_t v0, int64_t rows, int64_t f, uint64_t seed, float *x) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(rows * f, GEN_MIN_DRAWS))
+#endif
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < f; j++)
+      x[r * f + j] = 2.0f * fg_rng_uniform(seed, FG_RNG_FEATURES, (uint64_t)(v0 + r), (uint64_t)j,
+                                           0, 0) - 1.0f;
+}
+
 fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out) {
   fg_status st = FG_OK;
   float *x = NULL; /* (n, f) */
@@ -25,13 +35,7 @@ fg_status fg_generate_features(int64_t n, int64_t f, uint64_t seed, float **out)
   x = fg_malloc_huge((size_t)(n * f) * sizeof *x); /* layer 0 gathers from it: huge pages */
   FG_REQUIRE(x != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features", (long long)n,
              (long long)f);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(n * f, GEN_MIN_DRAWS))
-#endif
-  for (int64_t v = 0; v < n; v++)
-    for (int64_t j = 0; j < f; j++)
-      x[v * f + j] =
-          2.0f * fg_rng_uniform(seed, FG_RNG_FEATURES, (uint64_t)v, (uint64_t)j, 0, 0) - 1.0f;
+  fg_generate_feature_rows(0, n, f, seed, x);
   *out = x;
   x = NULL;
 cleanup:
@@ -50,6 +54,10 @@ static int cmp_hashed_node(const void *pa, const void *pb) {
   const hashed_node *a = pa, *b = pb;
   if (a->h != b->h) return a->h < b->h ? -1 : 1;
   return (a->v > b->v) - (a->v < b->v);
+}
+
+uint64_t fg_generate_label_key(uint64_t seed, int64_t v) {
+  return fg_rng_u64(seed, FG_RNG_LABELS, (uint64_t)v, 0, 0, 0);
 }
 
 fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, int32_t **out) {
@@ -94,7 +102,7 @@ fg_status fg_generate_labels(const fg_csr *A, int64_t classes, uint64_t seed, in
       for (int64_t r = g0; r < g1; r++) {
         const int64_t v = order[r];
         group[r - g0].v = v;
-        group[r - g0].h = fg_rng_u64(seed, FG_RNG_LABELS, (uint64_t)v, 0, 0, 0);
+        group[r - g0].h = fg_generate_label_key(seed, v);
       }
       qsort(group, (size_t)(g1 - g0), sizeof *group, cmp_hashed_node);
       for (int64_t r = g0; r < g1; r++) labels[group[r - g0].v] = (int32_t)(classes * r / n);
@@ -116,6 +124,22 @@ cleanup:
 
 /* ---- splits ------------------------------------------------------------------------------ */
 
+void fg_generate_split_rows(int64_t v0, int64_t rows, const int32_t *labels, double train_frac,
+                            double valid_frac, uint64_t seed, int8_t *split) {
+  const double tv = train_frac + valid_frac;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(rows, GEN_MIN_DRAWS))
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    if (labels && labels[r] < 0) {
+      split[r] = FG_SPLIT_NONE;
+      continue;
+    }
+    const double u = fg_rng_uniform_d(seed, FG_RNG_SPLIT, (uint64_t)(v0 + r), 0, 0, 0);
+    split[r] = u < train_frac ? FG_SPLIT_TRAIN : u < tv ? FG_SPLIT_VALID : FG_SPLIT_TEST;
+  }
+}
+
 fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac, double valid_frac,
                             uint64_t seed, int8_t **out) {
   fg_status st = FG_OK;
@@ -130,18 +154,7 @@ fg_status fg_generate_split(int64_t n, const int32_t *labels, double train_frac,
   FG_REQUIRE(train_frac + valid_frac <= 1.0 + 1e-9, FG_ERR_INVALID_ARG,
              "train + validation fractions must not exceed 1, got %g + %g", train_frac, valid_frac);
   FG_ALLOC(split, n);
-  const double tv = train_frac + valid_frac;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(fg_kernel_tasks(n, GEN_MIN_DRAWS))
-#endif
-  for (int64_t v = 0; v < n; v++) {
-    if (labels && labels[v] < 0) {
-      split[v] = FG_SPLIT_NONE;
-      continue;
-    }
-    const double u = fg_rng_uniform_d(seed, FG_RNG_SPLIT, (uint64_t)v, 0, 0, 0);
-    split[v] = u < train_frac ? FG_SPLIT_TRAIN : u < tv ? FG_SPLIT_VALID : FG_SPLIT_TEST;
-  }
+  fg_generate_split_rows(0, n, labels, train_frac, valid_frac, seed, split);
   *out = split;
   split = NULL;
 cleanup:

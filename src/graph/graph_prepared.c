@@ -62,6 +62,108 @@ cleanup:
   return st;
 }
 
+fg_status fg_prep_make_dir(const char *dir) { return make_dir(dir); }
+
+fg_status fg_prep_write_row_block(const char *dir, const fg_prep_manifest *m, int64_t i,
+                                  const fg_prep_rows *r, fg_prep_file *node_file,
+                                  fg_prep_file *deg_file, fg_prep_file *blocks,
+                                  int64_t *block_nnz) {
+  fg_status st = FG_OK;
+  const int64_t B = m->B, F = m->F, T = m->T, nr = r->rows;
+  unsigned char *node = NULL; /* the node file's bytes, then the degree file's */
+  int64_t *cur = NULL;        /* (nr) each row's next entry */
+  int64_t *brow = NULL;       /* (nr + 1) one block's row offsets */
+  int32_t *bcol = NULL;       /* (the row block's entries) its columns */
+  const int64_t nnz = r->rowptr[nr] - r->rowptr[0];
+  {
+    int64_t sec[6];
+    fg_prep_node_sections(m, nr, sec);
+    FG_ALLOC(node, FG_MAX(FG_MAX(sec[FG_PREP_SEC_END], FG_PREP_DEG_ROW_BYTES * nr), 1));
+    for (int64_t k = 0; k < nr; k++) {
+      const int64_t v = r->at ? r->at[k] : k; /* where row k's node data lies */
+      const int64_t id = r->ids ? r->ids[v] : 0;
+      const int32_t lab = r->labels ? r->labels[v] : -1;
+      const int8_t sp = r->split ? r->split[v] : (int8_t)FG_SPLIT_NONE;
+      if (F > 0)
+        memcpy(node + sec[FG_PREP_SEC_FEAT] + 4 * k * F, r->features + v * F, (size_t)(4 * F));
+      memcpy(node + sec[FG_PREP_SEC_INDEX] + 8 * k, &r->index[k], 8);
+      if (r->ids) memcpy(node + sec[FG_PREP_SEC_IDS] + 8 * k, &id, 8);
+      if (T > 0)
+        memcpy(node + sec[FG_PREP_SEC_LABELS] + k * T, r->targets + v * T, (size_t)T);
+      else
+        memcpy(node + sec[FG_PREP_SEC_LABELS] + 4 * k, &lab, 4);
+      memcpy(node + sec[FG_PREP_SEC_SPLIT] + k, &sp, 1);
+    }
+    const void *parts[1] = {node};
+    const size_t lens[1] = {(size_t)sec[FG_PREP_SEC_END]};
+    fg_prep_node_name(i, node_file->name);
+    FG_CHECK(fg_prep_file_write(dir, node_file->name, parts, lens, 1, &node_file->size,
+                                &node_file->crc));
+  }
+  {
+    for (int64_t k = 0; k < nr; k++) {
+      const int64_t v = r->at ? r->at[k] : k;
+      memcpy(node + 8 * k, &r->indeg[v], 8);
+      memcpy(node + 8 * nr + 8 * k, &r->outdeg[v], 8);
+      memcpy(node + 16 * nr + 4 * k, &r->loops[v], 4);
+    }
+    const void *parts[1] = {node};
+    const size_t lens[1] = {(size_t)(FG_PREP_DEG_ROW_BYTES * nr)};
+    fg_prep_deg_name(i, deg_file->name);
+    FG_CHECK(fg_prep_file_write(dir, deg_file->name, parts, lens, 1, &deg_file->size,
+                                &deg_file->crc));
+  }
+  /* the blocks (i, j), j = 0 .. B-1: each row's columns contiguous because they are sorted */
+  FG_ALLOC(cur, FG_MAX(nr, 1));
+  FG_ALLOC(brow, nr + 1);
+  FG_ALLOC(bcol, FG_MAX(nnz, 1));
+  for (int64_t u = 0; u < nr; u++) cur[u] = r->rowptr[u];
+  for (int64_t j = 0; j < B; j++) {
+    const int64_t c0 = m->offs[j], c1 = m->offs[j + 1];
+    int64_t e = 0;
+    memset(&blocks[j], 0, sizeof blocks[j]);
+    brow[0] = 0;
+    for (int64_t u = 0; u < nr; u++) {
+      const int64_t end = r->rowptr[u + 1];
+      while (cur[u] < end && r->col[cur[u]] < c1) bcol[e++] = (int32_t)(r->col[cur[u]++] - c0);
+      brow[u + 1] = e;
+    }
+    block_nnz[j] = e;
+    if (e == 0) continue;
+    const void *parts[2] = {brow, bcol};
+    const size_t lens[2] = {(size_t)(8 * (nr + 1)), (size_t)(4 * e)};
+    fg_prep_block_name(i, j, blocks[j].name);
+    FG_CHECK(fg_prep_file_write(dir, blocks[j].name, parts, lens, 2, &blocks[j].size,
+                                &blocks[j].crc));
+  }
+  for (int64_t u = 0; u < nr; u++)
+    FG_REQUIRE(cur[u] == r->rowptr[u + 1], FG_ERR_INTERNAL,
+               "prepare: row %lld of block %lld has a column outside [0, %lld) or unsorted",
+               (long long)u, (long long)i, (long long)m->offs[B]);
+cleanup:
+  free(node);
+  free(cur);
+  free(brow);
+  free(bcol);
+  return st;
+}
+
+fg_status fg_prep_assemble_files(fg_prep_manifest *m, const fg_prep_file *nodes,
+                                 const fg_prep_file *degs, const fg_prep_file *blocks) {
+  fg_status st = FG_OK;
+  const int64_t B = m->B;
+  int64_t k = 0;
+  m->nfiles = 2 * B;
+  for (int64_t b = 0; b < B * B; b++) m->nfiles += m->block_nnz[b] > 0;
+  FG_CALLOC(m->files, m->nfiles);
+  for (int64_t i = 0; i < B; i++) m->files[k++] = nodes[i];
+  for (int64_t i = 0; i < B; i++) m->files[k++] = degs[i];
+  for (int64_t b = 0; b < B * B; b++)
+    if (m->block_nnz[b] > 0) m->files[k++] = blocks[b];
+cleanup:
+  return st;
+}
+
 fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
                              const char *dir) {
   fg_status st = FG_OK;
@@ -73,11 +175,7 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
   int64_t *perm = NULL, *inv = NULL;  /* (n) position -> node, node -> position */
   int64_t *indeg = NULL, *outdeg = NULL;
   int32_t *loops = NULL;
-  unsigned char *node = NULL;         /* one node file's bytes */
-  int64_t *cur = NULL;                /* (largest block) each row's next entry */
-  int64_t *brow = NULL;               /* (largest block + 1) one block's row offsets */
-  int32_t *bcol = NULL;               /* (largest row block's entries) its columns */
-  int64_t maxrows = 0, nfile = 0;
+  fg_prep_file *nodes = NULL, *degs = NULL, *blocks = NULL; /* (B), (B), (B x B) */
   memset(&m, 0, sizeof m);
   memset(&P, 0, sizeof P);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_dataset_prepare: no dataset");
@@ -128,102 +226,31 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
   FG_ALLOC(outdeg, FG_MAX(n, 1));
   FG_ALLOC(loops, FG_MAX(n, 1));
   FG_CHECK(node_degrees(&ds->adj, indeg, outdeg, loops));
-  for (int64_t i = 0; i < B; i++) maxrows = FG_MAX(maxrows, m.offs[i + 1] - m.offs[i]);
-  /* every block's entries, for the manifest (columns are sorted within a row) */
-  for (int64_t i = 0; i < B; i++)
-    for (int64_t u = m.offs[i]; u < m.offs[i + 1]; u++)
-      for (int64_t k = P.rowptr[u], j = 0; k < P.rowptr[u + 1]; k++) {
-        while (P.col[k] >= m.offs[j + 1]) j++;
-        m.block_nnz[i * B + j]++;
-      }
-  m.nfiles = 2 * B;
-  for (int64_t b = 0; b < B * B; b++) m.nfiles += m.block_nnz[b] > 0;
-  FG_CALLOC(m.files, m.nfiles);
 
-  /* the node files */
-  {
-    const int64_t row = fg_prep_node_row_bytes(&m);
-    FG_ALLOC(node, FG_MAX(FG_MAX(row, FG_PREP_DEG_ROW_BYTES) * maxrows, 1));
-    for (int64_t i = 0; i < B; i++) {
-      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
-      int64_t sec[6];
-      fg_prep_node_sections(&m, nr, sec);
-      for (int64_t k = 0; k < nr; k++) {
-        const int64_t v = perm[r0 + k], id = ds->ids ? ds->ids[v] : v;
-        const int32_t lab = ds->labels ? ds->labels[v] : -1;
-        const int8_t sp = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
-        if (F > 0)
-          memcpy(node + sec[FG_PREP_SEC_FEAT] + 4 * k * F, ds->features + v * F, (size_t)(4 * F));
-        memcpy(node + sec[FG_PREP_SEC_INDEX] + 8 * k, &v, 8);
-        if (ds->ids) memcpy(node + sec[FG_PREP_SEC_IDS] + 8 * k, &id, 8);
-        if (m.T > 0)
-          memcpy(node + sec[FG_PREP_SEC_LABELS] + k * m.T, ds->targets + v * m.T, (size_t)m.T);
-        else
-          memcpy(node + sec[FG_PREP_SEC_LABELS] + 4 * k, &lab, 4);
-        memcpy(node + sec[FG_PREP_SEC_SPLIT] + k, &sp, 1);
-      }
-      {
-        const void *parts[1] = {node};
-        const size_t lens[1] = {(size_t)sec[FG_PREP_SEC_END]};
-        fg_prep_node_name(i, m.files[nfile].name);
-        FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 1,
-                                    &m.files[nfile].size, &m.files[nfile].crc));
-        nfile++;
-      }
-    }
-    /* the degree files, in the same buffer */
-    for (int64_t i = 0; i < B; i++) {
-      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
-      for (int64_t k = 0; k < nr; k++) {
-        const int64_t v = perm[r0 + k];
-        memcpy(node + 8 * k, &indeg[v], 8);
-        memcpy(node + 8 * nr + 8 * k, &outdeg[v], 8);
-        memcpy(node + 16 * nr + 4 * k, &loops[v], 4);
-      }
-      const void *parts[1] = {node};
-      const size_t lens[1] = {(size_t)(FG_PREP_DEG_ROW_BYTES * nr)};
-      fg_prep_deg_name(i, m.files[nfile].name);
-      FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 1, &m.files[nfile].size,
-                                  &m.files[nfile].crc));
-      nfile++;
-    }
-    free(node);
-    node = NULL;
+  /* each row block's files: its rows are the nodes perm[offs[i] ..], whose data the dataset
+   * holds at their source index */
+  FG_CALLOC(nodes, B);
+  FG_CALLOC(degs, B);
+  FG_CALLOC(blocks, B * B);
+  for (int64_t i = 0; i < B; i++) {
+    const int64_t r0 = m.offs[i];
+    const fg_prep_rows rows = {.rows = m.offs[i + 1] - r0,
+                               .at = perm + r0,
+                               .index = perm + r0,
+                               .features = ds->features,
+                               .ids = ds->ids,
+                               .labels = ds->labels,
+                               .targets = ds->targets,
+                               .split = ds->split,
+                               .indeg = indeg,
+                               .outdeg = outdeg,
+                               .loops = loops,
+                               .rowptr = P.rowptr + r0,
+                               .col = P.col};
+    FG_CHECK(fg_prep_write_row_block(dir, &m, i, &rows, &nodes[i], &degs[i], blocks + i * B,
+                                     m.block_nnz + i * B));
   }
-
-  /* the blocks, row-major: block (i, j) is the entries of row block i in column block j, each
-   * row's columns contiguous because they are sorted */
-  {
-    int64_t maxnnz = 1;
-    for (int64_t i = 0; i < B; i++)
-      maxnnz = FG_MAX(maxnnz, P.rowptr[m.offs[i + 1]] - P.rowptr[m.offs[i]]);
-    FG_ALLOC(cur, FG_MAX(maxrows, 1));
-    FG_ALLOC(brow, maxrows + 1);
-    FG_ALLOC(bcol, maxnnz);
-    for (int64_t i = 0; i < B; i++) {
-      const int64_t r0 = m.offs[i], nr = m.offs[i + 1] - r0;
-      for (int64_t u = 0; u < nr; u++) cur[u] = P.rowptr[r0 + u];
-      for (int64_t j = 0; j < B; j++) {
-        const int64_t c0 = m.offs[j], c1 = m.offs[j + 1];
-        int64_t e = 0;
-        brow[0] = 0;
-        for (int64_t u = 0; u < nr; u++) {
-          const int64_t end = P.rowptr[r0 + u + 1];
-          while (cur[u] < end && P.col[cur[u]] < c1) bcol[e++] = (int32_t)(P.col[cur[u]++] - c0);
-          brow[u + 1] = e;
-        }
-        if (e == 0) continue;
-        const void *parts[2] = {brow, bcol};
-        const size_t lens[2] = {(size_t)(8 * (nr + 1)), (size_t)(4 * e)};
-        fg_prep_block_name(i, j, m.files[nfile].name);
-        FG_CHECK(fg_prep_file_write(dir, m.files[nfile].name, parts, lens, 2,
-                                    &m.files[nfile].size, &m.files[nfile].crc));
-        nfile++;
-      }
-    }
-  }
-  FG_REQUIRE(nfile == m.nfiles, FG_ERR_INTERNAL, "prepare: wrote %lld files of %lld",
-             (long long)nfile, (long long)m.nfiles);
+  FG_CHECK(fg_prep_assemble_files(&m, nodes, degs, blocks));
   /* last: the manifest, which makes the directory a dataset */
   FG_CHECK(fg_prep_manifest_write(dir, &m));
 cleanup:
@@ -234,10 +261,9 @@ cleanup:
   free(indeg);
   free(outdeg);
   free(loops);
-  free(node);
-  free(cur);
-  free(brow);
-  free(bcol);
+  free(nodes);
+  free(degs);
+  free(blocks);
   return st;
 }
 

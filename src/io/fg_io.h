@@ -100,6 +100,12 @@ fg_status fg_read_reddit_mem(const void *data, size_t data_len, const void *grap
                              size_t graph_len, const char *dir, fg_raw *out);
 fg_status fg_read_mtx_mem(const void *buf, size_t len, const char *name, fg_raw *out);
 fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw *out);
+/* A piece of a plain SNAP file that starts at a line's beginning and ends at one (parallel
+ * `prepare`: each rank parses its byte range): the same checks, messages numbering the file's
+ * lines (the piece's first line is line first_line + 1), no edge needed. ids are not
+ * renumbered; id_span and declared_nodes are the piece's. */
+fg_status fg_read_snap_piece(const void *buf, size_t len, const char *name, int64_t first_line,
+                             fg_raw *out);
 /* GraphSAINT's class_map.json and role.json over n nodes (messages name "class_map.json" and
  * "role.json"): labels or targets, and the split. */
 fg_status fg_read_saint_maps_mem(const void *class_map, size_t cm_len, const void *role,

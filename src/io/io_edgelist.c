@@ -268,7 +268,8 @@ static int64_t nodes_comment(const char *p) {
   return v > 0 && v <= FG_IO_MAX_NODES ? v : 0;
 }
 
-static fg_status snap_read(fg_lines *L, fg_raw *out) {
+/* The edge lines of L; whole_file: a file must hold an edge (a piece of one need not). */
+static fg_status snap_parse(fg_lines *L, fg_raw *out, int whole_file) {
   fg_status st = FG_OK;
   edgebuf eb = {.most = -1};
   char *s = NULL, tok[48];
@@ -301,7 +302,7 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
     }
     FG_CHECK(edgebuf_push(&eb, L, uv[0], uv[1]));
   }
-  FG_REQUIRE(eb.n > 0, FG_ERR_FORMAT, "%s: no edges found", L->name);
+  FG_REQUIRE(eb.n > 0 || !whole_file, FG_ERR_FORMAT, "%s: no edges found", L->name);
   out->id_span = mx + 1;
   out->declared_nodes = declared;
   out->ids_inferred = declared <= mx;
@@ -314,6 +315,27 @@ static fg_status snap_read(fg_lines *L, fg_raw *out) {
 cleanup:
   free(eb.src);
   free(eb.dst);
+  return st;
+}
+
+static fg_status snap_read(fg_lines *L, fg_raw *out) { return snap_parse(L, out, 1); }
+
+fg_status fg_read_snap_piece(const void *buf, size_t len, const char *name, int64_t first_line,
+                             fg_raw *out) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  memset(out, 0, sizeof *out);
+  {
+    const unsigned char *b = buf; /* the gzip magic would switch the line reader to inflate */
+    FG_REQUIRE(!(len >= 2 && b[0] == 0x1f && b[1] == 0x8b), FG_ERR_FORMAT,
+               "%s: line %lld: starts with bytes 1f 8b (binary data in a text file?)", name,
+               (long long)first_line + 1);
+  }
+  FG_CHECK(fg_lines_open_mem(&L, buf, len, name));
+  L.lineno = first_line; /* messages count the file's lines, not the piece's */
+  FG_CHECK(snap_parse(&L, out, 0));
+cleanup:
+  fg_lines_close(&L);
   return st;
 }
 

@@ -74,6 +74,17 @@ static void test_hash(void) {
     EXPECT(fg_hash64(q, n, 1) != h1);
     free(q);
   }
+  /* the two halves parallel prepare hashes pieces with: the chunks' values folded in order */
+  for (size_t len = 0; len <= n; len += n / 3 + 7) {
+    const size_t chunks = (len + FG_HASH_CHUNK - 1) / FG_HASH_CHUNK;
+    uint64_t v[8];
+    for (size_t c = 0; c < chunks; c++)
+      v[c] = fg_hash64_chunk(p + c * FG_HASH_CHUNK,
+                             len - c * FG_HASH_CHUNK < FG_HASH_CHUNK ? len - c * FG_HASH_CHUNK
+                                                                     : FG_HASH_CHUNK,
+                             c);
+    EXPECT_MSG(fg_hash64_fold(3, len, v, chunks) == fg_hash64(p, len, 3), "%zu bytes", len);
+  }
   /* zero bytes are not nothing */
   memset(p, 0, 16);
   EXPECT(fg_hash64(p, 8, 0) != fg_hash64(p, 0, 0) && fg_hash64(p, 16, 0) != fg_hash64(p, 8, 0));
