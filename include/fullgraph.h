@@ -248,8 +248,9 @@ int64_t fg_dataset_prepared_blocks(const fg_dataset *ds);
  * as fg_dataset_load would. scheme names the layout in messages. Not collective. */
 fg_status fg_dataset_prepared_check(const char *dir, int ranks, int replicate, const char *scheme,
                                     const char *order);
-/* The same for --scheme 3d on ranks processes: grid ("XxYxZ"; NULL or "auto" is refused, the
- * message naming the grids that fit) must have every dimension dividing the row blocks, and
+/* The same for --scheme 3d on ranks processes: grid ("XxYxZ") must have every dimension
+ * dividing the row blocks; NULL or "auto" (the performance model picks from the manifest's block
+ * counts) needs some grid of ranks that does (else refused naming the rank counts that fit);
  * double_perm is refused (the directory's one order is 3d's permutation). */
 fg_status fg_dataset_prepared_check_3d(const char *dir, int ranks, const char *grid,
                                        int double_perm, const char *order);

@@ -8,6 +8,7 @@
 
 #include "graph/fg_graph.h"
 #include "graph/fg_order.h"
+#include "io/fg_prepared.h"
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
@@ -497,6 +498,53 @@ cleanup:
   return st;
 }
 
+/* A prepared directory opened per rank (ds->prep_dir): no rank holds the pattern, so a grid's
+ * shard nonzeros come from the manifest's B x B block counts, in the prepared order (3d's
+ * permutation there). Shard [r0, r1) x [c0, c1) (fg_block_start's cuts of n by gr rows, gc
+ * columns) gets, of every block (i, j) it overlaps, block_nnz(i, j) times the part of the
+ * block's rows and of its columns inside it: exact when every cut falls on a block boundary
+ * (fg_block_start(n, g, q) is one of the manifest's offs: always when B divides n and g divides
+ * B, as the planner asks of a prepared grid), else an estimate of entries spread evenly over
+ * each straddled block, between the nonzeros of the blocks wholly inside the shard and of
+ * those it overlaps. Self loops count as the pattern holds them (a model that drops them, sage
+ * or gin, is over-counted by at most the shard's diagonal). */
+static void prep_block_max(const fg_prep_manifest *m, int gr, int gc, int64_t *max,
+                           int64_t *total) {
+  const int64_t n = m->n, B = m->B;
+  *max = 0;
+  *total = 0;
+  for (int p = 0; p < gr; p++) {
+    const int64_t r0 = fg_block_start(n, gr, p), r1 = fg_block_start(n, gr, p + 1);
+    if (r1 <= r0) continue;
+    const int64_t i0 = fg_block_owner(m->offs, (int)B, r0);
+    const int64_t i1 = fg_block_owner(m->offs, (int)B, r1 - 1) + 1;
+    for (int q = 0; q < gc; q++) {
+      const int64_t c0 = fg_block_start(n, gc, q), c1 = fg_block_start(n, gc, q + 1);
+      double est = 0.0;
+      if (c1 <= c0) continue;
+      const int64_t j0 = fg_block_owner(m->offs, (int)B, c0);
+      const int64_t j1 = fg_block_owner(m->offs, (int)B, c1 - 1) + 1;
+      for (int64_t i = i0; i < i1; i++) {
+        const int64_t h = m->offs[i + 1] - m->offs[i];
+        const int64_t in = FG_MIN(r1, m->offs[i + 1]) - FG_MAX(r0, m->offs[i]);
+        if (h <= 0 || in <= 0) continue;
+        for (int64_t j = j0; j < j1; j++) {
+          const int64_t w = m->offs[j + 1] - m->offs[j];
+          const int64_t jn = FG_MIN(c1, m->offs[j + 1]) - FG_MAX(c0, m->offs[j]);
+          const int64_t e = m->block_nnz[i * B + j];
+          if (w <= 0 || jn <= 0 || e == 0) continue;
+          /* whole blocks add their count exactly; straddled ones their even share */
+          est += in == h && jn == w ? (double)e : (double)e * ((double)in / (double)h) *
+                                                       ((double)jn / (double)w);
+        }
+      }
+      const int64_t k = (int64_t)llround(est);
+      *max = FG_MAX(*max, k);
+      *total += k;
+    }
+  }
+}
+
 /* Every 3D grid of P (or cfg->only_grid). */
 fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_calibration *cal, const int64_t *w,
@@ -512,7 +560,13 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   double *shard = NULL;
   nnz_cache *cache = NULL;
   uint64_t seed = cfg->seed;
-  FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
+  fg_prep_manifest pm;
+  const int per_rank = ds->prep_dir != NULL; /* opened per rank: the manifest's counts */
+  memset(&pm, 0, sizeof pm);
+  if (per_rank) /* its one order is the layout (fg_prep_check_3d refuses another) */
+    FG_CHECK(fg_prep_manifest_read(ds->prep_dir, &pm));
+  else
+    FG_CHECK(fg_perm_kind_from(cfg->order, cfg->double_perm, &perm));
   /* a prepared directory: 3d reads it per rank with its order as the permutation; a random
    * one is the single permutation of the directory's seed (the others, metis and the like,
    * are not among 3d's: counted in the order asked for) */
@@ -539,7 +593,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_ALLOC(agg, L);
   fg_model_agg_plan(mdl.kind, L, w, FG_AGG_FIRST, agg);
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
-  FG_CHECK(fg_layouts_3d(lay, ds, perm, seed, mdl.adj));
+  if (!per_rank) FG_CHECK(fg_layouts_3d(lay, ds, perm, seed, mdl.adj));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
   for (int gi = 0; gi < ng; gi++) {
     fg_plan_entry *e = &out[*count];
@@ -555,7 +609,10 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
       int64_t mx = 0, tot = 0;
       const int which = perm == FG_PERM_DOUBLE ? l % 2 : 0;
       fg_layer_roles(l, &a, &b, &c);
-      FG_CHECK(block_max(cache, mat[which], which, grids[gi][c], grids[gi][a], &mx, &tot));
+      if (per_rank)
+        prep_block_max(&pm, grids[gi][c], grids[gi][a], &mx, &tot);
+      else
+        FG_CHECK(block_max(cache, mat[which], which, grids[gi][c], grids[gi][a], &mx, &tot));
       shard[l] = (double)mx;
       if ((double)mx > mx_all) { /* report the largest shard with its layer's mean */
         mx_all = (double)mx;
@@ -590,6 +647,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
     (*count)++;
   }
 cleanup:
+  fg_prep_manifest_free(&pm);
   free(shard);
   free(cache);
   free(agg);

@@ -67,8 +67,9 @@ fg_status fg_prep_node_read(fg_prep_src *s, int64_t i, unsigned char **buf, int6
 fg_status fg_prep_check_order(const fg_prep_manifest *m, const char *dir, const char *order);
 
 /* What 3d can read of m per rank (exit 2 before any block is read): no double permutation (the
- * directory holds one order, which is the layout), an explicit grid g whose dimensions divide
- * B, order (NULL: any) the prepared one. */
+ * directory holds one order, which is the layout), a grid g whose dimensions divide B (NULL:
+ * not checked, --grid auto, whose planner forms only those), order (NULL: any) the prepared
+ * one. */
 fg_status fg_prep_check_3d(const fg_prep_manifest *m, const char *dir, const int g[3],
                            int double_perm, const char *order);
 

@@ -391,7 +391,7 @@ fg_status fg_prep_check_3d(const fg_prep_manifest *m, const char *dir, const int
              "--double-perm (prepare --order random is the single random permutation), or train "
              "on the source dataset for the double permutation",
              dir, m->order);
-  FG_CHECK(fg_prep_check_grid(m, dir, g));
+  if (g) FG_CHECK(fg_prep_check_grid(m, dir, g));
   FG_CHECK(fg_prep_check_order(m, dir, order));
 cleanup:
   return st;
@@ -405,18 +405,30 @@ fg_status fg_dataset_prepared_check_3d(const char *dir, int ranks, const char *g
   memset(&m, 0, sizeof m);
   FG_CHECK(fg_prep_manifest_read(dir, &m));
   if (!grid || strcmp(grid, "auto") == 0) {
-    /* the performance model ranks grids on the whole pattern, which no rank reads here: the
-     * grid is named, from those the blocks can form */
-    char fit[256];
+    /* the performance model picks among the grids the blocks form, from the manifest's block
+     * counts (fg_plan_predict_3d): there must be one */
+    char fit[256], counts[256];
+    size_t len = 0;
     fg_prep_grids_that_fit(&m, ranks, fit, sizeof fit);
-    FG_FAIL(FG_ERR_INVALID_ARG,
-            "--scheme 3d on the prepared directory %s, read per rank, needs --grid XxYxZ: "
-            "grids of %d ranks its %lld row blocks can form: %s (`fullgraph plan %s --ranks %d "
-            "--schemes 3d` ranks them)",
-            dir, ranks, (long long)m.B, fit, dir, ranks);
+    counts[0] = '\0';
+    /* the rank counts up to 64 that some grid of divisors of B forms */
+    for (int64_t p = 1; p <= 64 && len + 8 < sizeof counts; p++) {
+      char any[256];
+      fg_prep_grids_that_fit(&m, p, any, sizeof any);
+      if (strcmp(any, "none") != 0)
+        len += (size_t)snprintf(counts + len, sizeof counts - len, "%s%lld", len ? ", " : "",
+                                (long long)p);
+    }
+    FG_REQUIRE(strcmp(fit, "none") != 0, FG_ERR_INVALID_ARG,
+               "%s has %lld row blocks: no 3d grid of %d ranks has every dimension dividing "
+               "them (rank counts up to 64 that fit: %s); or prepare it again with --blocks a "
+               "multiple of %d",
+               dir, (long long)m.B, ranks, counts, ranks);
+    FG_CHECK(fg_prep_check_3d(&m, dir, NULL, double_perm, order));
+  } else {
+    FG_CHECK(fg_grid_parse(grid, ranks, g));
+    FG_CHECK(fg_prep_check_3d(&m, dir, g, double_perm, order));
   }
-  FG_CHECK(fg_grid_parse(grid, ranks, g));
-  FG_CHECK(fg_prep_check_3d(&m, dir, g, double_perm, order));
 cleanup:
   fg_prep_manifest_free(&m);
   return st;

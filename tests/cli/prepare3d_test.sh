@@ -6,8 +6,10 @@
 # process's, within 1e-6; learned features, label propagation (the input rows' labels) and
 # multi-label targets the direct path's; each rank of 2x2x1 reads exactly the files (and
 # node-file sections) its pieces need, and rank 0 no more memory than the others; a grid whose
-# dimensions do not divide B, no --grid, --double-perm and another --order are refused (exit 2)
-# naming what fits, a damaged block or truncated node file (exit 1) naming the file; `plan DIR` ranks only the layouts the blocks form.
+# dimensions do not divide B, --grid auto on a rank count no grid of the blocks has, --double-perm
+# and another --order are refused (exit 2) naming what fits; --grid auto picks from the manifest's
+# block counts the grid `plan DIR` and the direct path pick (4 blocks: exact counts), with that
+# grid's losses; a damaged block or truncated node file (exit 1) naming the file; `plan DIR` ranks only the layouts the blocks form.
 # usage: prepare3d_test.sh FULLGRAPH DATA MPIEXEC CORPUS
 set -u
 FG=$1 DATA=$2 MPIEXEC=$3 CORPUS=$4
@@ -99,9 +101,13 @@ $MPI -n 4 "$FG" train "$T/p6" --scheme 3d --grid 4x1x1 --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "has 6 row blocks: 3d's grid 4x1x1 needs each dimension to divide them (grids of 4 ranks that fit: 1x2x2, 2x1x2, 2x2x1); or prepare it again with --blocks a multiple of 4" "$T/o" &&
   ! grep -q "rank 0 read" "$T/o"
 check "grid 4x1x1 on 6 blocks refused naming the grids that fit" $?
-$MPI -n 4 "$FG" train "$T/p4" --scheme 3d --epochs 1 > "$T/o" 2>&1
-[ $? = 2 ] && grep -q "needs --grid XxYxZ: grids of 4 ranks its 4 row blocks can form: 1x1x4, 1x2x2, 1x4x1, 2x1x2, 2x2x1, 4x1x1" "$T/o"
-check "no --grid refused naming the grids" $?
+$MPI -n 3 "$FG" train "$T/p4" --scheme 3d --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "has 4 row blocks: no 3d grid of 3 ranks has every dimension dividing them (rank counts up to 64 that fit: 1, 2, 4, 8, 16, 32, 64)" "$T/o" &&
+  ! grep -q "rank 0 read" "$T/o"
+check "--grid auto on 3 ranks of 4 blocks refused naming the rank counts that fit" $?
+$MPI -n 2 "$FG" train "$T/p4" --scheme 3d --double-perm --epochs 1 > "$T/o" 2>&1
+[ $? = 2 ] && grep -q "drop --double-perm" "$T/o"
+check "--grid auto with --double-perm refused" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --double-perm --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "drop --double-perm (prepare --order random is the single random permutation)" "$T/o"
 check "--double-perm refused naming the alternative" $?
@@ -141,6 +147,39 @@ check "plan's largest 2x2x1 shard ($plan_max) is the per-rank run's ($run_max)" 
 "$FG" plan "$T/p4" --ranks 3 --schemes 3d > "$T/o" 2>&1
 [ $? = 0 ] && grep -q "no layout of 3 ranks can be formed from the 4 prepared blocks" "$T/o"
 check "plan on 4 blocks, 3 ranks, 3d: none, said so" $?
+
+# ---- --grid auto per rank: the performance model ranks the grids the blocks form from the
+# manifest's block counts, before any block is read. 4 divides Cora's 2708 nodes, so every cut of
+# a grid dimension dividing 4 falls on a block boundary and the counts are exact: the grid is
+# the one `plan DIR` ranks first and the one the direct path picks with the same order, the
+# prediction the direct path's, the losses those of that grid named ----
+best=$("$FG" plan "$T/p4" --ranks 4 --schemes 3d 2>&1 | sed -n 's/^best: --scheme 3d --grid \([0-9x]*\) .*/\1/p')
+$MPI -n 4 "$FG" train "$DATA" --scheme 3d --grid auto --order random $EP \
+  --metrics "$T/d.jsonl" > "$T/od" 2>&1
+direct=$(sed -n 's/.*performance model: 3d grid \([0-9]*x[0-9]*x[0-9]*\).*/\1/p' "$T/od")
+$MPI -n 4 "$FG" train "$T/p4" --scheme 3d $EP --metrics "$T/a.jsonl" > "$T/o" 2>&1
+st=$?
+auto=$(sed -n 's/.*performance model: 3d grid \([0-9]*x[0-9]*x[0-9]*\).*/\1/p' "$T/o")
+[ $st = 0 ] && [ -n "$best" ] && [ "$auto" = "$best" ] && [ "$auto" = "$direct" ] &&
+  grep -q "grid $auto, the prepared order (random, read per rank)" "$T/o" && grep -q "rank 3 read" "$T/o"
+check "4 blocks, 4 ranks, --grid auto per rank: $auto (plan DIR's best $best, the direct path's $direct)" $?
+pd=$(grep -o '"predicted": {[^}]*}' "$T/d.jsonl")
+pa=$(grep -o '"predicted": {[^}]*}' "$T/a.jsonl")
+[ -n "$pa" ] && [ "$pa" = "$pd" ]
+check "--grid auto per rank: the direct path's prediction ($pa)" $?
+$MPI -n 4 "$FG" train "$T/p4" --scheme 3d --grid "${auto:-1x1x4}" $EP --metrics "$T/e.jsonl" > /dev/null 2>&1
+[ $? = 0 ] && same_losses "$T/a.jsonl" "$T/e.jsonl" && same_losses "$T/a.jsonl" "$T/d.jsonl"
+check "--grid auto per rank: the losses of --grid $auto named and of the direct path" $?
+# 6 blocks: the cuts of 2 (1354) straddle the blocks (452 rows but the last four 451): the counts
+# are an estimate; the grid is one the blocks form, and trains as named
+best=$("$FG" plan "$T/p6" --ranks 4 --schemes 3d 2>&1 | sed -n 's/^best: --scheme 3d --grid \([0-9x]*\) .*/\1/p')
+$MPI -n 4 "$FG" train "$T/p6" --scheme 3d $EP --metrics "$T/a.jsonl" > "$T/o" 2>&1
+st=$?
+auto=$(sed -n 's/.*performance model: 3d grid \([0-9]*x[0-9]*x[0-9]*\).*/\1/p' "$T/o")
+$MPI -n 4 "$FG" train "$T/p6" --scheme 3d --grid "${auto:-1x1x4}" $EP --metrics "$T/e.jsonl" > /dev/null 2>&1
+[ $st = 0 ] && case "$auto" in 1x2x2 | 2x1x2 | 2x2x1) true ;; *) false ;; esac &&
+  same_losses "$T/a.jsonl" "$T/e.jsonl"
+check "6 blocks, 4 ranks, --grid auto per rank: $auto, a grid they form (plan DIR's best: $best), its losses" $?
 
 echo "prepare3d_test: $pass passed, $fail failed"
 [ "$fail" = 0 ]

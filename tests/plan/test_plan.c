@@ -386,6 +386,75 @@ static void test_plan(void) {
   fg_dataset_destroy(&ds);
 }
 
+/* --grid auto on a prepared directory read per rank: the 3d shards counted from the manifest's
+ * block counts (fg_dataset_open_prepared: no pattern) against those counted on the whole
+ * pattern in the prepared order (the directory read whole). Cora's 2708 nodes in 4 blocks: every
+ * cut of a grid dimension dividing 4 is a block boundary, so every prediction is the same, bit
+ * for bit; in 12 blocks (225 or 226 rows) the cuts of 8 ranks' grids (dimensions 1, 2, 4)
+ * straddle blocks: the largest shards within 1% of the exact counts. */
+static void test_plan_prepared(void) {
+  fg_load_config lc = fg_load_config_default();
+  fg_calibration c = fg_calibration_default();
+  fg_dataset *src = NULL;
+  char base[256], dir[300];
+  const char *t = getenv("TMPDIR");
+  snprintf(base, sizeof base, "%s/fg_plan_prep.XXXXXX", t && *t ? t : "/tmp");
+  EXPECT(mkdtemp(base) != NULL);
+  EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &src));
+  for (int k = 0; k < 2 && src; k++) {
+    const int B = k == 0 ? 4 : 12, P = k == 0 ? 4 : 8;
+    fg_prepare_config prc = fg_prepare_config_default();
+    fg_plan_config pc = fg_plan_config_default();
+    fg_dataset *whole = NULL, *open = NULL;
+    fg_plan_entry *ew = NULL, *eo = NULL;
+    int nw = 0, no = 0;
+    double worst = 0.0;
+    prc.blocks = B;
+    prc.order = "random";
+    prc.seed = 5;
+    snprintf(dir, sizeof dir, "%s/b%d", base, B);
+    EXPECT_OK(fg_dataset_prepare(src, &prc, dir));
+    EXPECT_OK(fg_dataset_load_prepared(dir, &whole));
+    EXPECT_OK(fg_dataset_open_prepared(dir, &open));
+    pc.ranks = P;
+    pc.schemes = "3d";
+    pc.mem_per_rank = -1;
+    if (whole && open) {
+      EXPECT_OK(fg_plan(whole, &pc, &c, &ew, &nw));
+      EXPECT_OK(fg_plan(open, &pc, &c, &eo, &no));
+    }
+    EXPECT_MSG(nw == no && no > 0, "%d blocks, %d ranks: %d grids whole, %d per rank", B, P, nw,
+               no);
+    for (int i = 0; i < no && i < nw; i++) {
+      const fg_plan_entry *w = NULL, *o = &eo[i];
+      for (int j = 0; j < nw; j++)
+        if (memcmp(ew[j].grid, o->grid, sizeof o->grid) == 0) w = &ew[j];
+      EXPECT_MSG(w != NULL, "grid %dx%dx%d per rank only", o->grid[0], o->grid[1], o->grid[2]);
+      if (!w) continue;
+      if (k == 0) { /* exact: the same entry, in the same place */
+        EXPECT_MSG(w == &ew[i] && o->seconds == w->seconds && o->mem_bytes == w->mem_bytes &&
+                       o->max_nnz == w->max_nnz && o->mean_nnz == w->mean_nnz,
+                   "grid %dx%dx%d: per rank %.9g s, %.0f nonzeros; whole %.9g s, %.0f", o->grid[0],
+                   o->grid[1], o->grid[2], o->seconds, o->max_nnz, w->seconds, w->max_nnz);
+      } else {
+        worst = fmax(worst, fabs(o->max_nnz - w->max_nnz) / w->max_nnz);
+      }
+    }
+    EXPECT_MSG(worst <= 0.01, "%d blocks, %d ranks: largest shard off by %.4f", B, P, worst);
+    if (k == 1) printf("12 blocks, 8 ranks: the estimated largest shards within %.5f\n", worst);
+    free(ew);
+    free(eo);
+    fg_dataset_destroy(&whole);
+    fg_dataset_destroy(&open);
+  }
+  fg_dataset_destroy(&src);
+  {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    EXPECT(system(cmd) == 0);
+  }
+}
+
 int main(void) {
   test_formulas();
   test_cost3d();
@@ -394,5 +463,6 @@ int main(void) {
   test_calibration_file();
   test_calibration_corpus();
   test_plan();
+  test_plan_prepared();
   return fg_test_finish("test_plan");
 }
