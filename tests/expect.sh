@@ -20,3 +20,21 @@ expect() {
   fi
   pass=$((pass + 1))
 }
+
+# check_rc NAME STATUS: count a check whose condition ran just before (pass its $?), printing
+# "ok: NAME" or "FAIL: NAME".
+check_rc() {
+  if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+
+# losses METRICS.jsonl: each epoch's "loss", one a line.
+losses() { grep -o '"loss": [-0-9.e+]*' "$1" | sed 's/"loss": //'; }
+
+# same_losses A B [TOL]: the same number of epochs (at least one) and each loss of A within TOL
+# (default 1e-6) of B's, relative to max(1, |b|).
+same_losses() {
+  local tol=${3:-1e-6}
+  paste <(losses "$1") <(losses "$2") |
+    awk -v tol="$tol" 'NF != 2 {bad = 1} {d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2;
+                       if (m < 1) m = 1; if (d / m > tol) bad = 1; n++} END {exit bad || n == 0}'
+}

@@ -1,5 +1,7 @@
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "testutil.h"
 
+#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,4 +51,18 @@ int fg_test_error_contains(const char *needle) {
   if (strstr(msg, needle)) return 1;
   fprintf(stderr, "error message \"%s\" does not contain \"%s\"\n", msg, needle);
   return 0;
+}
+
+int fg_test_mpi_tmpdir(const char *prefix, char *out, size_t size) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (size == 0) return 0;
+  if (rank == 0) {
+    const char *t = getenv("TMPDIR");
+    const int len = snprintf(out, size, "%s/%s.XXXXXX", t && *t ? t : "/tmp", prefix);
+    if (len < 0 || (size_t)len >= size || !mkdtemp(out)) out[0] = '\0';
+  }
+  MPI_Bcast(out, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (!out[0] && rank == 0) fprintf(stderr, "cannot make a temporary directory for %s\n", prefix);
+  return out[0] != '\0';
 }

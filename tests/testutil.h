@@ -50,5 +50,9 @@ void fg_test_skip(const char *why);
 int fg_test_finish(const char *name);
 /* 1 if fg_last_error() contains needle (prints both when it does not). */
 int fg_test_error_contains(const char *needle);
+/* Collective over MPI_COMM_WORLD: rank 0 makes a fresh directory $TMPDIR/PREFIX.XXXXXX (/tmp
+ * without TMPDIR) and every rank gets its name in out (size bytes). 1 on success; 0, with out
+ * empty and a message on stderr, when it could not be made. */
+int fg_test_mpi_tmpdir(const char *prefix, char *out, size_t size);
 
 #endif

@@ -114,8 +114,11 @@ int rs_nice_ticks(double lo, double hi, int target, int integer, double *ticks, 
                   double *hi_out) {
   double step, first, last;
   int n;
-  if (!(hi > lo)) { /* one value (or none): a unit range around it */
-    const double mid = isfinite(lo) ? lo : 0.0;
+  /* one value (or none), or a range too thin to step through in doubles (below 1e-12 of its
+   * magnitude, or subnormal: -5e-324 to 0 would make a zero step): a unit range around it */
+  if (!(hi > lo) || !(hi - lo > 1e-12 * fmax(fabs(lo), fabs(hi))) || !(hi - lo > 1e-290)) {
+    double mid = isfinite(lo) ? (isfinite(hi) && hi > lo ? lo + (hi - lo) * 0.5 : lo) : 0.0;
+    if (fabs(mid) < 1e-290) mid = 0.0;
     const double half = mid != 0.0 ? fabs(mid) * 0.5 : 0.5;
     lo = mid - half;
     hi = mid + half;

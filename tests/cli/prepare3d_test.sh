@@ -16,32 +16,21 @@ FG=$1 DATA=$2 MPIEXEC=$3 CORPUS=$4
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0 pass=0
-check() { # check NAME CONDITION-EXIT-STATUS
-  if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-losses() { grep -o '"loss": [-0-9.e+]*' "$1" | sed 's/"loss": //'; }
-# same_losses A B: the same number of epochs, each loss within 1e-6 (relative to max(1, |b|))
-same_losses() {
-  losses "$1" > "$T/la"
-  losses "$2" > "$T/lb"
-  [ -s "$T/la" ] && [ "$(wc -l < "$T/la")" = "$(wc -l < "$T/lb")" ] &&
-    paste "$T/la" "$T/lb" | awk '{d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2;
-                                 if (m < 1) m = 1; if (d / m > 1e-6) bad = 1} END {exit bad}'
-}
+. "$(dirname "$0")/../expect.sh" # check_rc, losses, same_losses
 size() { cat "$@" | wc -c; }
 MPI="timeout 120 $MPIEXEC --oversubscribe"
 EP="--epochs 3 --seed 3"
 
 "$FG" prepare "$DATA" --blocks 4 --order random --seed 3 --output "$T/p4" > /dev/null 2>&1
-check "prepare --blocks 4 --order random" $?
+check_rc "prepare --blocks 4 --order random" $?
 "$FG" prepare "$DATA" --blocks 6 --order random --seed 3 --output "$T/p6" > /dev/null 2>&1
-check "prepare --blocks 6 --order random" $?
+check_rc "prepare --blocks 6 --order random" $?
 "$FG" train "$DATA" $EP --metrics "$T/ref.jsonl" > /dev/null 2>&1
-check "one process on the source" $?
+check_rc "one process on the source" $?
 
 # ---- per rank = the direct path with the same order = one process ----
 "$FG" prepare "$CORPUS/ogb/ml_ok" --blocks 2 --order random --seed 3 --output "$T/ml" > /dev/null 2>&1
-check "prepare a multi-label dataset --blocks 2" $?
+check_rc "prepare a multi-label dataset --blocks 2" $?
 for case in "2 2x1x1 p4" "4 1x2x2 p4" "4 2x2x1 p4" "3 3x1x1 p6" "4 2x2x1 p4 --learn-features" \
             "2 2x1x1 p4 --label-prop 0.5" "2 1x2x1 ml"; do
   set -- $case
@@ -61,9 +50,9 @@ for case in "2 2x1x1 p4" "4 1x2x2 p4" "4 2x2x1 p4" "3 3x1x1 p6" "4 2x2x1 p4 --le
   r=$?
   also=""
   [ $# = 0 ] && [ "$src" = "$DATA" ] && also=" and one process's"
-  check "3d $G $* per rank: the direct path's losses (--order random)$also" $r
+  check_rc "3d $G $* per rank: the direct path's losses (--order random)$also" $r
   grep -q "rank $((P - 1)) read" "$T/o" && grep -q "the prepared order (random, read per rank)" "$T/o"
-  check "3d $G $*: every rank read its own, in the prepared order" $?
+  check_rc "3d $G $*: every rank read its own, in the prepared order" $?
   [ "$G" = 2x2x1 ] && [ $# = 0 ] && cp "$T/o" "$T/o221"
 done
 
@@ -88,32 +77,32 @@ for r in 0 1 2 3; do
   [ $y != $x ] && share=$((share + 2 * 677 * 5))
   got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/o221")
   [ "$got" = "$share" ] && [ "$got" -lt "$total" ]
-  check "2x2x1 rank $r read its share ($got bytes of $total; expected $share)" $?
+  check_rc "2x2x1 rank $r read its share ($got bytes of $total; expected $share)" $?
 done
 peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o221")
 p0=$(echo "$peaks" | head -1)
 pmin=$(echo "$peaks" | sort -n | head -1)
 [ -n "$p0" ] && [ -n "$pmin" ] && [ "$p0" -le $((pmin * 11 / 10)) ]
-check "2x2x1: rank 0's peak ($p0) within 1.1 x the least of the others ($pmin)" $?
+check_rc "2x2x1: rank 0's peak ($p0) within 1.1 x the least of the others ($pmin)" $?
 
 # ---- refused before anything is read (exit 2) ----
 $MPI -n 4 "$FG" train "$T/p6" --scheme 3d --grid 4x1x1 --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "has 6 row blocks: 3d's grid 4x1x1 needs each dimension to divide them (grids of 4 ranks that fit: 1x2x2, 2x1x2, 2x2x1); or prepare it again with --blocks a multiple of 4" "$T/o" &&
   ! grep -q "rank 0 read" "$T/o"
-check "grid 4x1x1 on 6 blocks refused naming the grids that fit" $?
+check_rc "grid 4x1x1 on 6 blocks refused naming the grids that fit" $?
 $MPI -n 3 "$FG" train "$T/p4" --scheme 3d --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "has 4 row blocks: no 3d grid of 3 ranks has every dimension dividing them (rank counts up to 64 that fit: 1, 2, 4, 8, 16, 32, 64)" "$T/o" &&
   ! grep -q "rank 0 read" "$T/o"
-check "--grid auto on 3 ranks of 4 blocks refused naming the rank counts that fit" $?
+check_rc "--grid auto on 3 ranks of 4 blocks refused naming the rank counts that fit" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 3d --double-perm --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "drop --double-perm" "$T/o"
-check "--grid auto with --double-perm refused" $?
+check_rc "--grid auto with --double-perm refused" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --double-perm --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "drop --double-perm (prepare --order random is the single random permutation)" "$T/o"
-check "--double-perm refused naming the alternative" $?
+check_rc "--double-perm refused naming the alternative" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme 3d --grid 2x1x1 --order natural --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "prepared in order random; --order natural" "$T/o"
-check "another --order refused" $?
+check_rc "another --order refused" $?
 
 # a damaged block is named by the rank that reads it; a missing node file by the rank that
 # reads only a section of it (2x2x1: ranks 0 and 1 read ids of nodes-0003 by pread)
@@ -121,12 +110,12 @@ cp -r "$T/p4" "$T/bad"
 printf 'x' | dd of="$T/bad/adj-0003-0002.bin" bs=1 seek=40 conv=notrunc 2>/dev/null
 $MPI -n 2 "$FG" train "$T/bad" --scheme 3d --grid 2x1x1 --epochs 1 > "$T/o" 2>&1
 [ $? = 1 ] && grep -q "adj-0003-0002.bin: CRC-32 mismatch" "$T/o"
-check "per rank: a damaged block refused naming it (exit 1)" $?
+check_rc "per rank: a damaged block refused naming it (exit 1)" $?
 cp "$T/p4/adj-0003-0002.bin" "$T/bad/"
 head -c 100 "$T/p4/nodes-0003.bin" > "$T/bad/nodes-0003.bin"
 $MPI -n 4 "$FG" train "$T/bad" --scheme 3d --grid 2x2x1 --epochs 1 > "$T/o" 2>&1
 [ $? = 1 ] && grep -q "nodes-0003.bin: 100 bytes, but the manifest lists .* (truncated)" "$T/o"
-check "per rank: a truncated node file refused naming it (exit 1)" $?
+check_rc "per rank: a truncated node file refused naming it (exit 1)" $?
 
 # ---- the planner sees the blocks ----
 "$FG" plan "$T/p6" --ranks 4 > "$T/o" 2>&1
@@ -135,18 +124,18 @@ st=$?
   [ "$(awk '$2 == "3d"' "$T/o" | wc -l)" = 3 ] && grep -q " 3d .* 1x2x2 " "$T/o" &&
   grep -q " 3d .* 2x1x2 " "$T/o" && grep -q " 3d .* 2x2x1 " "$T/o" &&
   ! grep -q " 1d-sa " "$T/o" && ! grep -q " 1d " "$T/o" && ! grep -q " halo " "$T/o"
-check "plan on 6 blocks, 4 ranks: 3d's 3 grids that fit, no 1d, 1d-sa or halo" $?
+check_rc "plan on 6 blocks, 4 ranks: 3d's 3 grids that fit, no 1d, 1d-sa or halo" $?
 "$FG" plan "$T/p4" --ranks 4 > "$T/o" 2>&1
 [ $? = 0 ] && [ "$(awk '$2 == "3d"' "$T/o" | wc -l)" = 6 ] && grep -q " 1d-sa " "$T/o"
-check "plan on 4 blocks, 4 ranks: every grid and 1d-sa" $?
+check_rc "plan on 4 blocks, 4 ranks: every grid and 1d-sa" $?
 # its 3d shards are counted in the prepared order: 2x2x1's largest is the run's
 run_max=$(sed -n 's/.*largest shard \([0-9]*\) nonzeros.*/\1/p' "$T/o221")
 plan_max=$(awk '$2 == "3d" && $3 == "2x2x1" {print $10}' "$T/o")
 [ -n "$run_max" ] && [ "$run_max" = "$plan_max" ]
-check "plan's largest 2x2x1 shard ($plan_max) is the per-rank run's ($run_max)" $?
+check_rc "plan's largest 2x2x1 shard ($plan_max) is the per-rank run's ($run_max)" $?
 "$FG" plan "$T/p4" --ranks 3 --schemes 3d > "$T/o" 2>&1
 [ $? = 0 ] && grep -q "no layout of 3 ranks can be formed from the 4 prepared blocks" "$T/o"
-check "plan on 4 blocks, 3 ranks, 3d: none, said so" $?
+check_rc "plan on 4 blocks, 3 ranks, 3d: none, said so" $?
 
 # ---- --grid auto per rank: the performance model ranks the grids the blocks form from the
 # manifest's block counts, before any block is read. 4 divides Cora's 2708 nodes, so every cut of
@@ -162,14 +151,14 @@ st=$?
 auto=$(sed -n 's/.*performance model: 3d grid \([0-9]*x[0-9]*x[0-9]*\).*/\1/p' "$T/o")
 [ $st = 0 ] && [ -n "$best" ] && [ "$auto" = "$best" ] && [ "$auto" = "$direct" ] &&
   grep -q "grid $auto, the prepared order (random, read per rank)" "$T/o" && grep -q "rank 3 read" "$T/o"
-check "4 blocks, 4 ranks, --grid auto per rank: $auto (plan DIR's best $best, the direct path's $direct)" $?
+check_rc "4 blocks, 4 ranks, --grid auto per rank: $auto (plan DIR's best $best, the direct path's $direct)" $?
 pd=$(grep -o '"predicted": {[^}]*}' "$T/d.jsonl")
 pa=$(grep -o '"predicted": {[^}]*}' "$T/a.jsonl")
 [ -n "$pa" ] && [ "$pa" = "$pd" ]
-check "--grid auto per rank: the direct path's prediction ($pa)" $?
+check_rc "--grid auto per rank: the direct path's prediction ($pa)" $?
 $MPI -n 4 "$FG" train "$T/p4" --scheme 3d --grid "${auto:-1x1x4}" $EP --metrics "$T/e.jsonl" > /dev/null 2>&1
 [ $? = 0 ] && same_losses "$T/a.jsonl" "$T/e.jsonl" && same_losses "$T/a.jsonl" "$T/d.jsonl"
-check "--grid auto per rank: the losses of --grid $auto named and of the direct path" $?
+check_rc "--grid auto per rank: the losses of --grid $auto named and of the direct path" $?
 # 6 blocks: the cuts of 2 (1354) straddle the blocks (452 rows but the last four 451): the counts
 # are an estimate; the grid is one the blocks form, and trains as named
 best=$("$FG" plan "$T/p6" --ranks 4 --schemes 3d 2>&1 | sed -n 's/^best: --scheme 3d --grid \([0-9x]*\) .*/\1/p')
@@ -179,7 +168,7 @@ auto=$(sed -n 's/.*performance model: 3d grid \([0-9]*x[0-9]*x[0-9]*\).*/\1/p' "
 $MPI -n 4 "$FG" train "$T/p6" --scheme 3d --grid "${auto:-1x1x4}" $EP --metrics "$T/e.jsonl" > /dev/null 2>&1
 [ $st = 0 ] && case "$auto" in 1x2x2 | 2x1x2 | 2x2x1) true ;; *) false ;; esac &&
   same_losses "$T/a.jsonl" "$T/e.jsonl"
-check "6 blocks, 4 ranks, --grid auto per rank: $auto, a grid they form (plan DIR's best: $best), its losses" $?
+check_rc "6 blocks, 4 ranks, --grid auto per rank: $auto, a grid they form (plan DIR's best: $best), its losses" $?
 
 echo "prepare3d_test: $pass passed, $fail failed"
 [ "$fail" = 0 ]

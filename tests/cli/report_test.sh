@@ -52,6 +52,10 @@ expect 2 "--output same.jsonl is one of the metrics files" "${R[@]}" same.jsonl 
 check "the metrics file kept" cmp -s same.jsonl "$CORPUS/four_rank.jsonl"
 check "no output and no temporary file after the refusals" \
   test -z "$(ls -A | grep -v -x -e d -e same.jsonl)$(ls -A d)"
+# values too close to zero to step through (subnormal: fuzz_report found -5e-324 gave NaN ticks)
+expect 0 "wrote tiny.html" "${R[@]}" "$CORPUS/tiny_values.jsonl" --output tiny.html
+check "tiny values: every tick a number" eval '! grep -Eq ">-?(nan|inf)<|=\"-?(nan|inf)\"" tiny.html'
+rm -f tiny.html
 expect 0 "usage: fullgraph report METRICS.jsonl" "${R[@]}" --help
 expect 0 "report M.jsonl" "$FG" --help
 

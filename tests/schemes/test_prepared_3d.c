@@ -135,14 +135,8 @@ int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   EXPECT_OK(fg_dist_create(MPI_COMM_WORLD, &d));
-  if (d->rank == 0) {
-    snprintf(base, sizeof base, "/tmp/fg_test_prepared_3d.XXXXXX");
-    if (!mkdtemp(base)) base[0] = '\0';
-  }
-  MPI_Bcast(base, sizeof base, MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (!base[0]) {
+  if (!fg_test_mpi_tmpdir("fg_test_prepared_3d", base, sizeof base)) {
     MPI_Finalize();
-    fprintf(stderr, "mkdtemp failed\n");
     return 1;
   }
   for (int k = 0; k < 3; k++) {

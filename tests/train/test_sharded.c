@@ -429,13 +429,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-  if (rank == 0) {
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/fg_sharded_XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) tmpdir[0] = '\0';
-  }
-  MPI_Bcast(tmpdir, (int)sizeof tmpdir, MPI_CHAR, 0, MPI_COMM_WORLD);
-  EXPECT_MSG(tmpdir[0] != '\0', "cannot make a temporary directory");
+  EXPECT(fg_test_mpi_tmpdir("fg_sharded", tmpdir, sizeof tmpdir));
   st = rank == 0 ? test_data_make(TEST_DATA_RMAT8, &ds) : FG_OK;
   st = fg_agree(MPI_COMM_WORLD, st);
   EXPECT_OK(st);

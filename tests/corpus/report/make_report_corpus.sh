@@ -86,3 +86,6 @@ final() { # final EPOCHS RANK_BYTES(0/1)
 { epochs 1 1 0; printf '{"epoch": 2, "note": "cut\xff"}\n'; } > bad_utf8.jsonl
 { epochs 1 1 0; printf '{"epoch": 2, "x": %s1%s}\n' "$(printf '[%.0s' $(seq 100))" "$(printf ']%.0s' $(seq 100))"; } > bad_deep.jsonl
 { epochs 1 2 0; epochs 3 3 0 | head -c 120; } > bad_truncated.jsonl
+# values next to zero (subnormal): the axis must still get numbered ticks (fuzz_report's find)
+printf '%s\n' '{"epoch": 1, "loss": -5e-324, "seconds": 0.0}' \
+  '{"epoch": 2, "loss": 0, "seconds": 5e-324}' > tiny_values.jsonl
