@@ -10,8 +10,12 @@
  *      duplicates dropped, one self loop each: the serial build's graph. Features, labels and
  *      split are generated as the serial load does (labels: the degree histogram summed over
  *      the ranks; only degree groups that straddle a class boundary go to rank 0 to be ordered
- *      by hashed id). Every other input (gzip, .npz, OGB, ... or non-default load options) is
- *      read by rank 0 with fg_dataset_load and its rows sent out.
+ *      by hashed id). An OGB csv directory whose raw/edge.csv, node-feat.csv and node-label.csv
+ *      are plain is parsed the same way, table by table (fg_read_ogb_*_piece: the serial
+ *      reader's table functions; a line's row = the lines before it, MPI_Exscan), each row sent
+ *      to its owner; rank 0 reads the small files (counts, split) and scatters the split.
+ *      Every other input (gzip, .npz, ... or non-default load options) is read by rank 0 with
+ *      fg_dataset_load and its rows sent out.
  *   2. the source's fingerprint, hashed in pieces (fg_hash64's chunks are independent: each
  *      rank hashes the chunks that start in its block of chunks after one exchange).
  *   3. the order at B parts: natural; random (every rank draws the serial permutation, 8 bytes a
@@ -494,6 +498,17 @@ cleanup:
 
 /* ---- step 1b: every rank parses a byte range of a plain SNAP edge list ---------------------- */
 
+/* Whether path opens and does not start with the gzip magic (the line reader would inflate
+ * it, whatever its name; a piece of it could not be parsed alone). */
+static int plain_text(const char *path) {
+  unsigned char magic[2] = {0, 0};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  const int ok =
+      fd >= 0 && pread(fd, magic, 2, 0) >= 0 && !(magic[0] == 0x1f && magic[1] == 0x8b);
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
 /* Whether path is read in parallel: a plain (not gzip) SNAP edge list under the default load
  * options. Everything else goes through rank 0 (piece_from_root). Rank 0 decides. */
 static int snap_in_parallel(MPI_Comm comm, int rank, const char *path, const fg_load_config *lc) {
@@ -508,13 +523,7 @@ static int snap_in_parallel(MPI_Comm comm, int rank, const char *path, const fg_
       const size_t k = strlen(other[i]);
       if (len >= k && strcmp(path + len - k, other[i]) == 0) yes = 0;
     }
-    if (yes) { /* gzip whatever its name: the line reader would inflate it */
-      unsigned char magic[2] = {0, 0};
-      const int fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0 || pread(fd, magic, 2, 0) < 0 || (magic[0] == 0x1f && magic[1] == 0x8b))
-        yes = 0;
-      if (fd >= 0) close(fd);
-    }
+    if (yes && !plain_text(path)) yes = 0; /* gzip whatever its name */
   }
   MPI_Bcast(&yes, 1, MPI_INT, 0, comm);
   return yes;
@@ -827,6 +836,267 @@ cleanup:
   free(buf);
   free(seen);
   free(below);
+  return st;
+}
+
+/* ---- step 1c: every rank parses byte ranges of an OGB csv directory ------------------------ */
+
+/* Whether dir is read in parallel: an OGB node-property directory of csv tables whose large
+ * ones (raw/edge.csv, and node-feat.csv and node-label.csv where present) are plain -- no .gz
+ * twin (the serial reader would take that), no gzip data, no raw/data.npz -- under the default
+ * load options. Rank 0 decides. */
+static int ogb_in_parallel(MPI_Comm comm, int rank, const char *dir, const fg_load_config *lc) {
+  int yes = 0;
+  if (rank == 0) {
+    static const char *const big[3] = {"edge", "node-feat", "node-label"};
+    struct stat sb;
+    char p[4096];
+    yes = lc->undirected && lc->dedup && lc->self_loops && !lc->keep_ids &&
+          stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) && !fg_is_reddit_dir(dir);
+    snprintf(p, sizeof p, "%s/raw", dir);
+    yes = yes && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+    snprintf(p, sizeof p, "%s/raw/data.npz", dir);
+    yes = yes && stat(p, &sb) != 0;
+    snprintf(p, sizeof p, "%s/raw/edge.csv", dir);
+    yes = yes && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+    for (int i = 0; yes && i < 3; i++) {
+      snprintf(p, sizeof p, "%s/raw/%s.csv.gz", dir, big[i]);
+      if (stat(p, &sb) == 0) yes = 0;
+      snprintf(p, sizeof p, "%s/raw/%s.csv", dir, big[i]);
+      if (yes && stat(p, &sb) == 0 && !plain_text(p)) yes = 0;
+    }
+  }
+  MPI_Bcast(&yes, 1, MPI_INT, 0, comm);
+  return yes;
+}
+
+/* Rows [row0, row0 + rows) of a table, parsed here (each rank's rows follow the lower ranks'),
+ * to the owners of the rows [lo, hi) of fg_block_start(n, P, .): *out gets this rank's rows in
+ * order, `width` bytes each. data is already packed by destination: rows ascend with the rank
+ * that owns them. */
+static fg_status rows_to_owners(MPI_Comm comm, const piece *pc, int64_t row0, int64_t rows,
+                                int64_t width, const void *data, unsigned char **out) {
+  fg_status st = FG_OK;
+  int64_t *scount = NULL, *rcount = NULL, rtot = 0;
+  *out = NULL;
+  FG_CALLOC(scount, pc->P);
+  FG_CALLOC(rcount, pc->P);
+  for (int q = 0; q < pc->P; q++) {
+    const int64_t a = fg_block_start(pc->n, pc->P, q), b = fg_block_start(pc->n, pc->P, q + 1);
+    scount[q] = width * FG_MAX(0, FG_MIN(b, row0 + rows) - FG_MAX(a, row0));
+  }
+  FG_CHECK(exchange(comm, pc->P, data, scount, out, rcount, &rtot));
+  FG_REQUIRE(rtot == width * (pc->hi - pc->lo), FG_ERR_INTERNAL,
+             "parallel prepare: %lld bytes of rows arrived for %lld rows of %lld", (long long)rtot,
+             (long long)(pc->hi - pc->lo), (long long)width);
+cleanup:
+  free(scount);
+  free(rcount);
+  return st;
+}
+
+/* This rank's byte range of the table file path, its first line's fields (rank 0's, on every
+ * rank: the file's first line) and the lines before the range. */
+static fg_status table_range(MPI_Comm comm, const piece *pc, const char *path, char **buf,
+                             int64_t *len, int64_t *first_line, int64_t *fields) {
+  fg_status st = read_range(comm, pc->P, pc->rank, path, buf, len, first_line);
+  *fields = pc->rank == 0 && st == FG_OK ? fg_csv_first_fields(*buf, (size_t)*len) : 0;
+  MPI_Bcast(fields, 1, MPI_INT64_T, 0, comm);
+  return st;
+}
+
+/* The OGB csv layout: the counts on rank 0, edge.csv, node-feat.csv and node-label.csv parsed
+ * in byte ranges (fg_read_ogb_*_piece: the serial reader's table functions), rows sent to their
+ * owners; the split read by rank 0 (small: a byte a node), checked against the labels gathered
+ * there (4 bytes a node), and scattered. What the directory lacks is generated as serially. */
+static fg_status piece_from_ogb(MPI_Comm comm, const char *dir, const fg_load_config *lc,
+                                piece *pc) {
+  fg_status st = FG_OK;
+  int64_t hdr[4] = {0, 0, 0, 0}, len = 0, first = 0, rows = 0, fields = 0;
+  char *epath = NULL, *fpath = NULL, *lpath = NULL, *buf = NULL;
+  int64_t *src = NULL, *dst = NULL;
+  float *feat = NULL;
+  int32_t *lab = NULL, *labelled = NULL, *all = NULL;
+  int8_t *tgt = NULL, *split = NULL;
+  unsigned char *got = NULL;
+  uint64_t *seen = NULL;
+  int *cnt = NULL, *dsp = NULL;
+  const int last = pc->rank == pc->P - 1;
+  struct stat sb;
+  pc->parallel_read = 1;
+  {
+    const size_t k = strlen(dir) + 32;
+    FG_ALLOC(epath, k);
+    FG_ALLOC(fpath, k);
+    FG_ALLOC(lpath, k);
+    snprintf(epath, k, "%s/raw/edge.csv", dir); /* the names ogb_in_parallel checked */
+    snprintf(fpath, k, "%s/raw/node-feat.csv", dir);
+    snprintf(lpath, k, "%s/raw/node-label.csv", dir);
+  }
+  if (pc->rank == 0) {
+    st = fg_read_ogb_counts(dir, &hdr[0], &hdr[1]);
+    hdr[2] = stat(fpath, &sb) == 0;
+    hdr[3] = stat(lpath, &sb) == 0;
+  }
+  FG_CHECK(fg_agree(comm, st));
+  FG_CHECK_MPI(MPI_Bcast(hdr, 4, MPI_INT64_T, 0, comm));
+  const int64_t n = hdr[0], m = hdr[1];
+  FG_REQUIRE(n <= INT32_MAX, FG_ERR_UNSUPPORTED, "%s: %lld nodes; at most 2^31 - 1", dir,
+             (long long)n);
+  pc->n = n;
+  pc->lo = fg_block_start(n, pc->P, pc->rank);
+  pc->hi = fg_block_start(n, pc->P, pc->rank + 1);
+  const int64_t nr = pc->hi - pc->lo;
+
+  /* the edges: undirected, one self loop a row, duplicates dropped (the default build) */
+  st = read_range(comm, pc->P, pc->rank, epath, &buf, &len, &first);
+  if (st == FG_OK)
+    st = fg_read_ogb_edge_piece(buf, (size_t)len, epath, first, last, n, m, &src, &dst, &rows);
+  free(buf);
+  buf = NULL;
+  FG_CHECK(fg_agree(comm, st));
+  FG_CHECK(rows_from_edges(comm, pc->P, n, pc->lo, nr, &src, &dst, rows, 1, 1, &pc->rowptr,
+                           &pc->col));
+  pc->nnz = pc->rowptr[nr];
+  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pc->nnz, 1, MPI_INT64_T, MPI_SUM, comm));
+  FG_ALLOC(pc->outdeg, FG_MAX(nr, 1));
+  FG_ALLOC(pc->loops, FG_MAX(nr, 1));
+  for (int64_t k = 0; k < nr; k++) {
+    pc->outdeg[k] = pc->rowptr[k + 1] - pc->rowptr[k];
+    pc->loops[k] = 1;
+  }
+  pc->flags = FG_PREP_SYMMETRIC;
+
+  /* the features: the first line's width on every rank */
+  if (hdr[2]) {
+    st = table_range(comm, pc, fpath, &buf, &len, &first, &fields);
+    if (st == FG_OK)
+      st = fg_read_ogb_feat_piece(buf, (size_t)len, fpath, first, last, n, fields, &feat,
+                                  &rows);
+    free(buf);
+    buf = NULL;
+    FG_CHECK(fg_agree(comm, st));
+    pc->F = fields;
+    FG_CHECK(rows_to_owners(comm, pc, first, rows, 4 * pc->F, feat, &got));
+    free(feat);
+    feat = NULL;
+    pc->features = (float *)(void *)got;
+    got = NULL;
+  } else { /* drawn where hashed and where written, as for a SNAP list */
+    pc->F = lc->gen_features;
+    pc->gen_seed = lc->seed;
+    pc->flags |= FG_PREP_FEATURES_GENERATED;
+  }
+
+  /* the labels: class ids, or T targets when the first line has T > 1 columns */
+  if (hdr[3]) {
+    int64_t maxl = -1;
+    st = table_range(comm, pc, lpath, &buf, &len, &first, &fields);
+    const int64_t T = fields > 1 ? fields : 0;
+    if (st == FG_OK)
+      st = fg_read_ogb_label_piece(buf, (size_t)len, lpath, first, last, n, T, &lab, &maxl,
+                                   &tgt, &rows);
+    free(buf);
+    buf = NULL;
+    FG_CHECK(fg_agree(comm, st));
+    if (T > 0) {
+      pc->T = pc->C = T;
+      FG_CHECK(rows_to_owners(comm, pc, first, rows, T, tgt, &got));
+      pc->targets = (int8_t *)(void *)got;
+    } else {
+      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &maxl, 1, MPI_INT64_T, MPI_MAX, comm));
+      pc->C = maxl + 1;
+      FG_CHECK(rows_to_owners(comm, pc, first, rows, 4, lab, &got));
+      pc->labels = (int32_t *)(void *)got;
+    }
+    got = NULL;
+    free(lab);
+    free(tgt);
+    lab = NULL;
+    tgt = NULL;
+    if (T == 0 && pc->C > FG_CLASSES_ALWAYS_OK) { /* fg_raw_check_classes over the pieces */
+      const int64_t words = (pc->C + 63) / 64;
+      int64_t c[3] = {0, 0, INT64_MAX}; /* distinct, labelled, the first node labelled C - 1 */
+      FG_REQUIRE(words <= INT_MAX, FG_ERR_INTERNAL, "%lld classes", (long long)pc->C);
+      FG_CALLOC(seen, words);
+      for (int64_t k = 0; k < nr; k++) {
+        const int32_t y = pc->labels[k];
+        if (y < 0) continue;
+        c[1]++;
+        if (y == pc->C - 1) c[2] = FG_MIN(c[2], pc->lo + k);
+        seen[y >> 6] |= UINT64_C(1) << (y & 63);
+      }
+      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, seen, (int)words, MPI_UINT64_T, MPI_BOR, comm));
+      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &c[1], 1, MPI_INT64_T, MPI_SUM, comm));
+      FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &c[2], 1, MPI_INT64_T, MPI_MIN, comm));
+      for (int64_t w = 0; w < words; w++) c[0] += __builtin_popcountll(seen[w]);
+      st = pc->rank == 0 ? fg_check_class_use(lpath, 1, pc->C, c[0], c[1], c[2]) : FG_OK;
+      FG_CHECK(fg_agree(comm, st));
+    }
+  }
+
+  /* the split: rank 0 reads it against every node's has-a-label (the labels, or 0 / -1 from
+   * the targets), then each rank gets its rows */
+  if (pc->T > 0 || pc->labels) {
+    FG_ALLOC(labelled, FG_MAX(nr, 1));
+    for (int64_t k = 0; k < nr; k++) {
+      labelled[k] = pc->labels ? pc->labels[k] : -1;
+      for (int64_t t = 0; !pc->labels && t < pc->T; t++)
+        if (pc->targets[k * pc->T + t] >= 0) labelled[k] = 0;
+    }
+  }
+  FG_ALLOC(cnt, pc->P);
+  FG_ALLOC(dsp, pc->P);
+  for (int q = 0; q < pc->P; q++) {
+    cnt[q] = (int)fg_block_size(n, pc->P, q);
+    dsp[q] = (int)fg_block_start(n, pc->P, q);
+  }
+  if (labelled) {
+    if (pc->rank == 0) FG_ALLOC(all, n);
+    FG_CHECK_MPI(MPI_Gatherv(labelled, (int)nr, MPI_INT32_T, all, cnt, dsp, MPI_INT32_T, 0,
+                             comm));
+  }
+  int has_split = 0;
+  if (pc->rank == 0) {
+    st = fg_read_ogb_split(dir, lc->split_name, n, all, pc->T > 0, &split);
+    has_split = split != NULL;
+  }
+  free(all);
+  all = NULL;
+  FG_CHECK(fg_agree(comm, st));
+  FG_CHECK_MPI(MPI_Bcast(&has_split, 1, MPI_INT, 0, comm));
+  if (!pc->labels && pc->T == 0) { /* no label file: degree quantiles, as build_dataset */
+    pc->C = lc->gen_classes;
+    pc->flags |= FG_PREP_LABELS_GENERATED;
+    FG_CHECK(labels_dist(comm, pc, pc->C, lc->seed));
+  }
+  FG_ALLOC(pc->split, FG_MAX(nr, 1));
+  if (has_split) {
+    FG_CHECK_MPI(MPI_Scatterv(split, cnt, dsp, MPI_INT8_T, pc->split, (int)nr, MPI_INT8_T, 0,
+                              comm));
+  } else {
+    fg_generate_split_rows(pc->lo, nr, pc->T > 0 ? labelled : pc->labels, lc->train_frac,
+                           lc->valid_frac, lc->seed, pc->split);
+    pc->flags |= FG_PREP_SPLIT_GENERATED;
+  }
+  FG_CHECK(fingerprint_dist(comm, pc));
+cleanup:
+  free(epath);
+  free(fpath);
+  free(lpath);
+  free(buf);
+  free(src);
+  free(dst);
+  free(feat);
+  free(lab);
+  free(labelled);
+  free(all);
+  free(tgt);
+  free(split);
+  free(got);
+  free(seen);
+  free(cnt);
+  free(dsp);
   return st;
 }
 
@@ -1289,7 +1559,9 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   const int B = cfg->blocks;
 
   /* 1 and 2: this rank's piece and the fingerprint */
-  if (snap_in_parallel(comm, pc.rank, path, load))
+  if (ogb_in_parallel(comm, pc.rank, path, load))
+    FG_CHECK(piece_from_ogb(comm, path, load, &pc));
+  else if (snap_in_parallel(comm, pc.rank, path, load))
     FG_CHECK(piece_from_snap(comm, path, load, &pc));
   else
     FG_CHECK(piece_from_root(comm, path, load, &pc));

@@ -47,6 +47,10 @@ void fg_raw_free(fg_raw *r);
  * a one-label-per-line file; else "element i"), the counts, and how to relabel. */
 #define FG_CLASSES_ALWAYS_OK 32
 fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line);
+/* Its check from the counts (a reader whose labels are held in pieces): C classes, the
+ * distinct labels and labelled nodes, at the first node (0-based) labelled C - 1. */
+fg_status fg_check_class_use(const char *name, int by_line, int64_t C, int64_t distinct,
+                             int64_t labelled, int64_t at);
 
 /* For an edge list whose node count was inferred (ids_inferred): keep only the ids that occur
  * in an edge, renumbered 0..k-1 in increasing order of the file's id, so that a sparse id space
@@ -106,6 +110,33 @@ fg_status fg_read_snap_mem(const void *buf, size_t len, const char *name, fg_raw
  * renumbered; id_span and declared_nodes are the piece's. */
 fg_status fg_read_snap_piece(const void *buf, size_t len, const char *name, int64_t first_line,
                              fg_raw *out);
+/* The OGB csv layout in pieces (parallel `prepare`), each buf[0, len) a piece of a plain file
+ * cut at line starts with first_line lines before it (= the rows before it: every line of these
+ * tables is a row); last: the file's last piece, which checks the row total. The serial
+ * reader's checks and messages. fg_csv_first_fields: the fields of buf's first line (0 for no
+ * line), which fixes a table's width (node-feat) or its kind (node-label: > 1 is T targets). */
+int64_t fg_csv_first_fields(const void *buf, size_t len);
+/* raw/num-node-list and raw/num-edge-list of dir. */
+fg_status fg_read_ogb_counts(const char *dir, int64_t *nodes, int64_t *edges);
+/* edge.csv: *rows pairs (src, dst) of node ids in [0, num_nodes). */
+fg_status fg_read_ogb_edge_piece(const void *buf, size_t len, const char *name,
+                                 int64_t first_line, int last, int64_t num_nodes,
+                                 int64_t num_edges, int64_t **src, int64_t **dst, int64_t *rows);
+/* node-feat.csv: *rows rows of width floats. */
+fg_status fg_read_ogb_feat_piece(const void *buf, size_t len, const char *name,
+                                 int64_t first_line, int last, int64_t num_nodes, int64_t width,
+                                 float **features, int64_t *rows);
+/* node-label.csv: class ids (tasks 0; *max_label the piece's largest, -1 for none) or
+ * (tasks > 0) *rows x tasks targets. */
+fg_status fg_read_ogb_label_piece(const void *buf, size_t len, const char *name,
+                                  int64_t first_line, int last, int64_t num_nodes,
+                                  int64_t tasks, int32_t **labels, int64_t *max_label,
+                                  int8_t **targets, int64_t *rows);
+/* The split fg_read_ogb would read (split_name or the only one; *split NULL for none) over n
+ * nodes: labelled (n, or NULL without a label file) >= 0 where a node has a label; multi: the
+ * labels are targets (for the message). */
+fg_status fg_read_ogb_split(const char *dir, const char *split_name, int64_t n,
+                            int32_t *labelled, int multi, int8_t **split);
 /* GraphSAINT's class_map.json and role.json over n nodes (messages name "class_map.json" and
  * "role.json"): labels or targets, and the split. */
 fg_status fg_read_saint_maps_mem(const void *class_map, size_t cm_len, const void *role,

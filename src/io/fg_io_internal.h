@@ -43,6 +43,11 @@ typedef struct fg_lines {
 fg_status fg_lines_open(fg_lines *L, const char *path);
 /* Read lines from buf[0, len); gzip data is inflated. */
 fg_status fg_lines_open_mem(fg_lines *L, const void *buf, size_t len, const char *name);
+/* Read the lines of a piece of a plain text file, buf[0, len) cut at line starts (parallel
+ * `prepare`: a rank's byte range), numbered from first_line + 1 as in the file; a piece that
+ * starts with the gzip magic is refused (the memory reader would inflate it). */
+fg_status fg_lines_open_piece(fg_lines *L, const void *buf, size_t len, const char *name,
+                              int64_t first_line);
 /* The most bytes the lines can amount to: the source's size, or for gzip data the most that
  * deflate can expand it to (1032:1); 1e300 when the source has no size. */
 double fg_lines_max_bytes(const fg_lines *L);

@@ -325,14 +325,7 @@ fg_status fg_read_snap_piece(const void *buf, size_t len, const char *name, int6
   fg_status st = FG_OK;
   fg_lines L = {0};
   memset(out, 0, sizeof *out);
-  {
-    const unsigned char *b = buf; /* the gzip magic would switch the line reader to inflate */
-    FG_REQUIRE(!(len >= 2 && b[0] == 0x1f && b[1] == 0x8b), FG_ERR_FORMAT,
-               "%s: line %lld: starts with bytes 1f 8b (binary data in a text file?)", name,
-               (long long)first_line + 1);
-  }
-  FG_CHECK(fg_lines_open_mem(&L, buf, len, name));
-  L.lineno = first_line; /* messages count the file's lines, not the piece's */
+  FG_CHECK(fg_lines_open_piece(&L, buf, len, name, first_line));
   FG_CHECK(snap_parse(&L, out, 0));
 cleanup:
   fg_lines_close(&L);

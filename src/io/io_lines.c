@@ -79,6 +79,16 @@ fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line) {
     if (!(seen[y >> 6] & bit)) distinct++;
     seen[y >> 6] |= bit;
   }
+  FG_CHECK(fg_check_class_use(name, by_line, C, distinct, labelled, at));
+cleanup:
+  free(seen);
+  return st;
+}
+
+fg_status fg_check_class_use(const char *name, int by_line, int64_t C, int64_t distinct,
+                             int64_t labelled, int64_t at) {
+  fg_status st = FG_OK;
+  if (C <= FG_CLASSES_ALWAYS_OK) return FG_OK;
   FG_REQUIRE(C <= 2 * distinct, FG_ERR_FORMAT,
              "%s: %s %lld: label %lld makes %lld classes (0..%lld), but only %lld distinct labels "
              "occur among the %lld labelled nodes: more than half of the class ids would never be "
@@ -89,11 +99,23 @@ fg_status fg_raw_check_classes(const fg_raw *r, const char *name, int by_line) {
              (long long)C - 1, (long long)C, (long long)C - 1, (long long)distinct,
              (long long)labelled, FG_CLASSES_ALWAYS_OK);
 cleanup:
-  free(seen);
   return st;
 }
 
 /* ---- line reader ---------------------------------------------------------------------- */
+
+fg_status fg_lines_open_piece(fg_lines *L, const void *buf, size_t len, const char *name,
+                              int64_t first_line) {
+  fg_status st = FG_OK;
+  const unsigned char *b = buf; /* the gzip magic would switch the line reader to inflate */
+  FG_REQUIRE(!(len >= 2 && b[0] == 0x1f && b[1] == 0x8b), FG_ERR_FORMAT,
+             "%s: line %lld: starts with bytes 1f 8b (binary data in a text file?)", name,
+             (long long)first_line + 1);
+  FG_CHECK(fg_lines_open_mem(L, buf, len, name));
+  L->lineno = first_line; /* messages count the file's lines, not the piece's */
+cleanup:
+  return st;
+}
 
 fg_status fg_lines_open(fg_lines *L, const char *path) {
   fg_status st = FG_OK;

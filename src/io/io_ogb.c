@@ -75,9 +75,12 @@ cleanup:
 }
 
 /* Rows of `width` real numbers (width < 0: any width, equal across rows), stored as float
- * (as_float) or double. expect_rows >= 0: exactly that many rows. Rejects NaN/Inf. */
-static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows, int as_float,
-                                double held, void **out, int64_t *rows_out, int64_t *width_out) {
+ * (as_float) or double. expect_rows >= 0: exactly that many rows in the file. Rejects NaN/Inf.
+ * L may be a piece of the file (parallel `prepare`): row0 rows come before it, and only the
+ * last piece checks the total. */
+static fg_status csv_real_table(fg_lines *L, int64_t row0, int last, int64_t width,
+                                int64_t expect_rows, int as_float, double held, void **out,
+                                int64_t *rows_out, int64_t *width_out) {
   fg_status st = FG_OK;
   void *data = NULL;
   int64_t rows = 0, cap = 0, most = -1;
@@ -91,12 +94,13 @@ static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows,
     if (!s) break;
     long long ln = (long long)L->lineno;
     if (width < 0) width = count_fields(s);
-    FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
+    FG_REQUIRE(expect_rows < 0 || row0 + rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
     if (most < 0) most = fg_io_items_allowed(held, (double)width * (double)elem);
     FG_CHECK(table_room(L, rows, most, held, (double)width * (double)elem));
-    FG_CHECK(table_grow(L, &data, &cap, rows + 1, width, elem, expect_rows, most));
+    FG_CHECK(table_grow(L, &data, &cap, rows + 1, width, elem,
+                        expect_rows < 0 ? -1 : expect_rows - row0, most));
     float *frow = as_float ? (float *)data + rows * width : NULL;
     double *drow = as_float ? NULL : (double *)data + rows * width;
     const char *p = s;
@@ -127,8 +131,9 @@ static fg_status csv_real_table(fg_lines *L, int64_t width, int64_t expect_rows,
     }
     rows++;
   }
-  FG_REQUIRE(expect_rows < 0 || rows == expect_rows, FG_ERR_FORMAT,
-             "%s: %lld rows, expected %lld", L->name, (long long)rows, (long long)expect_rows);
+  FG_REQUIRE(!last || expect_rows < 0 || row0 + rows == expect_rows, FG_ERR_FORMAT,
+             "%s: %lld rows, expected %lld", L->name, (long long)(row0 + rows),
+             (long long)expect_rows);
   *out = data;
   data = NULL;
   *rows_out = rows;
@@ -139,10 +144,12 @@ cleanup:
 }
 
 /* Rows of ncols (1 or 2) integers in [lo, hi), one column array each; a row costs the load
- * row_bytes (at least its 8 * ncols), beside the held bytes of what was read before. */
-static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int64_t lo,
-                               int64_t hi, const char *what, double held, double row_bytes,
-                               int64_t **cols, int64_t *rows_out) {
+ * row_bytes (at least its 8 * ncols), beside the held bytes of what was read before. A piece
+ * of the file as csv_real_table's (row0, last). */
+static fg_status csv_int_table(fg_lines *L, int64_t row0, int last, int ncols,
+                               int64_t expect_rows, int64_t lo, int64_t hi, const char *what,
+                               double held, double row_bytes, int64_t **cols,
+                               int64_t *rows_out) {
   fg_status st = FG_OK;
   int64_t *col[2] = {NULL, NULL};
   int64_t rows = 0, cap[2] = {0, 0};
@@ -155,13 +162,14 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
     FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
-    FG_REQUIRE(expect_rows < 0 || rows < expect_rows, FG_ERR_FORMAT,
+    FG_REQUIRE(expect_rows < 0 || row0 + rows < expect_rows, FG_ERR_FORMAT,
                "%s: line %lld: more rows than the %lld expected", L->name, ln,
                (long long)expect_rows);
     FG_CHECK(table_room(L, rows, most, held, row_bytes));
     for (int k = 0; k < ncols; k++) {
       void *d = col[k];
-      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t), expect_rows, most));
+      FG_CHECK(table_grow(L, &d, &cap[k], rows + 1, 1, sizeof(int64_t),
+                          expect_rows < 0 ? -1 : expect_rows - row0, most));
       col[k] = d;
     }
     const char *p = s;
@@ -186,8 +194,9 @@ static fg_status csv_int_table(fg_lines *L, int ncols, int64_t expect_rows, int6
     }
     rows++;
   }
-  FG_REQUIRE(expect_rows < 0 || rows == expect_rows, FG_ERR_FORMAT,
-             "%s: %lld rows, expected %lld", L->name, (long long)rows, (long long)expect_rows);
+  FG_REQUIRE(!last || expect_rows < 0 || row0 + rows == expect_rows, FG_ERR_FORMAT,
+             "%s: %lld rows, expected %lld", L->name, (long long)(row0 + rows),
+             (long long)expect_rows);
   for (int k = 0; k < ncols; k++) {
     cols[k] = col[k];
     col[k] = NULL;
@@ -251,9 +260,12 @@ cleanup:
 /* One label per row: an integer >= 0 (or an integral real such as "3.0"); -1, an empty field
  * or "nan" mark an unlabelled node. A file whose first line has several columns holds
  * multi-label targets instead (ogbn-proteins: 112 columns of 0/1): T = its columns, every row
- * T of them (parse_targets), into *targets (n x T) with *num_tasks = T and no labels. */
-static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
-                            int64_t *num_classes, int8_t **targets, int64_t *num_tasks) {
+ * T of them (parse_targets), into *targets (n x T) with *num_tasks = T and no labels. A piece
+ * of the file as csv_real_table's (row0, last), with tasks the T of the file's first line (-1:
+ * this piece holds it); *num_classes is then the piece's largest label + 1. */
+static fg_status csv_labels(fg_lines *L, int64_t row0, int last, int64_t tasks, int64_t n,
+                            double held, int32_t **out, int64_t *num_classes, int8_t **targets,
+                            int64_t *num_tasks) {
   fg_status st = FG_OK;
   int32_t *lab = NULL;
   int8_t *tgt = NULL;
@@ -264,16 +276,16 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
     FG_CHECK(fg_lines_next(L, &s, NULL));
     if (!s) break;
     long long ln = (long long)L->lineno;
-    FG_REQUIRE(rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
+    FG_REQUIRE(row0 + rows < n, FG_ERR_FORMAT, "%s: line %lld: more labels than the %lld nodes",
                L->name, ln, (long long)n);
-    if (rows == 0) { /* the first line decides: one class id, or T targets */
-      T = strchr(s, ',') ? count_fields(s) : 0;
+    if (rows == 0) { /* the file's first line decides: one class id, or T targets */
+      T = tasks >= 0 ? tasks : strchr(s, ',') ? count_fields(s) : 0;
       most = fg_io_items_allowed(held, T > 0 ? (double)T : (double)sizeof *lab);
     }
     if (T > 0) {
       void *d = tgt;
       FG_CHECK(table_room(L, rows, most, held, (double)T));
-      FG_CHECK(table_grow(L, &d, &cap, rows + 1, T, 1, n, most));
+      FG_CHECK(table_grow(L, &d, &cap, rows + 1, T, 1, n - row0, most));
       tgt = d;
       FG_CHECK(parse_targets(L, s, T, tgt + rows * T));
       rows++;
@@ -281,7 +293,7 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
     }
     FG_CHECK(table_room(L, rows, most, held, sizeof *lab));
     void *d = lab;
-    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n, most));
+    FG_CHECK(table_grow(L, &d, &cap, rows + 1, 1, sizeof *lab, n - row0, most));
     lab = d;
     FG_REQUIRE(strchr(s, ',') == NULL, FG_ERR_FORMAT,
                "%s: line %lld: several label columns (%lld), but line 1 has one (one class id a "
@@ -307,8 +319,10 @@ static fg_status csv_labels(fg_lines *L, int64_t n, double held, int32_t **out,
     lab[rows++] = (int32_t)label;
     if (label > maxl) maxl = label;
   }
-  FG_REQUIRE(rows == n, FG_ERR_FORMAT, "%s: %lld labels, expected one per node (%lld)", L->name,
-             (long long)rows, (long long)n);
+  FG_REQUIRE(!last || row0 + rows == n, FG_ERR_FORMAT,
+             "%s: %lld labels, expected one per node (%lld)", L->name, (long long)(row0 + rows),
+             (long long)n);
+  if (rows == 0 && tasks > 0) T = tasks; /* an empty piece of a multi-label file */
   if (T > 0) {
     *targets = tgt;
     *num_tasks = T;
@@ -334,7 +348,7 @@ fg_status fg_read_csv_mem(const void *buf, size_t len, const char *name, int64_t
   FG_REQUIRE(width == -1 || width > 0, FG_ERR_INVALID_ARG, "csv width must be > 0 or -1, got %lld",
              (long long)width);
   FG_CHECK(fg_lines_open_mem(&L, buf, len, name));
-  FG_CHECK(csv_real_table(&L, width, expect_rows, 0, 0.0, &v, rows, NULL));
+  FG_CHECK(csv_real_table(&L, 0, 1, width, expect_rows, 0, 0.0, &v, rows, NULL));
   *values = v;
 cleanup:
   fg_lines_close(&L);
@@ -386,7 +400,7 @@ cleanup:
 static fg_status read_count(fg_lines *L, int64_t hi, const char *what, int64_t *value) {
   fg_status st = FG_OK;
   int64_t *col[1] = {NULL}, rows = 0;
-  FG_CHECK(csv_int_table(L, 1, -1, 0, hi, what, 0.0, 8.0, col, &rows));
+  FG_CHECK(csv_int_table(L, 0, 1, 1, -1, 0, hi, what, 0.0, 8.0, col, &rows));
   FG_REQUIRE(rows > 0, FG_ERR_FORMAT, "%s: empty, expected the %s", L->name, what);
   FG_REQUIRE(rows == 1, FG_ERR_UNSUPPORTED,
              "%s: %lld lines (a dataset of several graphs): only single-graph node-property "
@@ -448,9 +462,11 @@ static int has_label(const fg_raw *r, int64_t v) {
   return 0;
 }
 
-/* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. */
-static fg_status read_split(const char *dir, const char *name, const fg_raw *r, double held,
-                            int8_t **out) {
+/* Read split/<name>/{train,valid,test}: ids in range, labelled, no id twice. multi: the
+ * labels are multi-label targets (for the message; r may hold them as labels >= 0 where a
+ * node has one). */
+static fg_status read_split(const char *dir, const char *name, const fg_raw *r, int multi,
+                            double held, int8_t **out) {
   fg_status st = FG_OK;
   char *sub = NULL, *path = NULL;
   int64_t *ids[1] = {NULL};
@@ -469,8 +485,8 @@ static fg_status read_split(const char *dir, const char *name, const fg_raw *r, 
   for (int k = 0; k < 3; k++) {
     int64_t rows = 0;
     FG_CHECK(open_csv(dir, sub, split_files[k], 1, &L, &path));
-    FG_CHECK(csv_int_table(&L, 1, -1, 0, n, "node id", held + (labels ? (double)n : 0.0), 8.0,
-                           ids, &rows));
+    FG_CHECK(csv_int_table(&L, 0, 1, 1, -1, 0, n, "node id",
+                           held + (labels ? (double)n : 0.0), 8.0, ids, &rows));
     /* csv_int_table counted lines; with one id per line, line i + 1 holds ids[0][i]. */
     for (int64_t i = 0; i < rows; i++) {
       int64_t v = ids[0][i];
@@ -478,7 +494,7 @@ static fg_status read_split(const char *dir, const char *name, const fg_raw *r, 
                  "%s: line %lld: node %lld is in the %s split but has no label%s", path,
                  (long long)i + 1, (long long)v, split_files[k],
                  !labels ? " (there is no node-label file)"
-                 : r->targets ? " (every target missing)" : "");
+                 : multi ? " (every target missing)" : "");
       FG_REQUIRE(split[v] == FG_SPLIT_NONE, FG_ERR_FORMAT,
                  "%s: line %lld: node %lld is already in the %s split%s", path,
                  (long long)i + 1, (long long)v, split_files[split[v]],
@@ -499,14 +515,59 @@ cleanup:
   return st;
 }
 
+/* The split that split_name names under dir/split (NULL: the only one; none when there is no
+ * folder), read into *out (NULL when there is none); r, multi as read_split's. */
+static fg_status choose_split(const char *dir, const char *split_name, const fg_raw *r,
+                              int multi, double held, int8_t **out) {
+  fg_status st = FG_OK;
+  char *splitdir = NULL, **names = NULL;
+  int nnames = 0;
+  *out = NULL;
+  splitdir = fg_path_join(dir, "split");
+  FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
+  FG_CHECK(list_splits(splitdir, &names, &nnames));
+  char list[1024] = "";
+  for (int i = 0; i < nnames; i++) fg_list_append(list, sizeof list, i, names[i]);
+  const char *use = NULL;
+  if (split_name) {
+    for (int i = 0; i < nnames; i++)
+      if (strcmp(names[i], split_name) == 0) use = names[i];
+    FG_REQUIRE(use, FG_ERR_INVALID_ARG, "%s: no split named '%s' (found: %s)", splitdir,
+               split_name, nnames ? list : "none");
+  } else if (nnames == 1) {
+    use = names[0];
+  } else {
+    FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
+               splitdir, list);
+  }
+  if (use) FG_CHECK(read_split(dir, use, r, multi, held, out));
+cleanup:
+  free(splitdir);
+  for (int i = 0; i < nnames; i++) free(names[i]);
+  free(names);
+  return st;
+}
+
+/* raw/num-node-list and raw/num-edge-list of dir: one graph's node (> 0) and edge counts. */
+static fg_status read_counts(const char *dir, fg_lines *L, char **path, int64_t *n,
+                             int64_t *m) {
+  fg_status st = FG_OK;
+  FG_CHECK(open_csv(dir, "raw", "num-node-list", 1, L, path));
+  FG_CHECK(read_count(L, FG_IO_MAX_NODES + 1, "number of nodes", n));
+  FG_REQUIRE(*n > 0, FG_ERR_FORMAT, "%s: the graph has no nodes", *path);
+  FG_CHECK(open_csv(dir, "raw", "num-edge-list", 1, L, path));
+  FG_CHECK(read_count(L, INT64_MAX / 32, "number of edges", m));
+cleanup:
+  return st;
+}
+
 static fg_status read_binary_raw(const char *dir, fg_raw *r, double *held);
 
 fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   fg_status st = FG_OK;
   fg_raw r = {0};
   fg_lines L = {0};
-  char *path = NULL, *splitdir = NULL, **names = NULL;
-  int nnames = 0;
+  char *path = NULL;
   int64_t *cols[2] = {NULL, NULL};
   double held = 0.0;
   memset(out, 0, sizeof *out);
@@ -532,11 +593,7 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   free(path);
   path = NULL;
 
-  FG_CHECK(open_csv(dir, "raw", "num-node-list", 1, &L, &path));
-  FG_CHECK(read_count(&L, FG_IO_MAX_NODES + 1, "number of nodes", &r.num_nodes));
-  FG_REQUIRE(r.num_nodes > 0, FG_ERR_FORMAT, "%s: the graph has no nodes", path);
-  FG_CHECK(open_csv(dir, "raw", "num-edge-list", 1, &L, &path));
-  FG_CHECK(read_count(&L, INT64_MAX / 32, "number of edges", &r.num_edges));
+  FG_CHECK(read_counts(dir, &L, &path, &r.num_nodes, &r.num_edges));
 
   /* Rows are counted against the declared sizes as they are read, and arrays grow with the
    * rows present, so a small file declaring a huge graph fails before allocating it. */
@@ -558,8 +615,8 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   int64_t rows = 0;
   /* what each file holds counts against the budget beside the files before it: an edge costs
    * the load fg_io_edge_bytes() (the graph build's share included) */
-  FG_CHECK(csv_int_table(&L, 2, r.num_edges, 0, r.num_nodes, "node id", 0.0, fg_io_edge_bytes(),
-                         cols, &rows));
+  FG_CHECK(csv_int_table(&L, 0, 1, 2, r.num_edges, 0, r.num_nodes, "node id", 0.0,
+                         fg_io_edge_bytes(), cols, &rows));
   r.src = cols[0];
   r.dst = cols[1];
   cols[0] = cols[1] = NULL;
@@ -569,38 +626,21 @@ fg_status fg_read_ogb(const char *dir, const char *split_name, fg_raw *out) {
   FG_CHECK(open_csv(dir, "raw", "node-feat", 0, &L, &path));
   if (path) {
     void *f = NULL;
-    FG_CHECK(csv_real_table(&L, -1, r.num_nodes, 1, held, &f, &rows, &r.num_features));
+    FG_CHECK(csv_real_table(&L, 0, 1, -1, r.num_nodes, 1, held, &f, &rows, &r.num_features));
     r.features = f;
     held += (double)rows * (double)r.num_features * sizeof(float);
   }
 
   FG_CHECK(open_csv(dir, "raw", "node-label", 0, &L, &path));
   if (path) {
-    FG_CHECK(csv_labels(&L, r.num_nodes, held, &r.labels, &r.num_classes, &r.targets,
-                        &r.num_tasks));
+    FG_CHECK(csv_labels(&L, 0, 1, -1, r.num_nodes, held, &r.labels, &r.num_classes,
+                        &r.targets, &r.num_tasks));
     FG_CHECK(fg_raw_check_classes(&r, path, 1));
     held += (r.targets ? (double)r.num_tasks : 4.0) * (double)r.num_nodes;
   }
 
 split:
-  splitdir = fg_path_join(dir, "split");
-  FG_REQUIRE(splitdir, FG_ERR_NOMEM, "out of memory");
-  FG_CHECK(list_splits(splitdir, &names, &nnames));
-  char list[1024] = "";
-  for (int i = 0; i < nnames; i++) fg_list_append(list, sizeof list, i, names[i]);
-  const char *use = NULL;
-  if (split_name) {
-    for (int i = 0; i < nnames; i++)
-      if (strcmp(names[i], split_name) == 0) use = names[i];
-    FG_REQUIRE(use, FG_ERR_INVALID_ARG, "%s: no split named '%s' (found: %s)", splitdir,
-               split_name, nnames ? list : "none");
-  } else if (nnames == 1) {
-    use = names[0];
-  } else {
-    FG_REQUIRE(nnames == 0, FG_ERR_INVALID_ARG, "%s: several splits (%s): choose one by name",
-               splitdir, list);
-  }
-  if (use) FG_CHECK(read_split(dir, use, &r, held, &r.split));
+  FG_CHECK(choose_split(dir, split_name, &r, r.targets != NULL, held, &r.split));
 
   *out = r;
   memset(&r, 0, sizeof r);
@@ -609,11 +649,99 @@ cleanup:
   free(path);
   free(cols[0]);
   free(cols[1]);
-  free(splitdir);
-  for (int i = 0; i < nnames; i++) free(names[i]);
-  free(names);
   fg_raw_free(&r);
   return st;
+}
+
+/* ---- pieces of the csv layout (parallel `prepare`) ---------------------------------------- */
+
+/* Each rank parses the lines of its byte range with the serial reader's table functions: the
+ * same checks and messages, lines numbered as in the file, and a row's index is the lines
+ * before it (every line of these tables is a row). */
+
+int64_t fg_csv_first_fields(const void *buf, size_t len) {
+  if (len == 0) return 0;
+  const char *p = buf, *nl = memchr(p, '\n', len);
+  const size_t k = nl ? (size_t)(nl - p) : len;
+  int64_t n = 1;
+  for (size_t i = 0; i < k; i++) n += p[i] == ',';
+  return n;
+}
+
+fg_status fg_read_ogb_counts(const char *dir, int64_t *nodes, int64_t *edges) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  char *path = NULL;
+  FG_CHECK(read_counts(dir, &L, &path, nodes, edges));
+cleanup:
+  fg_lines_close(&L);
+  free(path);
+  return st;
+}
+
+fg_status fg_read_ogb_edge_piece(const void *buf, size_t len, const char *name,
+                                 int64_t first_line, int last, int64_t num_nodes,
+                                 int64_t num_edges, int64_t **src, int64_t **dst,
+                                 int64_t *rows) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  int64_t *cols[2] = {NULL, NULL};
+  *src = *dst = NULL;
+  *rows = 0;
+  FG_CHECK(fg_lines_open_piece(&L, buf, len, name, first_line));
+  FG_CHECK(csv_int_table(&L, first_line, last, 2, num_edges, 0, num_nodes, "node id", 0.0,
+                         fg_io_edge_bytes(), cols, rows));
+  *src = cols[0];
+  *dst = cols[1];
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_read_ogb_feat_piece(const void *buf, size_t len, const char *name,
+                                 int64_t first_line, int last, int64_t num_nodes, int64_t width,
+                                 float **features, int64_t *rows) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  void *f = NULL;
+  *features = NULL;
+  *rows = 0;
+  FG_CHECK(fg_lines_open_piece(&L, buf, len, name, first_line));
+  FG_CHECK(csv_real_table(&L, first_line, last, width > 0 ? width : -1, num_nodes, 1, 0.0, &f,
+                          rows, NULL));
+  *features = f;
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_read_ogb_label_piece(const void *buf, size_t len, const char *name,
+                                  int64_t first_line, int last, int64_t num_nodes,
+                                  int64_t tasks, int32_t **labels, int64_t *max_label,
+                                  int8_t **targets, int64_t *rows) {
+  fg_status st = FG_OK;
+  fg_lines L = {0};
+  int64_t classes = 0, T = 0;
+  *labels = NULL;
+  *targets = NULL;
+  *max_label = -1;
+  *rows = 0;
+  FG_CHECK(fg_lines_open_piece(&L, buf, len, name, first_line));
+  FG_CHECK(csv_labels(&L, first_line, last, tasks, num_nodes, 0.0, labels, &classes, targets,
+                      &T));
+  *rows = L.lineno - first_line; /* every line a row */
+  *max_label = classes - 1;
+cleanup:
+  fg_lines_close(&L);
+  return st;
+}
+
+fg_status fg_read_ogb_split(const char *dir, const char *split_name, int64_t n,
+                            int32_t *labelled, int multi, int8_t **split) {
+  fg_raw r = {0};
+  r.num_nodes = n;
+  r.labels = labelled; /* lent: >= 0 where a node has a label (or a target) */
+  return choose_split(dir, split_name, &r, multi, 0.0, split);
 }
 
 /* ---- the binary raw layout (ogbn-papers100M) ----------------------------------------------- */

@@ -187,9 +187,67 @@ static void test_npy_parse(void) {
     EXPECT_MSG(fg_npy_parse(buf, cut, "f.npy", &a) != FG_OK, "prefix of %zu bytes", cut);
 }
 
+/* The OGB csv pieces (parallel `prepare`): lines and rows numbered from first_line, the row
+ * counts checked against the file's, only the last piece checks the total. */
+static void test_ogb_pieces(void) {
+  const char edges[] = "0,1\n2,3\n";
+  int64_t *src = NULL, *dst = NULL, rows = 0;
+  EXPECT_OK(fg_read_ogb_edge_piece(edges, strlen(edges), "edge.csv", 5, 0, 4, 9, &src, &dst,
+                                   &rows));
+  EXPECT(rows == 2 && src && dst && src[1] == 2 && dst[1] == 3);
+  free(src);
+  free(dst);
+  /* rows 5, 6 of a file of 7: the last piece is short by one; then one row too many */
+  EXPECT(fg_read_ogb_edge_piece(edges, strlen(edges), "edge.csv", 5, 1, 4, 8, &src, &dst,
+                                &rows) != FG_OK &&
+         fg_test_error_contains("edge.csv: 7 rows, expected 8"));
+  EXPECT(fg_read_ogb_edge_piece(edges, strlen(edges), "edge.csv", 5, 0, 4, 6, &src, &dst,
+                                &rows) != FG_OK &&
+         fg_test_error_contains("edge.csv: line 7: more rows than the 6 expected"));
+  EXPECT(fg_read_ogb_edge_piece(edges, strlen(edges), "edge.csv", 5, 0, 3, 9, &src, &dst,
+                                &rows) != FG_OK &&
+         fg_test_error_contains("edge.csv: line 7: node id 3 out of range [0, 3)"));
+  const char feat[] = "1,2\n3,x\n";
+  float *f = NULL;
+  EXPECT(fg_csv_first_fields(feat, strlen(feat)) == 2 && fg_csv_first_fields(feat, 0) == 0);
+  EXPECT(fg_read_ogb_feat_piece(feat, strlen(feat), "node-feat.csv", 10, 0, 20, 2, &f, &rows) !=
+             FG_OK &&
+         fg_test_error_contains("node-feat.csv: line 12, column 2: 'x' is not a number"));
+  EXPECT(fg_read_ogb_feat_piece(feat, 4, "node-feat.csv", 10, 0, 20, 3, &f, &rows) != FG_OK &&
+         fg_test_error_contains("node-feat.csv: line 11: expected 3 values, found 2"));
+  EXPECT_OK(fg_read_ogb_feat_piece(feat, 4, "node-feat.csv", 10, 0, 20, 2, &f, &rows));
+  EXPECT(rows == 1 && f && f[0] == 1.0f && f[1] == 2.0f);
+  free(f);
+  /* labels: one class id a line (tasks 0), or the first line's T targets on every line */
+  const char lab[] = "3\n\n7\n", tgt[] = "1,0,\n0,1,1\n";
+  int32_t *y = NULL;
+  int8_t *t = NULL;
+  int64_t maxl = 0;
+  EXPECT_OK(fg_read_ogb_label_piece(lab, strlen(lab), "node-label.csv", 2, 1, 5, 0, &y, &maxl,
+                                    &t, &rows));
+  EXPECT(rows == 3 && y && !t && y[0] == 3 && y[1] == -1 && y[2] == 7 && maxl == 7);
+  free(y);
+  y = NULL;
+  EXPECT_OK(fg_read_ogb_label_piece(tgt, strlen(tgt), "node-label.csv", 0, 0, 5, 3, &y, &maxl,
+                                    &t, &rows));
+  EXPECT(rows == 2 && !y && t && t[2] == -1 && t[5] == 1);
+  free(t);
+  t = NULL;
+  EXPECT(fg_read_ogb_label_piece(tgt, strlen(tgt), "node-label.csv", 4, 0, 9, 0, &y, &maxl, &t,
+                                 &rows) != FG_OK &&
+         fg_test_error_contains("node-label.csv: line 5: several label columns (3), but line 1"));
+  EXPECT(fg_read_ogb_label_piece(lab, strlen(lab), "node-label.csv", 2, 0, 9, 2, &y, &maxl, &t,
+                                 &rows) != FG_OK &&
+         fg_test_error_contains("node-label.csv: line 3: expected 2 target values"));
+  EXPECT(fg_read_ogb_label_piece("\x1f\x8b", 2, "node-label.csv", 4, 0, 9, 0, &y, &maxl, &t,
+                                 &rows) != FG_OK &&
+         fg_test_error_contains("node-label.csv: line 5: starts with bytes 1f 8b"));
+}
+
 int main(void) {
   test_numbers();
   test_lines();
   test_npy_parse();
+  test_ogb_pieces();
   return fg_test_finish("test_io_parse");
 }
