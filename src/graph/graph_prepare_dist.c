@@ -837,15 +837,17 @@ cleanup:
 /* The parallel mapping strategy: FULLGRAPH_SCOTCH_STRAT, when set, is either a comma-separated
  * list of SCOTCH_stratDgraphMapBuild's flags (default, quality, speed, balance, safety,
  * scalability) or a whole PT-Scotch strategy string (dgpart -m's syntax). Unset, it is the
- * string below: SCOTCH_stratDgraphMapBuild's default less the Fiduccia-Mattheyses pass on the
- * centralized band graph at each parallel uncoarsening level (band refined by diffusion and the
- * exactifier only), and one sequential multilevel bipartition per coarsest graph (as
- * SCOTCH_STRATSPEED) instead of the better of two. Why: on a power-law graph the band around the
- * cut holds most of the graph, and that FM is what the default spends its time in (R-MAT 20
- * through the ParMETIS interface, which takes the default: not finished at P = 2 in 27 minutes,
- * 95% in _SCOTCHbgraphBipartFm). Measured at P = 2, 8 parts, on this 2-core VM under load: R-MAT
- * 16 partitions in 7.9 s (default 13.1 s, speed 12.8 s; cut 76.8% against 76.1% and 76.2%),
- * R-MAT 20 in 427 s. kbal is the imbalance the METIS call allows (5%). Returns 0 or Scotch's
+ * string below: SCOTCH_stratDgraphMapBuild's default, except that at each parallel uncoarsening
+ * level the centralized band graph gets its Fiduccia-Mattheyses pass only while it has fewer
+ * than 2M edges (larger bands: diffusion and the exactifier only), and one sequential
+ * multilevel bipartition per coarsest graph (as SCOTCH_STRATSPEED) instead of the better of
+ * two. Why: on a power-law graph the band around the cut holds most of the graph, and that FM
+ * is what the default spends its time in (R-MAT 20 through the ParMETIS interface, which takes
+ * the default: not finished at P = 2 in 27 minutes, 95% in _SCOTCHbgraphBipartFm). Measured at
+ * P = 2, 8 parts, on this 2-core VM under load: with no band FM at all, R-MAT 16 partitions in
+ * 7.9 s (default 13.1 s, SCOTCH_STRATSPEED 12.8 s) and R-MAT 20 in 264 s, but ca-AstroPh's cut
+ * (4 parts) grows to 1.64x METIS's; the 2M-edge threshold keeps FM for graphs of that size
+ * (docs/benchmarks.md). kbal is the imbalance the METIS call allows (5%). Returns 0 or Scotch's
  * nonzero status. */
 static int scotch_strategy(SCOTCH_Strat *strat, int P, int B, double kbal) {
   static const struct {
