@@ -224,13 +224,13 @@ typedef struct fg_prepare_report {
   int parallel_read;      /* 1: every rank parsed a byte range of the input; 0: rank 0 read it
                              and sent each rank its rows */
   char partitioner[48];   /* what cut the order: "none" (natural, random), "METIS", "PT-Scotch
-                             (ParMETIS_V3_PartKway)" */
+                             (SCOTCH_dgraphPart)" */
 } fg_prepare_report;
 /* The report of the prepared directory dir, from its manifest. Not collective. */
 fg_status fg_prepared_report(const char *dir, fg_prepare_report *report);
 /* `mpirun -n P fullgraph prepare`: the same directory fg_dataset_load + fg_dataset_prepare
  * write (bit for bit for the orders natural and random; metis is partitioned by PT-Scotch's
- * ParMETIS_V3_PartKway instead of METIS), built by every rank of comm: a plain SNAP edge list
+ * SCOTCH_dgraphPart instead of METIS), built by every rank of comm: a plain SNAP edge list
  * is parsed in P byte ranges, other inputs are read by rank 0 and their rows sent out; each
  * rank then holds a block of rows, partitions, and writes the row blocks it owns; rank 0 writes
  * the manifest last. Collective; report (filled on rank 0) may be NULL. */

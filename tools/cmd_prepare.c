@@ -18,7 +18,7 @@ int cmd_prepare(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &order, "NAME", "vertex order at B parts: natural (default), random, metis, hypergraph, volume", NULL},
       {"--seed", OPT_U64, &lc.seed, "N", "seed of the order, and of generated features, labels and split (default 0)", NULL},
       {"--output", OPT_STRING, &output, "DIR", "directory to write (created if missing; required)", NULL},
-      {"--parallel", OPT_FLAG, &parallel, NULL, "build it on every rank (the default under mpirun -n P > 1; here also on one): a plain SNAP edge list or OGB csv tables parsed in P byte ranges, --order metis by PT-Scotch's ParMETIS_V3_PartKway", NULL},
+      {"--parallel", OPT_FLAG, &parallel, NULL, "build it on every rank (the default under mpirun -n P > 1; here also on one): a plain SNAP edge list or OGB csv tables parsed in P byte ranges, --order metis by PT-Scotch's SCOTCH_dgraphPart", NULL},
       CLI_LOAD_OPTS(lc, directed, keepdup, noloops),
   };
   const cli_command cmd = {"prepare", "prepare DATA --blocks B [--order O] [--seed S] --output DIR",

@@ -19,9 +19,10 @@
  *   2. the source's fingerprint, hashed in pieces (fg_hash64's chunks are independent: each
  *      rank hashes the chunks that start in its block of chunks after one exchange).
  *   3. the order at B parts: natural; random (every rank draws the serial permutation, 8 bytes a
- *      node); metis through PT-Scotch's ParMETIS_V3_PartKway on the distributed graph
- *      (symmetrized, no self loops, two vertex weights as the serial METIS call: 1 and the
- *      row's entries). Within a part, nodes keep their source order, as serially.
+ *      node); metis through PT-Scotch's SCOTCH_dgraphPart on the distributed graph
+ *      (symmetrized, no self loops, one vertex weight: 1 + the row's entries; a strategy
+ *      without FM on the parallel band, 5% imbalance, unless FULLGRAPH_SCOTCH_STRAT is set).
+ *      Within a part, nodes keep their source order, as serially.
  *   4. every node's position; columns translated by asking each column's owner; each row sent
  *      to the rank that writes its row block (blocks cut over the ranks as fg_block_start does);
  *      each writer sorts its rows and writes its blocks through fg_prep_write_row_block, the
@@ -46,8 +47,8 @@
 #include "graph/fg_graph.h"
 #include "graph/fg_order.h"
 #include "io/fg_prepared.h"
-#ifdef FG_HAVE_PARMETIS
-#include <parmetis.h> /* PT-Scotch's: SCOTCH_Num, ParMETIS_V3_PartKway */
+#ifdef FG_HAVE_PTSCOTCH
+#include <ptscotch.h> /* SCOTCH_Num, SCOTCH_dgraphPart (it includes scotch.h) */
 #endif
 
 /* One rank's piece of the graph: rows [lo, hi) in the source's numbering. */
@@ -1102,22 +1103,84 @@ cleanup:
 
 /* ---- step 3: the order ----------------------------------------------------------------------- */
 
-#ifdef FG_HAVE_PARMETIS
-/* part[k] in [0, B) for this rank's rows from ParMETIS_V3_PartKway (PT-Scotch) on the
- * symmetrized pattern without self loops. One vertex weight, 1 + the row's entries: the serial
- * METIS call balances rows and entries as two constraints, but PT-Scotch's ParMETIS interface
- * does not honour a second one (ca-AstroPh, 4 parts, ncon = 2: the largest part 1.33x the mean
- * rows and 1.72x the mean entries; unweighted: rows 1.05x, entries 1.45x; this weight: rows
- * 1.08-1.22x, entries 1.04x, about METIS's edge cut). Scotch's result also varies from run to
- * run with P and timing: the parallel metis order is valid, not reproducible bit for bit. */
-static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t seed,
-                                int32_t *part) {
+#ifdef FG_HAVE_PTSCOTCH
+/* The parallel mapping strategy: FULLGRAPH_SCOTCH_STRAT, when set, is either a comma-separated
+ * list of SCOTCH_stratDgraphMapBuild's flags (default, quality, speed, balance, safety,
+ * scalability) or a whole PT-Scotch strategy string (dgpart -m's syntax). Unset, it is the
+ * string below: SCOTCH_stratDgraphMapBuild's default, except that at each parallel uncoarsening
+ * level the centralized band graph gets its Fiduccia-Mattheyses pass only while it has fewer
+ * than 2M edges (larger bands: diffusion and the exactifier only), and one sequential
+ * multilevel bipartition per coarsest graph (as SCOTCH_STRATSPEED) instead of the better of
+ * two. Why: on a power-law graph the band around the cut holds most of the graph, and that FM
+ * is what the default spends its time in (R-MAT 20 through the ParMETIS interface, which takes
+ * the default: not finished at P = 2 in 27 minutes, 95% in _SCOTCHbgraphBipartFm). Measured at
+ * P = 2, 8 parts, on this 2-core VM under load: with no band FM at all, R-MAT 16 partitions in
+ * 7.9 s (default 13.1 s, SCOTCH_STRATSPEED 12.8 s) and R-MAT 20 in 264 s, but ca-AstroPh's cut
+ * (4 parts) grows to 1.64x METIS's; the 2M-edge threshold keeps FM for graphs of that size
+ * (docs/benchmarks.md). kbal is the imbalance the METIS call allows (5%). Returns 0 or Scotch's
+ * nonzero status. */
+static int scotch_strategy(SCOTCH_Strat *strat, int P, int B, double kbal) {
+  static const struct {
+    const char *name;
+    SCOTCH_Num flag;
+  } flags[] = {{"default", SCOTCH_STRATDEFAULT}, {"quality", SCOTCH_STRATQUALITY},
+               {"speed", SCOTCH_STRATSPEED},     {"balance", SCOTCH_STRATBALANCE},
+               {"safety", SCOTCH_STRATSAFETY},   {"scalability", SCOTCH_STRATSCALABILITY}};
+  const char *env = getenv("FULLGRAPH_SCOTCH_STRAT");
+  SCOTCH_Num flag = 0;
+  if (!env || !*env) {
+    /* seq: a sequential multilevel bipartition (greedy growing, then FM with at most 80 moves
+     * without gain; on the band graph while uncoarsening); the parallel multilevel coarsens to
+     * vert vertices as SCOTCH_stratDgraphMapBuild does (2000 a process, 10^4 to 10^5) */
+    char seq[256], str[1024];
+    const int vert = FG_MIN(FG_MAX(2000 * P, 10000), 100000);
+    snprintf(seq, sizeof seq,
+             "m{vert=80,low=h{pass=10}f{bal=%g,move=80},asc=b{bnd=f{bal=%g,move=80},"
+             "org=f{bal=%g,move=80}}}",
+             kbal, kbal, kbal);
+    snprintf(str, sizeof str,
+             "r{bal=%g,sep=m{vert=%d,asc=b{bnd=d{pass=40}/(edge<2000000)?q{strat=f};x{bal=%g},"
+             "org=/(edge<2000000)?q{strat=f};x{bal=%g}},low=q{strat=%s},seq=q{strat=%s}},"
+             "seq=r{bal=%g,poli=S,sep=%s}}",
+             kbal, vert, kbal, kbal, seq, seq, kbal, seq);
+    return SCOTCH_stratDgraphMap(strat, str);
+  }
+  for (const char *c = env; *c;) { /* every comma-separated word a flag's name? */
+    const size_t len = strcspn(c, ",");
+    size_t i = 0;
+    while (i < sizeof flags / sizeof *flags &&
+           !(strlen(flags[i].name) == len && strncmp(flags[i].name, c, len) == 0))
+      i++;
+    if (i == sizeof flags / sizeof *flags) return SCOTCH_stratDgraphMap(strat, env);
+    flag |= flags[i].flag;
+    c += len + (c[len] == ',');
+  }
+  return SCOTCH_stratDgraphMapBuild(strat, flag, P, B, kbal);
+}
+
+/* part[k] in [0, B) for this rank's rows from PT-Scotch's SCOTCH_dgraphPart on the symmetrized
+ * pattern without self loops, with the strategy above (its ParMETIS interface takes none). One
+ * vertex weight, 1 + the row's entries: the serial METIS call balances rows and entries as two
+ * constraints, but Scotch balances one (through the ParMETIS interface, ca-AstroPh, 4 parts,
+ * two weights: the largest part 1.33x the mean rows and 1.72x the mean entries; unweighted:
+ * rows 1.05x, entries 1.45x; this weight: rows 1.08-1.22x, entries 1.04x, about METIS's edge
+ * cut). Scotch is seeded with the order's seed, but its result still varies with P and with the
+ * ranks' timing: the parallel metis order is valid, not reproducible bit for bit. */
+static fg_status scotch_parts(MPI_Comm comm, const piece *pc, int B, uint64_t seed,
+                              int32_t *part) {
   fg_status st = FG_OK;
   const int64_t nr = pc->hi - pc->lo;
   int64_t *esrc = NULL, *edst = NULL, *srow = NULL, m = 0;
   int32_t *scol = NULL;
-  SCOTCH_Num *vtxdist = NULL, *xadj = NULL, *adj = NULL, *vwgt = NULL, *where = NULL;
-  float *tpwgts = NULL;
+  SCOTCH_Num *xadj = NULL, *adj = NULL, *vwgt = NULL, *where = NULL;
+  SCOTCH_Dgraph graph;
+  SCOTCH_Strat strat;
+  int graph_init = 0, strat_init = 0;
+  /* the header's SCOTCH_Num is the library's (Debian ships 32- and 64-bit builds side by side) */
+  FG_REQUIRE(SCOTCH_numSizeof() == (int)sizeof(SCOTCH_Num), FG_ERR_UNSUPPORTED,
+             "--order metis: PT-Scotch's library has %d-byte SCOTCH_Num but its ptscotch.h "
+             "%d-byte (a mismatched libptscotch and header; rebuild against one flavour)",
+             SCOTCH_numSizeof(), (int)sizeof(SCOTCH_Num));
   /* the pattern (and its transpose when it is not symmetric) without self loops, to the rows'
    * owners */
   FG_ALLOC(esrc, FG_MAX(pc->rowptr[nr], 1));
@@ -1136,8 +1199,9 @@ static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t 
              FG_ERR_UNSUPPORTED,
              "--order metis: %lld nodes, %lld entries exceed PT-Scotch's %d-bit SCOTCH_Num",
              (long long)pc->n, (long long)pc->nnz, (int)(8 * sizeof(SCOTCH_Num)));
-  FG_ALLOC(vtxdist, pc->P + 1);
-  for (int q = 0; q <= pc->P; q++) vtxdist[q] = (SCOTCH_Num)fg_block_start(pc->n, pc->P, q);
+  /* the distributed CSR: this rank's rows (vertices [lo, hi) in the ranks' fg_block_start
+   * blocks, as Scotch numbers them too), global column ids, base 0, compact (vendloctab =
+   * vertloctab + 1), no edge weights; Scotch keeps pointers to these arrays, not copies */
   FG_ALLOC(xadj, nr + 1);
   FG_ALLOC(adj, FG_MAX(srow[nr], 1));
   FG_ALLOC(vwgt, FG_MAX(nr, 1));
@@ -1145,22 +1209,39 @@ static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t 
   for (int64_t k = 0; k <= nr; k++) xadj[k] = (SCOTCH_Num)srow[k];
   for (int64_t q = 0; q < srow[nr]; q++) adj[q] = (SCOTCH_Num)scol[q];
   for (int64_t k = 0; k < nr; k++) vwgt[k] = (SCOTCH_Num)(1 + pc->rowptr[k + 1] - pc->rowptr[k]);
+  free(scol); /* only the SCOTCH_Num copies are needed from here */
+  scol = NULL;
   {
-    SCOTCH_Num wgtflag = 2, numflag = 0, ncon = 1, nparts = B, edgecut = 0;
-    SCOTCH_Num options[3] = {1, 0, (SCOTCH_Num)(seed & 0x3fffffff)};
-    float ubvec[1] = {1.05f};
-    MPI_Comm c = comm;
-    FG_ALLOC(tpwgts, B);
-    for (int64_t i = 0; i < B; i++) tpwgts[i] = 1.0f / (float)B;
-    const int rc = ParMETIS_V3_PartKway(vtxdist, xadj, adj, vwgt, NULL, &wgtflag, &numflag,
-                                        &ncon, &nparts, tpwgts, ubvec, options, &edgecut, where,
-                                        &c);
-    st = rc == METIS_OK ? FG_OK
-                        : fg_error_set(rc == METIS_ERROR_MEMORY ? FG_ERR_NOMEM : FG_ERR_INTERNAL,
-                                       __FILE__, __LINE__,
-                                       "--order metis: PT-Scotch's ParMETIS_V3_PartKway failed "
-                                       "(%d) for %lld nodes, %d parts on %d ranks",
-                                       rc, (long long)pc->n, B, pc->P);
+    const char *env = getenv("FULLGRAPH_SCOTCH_STRAT");
+    const int from_env = env && *env;
+    const char *failed = NULL;
+    SCOTCH_randomSeed((SCOTCH_Num)(seed & 0x3fffffff));
+    SCOTCH_randomReset();
+    /* every call below is collective and Scotch agrees on its result across the ranks */
+    if (SCOTCH_dgraphInit(&graph, comm) != 0)
+      failed = "SCOTCH_dgraphInit";
+    else {
+      graph_init = 1;
+      if (SCOTCH_dgraphBuild(&graph, 0, (SCOTCH_Num)nr, (SCOTCH_Num)nr, xadj, xadj + 1, vwgt,
+                             NULL, (SCOTCH_Num)srow[nr], (SCOTCH_Num)srow[nr], adj, NULL,
+                             NULL) != 0)
+        failed = "SCOTCH_dgraphBuild";
+      else if (SCOTCH_stratInit(&strat) != 0)
+        failed = "SCOTCH_stratInit";
+      else {
+        strat_init = 1;
+        if (scotch_strategy(&strat, pc->P, B, 0.05) != 0)
+          failed = "building the strategy";
+        else if (SCOTCH_dgraphPart(&graph, B, &strat, where) != 0)
+          failed = "SCOTCH_dgraphPart";
+      }
+    }
+    if (failed)
+      st = fg_error_set(FG_ERR_INTERNAL, __FILE__, __LINE__,
+                        "--order metis: PT-Scotch failed in %s for %lld nodes, %d parts on %d "
+                        "ranks (strategy %s%s)",
+                        failed, (long long)pc->n, B, pc->P,
+                        from_env ? "FULLGRAPH_SCOTCH_STRAT=" : "", from_env ? env : "built in");
   }
   FG_CHECK(fg_agree(comm, st));
   for (int64_t k = 0; k < nr; k++) {
@@ -1170,16 +1251,16 @@ static fg_status parmetis_parts(MPI_Comm comm, const piece *pc, int B, uint64_t 
     part[k] = (int32_t)where[k];
   }
 cleanup:
+  if (strat_init) SCOTCH_stratExit(&strat);
+  if (graph_init) SCOTCH_dgraphExit(&graph);
   free(esrc);
   free(edst);
   free(srow);
   free(scol);
-  free(vtxdist);
   free(xadj);
   free(adj);
   free(vwgt);
   free(where);
-  free(tpwgts);
   return st;
 }
 #endif
@@ -1204,10 +1285,10 @@ static fg_status positions(MPI_Comm comm, const piece *pc, fg_order_kind kind, i
   } else if (kind == FG_ORDER_NATURAL || B == 1 || n <= B) {
     for (int64_t k = 0; k < nr; k++) pos[k] = pc->lo + k;
   } else {
-#ifdef FG_HAVE_PARMETIS
+#ifdef FG_HAVE_PTSCOTCH
     FG_ALLOC(part, FG_MAX(nr, 1));
-    FG_CHECK(parmetis_parts(comm, pc, B, seed, part));
-    snprintf(partitioner, cap, "PT-Scotch (ParMETIS_V3_PartKway)");
+    FG_CHECK(scotch_parts(comm, pc, B, seed, part));
+    snprintf(partitioner, cap, "PT-Scotch (SCOTCH_dgraphPart)");
     /* stable by part: a part's nodes in source order, lower ranks' first */
     FG_CALLOC(count, B);
     FG_CALLOC(base, B);
@@ -1220,8 +1301,8 @@ static fg_status positions(MPI_Comm comm, const piece *pc, fg_order_kind kind, i
     for (int64_t k = 0; k < nr; k++) pos[k] = offs[part[k]] + base[part[k]]++;
 #else
     FG_FAIL(FG_ERR_UNSUPPORTED,
-            "--order metis under mpirun: this build has no PT-Scotch ParMETIS interface "
-            "(install libscotchparmetis-dev and rebuild; or run prepare as one process)");
+            "--order metis under mpirun: this build has no PT-Scotch "
+            "(install libptscotch-dev and rebuild; or run prepare as one process)");
 #endif
   }
 cleanup:
@@ -1574,7 +1655,7 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   else if (kind == FG_ORDER_METIS && B > 1 && pc.n > B && pc.n < pc.P)
     st = fg_error_set(FG_ERR_INVALID_ARG, __FILE__, __LINE__,
                       "--order metis on %d ranks: the graph has %lld nodes, fewer than the "
-                      "ranks (ParMETIS needs one a rank)", pc.P, (long long)pc.n);
+                      "ranks (PT-Scotch needs one a rank)", pc.P, (long long)pc.n);
   FG_CHECK(st); /* n is known on every rank */
 
   /* 3: the order */

@@ -4,6 +4,7 @@
 # (PT-Scotch) reads back whole -- every node once, degrees and the source's fingerprint
 # recomputed, so the same graph, features, labels and split -- its edge cut is reported and
 # within 1.5x serial METIS's, and it trains under mpirun to the serial metis directory's losses;
+# a strategy Scotch rejects (FULLGRAPH_SCOTCH_STRAT) stops every rank with one message;
 # --blocks out of range is refused (exit 2), and a P that does not divide B is refused by train.
 # With SNAP (the list parsed in byte ranges): the same equalities, and a malformed line is
 # refused on every rank with one message naming the file and its line (no hang).
@@ -52,7 +53,7 @@ check_rc "serial prepare --order metis" $?
 for P in 2 4; do
   $MPI -n $P "$FG" prepare "$SRC" --blocks 4 --order metis --output "$T/m$P" > "$T/om$P" 2>&1
   check_rc "P=$P: parallel prepare --order metis" $?
-  grep -q "partitioner PT-Scotch (ParMETIS_V3_PartKway)" "$T/om$P"
+  grep -q "partitioner PT-Scotch (SCOTCH_dgraphPart)" "$T/om$P"
   check_rc "P=$P: PT-Scotch partitioned it" $?
   # read whole, every check of the reader: each node in one row, degrees, the fingerprint
   "$FG" info "$T/m$P" > "$T/im" 2>&1
@@ -76,6 +77,13 @@ losses "$T/lp.jsonl" > "$T/lb"
 check_rc "the same losses as the serial metis directory (within 1e-4)" $?
 
 # ---- refusals ----
+# a PT-Scotch strategy string Scotch cannot parse: exit 1 on every rank, fullgraph's one message
+FULLGRAPH_SCOTCH_STRAT='r{sep=nonsense}' $MPI -n 2 "$FG" prepare "$SRC" --blocks 4 --order metis \
+  --output "$T/xs" > "$T/o" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "PT-Scotch failed in building the strategy .*(strategy FULLGRAPH_SCOTCH_STRAT=r{sep=nonsense})" "$T/o" &&
+  [ "$(grep -c 'error:' "$T/o")" = 1 ] && [ ! -f "$T/xs/manifest.fgprep" ]
+check_rc "FULLGRAPH_SCOTCH_STRAT that Scotch rejects: exit 1, one message, no manifest" $?
 $MPI -n 3 "$FG" prepare "$SRC" --blocks 3000 --output "$T/x" > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "\-\-blocks 3000: must be 1 to" "$T/o"; check_rc "--blocks 3000: exit 2" $?
 $MPI -n 3 "$FG" train "$T/p3" --epochs 1 > "$T/o" 2>&1
