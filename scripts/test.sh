@@ -3,7 +3,8 @@
 # errors), an ASan+UBSan build, a build without OpenMP, and the fuzzers for a bounded time.
 # The ASan build skips the "heavy" tests (minutes each under ASan: the equivalence sweep, the
 # CLI's volume check, the CLI's functional scripts -- its hostile-input scripts still run), the
-# "long" accuracy runs and every test on 5 ranks or more ("wide"). The build without OpenMP
+# "long" accuracy runs, every test on 5 ranks or more ("wide") and the 2-rank runs of MPI tests
+# that also run on 3 and 4 ("narrow"). The build without OpenMP
 # runs what the ASan build runs (the Python binding aside) plus the main CLI script and the equivalence sweep on 3 ranks
 # (every scheme and model without OpenMP); the main build runs everything, on 1 to 8 ranks.
 # Each stage's tests declare their cores (ctest PROCESSORS), so -j$(nproc) never oversubscribes.
@@ -31,8 +32,8 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
   # loaded and unwind fully so tests/lsan.supp can name their libraries; our leaks still fail.
   OMPI_MCA_mca_base_component_disable_dlclose=1 ASAN_OPTIONS=fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_suite asan -LE "long|heavy|wide"
-  run_suite noomp -LE "long|heavy|wide|python"
+    run_suite asan -LE "long|heavy|wide|narrow"
+  run_suite noomp -LE "long|heavy|wide|narrow|python"
   ctest --test-dir build/noomp --output-on-failure -R "^(cli|test_equivalence_p3)$"
   if [ -x fuzz/run.sh ]; then
     echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s"
