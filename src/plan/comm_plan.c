@@ -213,8 +213,7 @@ static void water_fill(const int64_t *share, int64_t diag, int c, int64_t *nnz) 
         changed = 1;
       }
   }
-  for (int j = 0; j < c; j++)
-    nnz[j] = low[j] ? (int64_t)llround(L) : share[j];
+  for (int j = 0; j < c; j++) nnz[j] = low[j] ? (int64_t)llround(L) : share[j];
   free(low);
 }
 

@@ -124,8 +124,9 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
  * nnz for c = 1 (drop_loops: when every node carries one self loop, as a load adds them).
  * Estimated: the rows a sparsity-aware exchange moves -- the distinct columns of group r's rows
  * in each of the directory's column blocks t of group s, e entries over t's width w, taken as
- * e entries falling evenly at random, w (1 - (1 - 1/w)^e): an upper estimate for a skewed
- * degree distribution or a partitioned order, whose entries crowd into fewer columns -- and
+ * e entries falling evenly at random, w (1 - (1 - 1/w)^e): the high end for a skewed degree
+ * distribution or a partitioned order, whose entries crowd into fewer columns (a column of
+ * degree d is hit with probability 1 - (1 - p)^d, concave in d; on Cora 1.00-1.26x) -- and
  * its transpose (the distinct rows of block (s, r)); halo's pre rule the distinct destinations,
  * post the sources, hybrid the smaller of the two (the cover never exceeds either); 1.5d's
  * replica nonzeros with the diagonal block split to even them out. */

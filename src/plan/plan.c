@@ -1074,8 +1074,7 @@ static int prep_auto_any(const fg_prep_manifest *m, const fg_train_config *cfg, 
   return 0;
 }
 
-fg_status fg_dataset_prepared_check_auto(const char *dir, const fg_train_config *cfg,
-                                         int ranks) {
+fg_status fg_dataset_prepared_check_auto(const char *dir, const fg_train_config *cfg, int ranks) {
   fg_status st = FG_OK;
   fg_prep_manifest m;
   char fit[256];
