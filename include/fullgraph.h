@@ -464,6 +464,14 @@ typedef struct fg_train_result {
  * Not collective. */
 fg_status fg_train_config_check(const fg_train_config *cfg, int ranks);
 
+/* fg_dataset_prepared_check (above) for --scheme auto on ranks processes with the run's
+ * options cfg (its order, --double-perm, --replicate and the options that narrow the
+ * candidates): some candidate must have a layout the row blocks form (1d, 1d-sa, halo: ranks
+ * divide them; 1.5d: ranks / c does, for its c or some valid c; 3d: every dimension of some
+ * grid of ranks), else refused naming the rank counts that fit. The performance model then
+ * ranks only those, from the manifest (fg_comm_plan on a per-rank dataset). Not collective. */
+fg_status fg_dataset_prepared_check_auto(const char *dir, const fg_train_config *cfg, int ranks);
+
 /* Check cfg's --task and --metric against ds (what the data allows: fg_train refuses the
  * same): FG_ERR_INVALID_ARG for multiclass on multi-label targets, multilabel on one class per
  * node, rocauc of a multiclass task with other than 2 classes; FG_ERR_UNSUPPORTED for

@@ -136,16 +136,16 @@ int cmd_train(int argc, char **argv, int rank) {
   lc.mem_limit = tc.mem_limit; /* --mem-limit bounds the load too */
   {
     /* a prepared directory under a 1D scheme, halo (its vertex partition is 1D's block
-     * rows) or 3d on several ranks: every rank reads its own
-     * block rows or shards (rank 0 only the manifest here); other schemes read it whole on
-     * rank 0 */
+     * rows), 3d, or auto (the performance model ranks the layouts the blocks form from the
+     * manifest) on several ranks: every rank reads its own block rows or shards (rank 0 only
+     * the manifest here); other schemes read it whole on rank 0 */
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *sc = tc.scheme;
     lc.prepared_per_rank = size > 1 && !ids_path && !split_path && fg_dataset_is_prepared(pos[0]) &&
                            (!sc || strcmp(sc, "1d") == 0 || strcmp(sc, "1d-sa") == 0 ||
                             strcmp(sc, "1.5d") == 0 || strcmp(sc, "halo") == 0 ||
-                            strcmp(sc, "3d") == 0);
+                            strcmp(sc, "3d") == 0 || strcmp(sc, "auto") == 0);
   }
   {
     /* the sidecars (NAME.npy.json) too: no other output may be one of them */
@@ -176,7 +176,9 @@ int cmd_train(int argc, char **argv, int rank) {
       st = fg_train_config_check(&tc, size);
       if (st == FG_OK) st = fg_check_paths(extra, (int)(sizeof extra / sizeof extra[0]));
       /* a prepared directory read per rank: its blocks must fit this layout (exit 2 now) */
-      if (st == FG_OK && lc.prepared_per_rank && tc.scheme && strcmp(tc.scheme, "3d") == 0)
+      if (st == FG_OK && lc.prepared_per_rank && tc.scheme && strcmp(tc.scheme, "auto") == 0)
+        st = fg_dataset_prepared_check_auto(pos[0], &tc, size);
+      else if (st == FG_OK && lc.prepared_per_rank && tc.scheme && strcmp(tc.scheme, "3d") == 0)
         st = fg_dataset_prepared_check_3d(pos[0], size, tc.grid, tc.double_perm, tc.order);
       else if (st == FG_OK && lc.prepared_per_rank &&
                (!tc.scheme || strcmp(tc.scheme, "1.5d") != 0 || tc.replicate > 0))

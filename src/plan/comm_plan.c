@@ -3,24 +3,24 @@
  * --order hypergraph runs Zoltan on MPI_COMM_SELF, so for that order the caller must have
  * initialised MPI (fg_order_hypergraph_parts refuses otherwise). tests/mpi checks that it
  * equals what the schemes count while training. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
+#include "io/fg_prepared.h"
 #include "kernels/fg_kernels.h"
 #include "schemes/fg_halo.h"
 #include "schemes/fg_partition.h"
 #include "schemes/fg_sa.h"
 
-/* The halo scheme's traffic: rows per rank pair under the run's rule (the cover of each cut);
- * backward sends what forward received, for a directed graph too. */
-static fg_status cover_volume(const fg_csr *B, const int64_t *offs, int P, fg_halo_rule rule,
-                              fg_comm_rank_plan *pr) {
-  fg_status st = FG_OK;
-  fg_halo_volume *vol = NULL;
-  FG_ALLOC(vol, (int64_t)P * P);
-  FG_CHECK(fg_halo_volumes(B, offs, P, vol));
+/* The halo scheme's traffic from vol (P x P, vol[s * P + r]: rows s sends r per aggregation
+ * under each rule): rows per rank pair under the run's rule; backward sends what forward
+ * received, for a directed graph too. */
+static void cover_traffic(const fg_halo_volume *vol, int P, fg_halo_rule rule,
+                          fg_comm_rank_plan *pr) {
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &pr[i];
     for (int j = 0; j < P; j++) {
@@ -40,6 +40,16 @@ static fg_status cover_volume(const fg_csr *B, const int64_t *offs, int P, fg_ha
     r->aggt_rows_recv = r->agg_rows_sent;
     r->aggt_msgs_recv = r->agg_msgs_sent;
   }
+}
+
+/* The halo scheme's traffic on the layout: the cover of each cut (fg_halo_volumes). */
+static fg_status cover_volume(const fg_csr *B, const int64_t *offs, int P, fg_halo_rule rule,
+                              fg_comm_rank_plan *pr) {
+  fg_status st = FG_OK;
+  fg_halo_volume *vol = NULL;
+  FG_ALLOC(vol, (int64_t)P * P);
+  FG_CHECK(fg_halo_volumes(B, offs, P, vol));
+  cover_traffic(vol, P, rule, pr);
 cleanup:
   free(vol);
   return st;
@@ -64,28 +74,23 @@ fg_comm_plan_config fg_comm_plan_config_default(void) {
   return (fg_comm_plan_config){.ranks = 1, .layers = 2, .hidden = 16, .agg_order = FG_AGG_AUTO};
 }
 
-/* Per-aggregation traffic of one operator (Â or Âᵀ, pattern B over `parts` blocks) for every
- * rank, with each block on rep replicas (1.5d; 1 otherwise): rank (i, j) = i rep + j receives the
- * rows NnzCols(i, k) of the blocks k != i of its share of the block columns from replica
- * k rep + (i mod rep) of block k (fg_sa.h). Not sparsity-aware (1d): a broadcast of every
- * nonempty block to the P-1 others. */
-static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int parts, int rep, int sa,
-                                 fg_comm_rank_plan *pr, int transposed) {
+/* Per-aggregation traffic of one operator (Â or Âᵀ) over `parts` blocks offs for every rank,
+ * with each block on rep replicas (1.5d; 1 otherwise): rank (i, j) = i rep + j receives the rows
+ * cnt[i parts + k] = |NnzCols(i, k)| of the blocks k != i of its share of the block columns from
+ * replica k rep + (i mod rep) of block k (fg_sa.h). cnt NULL, not sparsity-aware (1d): a
+ * broadcast of every nonempty block to the P-1 others. */
+static fg_status operator_traffic(const int64_t *cnt, const int64_t *offs, int parts, int rep,
+                                  fg_comm_rank_plan *pr, int transposed) {
   fg_status st = FG_OK;
-  int64_t *cnt = NULL; /* (parts x parts) |NnzCols(i, k)| */
-  int64_t *rs = NULL;  /* (4 P) rows sent, received, messages sent, received */
+  int64_t *rs = NULL; /* (4 P) rows sent, received, messages sent, received */
   const int P = parts * rep;
   FG_CALLOC(rs, 4 * (int64_t)P);
-  if (sa && parts > 1) {
-    FG_ALLOC(cnt, (int64_t)parts * parts);
-    FG_CHECK(fg_layout_halo_counts(B, offs, parts, cnt));
-  }
   for (int r = 0; r < P; r++) {
     const int i = r / rep, j = r % rep;
     const int b0 = (int)fg_block_start(parts, rep, j), b1 = (int)fg_block_start(parts, rep, j + 1);
     for (int k = b0; k < b1; k++) { /* the blocks of replica j's share (all when rep = 1) */
       const int from = k * rep + i % rep;
-      const int64_t rows = k == i ? 0 : sa ? cnt[(int64_t)i * parts + k] : offs[k + 1] - offs[k];
+      const int64_t rows = k == i ? 0 : cnt ? cnt[(int64_t)i * parts + k] : offs[k + 1] - offs[k];
       rs[4 * r + 1] += rows;
       rs[4 * r + 3] += rows > 0;
       rs[4 * from] += rows;
@@ -108,8 +113,22 @@ static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int parts
     }
   }
 cleanup:
-  free(cnt);
   free(rs);
+  return st;
+}
+
+/* operator_traffic on the layout: the halo counts of pattern B (sa), or 1d's whole blocks. */
+static fg_status operator_volume(const fg_csr *B, const int64_t *offs, int parts, int rep, int sa,
+                                 fg_comm_rank_plan *pr, int transposed) {
+  fg_status st = FG_OK;
+  int64_t *cnt = NULL; /* (parts x parts) |NnzCols(i, k)| */
+  if (sa && parts > 1) {
+    FG_ALLOC(cnt, (int64_t)parts * parts);
+    FG_CHECK(fg_layout_halo_counts(B, offs, parts, cnt));
+  }
+  FG_CHECK(operator_traffic(cnt, offs, parts, rep, pr, transposed));
+cleanup:
+  free(cnt);
   return st;
 }
 
@@ -135,6 +154,152 @@ cleanup:
   return st;
 }
 
+/* ---- a prepared directory opened per rank: the plan from its manifest -------------------- */
+
+/* The expected number of distinct columns that e entries hit when each falls on one of w columns
+ * evenly at random: w (1 - (1 - 1/w)^e) (at most min(e, w); 1 for w = 1). */
+static double distinct_of(double e, double w) {
+  if (e <= 0 || w <= 0) return 0.0;
+  if (w <= 1) return 1.0;
+  return -w * expm1(e * log1p(-1.0 / w));
+}
+
+/* est[r K + s] for the K groups of g = B / K row blocks: the estimated distinct columns of
+ * block (r, s) of the pattern -- the rows group r receives from group s -- summed over the
+ * directory's column blocks t of group s, each from the entries e of group r's rows in t over
+ * t's width (distinct_of). transposed: of the transpose's block (r, s), i.e. the distinct rows
+ * of block (s, r), from the entries of each row block t of group s in group r's columns. The
+ * diagonal is 0, as fg_layout_halo_counts has it. */
+static void prep_distinct(const fg_prep_manifest *m, int K, int transposed, int64_t *est) {
+  const int64_t B = m->B, g = B / K;
+  for (int64_t r = 0; r < K; r++)
+    for (int64_t s = 0; s < K; s++) {
+      double d = 0.0;
+      for (int64_t t = s * g; t < (s + 1) * g && r != s; t++) {
+        int64_t e = 0;
+        for (int64_t u = r * g; u < (r + 1) * g; u++)
+          e += transposed ? m->block_nnz[t * B + u] : m->block_nnz[u * B + t];
+        d += distinct_of((double)e, (double)(m->offs[t + 1] - m->offs[t]));
+      }
+      est[r * K + s] = (int64_t)llround(d);
+    }
+}
+
+/* 1.5d's replicas of a block row of `total` entries (diagonal block `diag`): replica j holds its
+ * share's other blocks, share[j] entries, and a slice of the diagonal block cut to even the
+ * replicas out (fg_sa_diag_cuts). Continuously: the diagonal's entries fill the replicas below a
+ * level L up to it (sum over j of max(0, L - share[j]) = diag), nnz[j] = max(share[j], L). */
+static void water_fill(const int64_t *share, int64_t diag, int c, int64_t *nnz) {
+  double L = 0.0;
+  int *low = malloc((size_t)c * sizeof *low);
+  if (!low) { /* without the level: the diagonal's even share each */
+    for (int j = 0; j < c; j++) nnz[j] = share[j] + diag / c;
+    return;
+  }
+  for (int j = 0; j < c; j++) low[j] = 1;
+  for (int changed = 1; changed;) {
+    double sum = (double)diag;
+    int nlow = 0;
+    changed = 0;
+    for (int j = 0; j < c; j++)
+      if (low[j]) {
+        sum += (double)share[j];
+        nlow++;
+      }
+    L = nlow ? sum / nlow : 0.0;
+    for (int j = 0; j < c; j++)
+      if (low[j] && (double)share[j] > L) {
+        low[j] = 0;
+        changed = 1;
+      }
+  }
+  for (int j = 0; j < c; j++) nnz[j] = low[j] ? (int64_t)llround(L) : share[j];
+  free(low);
+}
+
+fg_status fg_comm_plan_prepared(const fg_prep_manifest *m, int K, int c, fg_volume_kind volume,
+                                int drop_loops, int rule, fg_comm_rank_plan *pr,
+                                int64_t *cut_entries) {
+  fg_status st = FG_OK;
+  int64_t *tot = NULL, *est = NULL, *estt = NULL, *goffs = NULL, *share = NULL, *nnz = NULL;
+  fg_halo_volume *vol = NULL;
+  const int64_t B = m ? m->B : 0;
+  int64_t cut = 0;
+  FG_REQUIRE(m && pr, FG_ERR_INVALID_ARG, "fg_comm_plan_prepared: NULL argument");
+  FG_REQUIRE(K >= 1 && c >= 1 && B % K == 0, FG_ERR_INVALID_ARG,
+             "a prepared directory of %lld row blocks cannot form %d blocks of a 1D layout",
+             (long long)B, K);
+  const int64_t g = B / K;
+  const int P = K * c;
+  memset(pr, 0, (size_t)P * sizeof *pr);
+  FG_ALLOC(tot, (int64_t)K * K);
+  FG_ALLOC(goffs, K + 1);
+  FG_ALLOC(est, (int64_t)K * K);
+  FG_ALLOC(estt, (int64_t)K * K);
+  FG_ALLOC(share, c);
+  FG_ALLOC(nnz, c);
+  /* exact: each group's rows and the entries of every group block */
+  for (int64_t r = 0; r <= K; r++) goffs[r] = m->offs[r * g];
+  for (int64_t r = 0; r < K; r++)
+    for (int64_t s = 0; s < K; s++) {
+      int64_t e = 0;
+      for (int64_t i = r * g; i < (r + 1) * g; i++)
+        for (int64_t j = s * g; j < (s + 1) * g; j++) e += m->block_nnz[i * B + j];
+      tot[r * K + s] = e;
+      if (r != s) cut += e;
+    }
+  prep_distinct(m, K, 0, est);
+  prep_distinct(m, K, 1, estt);
+  if (volume == FG_VOLUME_COVER) {
+    /* s -> r: post sends the distinct sources (columns of block (r, s)), pre the distinct
+     * destinations (its rows), hybrid a minimum vertex cover of the cut, never more than
+     * either: estimated as the smaller, which a sparse cut's cover comes close to (its edges
+     * mostly disjoint, a matching) */
+    FG_REQUIRE(c == 1, FG_ERR_INVALID_ARG, "halo does not replicate block rows");
+    FG_ALLOC(vol, (int64_t)K * K);
+    for (int64_t s = 0; s < K; s++)
+      for (int64_t r = 0; r < K; r++) {
+        const int64_t post = est[r * K + s], pre = estt[s * K + r];
+        vol[s * K + r] = (fg_halo_volume){.pre = pre, .post = post, .hybrid = FG_MIN(pre, post)};
+      }
+    cover_traffic(vol, K, (fg_halo_rule)rule, pr);
+  } else {
+    const int sa = volume == FG_VOLUME_HALO;
+    FG_CHECK(operator_traffic(sa ? est : NULL, goffs, K, c, pr, 0));
+    FG_CHECK(operator_traffic(sa ? estt : NULL, goffs, K, c, pr, 1));
+  }
+  for (int64_t i = 0; i < K; i++) {
+    const int64_t rows = goffs[i + 1] - goffs[i];
+    /* an operator without self loops (sage, gin) drops the diagonal's: one a node as a load
+     * adds them (exact then), never more than the diagonal block holds */
+    const int64_t loops = drop_loops ? FG_MIN(rows, tot[i * K + i]) : 0;
+    for (int j = 0; j < c; j++) {
+      share[j] = 0;
+      for (int64_t k = fg_block_start(K, c, j); k < fg_block_start(K, c, j + 1); k++)
+        if (k != i) share[j] += tot[i * K + k];
+    }
+    if (c == 1)
+      nnz[0] = share[0] + tot[i * K + i] - loops;
+    else
+      water_fill(share, tot[i * K + i] - loops, c, nnz);
+    for (int j = 0; j < c; j++) {
+      pr[i * c + j].rows = rows;
+      pr[i * c + j].nnz = nnz[j];
+      pr[i * c + j].replicas = c;
+    }
+  }
+  if (cut_entries) *cut_entries = cut;
+cleanup:
+  free(tot);
+  free(est);
+  free(estt);
+  free(goffs);
+  free(share);
+  free(nnz);
+  free(vol);
+  return st;
+}
+
 fg_status fg_comm_plan(const fg_dataset *ds, const fg_comm_plan_config *cfg,
                        fg_comm_rank_plan *per_rank, int64_t *cut_entries) {
   fg_layouts lay;
@@ -155,9 +320,11 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   int *agg = NULL, L;
   int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0, c = 1, K;
   fg_halo_rule rule = FG_HALO_HYBRID;
+  fg_prep_manifest pm;
   const int P = cfg ? cfg->ranks : 0;
   const fg_scheme_info *scheme = NULL;
   uint32_t any = 0;
+  memset(&pm, 0, sizeof pm);
   FG_REQUIRE(ds && cfg && per_rank, FG_ERR_INVALID_ARG, "fg_comm_plan: NULL argument");
   FG_REQUIRE(P >= 1, FG_ERR_INVALID_ARG, "--ranks must be >= 1, got %d", P);
   FG_REQUIRE(cfg->layers >= 1 && cfg->layers <= 64, FG_ERR_INVALID_ARG,
@@ -188,26 +355,43 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   fg_epoch_agg_list(L, w, agg, cfg->label_prop > 0, fw, &fwd_n, bw, &bwd_n);
 
   memset(per_rank, 0, (size_t)P * sizeof *per_rank);
-  /* the serial scheme holds everything in natural order: no layout to compute */
-  FG_CHECK(fg_layouts_1d(lay, ds, K, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
-                         cfg->seed, mdl.adj, &gl));
-  if (scheme->volume == FG_VOLUME_COVER) {
-    FG_CHECK(cover_volume(&gl->B, gl->offs, P, rule, per_rank));
+  if (ds->prep_dir) {
+    /* a prepared directory opened per rank: no pattern here, the manifest's block counts (its
+     * order is the layout; the CLI refuses another --order before it gets here) */
+    FG_REQUIRE(!cfg->partition, FG_ERR_UNSUPPORTED,
+               "%s was opened for per-rank reading: its partition statistics need the whole "
+               "pattern (load it whole)", ds->prep_dir);
+    FG_CHECK(fg_prep_manifest_read(ds->prep_dir, &pm));
+    FG_REQUIRE(pm.B % K == 0, FG_ERR_INVALID_ARG,
+               "%s has %lld row blocks: %s on %d ranks lays out %d blocks, which must divide them",
+               ds->prep_dir, (long long)pm.B, scheme->name, P, K);
+    FG_CHECK(fg_comm_plan_prepared(&pm, K, c, scheme->volume, mdl.adj.no_self_loops, (int)rule,
+                                   per_rank, cut_entries));
   } else {
-    FG_CHECK(operator_volume(&gl->B, gl->offs, K, c, sa, per_rank, 0));
-    FG_CHECK(operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
-  }
-  FG_CHECK(share_nnz(&gl->B, gl->offs, K, c, per_rank));
-  if (cfg->partition) {
-    FG_CHECK(fg_partition_stats_of(&gl->B, gl->offs, K, cfg->partition));
-    cfg->partition->order_seconds = gl->order_seconds;
+    /* the serial scheme holds everything in natural order: no layout to compute */
+    FG_CHECK(fg_layouts_1d(lay, ds, K, scheme->volume == FG_VOLUME_NONE ? FG_ORDER_NATURAL : kind,
+                           cfg->seed, mdl.adj, &gl));
+    if (scheme->volume == FG_VOLUME_COVER) {
+      FG_CHECK(cover_volume(&gl->B, gl->offs, P, rule, per_rank));
+    } else {
+      FG_CHECK(operator_volume(&gl->B, gl->offs, K, c, sa, per_rank, 0));
+      FG_CHECK(
+          operator_volume(gl->symmetric ? &gl->B : &gl->Bt, gl->offs, K, c, sa, per_rank, 1));
+    }
+    FG_CHECK(share_nnz(&gl->B, gl->offs, K, c, per_rank));
+    if (cfg->partition) {
+      FG_CHECK(fg_partition_stats_of(&gl->B, gl->offs, K, cfg->partition));
+      cfg->partition->order_seconds = gl->order_seconds;
+    }
+    for (int i = 0; i < P; i++) {
+      per_rank[i].rows = gl->offs[i / c + 1] - gl->offs[i / c];
+      per_rank[i].replicas = c;
+    }
+    if (cut_entries) *cut_entries = gl->cut;
   }
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
-    const int b = i / c;
-    r->rows = gl->offs[b + 1] - gl->offs[b];
-    r->replicas = c;
     /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
      * forward phase: the training forward and the evaluation forward */
     for (int k = 0; k < fwd_n; k++) {
@@ -235,8 +419,8 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     r->msgs_sent[1] = (r->aggt_msgs_sent + (c > 1)) * bwd_n;
     r->msgs_recv[1] = (r->aggt_msgs_recv + (c > 1)) * bwd_n;
   }
-  if (cut_entries) *cut_entries = gl->cut;
 cleanup:
+  fg_prep_manifest_free(&pm);
   free(w);
   free(agg);
   free(fw);

@@ -109,9 +109,31 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                              const fg_scheme_info *self, fg_layouts *lay, fg_plan_entry *out,
                              int *count);
 
-/* fg_comm_plan on the run's 1D layout (built in lay when missing). */
+/* fg_comm_plan on the run's 1D layout (built in lay when missing); on a prepared directory
+ * opened per rank (ds->prep_dir: no pattern), fg_comm_plan_prepared from its manifest. */
 fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, fg_layouts *lay,
                           fg_comm_rank_plan *per_rank, int64_t *cut_entries);
+
+/* The 1D plan of a prepared directory opened per rank, from its manifest m alone (no rank holds
+ * the pattern): K = ranks / c blocks of the layout, each B / K consecutive row blocks of the
+ * directory on c replicas; volume: the scheme's kind; drop_loops: the operator has no self loops
+ * (sage, gin); rule: halo's fg_halo_rule. Fills, for the K c ranks (zeroed first), rows, nnz,
+ * replicas, the agg_* and aggt_* rows and messages and rule_rows_*, and *cut_entries (may be
+ * NULL): the entries outside the diagonal blocks. Exact where the blocks decide it: rows, the
+ * cut, which pairs exchange (a pair talks when its block holds an entry), 1d's whole blocks, and
+ * nnz for c = 1 (drop_loops: when every node carries one self loop, as a load adds them).
+ * Estimated: the rows a sparsity-aware exchange moves -- the distinct columns of group r's rows
+ * in each of the directory's column blocks t of group s, e entries over t's width w, taken as
+ * e entries falling evenly at random, w (1 - (1 - 1/w)^e): the high end for a skewed degree
+ * distribution or a partitioned order, whose entries crowd into fewer columns (a column of
+ * degree d is hit with probability 1 - (1 - p)^d, concave in d; on Cora 1.00-1.26x) -- and
+ * its transpose (the distinct rows of block (s, r)); halo's pre rule the distinct destinations,
+ * post the sources, hybrid the smaller of the two (the cover never exceeds either); 1.5d's
+ * replica nonzeros with the diagonal block split to even them out. */
+struct fg_prep_manifest;
+fg_status fg_comm_plan_prepared(const struct fg_prep_manifest *m, int K, int c,
+                                fg_volume_kind volume, int drop_loops, int rule,
+                                fg_comm_rank_plan *per_rank, int64_t *cut_entries);
 
 /* Least squares with nonnegative coefficients: minimize sum_i w_i (X_i . beta - y_i)^2 over
  * beta >= 0 (k <= 8 unknowns; X is m x k row-major). Coefficients that a plain fit makes

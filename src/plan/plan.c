@@ -13,6 +13,7 @@
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
 #include "schemes/fg_partition.h"
+#include "schemes/fg_prep_blocks.h"
 #include "schemes/fg_grid3d.h"
 #include "schemes/fg_layouts.h"
 
@@ -1027,5 +1028,75 @@ fg_status fg_plan_pick(const fg_dataset *ds, const fg_train_config *cfg, int ran
   if (grid[0] == 0) grid[0] = grid[1] = grid[2] = 1;
 cleanup:
   free(e);
+  return st;
+}
+
+/* ---- --scheme auto on a prepared directory read per rank ------------------------------------ */
+
+/* 1 when registry row e, a candidate of --scheme auto on P ranks, has a layout the B row blocks
+ * of m form, as the predictors filter them (fg_plan_predict_1d: the P / c blocks of a 1D layout
+ * divide B; fg_plan_predict_3d: every dimension of some grid of P does). One process reads the
+ * directory whole: any B. */
+static int prep_auto_fits(const fg_prep_manifest *m, const fg_scheme_info *e, int P,
+                          int replicate) {
+  if (P == 1) return 1;
+  if (!e->predict || P < e->plan_min_ranks || (e->max_ranks > 0 && P > e->max_ranks) ||
+      (e->volume == FG_VOLUME_NONE && !e->grid))
+    return 0;
+  if (e->grid) {
+    char fit[256];
+    fg_prep_grids_that_fit(m, P, fit, sizeof fit);
+    return strcmp(fit, "none") != 0;
+  }
+  if (e->replicate) {
+    int cs[64];
+    const int n = FG_MIN(fg_replicate_valid(P, cs, 64), 64);
+    if (replicate > 0)
+      return P % replicate == 0 && replicate <= P / replicate && m->B % (P / replicate) == 0;
+    for (int k = n > 1 ? 1 : 0; k < n; k++) /* c = 1 is 1d-sa's row where others exist */
+      if (m->B % (P / cs[k]) == 0) return 1;
+    return 0;
+  }
+  return m->B % P == 0;
+}
+
+/* 1 when some candidate of --scheme auto with cfg's options on P ranks fits m's blocks. */
+static int prep_auto_any(const fg_prep_manifest *m, const fg_train_config *cfg, int P) {
+  const fg_scheme_info *e = NULL;
+  uint32_t cand = 0;
+  if (fg_scheme_resolve("auto", fg_scheme_options_of(cfg), P, &e, &cand) != FG_OK) {
+    fg_error_clear();
+    return 0;
+  }
+  for (int i = 0; i < fg_scheme_registry_size(); i++)
+    if ((cand & (1u << i)) && prep_auto_fits(m, fg_scheme_registry_at(i), P, cfg->replicate))
+      return 1;
+  return 0;
+}
+
+fg_status fg_dataset_prepared_check_auto(const char *dir, const fg_train_config *cfg, int ranks) {
+  fg_status st = FG_OK;
+  fg_prep_manifest m;
+  char fit[256];
+  size_t len = 0;
+  memset(&m, 0, sizeof m);
+  FG_REQUIRE(dir && cfg, FG_ERR_INVALID_ARG, "fg_dataset_prepared_check_auto: NULL argument");
+  FG_CHECK(fg_prep_manifest_read(dir, &m));
+  FG_CHECK(fg_prep_check_order(&m, dir, cfg->order));
+  /* --double-perm leaves only 3d, which reads the directory's one order as its permutation */
+  if (cfg->double_perm) FG_CHECK(fg_prep_check_3d(&m, dir, NULL, 1, NULL));
+  if (prep_auto_any(&m, cfg, ranks)) goto cleanup;
+  fit[0] = '\0';
+  for (int p = 1; p <= 64 && len + 8 < sizeof fit; p++)
+    if (prep_auto_any(&m, cfg, p))
+      len += (size_t)snprintf(fit + len, sizeof fit - len, "%s%d", len ? ", " : "", p);
+  FG_FAIL(FG_ERR_INVALID_ARG,
+          "%s has %lld row blocks: --scheme auto finds no layout of %d ranks that they form, so "
+          "no rank could read only its own blocks (1d, 1d-sa and halo need the ranks to divide "
+          "them, 1.5d ranks / c, 3d every dimension of a grid; rank counts up to 64 that fit: "
+          "%s); or prepare it again with --blocks a multiple of %d",
+          dir, (long long)m.B, ranks, len ? fit : "none", ranks);
+cleanup:
+  fg_prep_manifest_free(&m);
   return st;
 }
