@@ -670,6 +670,8 @@ typedef struct fg_plan_config {
   const char *norm;        /* as fg_train_config (NULL: none) */
   int residual;            /* as fg_train_config */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
+  int overlap;             /* 1d: --overlap, whose memory is a second broadcast buffer and the
+                              own stage's product (fg_train_config's) */
   const char *order;       /* natural (default), random; metis for the 1D schemes */
   int double_perm, learn_features, agg_blocks; /* 3d, as fg_train_config */
   const char *aggregation, *quantize; /* halo, as fg_train_config */

@@ -684,7 +684,7 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   const int cover = self->volume == FG_VOLUME_COVER;
   const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
   const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
-  int64_t fs = 0, bs = 0, maxw = 0, n_params = 0;
+  int64_t fs = 0, bs = 0, maxw = 0, n_params = 0, max_rows = 0;
   int fn = 0, bn = 0, lg = 0;
   const int gw[3] = {1, P, 1}, gr[3] = {1, c, P / c}; /* 1.5d: replicas are consecutive */
   double alpha[3], beta[3], ralpha[3], rbeta[3], tot_nnz = 0.0;
@@ -698,6 +698,7 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_CHECK(fg_comm_plan_on(ds, &pc, lay, pr, NULL));
   fg_model_agg_plan(mdl.kind, L, w, (int)cfg->agg_order, agg);
   fg_epoch_agg_widths(L, w, agg, cfg->label_prop > 0, &fs, &fn, &bs, &bn);
+  for (int i = 0; i < P; i++) max_rows = FG_MAX(max_rows, pr[i].rows);
   for (int l = 0; l <= L; l++) maxw = FG_MAX(maxw, w[l]);
   for (int l = 0; l < L; l++) /* the gradient all-reduce: matrices and vectors of every layer */
     n_params += (fg_model_layer_mats(mdl.kind, cfg->residual, L, w, l) * w[l] +
@@ -778,7 +779,12 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
           rows * (double)w[0] * 4.0 + (double)act + (double)par +
           rows * ((double)w[L] * 4.0 + 6.0 + 17.0) /* + a mask and the row statistics */
           + rows * (double)ds->num_tasks; /* multi-label targets, T bytes a row */
-    if (!serial) mem += (sa ? (double)r->agg_rows_recv : 2.0 * ceil(n / P)) * (double)maxw * 4.0;
+    /* the rows received: sa's halo; 1d's broadcast buffer of the largest block, with --overlap
+     * two of them and the own stage's product (scheme_1d.c ensure_buffers) */
+    if (!serial)
+      mem += (sa ? (double)r->agg_rows_recv
+                 : cfg->overlap ? 2.0 * (double)max_rows + rows : (double)max_rows) *
+             (double)maxw * 4.0;
     if (cover) /* its send buffer beside the receive one, and both ways' codes */
       mem += (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv) * (double)maxw * 4.0 +
              (r->param_bytes_sent[0] > 0
@@ -980,6 +986,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .norm = cfg->norm,
       .residual = cfg->residual,
       .agg_order = cfg->agg_order,
+      .overlap = cfg->overlap,
       .order = cfg->order,
       .double_perm = cfg->double_perm,
       .learn_features = cfg->learn_features,

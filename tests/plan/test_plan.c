@@ -380,6 +380,24 @@ static void test_plan(void) {
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
   EXPECT(fg_test_error_contains("valid here: 1, 2, 4"));
   pc.replicate = 0;
+  /* 1d's receive buffer: one block of the largest rank's rows at the widest width (64 rows x
+   * 32 features here); --overlap adds a second and the own stage's product (scheme_1d.c) */
+  pc.ranks = 8;
+  pc.schemes = "1d";
+  {
+    double plain = 0, over = 0;
+    EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+    EXPECT(n == 1);
+    if (n == 1) plain = e[0].mem_bytes;
+    free(e);
+    pc.overlap = 1;
+    EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+    EXPECT(n == 1);
+    if (n == 1) over = e[0].mem_bytes;
+    free(e);
+    pc.overlap = 0;
+    EXPECT_MSG(over - plain == 2.0 * 64 * 32 * 4, "1d --overlap adds %.0f bytes", over - plain);
+  }
   pc.schemes = NULL;
   pc.ranks = 0;
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
