@@ -79,7 +79,7 @@ for r in 0 1 2 3; do
   [ "$got" = "$share" ] && [ "$got" -lt "$total" ]
   check_rc "2x2x1 rank $r read its share ($got bytes of $total; expected $share)" $?
 done
-peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o221")
+peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o221")
 p0=$(echo "$peaks" | head -1)
 pmin=$(echo "$peaks" | sort -n | head -1)
 [ -n "$p0" ] && [ -n "$pmin" ] && [ "$p0" -le $((pmin * 11 / 10)) ]

@@ -92,8 +92,8 @@ for r in 0 1; do
   [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
   check_rc "rank $r read its share ($got bytes of $total4; expected $share)" $?
 done
-p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
 [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
 check_rc "rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 # the direct path's rank 0 holds the whole dataset beside its block: more than the per-rank peak
@@ -154,8 +154,8 @@ for r in 0 1; do
   [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
   check_rc "halo: rank $r read its share ($got bytes of $total4; expected $share)" $?
 done
-p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
 [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
 check_rc "halo: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 # the run record's setup: the load's seconds and each rank's peak then (bench/bench_load.sh reads
