@@ -136,7 +136,7 @@ for g in $graphs; do
       ratio=-
       [ -n "$oth" ] && ratio=$(awk -v a="$r0" -v b="$oth" 'BEGIN { printf "%.2f", a / b }')
       share=$(awk -v a="$mx" -v d="$dbytes" -v p="$P" 'BEGIN { printf "%.2f", a / (d / p) }')
-      rd=$(sed -n 's/^  rank [0-9]* read [0-9]* bytes, peak resident \([0-9]*\) bytes/\1/p' "$out/$tag.log" | sort -n | tail -1)
+      rd=$(sed -n 's/^  rank [0-9]* read [0-9]* bytes, peak resident \([0-9]*\) bytes.*/\1/p' "$out/$tag.log" | sort -n | tail -1)
       rshare=-
       [ -n "$rd" ] && rshare=$(awk -v a="$rd" -v d="$dbytes" -v p="$P" 'BEGIN { printf "%.2f", a / (d / p) }')
       run0=$(awk '{ print $2 * 1024 }' "$out/$tag.time.0")

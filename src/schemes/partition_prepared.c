@@ -10,7 +10,9 @@
  *   - for a directed pattern or an operator that is not symmetric, the blocks (i, j) of its
  *     column blocks j for every i, the rows of Âᵀ it owns;
  *   - the degree files of the row blocks whose nodes its entries reference (the operator's
- *     values need both endpoints' degrees: sym 1 / sqrt(d_i d_j), mean 1 / d_i).
+ *     values need both endpoints' degrees: sym 1 / sqrt(d_i d_j), mean 1 / d_i): its own row
+ *     blocks' held, every other one read, used and freed in turn, once for Â and again for Âᵀ
+ *     (fg_prep_operator), so it holds its rows' degrees and one block's, never every node's.
  * Nothing else: rank 0 reads no more than any other rank. The values are computed by the very
  * expressions of fg_adj_normalize on the same integers, so they are the bits the direct path
  * gets from normalizing the whole pattern and permuting it. The reads, checks and values are
@@ -25,9 +27,12 @@
 #include "schemes/fg_partition.h"
 #include "schemes/fg_prep_blocks.h"
 
-/* This rank's rows (no collective call: errors come back for the caller to agree on). */
+/* This rank's rows (no collective call: errors come back for the caller to agree on); *sym 1
+ * when they allow a symmetric operator (the direct path's fg_csr_is_symmetric on the permuted
+ * operator): a symmetric pattern, and equal values at (u, v) and (v, u) -- always for sym and
+ * sum; for mean, 1 / d_u == 1 / d_v on every entry, checked while the values are computed. */
 static fg_status read_local(fg_prep_src *src, const fg_scheme_config *cfg, int64_t b0, int64_t b1,
-                            fg_scheme *s, fg_part_local *p) {
+                            fg_scheme *s, fg_part_local *p, int *sym) {
   fg_status st = FG_OK;
   unsigned char *buf = NULL;
   const fg_prep_manifest *m = src->m;
@@ -67,29 +72,16 @@ static fg_status read_local(fg_prep_src *src, const fg_scheme_config *cfg, int64
     buf = NULL;
   }
   /* the operator's rows, every column */
-  FG_CHECK(fg_prep_operator(src, m->offs[b0], m->offs[b1], 0, m->n, 0, cfg->adj, &p->A));
+  *sym = (m->flags & FG_PREP_SYMMETRIC) != 0;
+  {
+    int mean_sym = 1;
+    const int check = *sym && cfg->adj.norm == FG_ADJ_MEAN;
+    FG_CHECK(fg_prep_operator_sym(src, m->offs[b0], m->offs[b1], 0, m->n, 0, cfg->adj, &p->A,
+                                  check ? &mean_sym : NULL));
+    *sym = *sym && mean_sym;
+  }
 cleanup:
   free(buf);
-  return st;
-}
-
-/* 1 when this rank's rows allow a symmetric operator (the direct path's fg_csr_is_symmetric on
- * the permuted operator): a symmetric pattern, and equal values at (u, v) and (v, u) -- always
- * for sym and sum; for mean, 1 / d_u == 1 / d_v on every entry. */
-static fg_status rows_symmetric(fg_prep_src *src, fg_adj_spec adj, const fg_csr *A, int *out) {
-  fg_status st = FG_OK;
-  const fg_prep_manifest *m = src->m;
-  *out = (m->flags & FG_PREP_SYMMETRIC) != 0;
-  if (!*out || adj.norm != FG_ADJ_MEAN) return FG_OK;
-  for (int64_t u = 0; *out && u < A->nrows; u++)
-    for (int64_t q = A->rowptr[u]; *out && q < A->rowptr[u + 1]; q++) {
-      const int64_t c = A->col[q], bc = fg_block_owner(m->offs, (int)m->B, c);
-      FG_CHECK(fg_prep_src_degrees(src, bc));
-      const int64_t lc = c - m->offs[bc];
-      const int64_t dcol = src->in_b[bc][lc] - (adj.no_self_loops ? src->loops[bc][lc] : 0);
-      *out = A->val[q] == fg_prep_op_value(FG_ADJ_MEAN, dcol, 0);
-    }
-cleanup:
   return st;
 }
 
@@ -100,6 +92,7 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
   fg_part_local p;
   fg_prep_src src;
   int64_t B = 0, K = 1, g = 1, mb = 0;
+  int sym = 0;
   const int P = d->size, me = d->rank;
   memset(&m, 0, sizeof m);
   memset(&p, 0, sizeof p);
@@ -127,7 +120,7 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
     for (int64_t r = 0; r <= K; r++) p.offs[r] = m.offs[r * g];
     p.row0 = p.offs[mb];
     p.n_local = p.offs[mb + 1] - p.offs[mb];
-    st = read_local(&src, cfg, mb * g, mb * g + g, s, &p);
+    st = read_local(&src, cfg, mb * g, mb * g + g, s, &p, &sym);
   } else {
     st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory for %lld offsets",
                       (long long)K);
@@ -136,11 +129,7 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
 
   /* 2. Âᵀ's rows unless the operator is symmetric on every rank */
   {
-    int sym = 0;
-    double notsym;
-    st = rows_symmetric(&src, cfg->adj, &p.A, &sym);
-    FG_CHECK(fg_dist_agree(d, st));
-    notsym = sym ? 0.0 : 1.0;
+    double notsym = sym ? 0.0 : 1.0;
     FG_CHECK(fg_dist_max_f64(d, &notsym, 1));
     p.symmetric = notsym == 0.0;
   }
@@ -166,7 +155,8 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
     char what[96];
     snprintf(what, sizeof what, "%lld x %lld blocks, %lld a rank", (long long)B, (long long)B,
              (long long)g);
-    FG_CHECK(fg_prep_report(d, cfg->verbose ? cfg->log : NULL, dir, &m, what, src.bytes));
+    FG_CHECK(fg_prep_report(d, cfg->verbose ? cfg->log : NULL, dir, &m, what, src.bytes,
+                            src.deg_peak));
   }
   *out = p;
   memset(&p, 0, sizeof p);

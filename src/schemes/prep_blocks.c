@@ -30,11 +30,8 @@ cleanup:
 
 void fg_prep_src_close(fg_prep_src *s) {
   if (!s->m) return;
-  for (int64_t j = 0; j < s->m->B; j++) {
-    if (s->in_b) free(s->in_b[j]);
-    if (s->out_b) free(s->out_b[j]);
-    if (s->loops) free(s->loops[j]);
-  }
+  if (s->in_b && s->out_b && s->loops)
+    for (int64_t j = 0; j < s->m->B; j++) fg_prep_src_drop_degrees(s, j);
   if (s->blocks)
     for (int64_t b = 0; b < s->m->B * s->m->B; b++) free(s->blocks[b]);
   free(s->blocks);
@@ -69,6 +66,8 @@ fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j) {
   memcpy(s->in_b[j], buf, (size_t)(8 * nr));
   memcpy(s->out_b[j], buf + 8 * nr, (size_t)(8 * nr));
   memcpy(s->loops[j], buf + 16 * nr, (size_t)(4 * nr));
+  s->deg_held += (uint64_t)(FG_PREP_DEG_ROW_BYTES * nr);
+  s->deg_peak = FG_MAX(s->deg_peak, s->deg_held);
   for (int64_t r = 0; r < nr; r++) {
     char name[FG_PREP_NAME_BYTES];
     fg_prep_deg_name(j, name);
@@ -79,15 +78,29 @@ fg_status fg_prep_src_degrees(fg_prep_src *s, int64_t j) {
                s->loops[j][r]);
   }
 cleanup:
-  if (st != FG_OK && s->in_b[j]) { /* not half-read next time */
-    free(s->in_b[j]);
-    free(s->out_b[j]);
-    free(s->loops[j]);
-    s->in_b[j] = s->out_b[j] = NULL;
-    s->loops[j] = NULL;
+  if (st != FG_OK) { /* not half-read next time */
+    if (s->in_b[j] && s->out_b[j] && s->loops[j]) {
+      fg_prep_src_drop_degrees(s, j);
+    } else {
+      free(s->in_b[j]);
+      free(s->out_b[j]);
+      free(s->loops[j]);
+      s->in_b[j] = s->out_b[j] = NULL;
+      s->loops[j] = NULL;
+    }
   }
   free(buf);
   return st;
+}
+
+void fg_prep_src_drop_degrees(fg_prep_src *s, int64_t j) {
+  if (!s->in_b[j]) return;
+  free(s->in_b[j]);
+  free(s->out_b[j]);
+  free(s->loops[j]);
+  s->in_b[j] = s->out_b[j] = NULL;
+  s->loops[j] = NULL;
+  s->deg_held -= (uint64_t)(FG_PREP_DEG_ROW_BYTES * (s->m->offs[j + 1] - s->m->offs[j]));
 }
 
 /* One block file (i, j), whole and checked: its row offsets and block-local columns (the kept
@@ -144,8 +157,112 @@ static void blocks_of(const fg_prep_manifest *m, int64_t p0, int64_t p1, int64_t
   *b1 = fg_block_owner(m->offs, (int)m->B, p1 - 1) + 1;
 }
 
-fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                           int transposed, fg_adj_spec adj, fg_csr *A) {
+/* 1 when block j of one side of a rectangle (rows: result row block j against result column
+ * blocks [o0, o1); else result column block j against row blocks [o0, o1)) has a nonzero block
+ * of the pattern: its degree file is needed. */
+static int side_used(const fg_prep_manifest *m, int transposed, int rows, int64_t j, int64_t o0,
+                     int64_t o1) {
+  const int64_t B = m->B;
+  for (int64_t o = o0; o < o1; o++) {
+    const int64_t x = rows ? j : o, y = rows ? o : j; /* result blocks (x, y) */
+    if (m->block_nnz[transposed ? y * B + x : x * B + y] > 0) return 1;
+  }
+  return 0;
+}
+
+/* The value of the result's entry at local row lr of degree block x, local column lc of degree
+ * block y (both held): the pattern's row is the result's row, or its column for Âᵀ. */
+static float entry_value(const fg_prep_src *s, fg_adj_spec adj, int transposed, int64_t x,
+                         int64_t lr, int64_t y, int64_t lc, int *mean_sym) {
+  const int drop = adj.no_self_loops != 0;
+  const int64_t br = transposed ? y : x, pr = transposed ? lc : lr; /* the pattern's row */
+  const int64_t bc = transposed ? x : y, pc = transposed ? lr : lc; /* ... and column */
+  const int64_t rdeg = s->in_b[br][pr] - (drop ? s->loops[br][pr] : 0);
+  const int64_t ccount = s->out_b[bc][pc] - (drop ? s->loops[bc][pc] : 0);
+  const float v = fg_prep_op_value(adj.norm, rdeg, ccount);
+  if (mean_sym) {
+    const int64_t dcol = s->in_b[y][lc] - (drop ? s->loops[y][lc] : 0);
+    if (v != fg_prep_op_value(FG_ADJ_MEAN, dcol, 0)) *mean_sym = 0;
+  }
+  return v;
+}
+
+/* A's values (rows r0 + u in row blocks [x0, x1), columns c0 + col in column blocks [y0, y1))
+ * from the degree files, holding one side's blocks: the side whose blocks have fewer rows (the
+ * rows on a tie), the other side's read one block at a time and freed. Degree blocks held
+ * before that are not on the held side are dropped first. */
+static fg_status operator_values(fg_prep_src *s, int64_t r0, int64_t c0, int64_t x0, int64_t x1,
+                                 int64_t y0, int64_t y1, int transposed, fg_adj_spec adj,
+                                 fg_csr *A, int *mean_sym) {
+  fg_status st = FG_OK;
+  const fg_prep_manifest *m = s->m;
+  const int64_t *offs = m->offs, nl = A->nrows;
+  const int keep_rows = offs[x1] - offs[x0] <= offs[y1] - offs[y0];
+  const int64_t k0 = keep_rows ? x0 : y0, k1 = keep_rows ? x1 : y1;
+  int64_t *cur = NULL, swept = -1; /* swept: the other side's block read now, or -1 */
+  if (mean_sym) *mean_sym = 1;
+  for (int64_t j = 0; j < m->B; j++)
+    if (j < k0 || j >= k1) fg_prep_src_drop_degrees(s, j);
+  if (A->nnz == 0) return FG_OK;
+  for (int64_t j = k0; j < k1; j++)
+    if (side_used(m, transposed, keep_rows, j, keep_rows ? y0 : x0, keep_rows ? y1 : x1))
+      FG_CHECK(fg_prep_src_degrees(s, j));
+  if (keep_rows) {
+    /* the columns swept: row u's entries in column block y are the next ones from cur[u] on,
+     * its columns being sorted */
+    FG_ALLOC(cur, FG_MAX(nl, 1));
+    for (int64_t u = 0; u < nl; u++) cur[u] = A->rowptr[u];
+    for (int64_t y = y0; y < y1; y++) {
+      const int64_t yb = offs[y], yend = offs[y + 1] - c0; /* y's end, relative to c0 */
+      if (!side_used(m, transposed, 0, y, x0, x1)) continue;
+      if (!s->in_b[y]) { /* not a held block: read for this sweep step only */
+        swept = y;
+        FG_CHECK(fg_prep_src_degrees(s, y));
+      }
+      for (int64_t x = x0; x < x1; x++) {
+        const int64_t xb = offs[x];
+        const int64_t u0 = FG_MAX(r0, xb) - r0, u1 = FG_MIN(r0 + nl, offs[x + 1]) - r0;
+        for (int64_t u = u0; u < u1; u++) {
+          int64_t q = cur[u];
+          for (; q < A->rowptr[u + 1] && A->col[q] < yend; q++)
+            A->val[q] = entry_value(s, adj, transposed, x, r0 + u - xb, y, c0 + A->col[q] - yb,
+                                    mean_sym);
+          cur[u] = q;
+        }
+      }
+      if (swept >= 0) fg_prep_src_drop_degrees(s, swept);
+      swept = -1;
+    }
+  } else {
+    /* the rows swept: every column's block is held, found by walking the sorted row */
+    for (int64_t x = x0; x < x1; x++) {
+      const int64_t xb = offs[x];
+      const int64_t u0 = FG_MAX(r0, xb) - r0, u1 = FG_MIN(r0 + nl, offs[x + 1]) - r0;
+      if (!side_used(m, transposed, 1, x, y0, y1)) continue;
+      if (!s->in_b[x]) { /* not a held block: read for this sweep step only */
+        swept = x;
+        FG_CHECK(fg_prep_src_degrees(s, x));
+      }
+      for (int64_t u = u0; u < u1; u++) {
+        int64_t y = y0;
+        for (int64_t q = A->rowptr[u]; q < A->rowptr[u + 1]; q++) {
+          const int64_t g = c0 + A->col[q];
+          while (g >= offs[y + 1]) y++;
+          A->val[q] = entry_value(s, adj, transposed, x, r0 + u - xb, y, g - offs[y], mean_sym);
+        }
+      }
+      if (swept >= 0) fg_prep_src_drop_degrees(s, swept);
+      swept = -1;
+    }
+  }
+cleanup:
+  if (swept >= 0) fg_prep_src_drop_degrees(s, swept);
+  free(cur);
+  return st;
+}
+
+fg_status fg_prep_operator_sym(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                               int transposed, fg_adj_spec adj, fg_csr *A, int *mean_sym) {
   fg_status st = FG_OK;
   const fg_prep_manifest *m = s->m;
   const int64_t B = m->B, nl = FG_MAX(r1 - r0, 0);
@@ -219,22 +336,7 @@ fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, i
     }
   }
   A->nnz = A->rowptr[nl];
-  /* the values from both endpoints' degrees */
-  for (int64_t u = 0; u < nl; u++) {
-    for (int64_t q = A->rowptr[u]; q < A->rowptr[u + 1]; q++) {
-      /* the pattern's entry (row, col): for the transpose, (c0 + A->col[q], r0 + u) */
-      const int64_t prow = transposed ? c0 + A->col[q] : r0 + u;
-      const int64_t pcol = transposed ? r0 + u : c0 + A->col[q];
-      const int64_t br = fg_block_owner(m->offs, (int)B, prow);
-      const int64_t bc = fg_block_owner(m->offs, (int)B, pcol);
-      FG_CHECK(fg_prep_src_degrees(s, br));
-      FG_CHECK(fg_prep_src_degrees(s, bc));
-      const int64_t lr = prow - m->offs[br], lc = pcol - m->offs[bc];
-      const int64_t rdeg = s->in_b[br][lr] - (drop ? s->loops[br][lr] : 0);
-      const int64_t ccount = s->out_b[bc][lc] - (drop ? s->loops[bc][lc] : 0);
-      A->val[q] = fg_prep_op_value(adj.norm, rdeg, ccount);
-    }
-  }
+  FG_CHECK(operator_values(s, r0, c0, x0, x1, y0, y1, transposed, adj, A, mean_sym));
 cleanup:
   if (blk && !s->blocks)
     for (int64_t y = 0; y < B; y++) free(blk[y]);
@@ -242,6 +344,11 @@ cleanup:
   free(fill);
   if (st != FG_OK) fg_csr_free(A);
   return st;
+}
+
+fg_status fg_prep_operator(fg_prep_src *s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                           int transposed, fg_adj_spec adj, fg_csr *A) {
+  return fg_prep_operator_sym(s, r0, r1, c0, c1, transposed, adj, A, NULL);
 }
 
 fg_status fg_prep_node_read(fg_prep_src *s, int64_t i, unsigned char **buf, int64_t sec[6]) {
@@ -346,22 +453,24 @@ cleanup:
 }
 
 fg_status fg_prep_report(fg_dist *d, FILE *log, const char *dir, const fg_prep_manifest *m,
-                         const char *what, uint64_t bytes) {
+                         const char *what, uint64_t bytes, uint64_t deg_peak) {
   fg_status st = FG_OK;
   const int P = d->size;
-  int64_t mine[2] = {(int64_t)bytes, fg_peak_rss_bytes()}, *all = NULL, total = 0;
+  int64_t mine[3] = {(int64_t)bytes, fg_peak_rss_bytes(), (int64_t)deg_peak}, *all = NULL;
+  int64_t total = 0;
   int on = log != NULL;
   /* every rank must take part in the gather: rank 0's log decides for all */
   FG_CHECK(fg_dist_bcast(d, &on, sizeof on, 0));
   if (!on) return FG_OK;
-  if (d->rank == 0) all = fg_malloc_array((size_t)P * 2, sizeof *all);
-  FG_CHECK_MPI(MPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, d->comm));
+  if (d->rank == 0) all = fg_malloc_array((size_t)P * 3, sizeof *all);
+  FG_CHECK_MPI(MPI_Gather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, 0, d->comm));
   if (d->rank == 0 && all && log) {
     for (int64_t k = 0; k < m->nfiles; k++) total += (int64_t)m->files[k].size;
     fprintf(log, "prepared %s: %s; its files hold %lld bytes\n", dir, what, (long long)total);
     for (int r = 0; r < P; r++)
-      fprintf(log, "  rank %d read %lld bytes, peak resident %lld bytes\n", r,
-              (long long)all[2 * r], (long long)all[2 * r + 1]);
+      fprintf(log, "  rank %d read %lld bytes, peak resident %lld bytes; degree tables %lld bytes "
+              "at most\n", r, (long long)all[3 * r], (long long)all[3 * r + 1],
+              (long long)all[3 * r + 2]);
     fflush(log);
   }
 cleanup:

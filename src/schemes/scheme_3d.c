@@ -358,6 +358,7 @@ static fg_status prep_read_3d(fg_prep_src *src, const fg_scheme_config *cfg, fg_
     nnz_row[k] = t->A[k].nnz;
     s->local_nnz += t->A[k].nnz;
   }
+  for (int64_t j = 0; j < m->B; j++) fg_prep_src_drop_degrees(src, j); /* the last shard's */
   needed_slices(t->layers, need);
   for (int d = 0; d < 3; d++) {
     slo[d] = fg_block_start(n, t->g[d], t->q[d]);
@@ -892,7 +893,8 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
       char what[96];
       snprintf(what, sizeof what, "%lld x %lld blocks, grid %dx%dx%d", (long long)pm.B,
                (long long)pm.B, t->g[0], t->g[1], t->g[2]);
-      FG_CHECK(fg_prep_report(d, sc->verbose ? sc->log : NULL, pdir, &pm, what, src.bytes));
+      FG_CHECK(fg_prep_report(d, sc->verbose ? sc->log : NULL, pdir, &pm, what, src.bytes,
+                              src.deg_peak));
     }
     fg_prep_src_close(&src);
   } else if (me == 0) {

@@ -58,7 +58,9 @@ done
 
 # ---- the share of 2x2x1 on 4 blocks (rank r = 2x + y; 2 layers): the blocks of shard 0 (every
 # row block, column blocks of X block x) and of shard 1 (row blocks of Y block y, every column
-# block); every degree file (a random order references them all); node files 2x, 2x+1 whole
+# block); every degree file for each shard (a random order references them all), but one side
+# of a shard held: shard 0 holds X's 2 degree files (its narrower side) and reads the 2 others,
+# shard 1 holds Y's (read again unless y = x) and reads the 2 others again; node files 2x, 2x+1 whole
 # (its feature rows); of the two others the ids of every row (the Z slice is all rows: 677 x 8
 # bytes each) and, when y != x, the labels and split of the Y block's rows (677 x 5 each) ----
 total=$(size "$T"/p4/*.bin)
@@ -75,11 +77,24 @@ for r in 0 1 2 3; do
   share=$(size $files "$T"/p4/deg-*.bin "$T/p4/nodes-000$((2 * x)).bin" "$T/p4/nodes-000$((2 * x + 1)).bin")
   share=$((share + 2 * 677 * 8))
   [ $y != $x ] && share=$((share + 2 * 677 * 5))
+  if [ $y = $x ]; then # shard 1 again: the degree files outside X
+    for j in 0 1 2 3; do [ $((j / 2)) != $x ] && share=$((share + $(size "$T/p4/deg-000$j.bin"))); done
+  else
+    share=$((share + $(size "$T"/p4/deg-*.bin)))
+  fi
   got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/o221")
   [ "$got" = "$share" ] && [ "$got" -lt "$total" ]
   check_rc "2x2x1 rank $r read its share ($got bytes of $total; expected $share)" $?
 done
-peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o221")
+# the degree tables held at once: a shard's held side (2 blocks) and one block of the other, 677
+# rows each, not every node's
+dpk=$((3 * $(size "$T/p4/deg-0000.bin")))
+for r in 0 1 2 3; do
+  got=$(sed -n "s/^  rank $r read .*; degree tables \([0-9]*\) bytes at most$/\1/p" "$T/o221")
+  [ "$got" = "$dpk" ] && [ "$got" -lt "$(size "$T"/p4/deg-*.bin)" ]
+  check_rc "2x2x1 rank $r held 2 + 1 blocks' degrees at once ($got bytes; expected $dpk)" $?
+done
+peaks=$(sed -n 's/^  rank [0-9] read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o221")
 p0=$(echo "$peaks" | head -1)
 pmin=$(echo "$peaks" | sort -n | head -1)
 [ -n "$p0" ] && [ -n "$pmin" ] && [ "$p0" -le $((pmin * 11 / 10)) ]

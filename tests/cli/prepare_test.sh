@@ -4,7 +4,8 @@
 # whole give the direct path's losses for every scheme; under mpirun, 1d, 1d-sa and halo (each
 # --aggregation rule, int8 rows, --label-prop) read it per
 # rank (P = 2, 4 on 4 blocks, P = 3 on 6; P = 1 reads it whole) with the direct path's losses (within 1e-6), each
-# rank reading exactly its share of the files and rank 0 no more memory than the others; a P
+# rank reading exactly its share of the files, holding its rows' degrees and one other block's
+# at once, and rank 0 no more memory than the others; a P
 # that does not fit and another --order are refused; the malformed corpus (tests/corpus/
 # prepared/) is refused naming the file and the fault.
 # usage: prepare_test.sh FULLGRAPH CORPUS DATA MPIEXEC
@@ -92,8 +93,22 @@ for r in 0 1; do
   [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
   check_rc "rank $r read its share ($got bytes of $total4; expected $share)" $?
 done
-p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/o")
+# the degree tables a rank held at once: its own row blocks' and one other block's (the largest),
+# not every node's ($deg bytes)
+for r in 0 1; do
+  own=$(cat "$T/p4/deg-000$((2 * r)).bin" "$T/p4/deg-000$((2 * r + 1)).bin" | wc -c)
+  other=0
+  for j in 0 1 2 3; do
+    [ $((j / 2)) = $r ] && continue
+    sz=$(cat "$T/p4/deg-000$j.bin" | wc -c)
+    [ "$sz" -gt "$other" ] && other=$sz
+  done
+  got=$(sed -n "s/^  rank $r read .*; degree tables \([0-9]*\) bytes at most$/\1/p" "$T/o")
+  [ "$got" = $((own + other)) ] && [ "$got" -lt "$deg" ]
+  check_rc "rank $r held its rows' degrees and one block's ($got bytes; expected $((own + other)) of $deg)" $?
+done
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
 [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
 check_rc "rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 # the direct path's rank 0 holds the whole dataset beside its block: more than the per-rank peak
@@ -154,8 +169,8 @@ for r in 0 1; do
   [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
   check_rc "halo: rank $r read its share ($got bytes of $total4; expected $share)" $?
 done
-p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes/\1/p' "$T/oh")
+p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
+p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
 [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
 check_rc "halo: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 # the run record's setup: the load's seconds and each rank's peak then (bench/bench_load.sh reads
