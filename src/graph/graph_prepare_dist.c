@@ -1659,19 +1659,8 @@ fg_status fg_dataset_prepare_parallel(MPI_Comm comm, const char *path, const fg_
   FG_CHECK(st); /* n is known on every rank */
 
   /* 3: the order */
-  m.version = FG_PREP_VERSION;
-  m.flags = pc.flags;
-  m.n = pc.n;
-  m.nnz = pc.nnz;
-  m.F = pc.F;
-  m.C = pc.C;
-  m.T = pc.T;
-  m.B = B;
-  m.seed = cfg->seed;
-  snprintf(m.order, sizeof m.order, "%s", fg_order_name(kind));
-  m.id_span = pc.id_span;
-  FG_ALLOC(m.offs, B + 1);
-  FG_CALLOC(m.block_nnz, (int64_t)B * B);
+  FG_CHECK(fg_prep_manifest_init(&m, pc.flags, pc.n, pc.nnz, pc.F, pc.C, pc.T, B, cfg->seed,
+                                 fg_order_name(kind), pc.id_span));
   FG_ALLOC(pos, FG_MAX(pc.hi - pc.lo, 1));
   st = positions(comm, &pc, kind, B, cfg->seed, m.offs, pos, partitioner, sizeof partitioner);
   FG_CHECK(fg_agree(comm, st));

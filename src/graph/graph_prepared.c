@@ -189,21 +189,14 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
              (long long)FG_MIN(FG_MAX(n, 1), FG_PREP_MAX_BLOCKS), FG_PREP_MAX_BLOCKS);
   FG_CHECK(make_dir(dir));
 
-  m.version = FG_PREP_VERSION;
-  m.flags = (ds->symmetric ? FG_PREP_SYMMETRIC : 0) |
-            (ds->features_generated ? FG_PREP_FEATURES_GENERATED : 0) |
-            (ds->labels_generated ? FG_PREP_LABELS_GENERATED : 0) |
-            (ds->split_generated ? FG_PREP_SPLIT_GENERATED : 0) |
-            (ds->ids ? FG_PREP_HAS_IDS : 0);
-  m.n = n;
-  m.nnz = ds->adj.nnz;
-  m.F = F;
-  m.C = ds->num_classes;
-  m.T = ds->num_tasks;
-  m.B = B;
-  m.seed = cfg->seed;
-  snprintf(m.order, sizeof m.order, "%s", fg_order_name(kind));
-  m.id_span = ds->ids ? ds->id_span : 0;
+  FG_CHECK(fg_prep_manifest_init(&m,
+                                 (ds->symmetric ? FG_PREP_SYMMETRIC : 0) |
+                                     (ds->features_generated ? FG_PREP_FEATURES_GENERATED : 0) |
+                                     (ds->labels_generated ? FG_PREP_LABELS_GENERATED : 0) |
+                                     (ds->split_generated ? FG_PREP_SPLIT_GENERATED : 0) |
+                                     (ds->ids ? FG_PREP_HAS_IDS : 0),
+                                 n, ds->adj.nnz, F, ds->num_classes, ds->num_tasks, B, cfg->seed,
+                                 fg_order_name(kind), ds->ids ? ds->id_span : 0));
   fg_dataset_fingerprint(ds, &fp);
   m.fp_nodes = fp.nodes;
   m.fp_entries = fp.entries;
@@ -217,8 +210,6 @@ fg_status fg_dataset_prepare(const fg_dataset *ds, const fg_prepare_config *cfg,
   /* the order at B parts: its permutation and row-block boundaries */
   FG_ALLOC(perm, FG_MAX(n, 1));
   FG_ALLOC(inv, FG_MAX(n, 1));
-  FG_ALLOC(m.offs, B + 1);
-  FG_CALLOC(m.block_nnz, B * B);
   FG_CHECK(fg_order_compute(&ds->adj, (int)B, kind, cfg->seed, perm, m.offs));
   fg_order_invert(perm, n, inv);
   FG_CHECK(fg_csr_permute(&ds->adj, perm, inv, &P));

@@ -62,6 +62,14 @@ typedef struct fg_prep_manifest {
 
 void fg_prep_manifest_free(fg_prep_manifest *m);
 
+/* A new manifest's header, for the writers (serial and parallel prepare): the format version,
+ * the sizes and the order (name of at most 15 characters, its seed), offs and block_nnz
+ * allocated (block_nnz zeroed) for the caller to fill; the fingerprint and the files are the
+ * caller's. m is zeroed first. */
+fg_status fg_prep_manifest_init(fg_prep_manifest *m, uint32_t flags, int64_t n, int64_t nnz,
+                                int64_t F, int64_t C, int64_t T, int64_t B, uint64_t seed,
+                                const char *order, int64_t id_span);
+
 /* Bytes per node of a node file with m's widths and flags. */
 int64_t fg_prep_node_row_bytes(const fg_prep_manifest *m);
 /* Byte offsets of the sections of node file i (rows n_i = offs[i+1] - offs[i]): features

@@ -62,6 +62,29 @@ void fg_prep_manifest_free(fg_prep_manifest *m) {
   memset(m, 0, sizeof *m);
 }
 
+fg_status fg_prep_manifest_init(fg_prep_manifest *m, uint32_t flags, int64_t n, int64_t nnz,
+                                int64_t F, int64_t C, int64_t T, int64_t B, uint64_t seed,
+                                const char *order, int64_t id_span) {
+  fg_status st = FG_OK;
+  memset(m, 0, sizeof *m);
+  m->version = FG_PREP_VERSION;
+  m->flags = flags;
+  m->n = n;
+  m->nnz = nnz;
+  m->F = F;
+  m->C = C;
+  m->T = T;
+  m->B = B;
+  m->seed = seed;
+  snprintf(m->order, sizeof m->order, "%s", order);
+  m->id_span = id_span;
+  FG_ALLOC(m->offs, B + 1);
+  FG_CALLOC(m->block_nnz, B * B);
+cleanup:
+  if (st != FG_OK) fg_prep_manifest_free(m);
+  return st;
+}
+
 void fg_prep_node_sections(const fg_prep_manifest *m, int64_t rows, int64_t sec[6]) {
   const int ids = (m->flags & FG_PREP_HAS_IDS) != 0;
   sec[FG_PREP_SEC_FEAT] = 0;
