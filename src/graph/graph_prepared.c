@@ -284,6 +284,34 @@ int64_t fg_dataset_prepared_blocks(const fg_dataset *ds) { return ds ? ds->prep_
 
 /* ---- opening it for per-rank reads -------------------------------------------------------- */
 
+/* A dataset with m's sizes, flags and order, read from dir (its source): what opening it per
+ * rank and reading it whole share. */
+static fg_status dataset_from_manifest(const fg_prep_manifest *m, const char *dir,
+                                       fg_dataset **out) {
+  fg_status st = FG_OK;
+  fg_dataset *ds = calloc(1, sizeof *ds);
+  *out = NULL;
+  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
+  ds->num_nodes = m->n;
+  ds->num_features = m->F;
+  ds->num_classes = m->C;
+  ds->num_tasks = m->T;
+  ds->features_generated = (m->flags & FG_PREP_FEATURES_GENERATED) != 0;
+  ds->labels_generated = (m->flags & FG_PREP_LABELS_GENERATED) != 0;
+  ds->split_generated = (m->flags & FG_PREP_SPLIT_GENERATED) != 0;
+  ds->edge_lines = m->nnz;
+  ds->prep_blocks = m->B;
+  ds->prep_seed = m->seed;
+  snprintf(ds->prep_order, sizeof ds->prep_order, "%s", m->order);
+  ds->source = strdup(dir);
+  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+  *out = ds;
+  ds = NULL;
+cleanup:
+  fg_dataset_destroy(&ds);
+  return st;
+}
+
 fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {
   fg_status st = FG_OK;
   fg_prep_manifest m;
@@ -291,22 +319,10 @@ fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {
   memset(&m, 0, sizeof m);
   *out = NULL;
   FG_CHECK(fg_prep_manifest_read(dir, &m));
-  ds = calloc(1, sizeof *ds);
-  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
-  ds->num_nodes = m.n;
+  FG_CHECK(dataset_from_manifest(&m, dir, &ds));
   ds->adj.nrows = ds->adj.ncols = m.n;
   ds->adj.nnz = m.nnz; /* sizes only: no arrays */
   ds->symmetric = (m.flags & FG_PREP_SYMMETRIC) != 0;
-  ds->num_features = m.F;
-  ds->num_classes = m.C;
-  ds->num_tasks = m.T;
-  ds->features_generated = (m.flags & FG_PREP_FEATURES_GENERATED) != 0;
-  ds->labels_generated = (m.flags & FG_PREP_LABELS_GENERATED) != 0;
-  ds->split_generated = (m.flags & FG_PREP_SPLIT_GENERATED) != 0;
-  ds->edge_lines = m.nnz;
-  ds->prep_blocks = m.B;
-  ds->prep_seed = m.seed;
-  snprintf(ds->prep_order, sizeof ds->prep_order, "%s", m.order);
   ds->prep_fp = (fg_ds_fingerprint){.nodes = m.fp_nodes,
                                     .entries = m.fp_entries,
                                     .features = m.fp_features,
@@ -315,9 +331,8 @@ fg_status fg_dataset_open_prepared(const char *dir, fg_dataset **out) {
                                     .feature_hash = m.fp_feature_hash,
                                     .labels = m.fp_labels,
                                     .split = m.fp_split};
-  ds->source = strdup(dir);
   ds->prep_dir = strdup(dir);
-  FG_REQUIRE(ds->source && ds->prep_dir, FG_ERR_NOMEM, "out of memory copying a path");
+  FG_REQUIRE(ds->prep_dir, FG_ERR_NOMEM, "out of memory copying a path");
   *out = ds;
   ds = NULL;
 cleanup:
@@ -352,20 +367,7 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
                          (double)n * (T > 0 ? T : 4) + (double)n + 56.0 * (double)n;
     FG_CHECK(fg_prep_check_fits(dir, bytes));
   }
-  ds = calloc(1, sizeof *ds);
-  FG_REQUIRE(ds != NULL, FG_ERR_NOMEM, "out of memory allocating a dataset");
-  ds->num_nodes = n;
-  ds->num_features = F;
-  ds->num_classes = m.C;
-  ds->num_tasks = T;
-  ds->features_generated = (m.flags & FG_PREP_FEATURES_GENERATED) != 0;
-  ds->labels_generated = (m.flags & FG_PREP_LABELS_GENERATED) != 0;
-  ds->split_generated = (m.flags & FG_PREP_SPLIT_GENERATED) != 0;
-  ds->prep_blocks = B;
-  ds->prep_seed = m.seed;
-  snprintf(ds->prep_order, sizeof ds->prep_order, "%s", m.order);
-  ds->source = strdup(dir);
-  FG_REQUIRE(ds->source != NULL, FG_ERR_NOMEM, "out of memory copying a path");
+  FG_CHECK(dataset_from_manifest(&m, dir, &ds));
   ds->features = fg_malloc_huge((size_t)FG_MAX(n * F, 1) * sizeof *ds->features);
   FG_REQUIRE(ds->features, FG_ERR_NOMEM, "out of memory for %lld x %lld features",
              (long long)n, (long long)F);
@@ -376,7 +378,6 @@ fg_status fg_dataset_load_prepared(const char *dir, fg_dataset **out) {
     FG_ALLOC(ds->ids, FG_MAX(n, 1));
     ds->id_span = m.id_span;
   }
-  ds->edge_lines = m.nnz;
   FG_ALLOC(perm, FG_MAX(n, 1));
   FG_ALLOC(inv, FG_MAX(n, 1));
   FG_ALLOC(indeg, FG_MAX(n, 1));
