@@ -66,3 +66,17 @@ int fg_test_mpi_tmpdir(const char *prefix, char *out, size_t size) {
   if (!out[0] && rank == 0) fprintf(stderr, "cannot make a temporary directory for %s\n", prefix);
   return out[0] != '\0';
 }
+
+void fg_test_mpi_done(const char *tmpdir) {
+  int rank = 0, mine = fg_test_failures, all = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0 && tmpdir && *tmpdir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    EXPECT(system(cmd) == 0);
+    mine = fg_test_failures;
+  }
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  fg_test_failures = all > 0 && mine == 0 ? 1 : mine;
+}

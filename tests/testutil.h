@@ -54,5 +54,8 @@ int fg_test_error_contains(const char *needle);
  * without TMPDIR) and every rank gets its name in out (size bytes). 1 on success; 0, with out
  * empty and a message on stderr, when it could not be made. */
 int fg_test_mpi_tmpdir(const char *prefix, char *out, size_t size);
+/* Collective, at the end of an MPI test: once every rank is done, rank 0 removes tmpdir (NULL or
+ * empty: nothing), and a failure on any rank fails every rank's verdict (fg_test_failures). */
+void fg_test_mpi_done(const char *tmpdir);
 
 #endif

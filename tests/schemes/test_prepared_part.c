@@ -140,20 +140,9 @@ int main(int argc, char **argv) {
         check(d, ds[k], dir[k], specs[j], what);
       }
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (d->rank == 0) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    EXPECT(system(cmd) == 0);
-  }
+  fg_test_mpi_done(base);
   fg_dataset_destroy(&ds[0]);
   fg_dataset_destroy(&ds[1]);
-  {
-    /* every rank's verdict */
-    int mine = fg_test_failures, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    fg_test_failures = all > 0 && mine == 0 ? 1 : mine;
-  }
   fg_dist_destroy(&d);
   MPI_Finalize();
   return fg_test_finish("test_prepared_part");
