@@ -81,18 +81,27 @@ done
 $MPI -n 1 "$FG" train "$T/p4" --scheme 1d $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1 &&
   same_losses "$T/r.jsonl" "$T/ref.jsonl" && ! grep -q "rank 0 read" "$T/o"
 check_rc "1d on 1 rank: read whole, the direct path's losses" $?
-# the share: rank r of 2 read its node files, its blocks and the degree files its rows reference
-# (all of them, under a random order) -- no other byte; and rank 0 no more memory than rank 1
-cp "$T/o2" "$T/o" # the run of 1d-sa on 2 ranks above
+# the share (check_share WHAT LOG, a run on 2 ranks of the 4 blocks of p4): rank r read its node
+# files, its blocks and the degree files its rows reference (all of them, under a random order)
+# -- no other byte; and rank 0's peak within 1.1x rank 1's
 deg=$(cat "$T"/p4/deg-*.bin | wc -c)
-for r in 0 1; do
-  share=$(cat "$T/p4/nodes-000$((2 * r)).bin" "$T/p4/nodes-000$((2 * r + 1)).bin" \
-              "$T/p4"/adj-000$((2 * r))-*.bin "$T/p4"/adj-000$((2 * r + 1))-*.bin | wc -c)
-  share=$((share + deg))
-  got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/o")
-  [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
-  check_rc "rank $r read its share ($got bytes of $total4; expected $share)" $?
-done
+check_share() {
+  local r share got p0 p1
+  for r in 0 1; do
+    share=$(cat "$T/p4/nodes-000$((2 * r)).bin" "$T/p4/nodes-000$((2 * r + 1)).bin" \
+                "$T/p4"/adj-000$((2 * r))-*.bin "$T/p4"/adj-000$((2 * r + 1))-*.bin | wc -c)
+    share=$((share + deg))
+    got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$2")
+    [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
+    check_rc "$1: rank $r read its share ($got bytes of $total4; expected $share)" $?
+  done
+  p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$2")
+  p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$2")
+  [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
+  check_rc "$1: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
+}
+cp "$T/o2" "$T/o" # the run of 1d-sa on 2 ranks above
+check_share 1d-sa "$T/o"
 # the degree tables a rank held at once: its own row blocks' and one other block's (the largest),
 # not every node's ($deg bytes)
 for r in 0 1; do
@@ -108,9 +117,6 @@ for r in 0 1; do
   check_rc "rank $r held its rows' degrees and one block's ($got bytes; expected $((own + other)) of $deg)" $?
 done
 p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
-[ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
-check_rc "rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
 # the direct path's rank 0 holds the whole dataset beside its block: more than the per-rank peak
 dpeak=$(grep -o '"peak_rss_bytes": [0-9]*' "$T/d.jsonl" | tail -1 | sed 's/.*: //')
 [ -n "$dpeak" ] && [ "$dpeak" -gt "$p0" ]
@@ -160,19 +166,7 @@ $MPI -n 2 "$FG" train "$T/p4" --scheme halo --order metis --epochs 1 > "$T/o" 2>
 [ $? = 2 ] && grep -q "prepared in order random; --order metis" "$T/o"
 check_rc "halo: a given order other than the directory's refused (exit 2)" $?
 # halo reads what 1d-sa reads: its node files, its blocks, the degree files its rows reference
-deg=$(cat "$T"/p4/deg-*.bin | wc -c)
-for r in 0 1; do
-  share=$(cat "$T/p4/nodes-000$((2 * r)).bin" "$T/p4/nodes-000$((2 * r + 1)).bin" \
-              "$T/p4"/adj-000$((2 * r))-*.bin "$T/p4"/adj-000$((2 * r + 1))-*.bin | wc -c)
-  share=$((share + deg))
-  got=$(sed -n "s/^  rank $r read \([0-9]*\) bytes.*/\1/p" "$T/oh")
-  [ "$got" = "$share" ] && [ "$got" -lt "$total4" ]
-  check_rc "halo: rank $r read its share ($got bytes of $total4; expected $share)" $?
-done
-p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
-p1=$(sed -n 's/^  rank 1 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/oh")
-[ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -le $((p1 * 11 / 10)) ]
-check_rc "halo: rank 0's peak ($p0) within 1.1 x rank 1's ($p1)" $?
+check_share halo "$T/oh"
 # the run record's setup: the load's seconds and each rank's peak then (bench/bench_load.sh reads
 # them): per rank, rank 0 like rank 1; the direct path's rank 0 above its rank 1 (the dataset)
 setup_peaks() { head -1 "$1" | sed -n 's/.*"setup": {"load_seconds": [0-9.e+-]*, "seconds": [0-9.e+-]*, "peak_rss_bytes": \[\([0-9]*\), \([0-9]*\)\]}.*/\1 \2/p'; }
