@@ -180,6 +180,18 @@ const char *fg_bf16_describe(void) {
   return buf;
 }
 
+/* the public names (fullgraph.h) */
+fg_status fg_set_bf16_path(const char *name) {
+  fg_status st = FG_OK;
+  fg_bf16_path path;
+  FG_CHECK(fg_bf16_path_parse(name, &path));
+  FG_CHECK(fg_bf16_set_path(path));
+cleanup:
+  return st;
+}
+const char *fg_bf16_path_current(void) { return fg_bf16_path_name(fg_bf16_get_path()); }
+const char *fg_bf16_info(void) { return fg_bf16_describe(); }
+
 /* ---- references ------------------------------------------------------------------------- */
 
 void fg_bf16_gemm_tall_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
