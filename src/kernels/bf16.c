@@ -19,8 +19,9 @@
  * done at run time.
  *
  * oneDNN is optional at build time (FG_HAVE_DNNL): a build without it has the convert path
- * only. A primitive is created per shape (0.3-6 ms measured: more than a whole 10^4 x 32 x 32
- * product) and cached here, keyed by the shape, the leading dimensions and accumulate.
+ * only. A primitive is created per shape (0.3-12 ms measured: more than a whole 10^4 x 32 x 32
+ * product) and cached here, keyed by the shape, the leading dimensions, accumulate and the
+ * thread count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +301,7 @@ cleanup:
 typedef struct bf16_mm_key {
   int64_t M, N, K, src_s0, src_s1, ldw, ldd;
   int accumulate;
+  int threads; /* a primitive's blocking is chosen for the threads it was created with */
 } bf16_mm_key;
 
 typedef struct bf16_mm {
@@ -361,8 +363,13 @@ static fg_status bf16_mm_run(const bf16_mm_key *key, const void *src, const void
   fg_status st = FG_OK;
   dnnl_memory_t ms = NULL, mw = NULL, md = NULL;
   bf16_mm *mm = NULL;
-  for (int i = 0; i < g_cache_used && !mm; i++)
-    if (memcmp(&g_cache[i].key, key, sizeof *key) == 0) mm = &g_cache[i];
+  for (int i = 0; i < g_cache_used && !mm; i++) {
+    const bf16_mm_key *c = &g_cache[i].key;
+    if (c->M == key->M && c->N == key->N && c->K == key->K && c->src_s0 == key->src_s0 &&
+        c->src_s1 == key->src_s1 && c->ldw == key->ldw && c->ldd == key->ldd &&
+        c->accumulate == key->accumulate && c->threads == key->threads)
+      mm = &g_cache[i];
+  }
   if (!mm) {
     bf16_mm fresh;
     memset(&fresh, 0, sizeof fresh);
@@ -407,7 +414,7 @@ static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, const fg_bf16
   fg_bf16 *wb = NULL; /* (k x m) */
   FG_ALLOC(wb, k * m);
   for (int64_t p = 0; p < k; p++) fg_bf16_from_f32(wb + p * m, W + p * ldw, m);
-  const bf16_mm_key key = {n, m, k, lda, 1, m, ldc, accumulate != 0};
+  const bf16_mm_key key = {n, m, k, lda, 1, m, ldc, accumulate != 0, fg_max_threads()};
   FG_CHECK(bf16_mm_run(&key, A, wb, C));
 cleanup:
   free(wb);
@@ -418,7 +425,7 @@ static fg_status bf16_wgrad_native(int64_t n, int64_t k, int64_t m, const fg_bf1
                                    int64_t lda, const fg_bf16 *G, int64_t ldg, float *dW,
                                    int64_t ldw, int accumulate) {
   /* src = A^T [k x n]: element (p, i) is A[i lda + p] */
-  const bf16_mm_key key = {k, m, n, 1, lda, ldg, ldw, accumulate != 0};
+  const bf16_mm_key key = {k, m, n, 1, lda, ldg, ldw, accumulate != 0, fg_max_threads()};
   return bf16_mm_run(&key, A, G, dW);
 }
 #else
