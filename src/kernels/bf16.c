@@ -493,7 +493,9 @@ void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, 
 /* multiply-adds below which another thread does not pay for itself (as fg_spmm's) */
 #define FG_SPMM_BF16_MIN_TASK_WORK 16384
 /* rows of X prefetched this many bytes of gathers ahead (fg_spmm's L1 distance) */
+#ifndef FG_SPMM_BF16_PREFETCH_BYTES
 #define FG_SPMM_BF16_PREFETCH_BYTES 12288
+#endif
 
 /* Cost of rows [0, r): nonzeros plus rows (empty rows count), strictly increasing in r. */
 static inline int64_t bf16_row_cost(const int64_t *rowptr, int64_t r) {
