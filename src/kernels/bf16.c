@@ -490,6 +490,17 @@ void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, 
   }
 }
 
+void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y,
+                          int64_t ldy, int64_t f) {
+  for (int64_t r = 0; r < A->nrows; r++)
+    for (int64_t j = 0; j < f; j++) {
+      float acc = 0.0f;
+      for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++)
+        acc += (A->val ? A->val[e] : 1.0f) * fg_bf16_to_float(X[(int64_t)A->col[e] * ldx + j]);
+      Y[r * ldy + j] = fg_bf16_from_float(acc);
+    }
+}
+
 /* multiply-adds below which another thread does not pay for itself (as fg_spmm's) */
 #define FG_SPMM_BF16_MIN_TASK_WORK 16384
 /* rows of X prefetched this many bytes of gathers ahead (fg_spmm's L1 distance) */
@@ -525,12 +536,26 @@ static inline __m512 bf16_load16(const fg_bf16 *p, __mmask16 mask) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* Rows [r0, r1), w columns (1 <= w <= tile) starting at X, Y's tile; nv vectors, the last
- * under `tail`. nv and has_val are constants after inlining. */
+/* The lanes of mask of v rounded to bf16 at p (the instruction where the build has it, else
+ * the scalar rule: the same bits). */
+static inline void bf16_store16(fg_bf16 *p, __mmask16 mask, __m512 v) {
+#if FG_BF16_HAVE_CVT_INSN
+  _mm256_mask_storeu_epi16(p, mask, (__m256i)_mm512_cvtneps_pbh(v));
+#else
+  float tmp[16];
+  _mm512_storeu_ps(tmp, v);
+  for (int l = 0; l < 16; l++)
+    if ((mask >> l) & 1) p[l] = fg_bf16_from_float(tmp[l]);
+#endif
+}
+
+/* Rows [r0, r1), w columns (1 <= w <= tile) starting at X and at the output's tile: Y (fp32),
+ * or Yb (bf16, rounded; then not accumulating) when Yb != NULL; nv vectors, the last under
+ * `tail`. nv and has_val are constants after inlining. */
 static inline __attribute__((always_inline)) void
-bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy, int64_t r0,
-          int64_t r1, int accumulate, const int nv, __mmask16 tail, const int has_val,
-          int64_t ahead, int64_t kend) {
+bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
+          int64_t r0, int64_t r1, int accumulate, const int nv, __mmask16 tail,
+          const int has_val, int64_t ahead, int64_t kend) {
   const int64_t *rowptr = A->rowptr;
   const int32_t *col = A->col;
   const float *val = A->val;
@@ -549,6 +574,12 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
         acc[i] = _mm512_add_ps(acc[i], has_val ? _mm512_mul_ps(a, xi) : xi);
       }
     }
+    if (Yb) {
+      fg_bf16 *yb = Yb + r * ldy;
+      for (int i = 0; i < nv; i++)
+        bf16_store16(yb + 16 * i, i + 1 < nv ? (__mmask16)0xffff : tail, acc[i]);
+      continue;
+    }
     float *y = Y + r * ldy;
     for (int i = 0; i < nv; i++) {
       const __mmask16 mk = i + 1 < nv ? (__mmask16)0xffff : tail;
@@ -561,13 +592,14 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
 #define FG_BF16_TILE_CASE(n)                                                                \
   case n:                                                                                   \
     if (A->val)                                                                             \
-      bf16_tile(A, X, ldx, Y, ldy, r0, r1, accumulate, n, tail, 1, ahead, kend);            \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 1, ahead, kend);        \
     else                                                                                    \
-      bf16_tile(A, X, ldx, Y, ldy, r0, r1, accumulate, n, tail, 0, ahead, kend);            \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 0, ahead, kend);        \
     break;
 
-static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
-                          int64_t r0, int64_t r1, int accumulate, int64_t w, int64_t kend) {
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
   const int nv = (int)((w + 15) / 16);
   const int rem = (int)(w - 16 * (nv - 1));
   const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
@@ -587,8 +619,9 @@ static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float 
 /* ---- portable C: a tile of up to 64 columns in a local array ----------------------------- */
 #define FG_SPMM_BF16_TILE 64
 
-static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
-                          int64_t r0, int64_t r1, int accumulate, int64_t w, int64_t kend) {
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
   (void)kend;
   for (int64_t r = r0; r < r1; r++) {
     float acc[FG_SPMM_BF16_TILE];
@@ -598,14 +631,20 @@ static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float 
       const float a = A->val ? A->val[e] : 1.0f;
       for (int64_t j = 0; j < w; j++) acc[j] += a * fg_bf16_to_float(x[j]);
     }
+    if (Yb) {
+      fg_bf16 *yb = Yb + r * ldy; // (w)
+      for (int64_t j = 0; j < w; j++) yb[j] = fg_bf16_from_float(acc[j]);
+      continue;
+    }
     float *y = Y + r * ldy; // (w)
     for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
   }
 }
 #endif
 
-void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
-                  int64_t f, int accumulate) {
+/* Y (fp32) or Yb (bf16) = (or +=, fp32 only) A X */
+static void spmm_bf16_driver(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y,
+                             fg_bf16 *Yb, int64_t ldy, int64_t f, int accumulate) {
   const int64_t nrows = A->nrows;
   if (nrows <= 0 || f <= 0) return;
   assert(ldx >= f && ldy >= f);
@@ -617,7 +656,18 @@ void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int6
     const int64_t r1 = bf16_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
     for (int64_t j0 = 0; j0 < f && r0 < r1; j0 += FG_SPMM_BF16_TILE) {
       const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_BF16_TILE);
-      bf16_tile_any(A, X + j0, ldx, Y + j0, ldy, r0, r1, accumulate, w, A->rowptr[r1]);
+      bf16_tile_any(A, X + j0, ldx, Y ? Y + j0 : NULL, Yb ? Yb + j0 : NULL, ldy, r0, r1,
+                    accumulate, w, A->rowptr[r1]);
     }
   }
+}
+
+void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                  int64_t f, int accumulate) {
+  spmm_bf16_driver(A, X, ldx, Y, NULL, ldy, f, accumulate);
+}
+
+void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,
+                      int64_t f) {
+  spmm_bf16_driver(A, X, ldx, NULL, Y, ldy, f, 0);
 }

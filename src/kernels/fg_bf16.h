@@ -107,5 +107,12 @@ void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int6
                   int64_t f, int accumulate);
 void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
                       int64_t f, int accumulate);
+/* The same sums stored as bf16 (Y[nrows x f], ldy): each fp32 row sum rounded once by the rule
+ * above, for an aggregation whose result is the next bf16 GEMM's input. Bitwise
+ * fg_bf16_from_float of fg_spmm_bf16's output (and fg_spmm_bf16_out_ref's). */
+void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,
+                      int64_t f);
+void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y,
+                          int64_t ldy, int64_t f);
 
 #endif /* FG_BF16_H */

@@ -7,7 +7,8 @@
  *    with and without accumulation, is within the fp32 accumulation bound of a double
  *    reference on the same bf16-rounded inputs, and native and convert within twice that of
  *    each other; each path repeats itself bit for bit;
- *  - the SpMM on bf16 rows equals its reference and fg_spmm on the widened rows bit for bit.
+ *  - the SpMM on bf16 rows equals its reference and fg_spmm on the widened rows bit for bit, and
+ *    its bf16-out form is those sums rounded, bit for bit.
  *
  * The GEMM tolerance. Every product of two bf16 values is exact in fp32 (8 + 8 significant
  * bits), so the only error is the fp32 summation of the k products plus, when accumulating,
@@ -333,6 +334,28 @@ static void test_spmm(void) {
                      "spmm bf16 f=%lld val=%d acc=%d, %d threads: differs from fg_spmm on the "
                      "widened rows", (long long)f, with_val, acc, t);
         }
+        if (acc) continue;
+        /* bf16 out: each fp32 sum (R) rounded once, padding columns untouched */
+        fg_bf16 *Yb = malloc(sizeof(fg_bf16) * (size_t)(A.nrows * ldy));
+        fg_bf16 *Rb = malloc(sizeof(fg_bf16) * (size_t)(A.nrows * ldy));
+        if (!Yb || !Rb) exit(2);
+        memset(Rb, 0xa5, sizeof(fg_bf16) * (size_t)(A.nrows * ldy));
+        fg_spmm_bf16_out_ref(&A, X, ldx, Rb, ldy, f);
+        for (int t = 1; t <= 2; t++) {
+          kt_set_threads(t);
+          memset(Yb, 0xa5, sizeof(fg_bf16) * (size_t)(A.nrows * ldy));
+          fg_spmm_bf16_out(&A, X, ldx, Yb, ldy, f);
+          int64_t bad = 0;
+          for (int64_t r = 0; r < A.nrows; r++)
+            for (int64_t j = 0; j < ldy; j++) {
+              const fg_bf16 want = j < f ? fg_bf16_from_float(R[r * ldy + j]) : 0xa5a5;
+              bad += Yb[r * ldy + j] != want || Rb[r * ldy + j] != want;
+            }
+          EXPECT_MSG(bad == 0, "spmm bf16 out f=%lld val=%d, %d threads: %lld entries are not "
+                     "the rounded fp32 sums", (long long)f, with_val, t, (long long)bad);
+        }
+        free(Yb);
+        free(Rb);
       }
       free(X);
       free(Xf);
