@@ -5,18 +5,19 @@
  * and the command). Measured on the benchmark machine (AMD EPYC Zen 5, 2 threads) for n in
  * {10^4, 10^5} and k, m in {32, 64, 128, 256, 602}:
  *   - oneDNN 2.6's bf16 matmul (its brgemm avx512_core_bf16 kernels) ran the tall product at
- *     ~2x and the weight-gradient reduction at 1.1-3x the best fp32 rate on every shape, and
- *     4-10x the convert path (bf16 -> fp32, then OpenBLAS sgemm);
- *   - LIBXSMM 1.17's bf16 kernel (libxsmm_bsmmdispatch, VNNI-packed weights) matched oneDNN
- *     on the tall product (within the noise of the loaded machine) but has no transposed
- *     operand for A^T G: the reduction would first copy A transposed and G into VNNI pairs, and
- *     the library would be a second dependency for no gain on either shape. Not linked.
- *   - OpenBLAS 0.3.21 (Debian 12) has no bf16 GEMM in its exports, and its fp32 sgemm ran at
- *     0.25-0.5x oneDNN's dnnl_sgemm on these shapes (it picks its Zen kernels, 256-bit).
- * The fixed rule: on the native path both shapes go to oneDNN's bf16 matmul at every width
- * (no shape measured lost to a candidate); the convert path exists for CPUs without bf16 dot
- * products and for builds without oneDNN, and to test the native path against. No timing is
- * done at run time.
+ *     3.2-20x the convert path (bf16 -> fp32, then OpenBLAS sgemm; median 6x) and 1.1-3.4x
+ *     oneDNN's own fp32 sgemm on fp32 operands, the weight gradient at 2.1-9.2x convert and
+ *     0.6-2.5x (median 1.3x) oneDNN fp32: the fastest bf16 candidate on every shape;
+ *   - LIBXSMM 1.17's bf16 kernel (libxsmm_bsmmdispatch, VNNI-packed weights) ran the tall
+ *     product at 0.7-1.5x oneDNN bf16 (median 1.17x) but takes no transposed operand, so the
+ *     weight gradient would first copy A transposed and G into VNNI pairs: a second
+ *     dependency for ~15% on one of the two shapes. Not linked.
+ *   - OpenBLAS 0.3.21 (Debian 12) exports no bf16 GEMM (cblas_sbgemm), and its fp32 sgemm ran
+ *     at 1/5.8-1/1.5 of oneDNN's dnnl_sgemm (median 1/3) on these shapes: it picks its 256-bit
+ *     Haswell kernels on Zen 5.
+ * The fixed rule: on the native path both shapes go to oneDNN's bf16 matmul at every width;
+ * the convert path exists for CPUs without bf16 dot products and builds without oneDNN, and
+ * for the tests to compare the native path with. No timing is done at run time.
  *
  * oneDNN is optional at build time (FG_HAVE_DNNL): a build without it has the convert path
  * only. A primitive is created per shape (0.3-12 ms measured: more than a whole 10^4 x 32 x 32
