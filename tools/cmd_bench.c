@@ -7,6 +7,8 @@
 
 #include "cli.h"
 
+static const char *const bench_precision_choices[] = {"fp32", "bf16", NULL};
+
 /* One shape of --shapes, "TT:MxNxK" (TT: n or t for A, then for B) at s; the end of it in *end.
  * 0 on success, -1 when it is malformed (the outputs then hold nothing to use). */
 static int parse_shape(const char *s, const char **end, int *ta, int *tb, int64_t dims[3]) {
@@ -90,12 +92,13 @@ int cmd_bench(int argc, char **argv, int rank) {
   int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
   double mfloats = 32.0;
   const char *pos[1], *output = "fullgraph-calibration.txt", *shapes = NULL;
-  const char *precision = NULL, *bf16_path = NULL;
+  const char *bf16_path = NULL;
+  int precision = 0; /* bench_precision_choices */
   const cli_opt opts[] = {
       {"--size", OPT_DOUBLE, &mfloats, "M", "millions of floats per array (default 32: 384 MB moved a run)", NULL},
       {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
       {"--shapes", OPT_STRING, &shapes, "LIST", "gemm: TT:MxNxK,... (TT: nn, nt, tn or tt: op(A) M x K, op(B) K x N)", NULL},
-      {"--precision", OPT_STRING, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", NULL},
+      {"--precision", OPT_CHOICE, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", bench_precision_choices},
       {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
@@ -147,13 +150,7 @@ int cmd_bench(int argc, char **argv, int rank) {
       if (rank == 0) fprintf(stderr, "fullgraph bench: --reps must be positive\n");
       return CLI_USAGE;
     }
-    if (precision && strcmp(precision, "fp32") != 0 && strcmp(precision, "bf16") != 0) {
-      if (rank == 0)
-        fprintf(stderr, "fullgraph bench gemm: unknown --precision '%s' (want fp32 or bf16)\n",
-                precision);
-      return CLI_USAGE;
-    }
-    const int bf16 = precision && strcmp(precision, "bf16") == 0;
+    const int bf16 = precision == 1;
     if (bf16_path && !bf16) {
       if (rank == 0) fprintf(stderr, "fullgraph bench gemm: --bf16-path needs --precision bf16\n");
       return CLI_USAGE;
@@ -167,7 +164,7 @@ int cmd_bench(int argc, char **argv, int rank) {
     }
     return rank == 0 ? bench_gemm(shapes, reps, bf16) : CLI_OK;
   }
-  if (precision || bf16_path) {
+  if (precision == 1 || bf16_path) {
     if (rank == 0) fprintf(stderr, "fullgraph bench: --precision and --bf16-path belong to bench gemm\n");
     return CLI_USAGE;
   }

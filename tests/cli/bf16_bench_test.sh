@@ -31,7 +31,7 @@ expect 0 "FULLGRAPH_BF16_PATH=fast ignored" env FULLGRAPH_BF16_PATH=fast "$FG" b
   --precision bf16 --shapes nn:10x10x10 --reps 1
 expect 2 "unknown bf16 path 'fast' \(want native or convert\)" "$FG" bench gemm --precision bf16 \
   --bf16-path fast --shapes nn:10x10x10
-expect 2 "unknown --precision 'fp16' \(want fp32 or bf16\)" "$FG" bench gemm --precision fp16 \
+expect 2 "--precision must be one of: fp32 bf16 \(got 'fp16'\)" "$FG" bench gemm --precision fp16 \
   --shapes nn:10x10x10
 expect 2 "shapes nn \(the layer product\) and tn \(the weight gradient\) only, not 'nt'" "$FG" \
   bench gemm --precision bf16 --shapes nn:10x10x10,nt:10x10x10
