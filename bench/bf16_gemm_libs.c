@@ -9,6 +9,7 @@
  *   blas32   OpenBLAS cblas_sgemm on fp32 copies of the operands (the reference rate)
  *   dnnl32   oneDNN dnnl_sgemm on the same fp32 operands
  *   convert  bf16 -> fp32 in row chunks of CHUNK rows, then OpenBLAS sgemm per chunk
+ *   cvdnnl   the same with oneDNN's dnnl_sgemm per chunk
  *   dnnlbf   oneDNN's bf16 matmul primitive (created once per shape, outside the timing;
  *            its creation time is printed too)
  *   xsmmbf   LIBXSMM 1.17's bf16-in/fp32-out JIT kernel (libxsmm_bsmmdispatch) over blocks of
@@ -117,8 +118,9 @@ typedef struct {
   libxsmm_bsmmfunction xk;
 } bench_case;
 
-enum { BLAS32, DNNL32, CONVERT, DNNLBF, XSMMBF, NCAND };
-static const char *cand_name[NCAND] = {"blas32", "dnnl32", "convert", "dnnlbf", "xsmmbf"};
+enum { BLAS32, DNNL32, CONVERT, DNNLBF, XSMMBF, CONVDNNL, NCAND };
+static const char *cand_name[NCAND] = {"blas32", "dnnl32", "convert", "dnnlbf", "xsmmbf",
+                                       "cvdnnl"};
 
 static void run_tall(bench_case *b, int c) {
   const int64_t n = b->n, k = b->k, m = b->m;
@@ -136,6 +138,13 @@ static void run_tall(bench_case *b, int c) {
       cvt_rows(b->buf_a, b->A + r0 * k, rows * k);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)m, (int)k, 1.0f,
                   b->buf_a, (int)k, b->W32, (int)m, 0.0f, b->C + r0 * m, (int)m);
+    }
+    break;
+  case CONVDNNL:
+    for (int64_t r0 = 0; r0 < n; r0 += CHUNK) {
+      const int64_t rows = n - r0 < CHUNK ? n - r0 : CHUNK;
+      cvt_rows(b->buf_a, b->A + r0 * k, rows * k);
+      DN(dnnl_sgemm('N', 'N', rows, m, k, 1.0f, b->buf_a, k, b->W32, m, 0.0f, b->C + r0 * m, m));
     }
     break;
   case DNNLBF: {
@@ -179,6 +188,15 @@ static void run_wgrad(bench_case *b, int c) {
   case DNNLBF:
     mm_run(&b->wgrad, b->A, b->G, b->dW);
     break;
+  case CONVDNNL:
+    for (int64_t r0 = 0; r0 < n; r0 += CHUNK) {
+      const int64_t rows = n - r0 < CHUNK ? n - r0 : CHUNK;
+      cvt_rows(b->buf_a, b->A + r0 * k, rows * k);
+      cvt_rows(b->buf_g, b->G + r0 * m, rows * m);
+      DN(dnnl_sgemm('T', 'N', k, m, rows, 1.0f, b->buf_a, k, b->buf_g, m, r0 == 0 ? 0.0f : 1.0f,
+                    b->dW, m));
+    }
+    break;
   default:
     break;
   }
@@ -210,8 +228,8 @@ int main(int argc, char **argv) {
          libxsmm_get_target_arch(), dnnl_version()->major, dnnl_version()->minor,
          dnnl_version()->patch);
   printf("# GFLOP/s (2 n k m flops over the best of >= 3 timed runs)\n");
-  printf("%-6s %7s %4s %4s | %7s %7s %7s %7s %7s | create_ms impl\n", "shape", "n", "k", "m",
-         cand_name[0], cand_name[1], cand_name[2], cand_name[3], cand_name[4]);
+  printf("%-6s %7s %4s %4s | %7s %7s %7s %7s %7s | create_ms impl | %7s\n", "shape", "n", "k",
+         "m", cand_name[0], cand_name[1], cand_name[2], cand_name[3], cand_name[4], cand_name[5]);
   const int64_t nmax = 100000, wmax = 602;
   float *A32 = malloc(sizeof(float) * nmax * wmax), *G32 = malloc(sizeof(float) * nmax * wmax);
   float *W32 = malloc(sizeof(float) * wmax * wmax), *C = malloc(sizeof(float) * nmax * wmax);
@@ -250,9 +268,9 @@ int main(int argc, char **argv) {
             r[c] = best_rate(&b, wg, c);
           }
           const mm_prim *p = wg ? &b.wgrad : &b.tall;
-          printf("%-6s %7lld %4lld %4lld | %7.1f %7.1f %7.1f %7.1f %7.1f | %8.2f %s\n",
+          printf("%-6s %7lld %4lld %4lld | %7.1f %7.1f %7.1f %7.1f %7.1f | %8.2f %s | %7.1f\n",
                  wg ? "wgrad" : "tall", (long long)b.n, (long long)b.k, (long long)b.m, r[0],
-                 r[1], r[2], r[3], r[4], 1e3 * p->create_s, p->impl);
+                 r[1], r[2], r[3], r[4], 1e3 * p->create_s, p->impl, r[5]);
           fflush(stdout);
         }
         dnnl_primitive_destroy(b.tall.prim);

@@ -77,7 +77,8 @@ void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n) {
   const int ntasks = fg_kernel_tasks(nblocks, 2);
   FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
-    const int64_t b0 = fg_task_start(nblocks, t, ntasks), b1 = fg_task_start(nblocks, t + 1, ntasks);
+    const int64_t b0 = fg_task_start(nblocks, t, ntasks),
+                  b1 = fg_task_start(nblocks, t + 1, ntasks);
     const int64_t i0 = b0 * FG_BF16_CVT_BLOCK, i1 = FG_MIN(n, b1 * FG_BF16_CVT_BLOCK);
 #if FG_BF16_HAVE_CVT_INSN
     if (native) {
@@ -250,7 +251,8 @@ static void bf16_rows_to_f32(float *dst, const fg_bf16 *src, int64_t lds, int64_
 /* W[k x m] (ldw) rounded to bf16 and back: the weights both paths multiply by. */
 static void bf16_round_weights(float *dst, const float *W, int64_t ldw, int64_t k, int64_t m) {
   for (int64_t p = 0; p < k; p++)
-    for (int64_t j = 0; j < m; j++) dst[p * m + j] = fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
+    for (int64_t j = 0; j < m; j++)
+      dst[p * m + j] = fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
 }
 
 static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,

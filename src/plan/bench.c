@@ -70,7 +70,8 @@ double fg_bench_gemm_bf16(int trans_a, int64_t m, int64_t n, int64_t k, int reps
   w = fg_malloc_aligned((size_t)nb * sizeof(float));
   c = fg_malloc_aligned((size_t)nc * sizeof(float));
   if (a && g && w && c) {
-    for (int64_t i = 0; i < na; i++) a[i] = fg_bf16_from_float((float)((i * 7 + 3) % 17 - 8) * 0.0625f);
+    for (int64_t i = 0; i < na; i++)
+      a[i] = fg_bf16_from_float((float)((i * 7 + 3) % 17 - 8) * 0.0625f);
     for (int64_t i = 0; i < nb; i++) w[i] = (float)((i * 5 + 1) % 13 - 6) * 0.0625f;
     fg_bf16_from_f32(g, w, nb);
     memset(c, 0, (size_t)nc * sizeof(float));

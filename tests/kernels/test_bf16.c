@@ -174,7 +174,8 @@ static void test_random_values(void) {
 static void fill_bf16(fg_bf16 *x, int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
   for (int64_t r = 0; r < rows; r++)
     for (int64_t c = 0; c < ld; c++)
-      x[r * ld + c] = c < cols ? fg_bf16_from_float((float)(2.0 * kt_u(seed, (uint64_t)r, (uint64_t)c) - 1.0))
+      x[r * ld + c] = c < cols ? fg_bf16_from_float(
+                                     (float)(2.0 * kt_u(seed, (uint64_t)r, (uint64_t)c) - 1.0))
                                : 0x7fc0; /* padding: NaN, must never be read */
 }
 
