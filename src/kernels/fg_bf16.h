@@ -41,11 +41,13 @@ static inline fg_bf16 fg_bf16_from_float(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);
   const uint32_t exp = u & 0x7f800000u;
-  if (exp == 0x7f800000u) /* inf stays inf; NaN: keep sign and top payload, set quiet bit */
-    return (fg_bf16)((u >> 16) | ((u & 0x007fffffu) ? 0x0040u : 0u));
-  if (exp == 0) return (fg_bf16)((u >> 16) & 0x8000u); /* zero or denormal: signed zero */
-  u += 0x7fffu + ((u >> 16) & 1u); /* ties to even; a carry into the exponent is right */
-  return (fg_bf16)(u >> 16);
+  /* ties to even; a carry into the exponent (up to inf) is right */
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  /* inf stays inf; NaN: keep sign and top payload, set the quiet bit */
+  const uint32_t special = (u >> 16) | ((u & 0x007fffffu) ? 0x0040u : 0u);
+  const uint32_t zero = (u >> 16) & 0x8000u; /* zero or denormal: signed zero */
+  /* selects, not branches: the conversion loops vectorize */
+  return (fg_bf16)(exp == 0x7f800000u ? special : exp == 0 ? zero : rounded);
 }
 static inline float fg_bf16_to_float(fg_bf16 h) {
   const uint32_t u = (uint32_t)h << 16;
