@@ -321,6 +321,23 @@ double fg_bench_stream_triad(int64_t n, int reps);
  * the arrays cannot be allocated. */
 double fg_bench_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, int reps);
 
+/* The bf16 kernels' GEMM path (README, `bench gemm --precision bf16`): "native" (oneDNN's bf16
+ * matmul, where the build has oneDNN and the CPU bf16 dot products) or "convert" (bf16 -> fp32,
+ * then OpenBLAS sgemm). The default is native where available, else convert, or what the
+ * environment variable FULLGRAPH_BF16_PATH names. FG_ERR_INVALID_ARG for another name,
+ * FG_ERR_UNSUPPORTED (the message says why) for native where it is unavailable. */
+fg_status fg_set_bf16_path(const char *name);
+/* The path in force: "native" or "convert". */
+const char *fg_bf16_path_current(void);
+/* One line: the default path of this build on this CPU and what it runs on. */
+const char *fg_bf16_info(void);
+/* Seconds of one bf16 GEMM (fp32 accumulation and output) on the current path: trans_a == 0
+ * the layer product C[m x n] = A[m x k] W[k x n] (A bf16, W fp32 rounded to bf16 in the call);
+ * trans_a != 0 the weight gradient C[m x n] = A^T G, A[k x m] and G[k x n] bf16; all packed
+ * row-major. The best of reps timed calls after one untimed call; negative when a size is not
+ * positive, the operands cannot be allocated or the kernel fails (fg_last_error says why). */
+double fg_bench_gemm_bf16(int trans_a, int64_t m, int64_t n, int64_t k, int reps);
+
 /* ---- training -------------------------------------------------------------- */
 
 typedef enum fg_weight_decay_layers { FG_WD_FIRST = 0, FG_WD_ALL = 1 } fg_weight_decay_layers;

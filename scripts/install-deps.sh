@@ -9,6 +9,7 @@ set -euo pipefail
 pkgs=(gcc make cmake ninja-build pkg-config zlib1g-dev libopenmpi-dev openmpi-bin
       libopenblas-openmp-dev libmetis-dev libtrilinos-zoltan-dev gzip
       libptscotch-dev # PT-Scotch (SCOTCH_dgraphPart): parallel `prepare --order metis`
+      libdnnl-dev # oneDNN: the native bf16 GEMMs (optional at build time: convert path without)
       python3 python3-numpy python3-scipy
       libxml2-utils chromium) # xmllint and headless Chromium: the cli_report test
 # the cli_install test renders and lints the installed man pages (man -l, groff -ww, mandoc)

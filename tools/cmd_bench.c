@@ -7,6 +7,8 @@
 
 #include "cli.h"
 
+static const char *const bench_precision_choices[] = {"fp32", "bf16", NULL};
+
 /* One shape of --shapes, "TT:MxNxK" (TT: n or t for A, then for B) at s; the end of it in *end.
  * 0 on success, -1 when it is malformed (the outputs then hold nothing to use). */
 static int parse_shape(const char *s, const char **end, int *ta, int *tb, int64_t dims[3]) {
@@ -29,8 +31,10 @@ static int parse_shape(const char *s, const char **end, int *ta, int *tb, int64_
   return 0;
 }
 
-/* `bench gemm --shapes LIST`: one line a shape, "gemm TT MxNxK: S s, G GFLOP/s". */
-static int bench_gemm(const char *shapes, int reps) {
+/* `bench gemm --shapes LIST`: one line a shape, "gemm TT MxNxK: S s, G GFLOP/s" (bf16: "gemm
+ * bf16 TT MxNxK (PATH): ..."). bf16 has the two products training runs: nn, the layer product
+ * (A bf16, B fp32 weights), and tn, the weight gradient (A and B bf16). */
+static int bench_gemm(const char *shapes, int reps, int bf16) {
   const char *s = shapes;
   if (!shapes || !*shapes) {
     fprintf(stderr, "fullgraph bench gemm: --shapes is required (e.g. nn:262144x128x128,"
@@ -48,6 +52,11 @@ static int bench_gemm(const char *shapes, int reps) {
                       "elements\n", p);
       return CLI_USAGE;
     }
+    if (bf16 && tb) {
+      fprintf(stderr, "fullgraph bench gemm: --precision bf16 has shapes nn (the layer product) "
+                      "and tn (the weight gradient) only, not '%.2s'\n", p);
+      return CLI_USAGE;
+    }
     if (!*e) break;
     p = e + 1;
   }
@@ -56,15 +65,23 @@ static int bench_gemm(const char *shapes, int reps) {
     int64_t d[3];
     const char *e;
     (void)parse_shape(s, &e, &ta, &tb, d);
-    const double t = fg_bench_gemm(ta, tb, d[0], d[1], d[2], reps);
+    const double t = bf16 ? fg_bench_gemm_bf16(ta, d[0], d[1], d[2], reps)
+                          : fg_bench_gemm(ta, tb, d[0], d[1], d[2], reps);
     if (t < 0) {
-      fprintf(stderr, "fullgraph bench gemm: error: cannot allocate the operands of %lldx%lldx%lld\n",
-              (long long)d[0], (long long)d[1], (long long)d[2]);
+      fprintf(stderr, "fullgraph bench gemm: error: %s %lldx%lldx%lld: %s\n",
+              bf16 ? "the bf16 GEMM" : "cannot allocate the operands of", (long long)d[0],
+              (long long)d[1], (long long)d[2],
+              bf16 && *fg_last_error() ? fg_last_error() : "out of memory");
       return CLI_FAILED;
     }
-    printf("gemm %c%c %lldx%lldx%lld: %.6e s, %.2f GFLOP/s\n", ta ? 't' : 'n', tb ? 't' : 'n',
-           (long long)d[0], (long long)d[1], (long long)d[2], t,
-           2.0 * (double)d[0] * (double)d[1] * (double)d[2] / t / 1e9);
+    if (bf16)
+      printf("gemm bf16 %c%c %lldx%lldx%lld (%s): %.6e s, %.2f GFLOP/s\n", ta ? 't' : 'n', 'n',
+             (long long)d[0], (long long)d[1], (long long)d[2], fg_bf16_path_current(), t,
+             2.0 * (double)d[0] * (double)d[1] * (double)d[2] / t / 1e9);
+    else
+      printf("gemm %c%c %lldx%lldx%lld: %.6e s, %.2f GFLOP/s\n", ta ? 't' : 'n', tb ? 't' : 'n',
+             (long long)d[0], (long long)d[1], (long long)d[2], t,
+             2.0 * (double)d[0] * (double)d[1] * (double)d[2] / t / 1e9);
     if (!*e) break;
     s = e + 1;
   }
@@ -75,20 +92,25 @@ int cmd_bench(int argc, char **argv, int rank) {
   int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
   double mfloats = 32.0;
   const char *pos[1], *output = "fullgraph-calibration.txt", *shapes = NULL;
+  const char *bf16_path = NULL;
+  int precision = 0; /* bench_precision_choices */
   const cli_opt opts[] = {
       {"--size", OPT_DOUBLE, &mfloats, "M", "millions of floats per array (default 32: 384 MB moved a run)", NULL},
       {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
       {"--shapes", OPT_STRING, &shapes, "LIST", "gemm: TT:MxNxK,... (TT: nn, nt, tn or tt: op(A) M x K, op(B) K x N)", NULL},
+      {"--precision", OPT_CHOICE, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", bench_precision_choices},
+      {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
       {"--output", OPT_STRING, &output, "FILE", "--calibrate: where to write (default fullgraph-calibration.txt)", NULL},
       {"--ranks-per-node", OPT_INT, &rpn, "R", "--calibrate: ranks per node, to measure across nodes (default: one node)", NULL},
   };
-  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] | bench --calibrate [--output FILE]",
+  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] [--precision fp32|bf16] [--bf16-path native|convert] | bench --calibrate [--output FILE]",
                            "Measure the STREAM triad bandwidth a = b + s*c (what memory-bound kernels\n"
                            "such as the SpMM are compared with), the time of one sgemm of each shape\n"
                            "given (the best of R calls: what bench/bench_single.sh's epoch bound\n"
-                           "uses), or with --calibrate, time SpMMs of\n"
+                           "uses; --precision bf16: the bf16 kernels' GEMM on the path\n"
+                           "--bf16-path or FULLGRAPH_BF16_PATH names), or with --calibrate, time SpMMs of\n"
                            "several shapes, GEMMs and all-reduces on every rank at once and fit the\n"
                            "coefficients of the performance model that `fullgraph plan`, --grid auto\n"
                            "and --scheme auto use.",
@@ -128,7 +150,23 @@ int cmd_bench(int argc, char **argv, int rank) {
       if (rank == 0) fprintf(stderr, "fullgraph bench: --reps must be positive\n");
       return CLI_USAGE;
     }
-    return rank == 0 ? bench_gemm(shapes, reps) : CLI_OK;
+    const int bf16 = precision == 1;
+    if (bf16_path && !bf16) {
+      if (rank == 0) fprintf(stderr, "fullgraph bench gemm: --bf16-path needs --precision bf16\n");
+      return CLI_USAGE;
+    }
+    if (bf16_path) {
+      const fg_status st = fg_set_bf16_path(bf16_path);
+      if (st != FG_OK) {
+        if (rank == 0) fprintf(stderr, "fullgraph bench gemm: --bf16-path: %s\n", fg_last_error());
+        return st == FG_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAILED;
+      }
+    }
+    return rank == 0 ? bench_gemm(shapes, reps, bf16) : CLI_OK;
+  }
+  if (precision == 1 || bf16_path) {
+    if (rank == 0) fprintf(stderr, "fullgraph bench: --precision and --bf16-path belong to bench gemm\n");
+    return CLI_USAGE;
   }
   if (shapes) {
     if (rank == 0) fprintf(stderr, "fullgraph bench: --shapes belongs to bench gemm\n");

@@ -1,0 +1,676 @@
+/* bf16.c -- bfloat16 conversions, the two bf16 GEMMs training runs and the SpMM on bf16 rows
+ * (fg_bf16.h says what each computes and the rounding rule).
+ *
+ * Which library runs the GEMMs (docs/benchmarks.md, "bf16 GEMM: which library", has the table
+ * and the command). Measured on the benchmark machine (AMD EPYC Zen 5, 2 threads) for n in
+ * {10^4, 10^5} and k, m in {32, 64, 128, 256, 602}:
+ *   - oneDNN 2.6's bf16 matmul (its brgemm avx512_core_bf16 kernels) ran the tall product at
+ *     3.2-20x the convert path (bf16 -> fp32, then OpenBLAS sgemm; median 6x) and 1.1-3.4x
+ *     oneDNN's own fp32 sgemm on fp32 operands, the weight gradient at 2.1-9.2x convert and
+ *     0.6-2.5x (median 1.3x) oneDNN fp32: the fastest bf16 candidate on every shape;
+ *   - LIBXSMM 1.17's bf16 kernel (libxsmm_bsmmdispatch, VNNI-packed weights) ran the tall
+ *     product at 0.7-1.5x oneDNN bf16 (median 1.17x) but takes no transposed operand, so the
+ *     weight gradient would first copy A transposed and G into VNNI pairs: a second
+ *     dependency for ~15% on one of the two shapes. Not linked.
+ *   - OpenBLAS 0.3.21 (Debian 12) exports no bf16 GEMM (cblas_sbgemm), and its fp32 sgemm ran
+ *     at 1/5.8-1/1.5 of oneDNN's dnnl_sgemm (median 1/3) on these shapes: it picks its 256-bit
+ *     Haswell kernels on Zen 5.
+ * The fixed rule: on the native path both shapes go to oneDNN's bf16 matmul at every width;
+ * the convert path exists for CPUs without bf16 dot products and builds without oneDNN, and
+ * for the tests to compare the native path with. No timing is done at run time.
+ *
+ * oneDNN is optional at build time (FG_HAVE_DNNL): a build without it has the convert path
+ * only. A primitive is created per shape (0.3-12 ms measured: more than a whole 10^4 x 32 x 32
+ * product) and cached here, keyed by the shape, the leading dimensions, accumulate and the
+ * thread count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifdef FG_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+#include "kernels/fg_bf16.h"
+#include "kernels/fg_kernel_util.h"
+
+/* ---- conversions ------------------------------------------------------------------------ */
+
+/* Elements a conversion task gets at least (a fork costs more than converting fewer). */
+#define FG_BF16_CVT_BLOCK 16384
+
+static void bf16_from_f32_portable(fg_bf16 *dst, const float *src, int64_t n) {
+  FG_OMP_SIMD
+  for (int64_t i = 0; i < n; i++) dst[i] = fg_bf16_from_float(src[i]);
+}
+
+#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define FG_BF16_HAVE_CVT_INSN 1
+/* vcvtneps2bf16: round to nearest even, denormal inputs read as zero, NaN made quiet: the
+ * rule of fg_bf16_from_float (tests compare the two on every special case). */
+static void bf16_from_f32_insn(fg_bf16 *dst, const float *src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+    _mm256_storeu_si256((__m256i *)(dst + i), (__m256i)h);
+  }
+  if (i < n) {
+    const __mmask16 tail = (__mmask16)((1u << (n - i)) - 1u);
+    const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(tail, src + i));
+    _mm256_mask_storeu_epi16(dst + i, tail, (__m256i)h);
+  }
+}
+#else
+#define FG_BF16_HAVE_CVT_INSN 0
+#endif
+
+void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n) {
+  if (n <= 0) return;
+  const int native = FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
+  const int64_t nblocks = (n + FG_BF16_CVT_BLOCK - 1) / FG_BF16_CVT_BLOCK;
+  const int ntasks = fg_kernel_tasks(nblocks, 2);
+  FG_OMP_TASKS(ntasks)
+  for (int t = 0; t < ntasks; t++) {
+    const int64_t b0 = fg_task_start(nblocks, t, ntasks),
+                  b1 = fg_task_start(nblocks, t + 1, ntasks);
+    const int64_t i0 = b0 * FG_BF16_CVT_BLOCK, i1 = FG_MIN(n, b1 * FG_BF16_CVT_BLOCK);
+#if FG_BF16_HAVE_CVT_INSN
+    if (native) {
+      bf16_from_f32_insn(dst + i0, src + i0, i1 - i0);
+      continue;
+    }
+#endif
+    (void)native;
+    bf16_from_f32_portable(dst + i0, src + i0, i1 - i0);
+  }
+}
+
+void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n) {
+  if (n <= 0) return;
+  FG_OMP_FOR_SIMD(n)
+  for (int64_t i = 0; i < n; i++) dst[i] = fg_bf16_to_float(src[i]);
+}
+
+/* ---- path ------------------------------------------------------------------------------- */
+
+static int g_path = -1; /* fg_bf16_path, -1 until the first fg_bf16_get_path */
+
+int fg_bf16_native_available(void) {
+#ifdef FG_HAVE_DNNL
+  const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+  return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+#else
+  return 0;
+#endif
+}
+
+const char *fg_bf16_path_name(fg_bf16_path path) {
+  return path == FG_BF16_NATIVE ? "native" : "convert";
+}
+
+fg_status fg_bf16_path_parse(const char *name, fg_bf16_path *path) {
+  fg_status st = FG_OK;
+  if (name && strcmp(name, "native") == 0)
+    *path = FG_BF16_NATIVE;
+  else if (name && strcmp(name, "convert") == 0)
+    *path = FG_BF16_CONVERT;
+  else
+    FG_FAIL(FG_ERR_INVALID_ARG, "unknown bf16 path '%s' (want native or convert)",
+            name ? name : "(null)");
+cleanup:
+  return st;
+}
+
+/* Why native is unavailable, for messages. */
+static const char *bf16_native_missing(void) {
+#ifdef FG_HAVE_DNNL
+  return "this CPU has no bf16 dot products (oneDNN's ISA lacks avx512_core_bf16)";
+#else
+  return "this build has no oneDNN (libdnnl-dev; configure with FG_WITH_DNNL=ON)";
+#endif
+}
+
+fg_status fg_bf16_set_path(fg_bf16_path path) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(path == FG_BF16_NATIVE || path == FG_BF16_CONVERT, FG_ERR_INVALID_ARG,
+             "bf16 path %d is neither native nor convert", (int)path);
+  FG_REQUIRE(path == FG_BF16_CONVERT || fg_bf16_native_available(), FG_ERR_UNSUPPORTED,
+             "bf16 path native is unavailable: %s", bf16_native_missing());
+  g_path = (int)path;
+cleanup:
+  return st;
+}
+
+fg_bf16_path fg_bf16_get_path(void) {
+  if (g_path >= 0) return (fg_bf16_path)g_path;
+  fg_bf16_path path = fg_bf16_native_available() ? FG_BF16_NATIVE : FG_BF16_CONVERT;
+  const char *env = getenv("FULLGRAPH_BF16_PATH");
+  if (env && *env) {
+    fg_bf16_path want;
+    if (fg_bf16_path_parse(env, &want) != FG_OK)
+      fprintf(stderr, "fullgraph: warning: FULLGRAPH_BF16_PATH=%s ignored (want native or "
+                      "convert)\n", env);
+    else if (want == FG_BF16_NATIVE && !fg_bf16_native_available())
+      fprintf(stderr, "fullgraph: warning: FULLGRAPH_BF16_PATH=native ignored: %s\n",
+              bf16_native_missing());
+    else
+      path = want;
+    fg_error_clear();
+  }
+  g_path = (int)path;
+  return path;
+}
+
+const char *fg_bf16_describe(void) {
+  static char buf[160];
+#ifdef FG_HAVE_DNNL
+  const dnnl_version_t *v = dnnl_version();
+  if (fg_bf16_native_available())
+    snprintf(buf, sizeof buf, "native (oneDNN %d.%d.%d bf16 matmul, avx512_core_bf16)", v->major,
+             v->minor, v->patch);
+  else
+    snprintf(buf, sizeof buf, "convert (oneDNN %d.%d.%d built in, but %s)", v->major, v->minor,
+             v->patch, bf16_native_missing());
+#else
+  snprintf(buf, sizeof buf, "convert (bf16 -> fp32, OpenBLAS sgemm; %s)", bf16_native_missing());
+#endif
+  return buf;
+}
+
+/* the public names (fullgraph.h) */
+fg_status fg_set_bf16_path(const char *name) {
+  fg_status st = FG_OK;
+  fg_bf16_path path;
+  FG_CHECK(fg_bf16_path_parse(name, &path));
+  FG_CHECK(fg_bf16_set_path(path));
+cleanup:
+  return st;
+}
+const char *fg_bf16_path_current(void) { return fg_bf16_path_name(fg_bf16_get_path()); }
+const char *fg_bf16_info(void) { return fg_bf16_describe(); }
+
+/* ---- references ------------------------------------------------------------------------- */
+
+void fg_bf16_gemm_tall_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                           const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) {
+      double s = accumulate ? (double)C[i * ldc + j] : 0.0;
+      for (int64_t p = 0; p < k; p++)
+        s += (double)fg_bf16_to_float(A[i * lda + p]) *
+             (double)fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
+      C[i * ldc + j] = (float)s;
+    }
+}
+
+void fg_bf16_gemm_wgrad_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                            const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                            int accumulate) {
+  for (int64_t p = 0; p < k; p++)
+    for (int64_t j = 0; j < m; j++) {
+      double s = accumulate ? (double)dW[p * ldw + j] : 0.0;
+      for (int64_t i = 0; i < n; i++)
+        s += (double)fg_bf16_to_float(A[i * lda + p]) * (double)fg_bf16_to_float(G[i * ldg + j]);
+      dW[p * ldw + j] = (float)s;
+    }
+}
+
+/* ---- GEMMs: shared edges ---------------------------------------------------------------- */
+
+/* rows x cols of C (ldc) when the product is empty (k == 0 or n == 0 for the reduction):
+ * zeros, or nothing when accumulating. */
+static void bf16_zero_or_keep(float *C, int64_t ldc, int64_t rows, int64_t cols, int accumulate) {
+  if (accumulate) return;
+  for (int64_t i = 0; i < rows; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)cols);
+}
+
+/* ---- convert path: bf16 -> fp32 row blocks, then the fp32 sgemm ------------------------- */
+
+/* Rows of A (and G) converted at a time: sgemm's rate holds from a few thousand rows (the
+ * reduction's inner dimension is these rows), and 4096 x 602 floats is 10 MB. */
+#define FG_BF16_CONVERT_ROWS 4096
+
+/* dst[rows x cols] (ld cols) = src[rows x cols] (ld lds) in fp32, rows in parallel. */
+static void bf16_rows_to_f32(float *dst, const fg_bf16 *src, int64_t lds, int64_t rows,
+                             int64_t cols) {
+  FG_OMP_FOR(rows * cols)
+  for (int64_t i = 0; i < rows; i++) {
+    const fg_bf16 *s = src + i * lds; // (cols)
+    float *d = dst + i * cols;        // (cols)
+    FG_OMP_SIMD
+    for (int64_t j = 0; j < cols; j++) d[j] = fg_bf16_to_float(s[j]);
+  }
+}
+
+/* W[k x m] (ldw) rounded to bf16 and back: the weights both paths multiply by. */
+static void bf16_round_weights(float *dst, const float *W, int64_t ldw, int64_t k, int64_t m) {
+  for (int64_t p = 0; p < k; p++)
+    for (int64_t j = 0; j < m; j++)
+      dst[p * m + j] = fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
+}
+
+static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                   int64_t lda, const float *W, int64_t ldw, float *C,
+                                   int64_t ldc, int accumulate) {
+  fg_status st = FG_OK;
+  float *wf = NULL, *buf = NULL;
+  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_CONVERT_ROWS);
+  FG_ALLOC(wf, k * m);
+  FG_ALLOC(buf, block * k);
+  bf16_round_weights(wf, W, ldw, k, m);
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t rows = FG_MIN(block, n - r0);
+    bf16_rows_to_f32(buf, A + r0 * lda, lda, rows, k); /* buf[rows x k] */
+    fg_gemm(0, 0, rows, m, k, 1.0f, buf, k, wf, m, accumulate ? 1.0f : 0.0f, C + r0 * ldc, ldc);
+  }
+cleanup:
+  free(wf);
+  free(buf);
+  return st;
+}
+
+static fg_status bf16_wgrad_convert(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                    int64_t lda, const fg_bf16 *G, int64_t ldg, float *dW,
+                                    int64_t ldw, int accumulate) {
+  fg_status st = FG_OK;
+  float *ba = NULL, *bg = NULL;
+  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_CONVERT_ROWS);
+  FG_ALLOC(ba, block * k);
+  FG_ALLOC(bg, block * m);
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t rows = FG_MIN(block, n - r0);
+    bf16_rows_to_f32(ba, A + r0 * lda, lda, rows, k); /* ba[rows x k] */
+    bf16_rows_to_f32(bg, G + r0 * ldg, ldg, rows, m); /* bg[rows x m] */
+    /* dW (+)= ba^T bg; the blocks add up in row order */
+    fg_gemm(1, 0, k, m, rows, 1.0f, ba, k, bg, m, (accumulate || r0 > 0) ? 1.0f : 0.0f, dW, ldw);
+  }
+cleanup:
+  free(ba);
+  free(bg);
+  return st;
+}
+
+/* ---- native path: oneDNN's bf16 matmul, primitives cached per shape ---------------------- */
+
+#ifdef FG_HAVE_DNNL
+/* dst[M x N] fp32 (ldd) (+)= src[M x K] bf16 * wei[K x N] bf16 (ldw), src given by two strides
+ * so that A^T is a view of A. */
+typedef struct bf16_mm_key {
+  int64_t M, N, K, src_s0, src_s1, ldw, ldd;
+  int accumulate;
+  int threads; /* a primitive's blocking is chosen for the threads it was created with */
+} bf16_mm_key;
+
+typedef struct bf16_mm {
+  bf16_mm_key key;
+  dnnl_primitive_t prim;
+  dnnl_memory_desc_t src, wei, dst;
+} bf16_mm;
+
+/* Training runs a handful of shapes (two products a layer, forward and backward); 32 entries
+ * cover a deep model, and the oldest is replaced past that. */
+#define FG_BF16_CACHE 32
+static bf16_mm g_cache[FG_BF16_CACHE];
+static int g_cache_used, g_cache_next;
+static dnnl_engine_t g_engine;
+static dnnl_stream_t g_stream;
+
+static fg_status bf16_dnnl(dnnl_status_t s, const char *what) {
+  if (s == dnnl_success) return FG_OK;
+  return fg_error_set(s == dnnl_out_of_memory ? FG_ERR_NOMEM : FG_ERR_UNSUPPORTED, __FILE__,
+                      __LINE__, "oneDNN %s failed (dnnl_status %d)", what, (int)s);
+}
+#define FG_DNNL(call, what) FG_CHECK(bf16_dnnl((call), (what)))
+
+static fg_status bf16_mm_create(const bf16_mm_key *key, bf16_mm *mm) {
+  fg_status st = FG_OK;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  if (!g_engine) {
+    FG_DNNL(dnnl_engine_create(&g_engine, dnnl_cpu, 0), "engine creation");
+    FG_DNNL(dnnl_stream_create(&g_stream, g_engine, dnnl_stream_default_flags), "stream creation");
+  }
+  dnnl_dims_t sd = {key->M, key->K}, ss = {key->src_s0, key->src_s1};
+  dnnl_dims_t wd = {key->K, key->N}, ws = {key->ldw, 1};
+  dnnl_dims_t dd = {key->M, key->N}, ds = {key->ldd, 1};
+  mm->key = *key;
+  FG_DNNL(dnnl_memory_desc_init_by_strides(&mm->src, 2, sd, dnnl_bf16, ss), "memory desc");
+  FG_DNNL(dnnl_memory_desc_init_by_strides(&mm->wei, 2, wd, dnnl_bf16, ws), "memory desc");
+  FG_DNNL(dnnl_memory_desc_init_by_strides(&mm->dst, 2, dd, dnnl_f32, ds), "memory desc");
+  dnnl_matmul_desc_t desc;
+  FG_DNNL(dnnl_matmul_desc_init(&desc, &mm->src, &mm->wei, NULL, &mm->dst), "matmul desc");
+  FG_DNNL(dnnl_primitive_attr_create(&attr), "attribute creation");
+  if (key->accumulate) { /* dst = product + 1.0 dst */
+    FG_DNNL(dnnl_post_ops_create(&ops), "post-op creation");
+    FG_DNNL(dnnl_post_ops_append_sum(ops, 1.0f), "sum post-op");
+    FG_DNNL(dnnl_primitive_attr_set_post_ops(attr, ops), "post-op attribute");
+  }
+  FG_DNNL(dnnl_primitive_desc_create(&pd, &desc, attr, g_engine, NULL), "matmul primitive desc");
+  FG_DNNL(dnnl_primitive_create(&mm->prim, pd), "matmul primitive creation");
+cleanup:
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (ops) dnnl_post_ops_destroy(ops);
+  return st;
+}
+
+static fg_status bf16_mm_run(const bf16_mm_key *key, const void *src, const void *wei,
+                             float *dst) {
+  fg_status st = FG_OK;
+  dnnl_memory_t ms = NULL, mw = NULL, md = NULL;
+  bf16_mm *mm = NULL;
+  for (int i = 0; i < g_cache_used && !mm; i++) {
+    const bf16_mm_key *c = &g_cache[i].key;
+    if (c->M == key->M && c->N == key->N && c->K == key->K && c->src_s0 == key->src_s0 &&
+        c->src_s1 == key->src_s1 && c->ldw == key->ldw && c->ldd == key->ldd &&
+        c->accumulate == key->accumulate && c->threads == key->threads)
+      mm = &g_cache[i];
+  }
+  if (!mm) {
+    bf16_mm fresh;
+    memset(&fresh, 0, sizeof fresh);
+    FG_CHECK(bf16_mm_create(key, &fresh));
+    int slot = g_cache_used;
+    if (g_cache_used < FG_BF16_CACHE) {
+      g_cache_used++;
+    } else { /* full: replace the oldest */
+      slot = g_cache_next;
+      g_cache_next = (g_cache_next + 1) % FG_BF16_CACHE;
+      dnnl_primitive_destroy(g_cache[slot].prim);
+    }
+    g_cache[slot] = fresh;
+    mm = &g_cache[slot];
+  }
+  FG_DNNL(dnnl_memory_create(&ms, &mm->src, g_engine, (void *)(uintptr_t)src), "memory");
+  FG_DNNL(dnnl_memory_create(&mw, &mm->wei, g_engine, (void *)(uintptr_t)wei), "memory");
+  FG_DNNL(dnnl_memory_create(&md, &mm->dst, g_engine, dst), "memory");
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}};
+  FG_DNNL(dnnl_primitive_execute(mm->prim, g_stream, 3, args), "matmul");
+  FG_DNNL(dnnl_stream_wait(g_stream), "stream wait");
+cleanup:
+  if (ms) dnnl_memory_destroy(ms);
+  if (mw) dnnl_memory_destroy(mw);
+  if (md) dnnl_memory_destroy(md);
+  return st;
+}
+
+void fg_bf16_release(void) {
+  for (int i = 0; i < g_cache_used; i++) dnnl_primitive_destroy(g_cache[i].prim);
+  g_cache_used = g_cache_next = 0;
+  if (g_stream) dnnl_stream_destroy(g_stream);
+  if (g_engine) dnnl_engine_destroy(g_engine);
+  g_stream = NULL;
+  g_engine = NULL;
+}
+
+static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                  int64_t lda, const float *W, int64_t ldw, float *C,
+                                  int64_t ldc, int accumulate) {
+  fg_status st = FG_OK;
+  fg_bf16 *wb = NULL; /* (k x m) */
+  FG_ALLOC(wb, k * m);
+  for (int64_t p = 0; p < k; p++) fg_bf16_from_f32(wb + p * m, W + p * ldw, m);
+  const bf16_mm_key key = {n, m, k, lda, 1, m, ldc, accumulate != 0, fg_max_threads()};
+  FG_CHECK(bf16_mm_run(&key, A, wb, C));
+cleanup:
+  free(wb);
+  return st;
+}
+
+static fg_status bf16_wgrad_native(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                   int64_t lda, const fg_bf16 *G, int64_t ldg, float *dW,
+                                   int64_t ldw, int accumulate) {
+  /* src = A^T [k x n]: element (p, i) is A[i lda + p] */
+  const bf16_mm_key key = {k, m, n, 1, lda, ldg, ldw, accumulate != 0, fg_max_threads()};
+  return bf16_mm_run(&key, A, G, dW);
+}
+#else
+void fg_bf16_release(void) {}
+#endif
+
+/* ---- GEMM entry points ------------------------------------------------------------------- */
+
+#ifdef _OPENMP
+#define FG_BF16_NOT_IN_PARALLEL() assert(!omp_in_parallel())
+#else
+#define FG_BF16_NOT_IN_PARALLEL() ((void)0)
+#endif
+
+fg_status fg_bf16_gemm_tall(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                            const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate) {
+  assert(n >= 0 && k >= 0 && m >= 0 && lda >= k && ldw >= m && ldc >= m);
+  FG_BF16_NOT_IN_PARALLEL();
+  if (n == 0 || m == 0) return FG_OK;
+  if (k == 0) {
+    bf16_zero_or_keep(C, ldc, n, m, accumulate);
+    return FG_OK;
+  }
+#ifdef FG_HAVE_DNNL
+  if (fg_bf16_get_path() == FG_BF16_NATIVE)
+    return bf16_tall_native(n, k, m, A, lda, W, ldw, C, ldc, accumulate);
+#endif
+  return bf16_tall_convert(n, k, m, A, lda, W, ldw, C, ldc, accumulate);
+}
+
+fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                             const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                             int accumulate) {
+  assert(n >= 0 && k >= 0 && m >= 0 && lda >= k && ldg >= m && ldw >= m);
+  FG_BF16_NOT_IN_PARALLEL();
+  if (k == 0 || m == 0) return FG_OK;
+  if (n == 0) {
+    bf16_zero_or_keep(dW, ldw, k, m, accumulate);
+    return FG_OK;
+  }
+#ifdef FG_HAVE_DNNL
+  if (fg_bf16_get_path() == FG_BF16_NATIVE)
+    return bf16_wgrad_native(n, k, m, A, lda, G, ldg, dW, ldw, accumulate);
+#endif
+  return bf16_wgrad_convert(n, k, m, A, lda, G, ldg, dW, ldw, accumulate);
+}
+
+/* ---- SpMM on bf16 rows -------------------------------------------------------------------- */
+
+void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                      int64_t f, int accumulate) {
+  for (int64_t r = 0; r < A->nrows; r++) {
+    float *y = Y + r * ldy; // (f)
+    for (int64_t j = 0; j < f; j++) {
+      float acc = 0.0f;
+      for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) {
+        const float a = A->val ? A->val[e] : 1.0f;
+        acc += a * fg_bf16_to_float(X[(int64_t)A->col[e] * ldx + j]);
+      }
+      y[j] = accumulate ? acc + y[j] : acc;
+    }
+  }
+}
+
+void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y,
+                          int64_t ldy, int64_t f) {
+  for (int64_t r = 0; r < A->nrows; r++)
+    for (int64_t j = 0; j < f; j++) {
+      float acc = 0.0f;
+      for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++)
+        acc += (A->val ? A->val[e] : 1.0f) * fg_bf16_to_float(X[(int64_t)A->col[e] * ldx + j]);
+      Y[r * ldy + j] = fg_bf16_from_float(acc);
+    }
+}
+
+/* multiply-adds below which another thread does not pay for itself (as fg_spmm's) */
+#define FG_SPMM_BF16_MIN_TASK_WORK 16384
+/* rows of X prefetched this many bytes of gathers ahead (fg_spmm's L1 distance) */
+#ifndef FG_SPMM_BF16_PREFETCH_BYTES
+#define FG_SPMM_BF16_PREFETCH_BYTES 12288
+#endif
+
+/* Cost of rows [0, r): nonzeros plus rows (empty rows count), strictly increasing in r. */
+static inline int64_t bf16_row_cost(const int64_t *rowptr, int64_t r) {
+  return rowptr[r] - rowptr[0] + r;
+}
+/* The first row r in [0, nrows] with cost >= target. */
+static int64_t bf16_find_row(const int64_t *rowptr, int64_t nrows, int64_t target) {
+  int64_t lo = 0, hi = nrows;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (bf16_row_cost(rowptr, mid) < target)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+/* Columns a tile keeps in registers: 8 vectors of 16 fp32 accumulators (the bf16 source
+ * segment is 256 bytes, four cache lines). */
+#define FG_SPMM_BF16_TILE 128
+
+/* 16 bf16 (or the lanes of mask) widened exactly to fp32: zero-extend, shift into the top. */
+static inline __m512 bf16_load16(const fg_bf16 *p, __mmask16 mask) {
+  const __m256i h = _mm256_maskz_loadu_epi16(mask, p);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The lanes of mask of v rounded to bf16 at p (the instruction where the build has it, else
+ * the scalar rule: the same bits). */
+static inline void bf16_store16(fg_bf16 *p, __mmask16 mask, __m512 v) {
+#if FG_BF16_HAVE_CVT_INSN
+  _mm256_mask_storeu_epi16(p, mask, (__m256i)_mm512_cvtneps_pbh(v));
+#else
+  float tmp[16];
+  _mm512_storeu_ps(tmp, v);
+  for (int l = 0; l < 16; l++)
+    if ((mask >> l) & 1) p[l] = fg_bf16_from_float(tmp[l]);
+#endif
+}
+
+/* Rows [r0, r1), w columns (1 <= w <= tile) starting at X and at the output's tile: Y (fp32),
+ * or Yb (bf16, rounded; then not accumulating) when Yb != NULL; nv vectors, the last under
+ * `tail`. nv and has_val are constants after inlining. */
+static inline __attribute__((always_inline)) void
+bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
+          int64_t r0, int64_t r1, int accumulate, const int nv, __mmask16 tail,
+          const int has_val, int64_t ahead, int64_t kend) {
+  const int64_t *rowptr = A->rowptr;
+  const int32_t *col = A->col;
+  const float *val = A->val;
+  for (int64_t r = r0; r < r1; r++) {
+    __m512 acc[8];
+    for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t e = rowptr[r]; e < rowptr[r + 1]; e++) {
+      const fg_bf16 *x = X + (int64_t)col[e] * ldx;
+      if (e + ahead < kend) {
+        const char *p = (const char *)(X + (int64_t)col[e + ahead] * ldx);
+        for (int l = 0; l < (nv + 1) / 2; l++) __builtin_prefetch(p + 64 * l, 0, 3);
+      }
+      const __m512 a = _mm512_set1_ps(has_val ? val[e] : 1.0f);
+      for (int i = 0; i < nv; i++) {
+        const __m512 xi = bf16_load16(x + 16 * i, i + 1 < nv ? (__mmask16)0xffff : tail);
+        acc[i] = _mm512_add_ps(acc[i], has_val ? _mm512_mul_ps(a, xi) : xi);
+      }
+    }
+    if (Yb) {
+      fg_bf16 *yb = Yb + r * ldy;
+      for (int i = 0; i < nv; i++)
+        bf16_store16(yb + 16 * i, i + 1 < nv ? (__mmask16)0xffff : tail, acc[i]);
+      continue;
+    }
+    float *y = Y + r * ldy;
+    for (int i = 0; i < nv; i++) {
+      const __mmask16 mk = i + 1 < nv ? (__mmask16)0xffff : tail;
+      if (accumulate) acc[i] = _mm512_add_ps(acc[i], _mm512_maskz_loadu_ps(mk, y + 16 * i));
+      _mm512_mask_storeu_ps(y + 16 * i, mk, acc[i]);
+    }
+  }
+}
+
+#define FG_BF16_TILE_CASE(n)                                                                \
+  case n:                                                                                   \
+    if (A->val)                                                                             \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 1, ahead, kend);        \
+    else                                                                                    \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 0, ahead, kend);        \
+    break;
+
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
+  const int nv = (int)((w + 15) / 16);
+  const int rem = (int)(w - 16 * (nv - 1));
+  const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
+  const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
+  switch (nv) {
+    FG_BF16_TILE_CASE(1)
+    FG_BF16_TILE_CASE(2)
+    FG_BF16_TILE_CASE(3)
+    FG_BF16_TILE_CASE(4)
+    FG_BF16_TILE_CASE(5)
+    FG_BF16_TILE_CASE(6)
+    FG_BF16_TILE_CASE(7)
+    default: FG_BF16_TILE_CASE(8)
+  }
+}
+#else
+/* ---- portable C: a tile of up to 64 columns in a local array ----------------------------- */
+#define FG_SPMM_BF16_TILE 64
+
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
+  (void)kend;
+  for (int64_t r = r0; r < r1; r++) {
+    float acc[FG_SPMM_BF16_TILE];
+    for (int64_t j = 0; j < w; j++) acc[j] = 0.0f;
+    for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) {
+      const fg_bf16 *x = X + (int64_t)A->col[e] * ldx; // (w)
+      const float a = A->val ? A->val[e] : 1.0f;
+      for (int64_t j = 0; j < w; j++) acc[j] += a * fg_bf16_to_float(x[j]);
+    }
+    if (Yb) {
+      fg_bf16 *yb = Yb + r * ldy; // (w)
+      for (int64_t j = 0; j < w; j++) yb[j] = fg_bf16_from_float(acc[j]);
+      continue;
+    }
+    float *y = Y + r * ldy; // (w)
+    for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
+  }
+}
+#endif
+
+/* Y (fp32) or Yb (bf16) = (or +=, fp32 only) A X */
+static void spmm_bf16_driver(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y,
+                             fg_bf16 *Yb, int64_t ldy, int64_t f, int accumulate) {
+  const int64_t nrows = A->nrows;
+  if (nrows <= 0 || f <= 0) return;
+  assert(ldx >= f && ldy >= f);
+  const int64_t total = bf16_row_cost(A->rowptr, nrows);
+  const int ntasks = fg_kernel_tasks(total * f, FG_SPMM_BF16_MIN_TASK_WORK);
+  FG_OMP_TASKS(ntasks)
+  for (int t = 0; t < ntasks; t++) {
+    const int64_t r0 = bf16_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
+    const int64_t r1 = bf16_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
+    for (int64_t j0 = 0; j0 < f && r0 < r1; j0 += FG_SPMM_BF16_TILE) {
+      const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_BF16_TILE);
+      bf16_tile_any(A, X + j0, ldx, Y ? Y + j0 : NULL, Yb ? Yb + j0 : NULL, ldy, r0, r1,
+                    accumulate, w, A->rowptr[r1]);
+    }
+  }
+}
+
+void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                  int64_t f, int accumulate) {
+  spmm_bf16_driver(A, X, ldx, Y, NULL, ldy, f, accumulate);
+}
+
+void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,
+                      int64_t f) {
+  spmm_bf16_driver(A, X, ldx, NULL, Y, ldy, f, 0);
+}

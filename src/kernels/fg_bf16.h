@@ -1,0 +1,120 @@
+/* fg_bf16.h -- bfloat16 storage and the kernels that `--precision bf16` runs on (bf16.c).
+ *
+ * A bf16 value is the upper 16 bits of an fp32 (sign, 8 exponent bits, 7 mantissa bits),
+ * stored as uint16_t. Every kernel here reads bf16 and accumulates in fp32; weights and
+ * outputs stay fp32. Dense matrices are row-major with an explicit leading dimension in
+ * elements, as in fg_kernels.h.
+ *
+ * Rounding fp32 -> bf16 (one rule on every path and every CPU, so a rank with the AVX512_BF16
+ * instruction and one without store the same bits):
+ *   - round to nearest, ties to even; a finite value past the largest bf16 becomes +-inf;
+ *   - +-inf stays +-inf; a NaN stays NaN with its sign, made quiet (bit 0x0040 set) and its
+ *     payload cut to the upper 6 bits;
+ *   - an fp32 denormal (zero exponent) becomes a zero of the same sign, as vcvtneps2bf16 does
+ *     (it reads denormal inputs as zero whatever MXCSR says); -0 stays -0.
+ * bf16 -> fp32 is exact (a shift).
+ *
+ * The bf16 path (fg_bf16_set_path) chooses how the GEMMs run:
+ *   native   oneDNN's bf16 matmul (vdpbf16ps, fp32 accumulation) and the AVX512_BF16
+ *            conversion instruction; only where the build has oneDNN and the CPU has bf16
+ *            dot products (fg_bf16_native_available);
+ *   convert  bf16 -> fp32 into blocks of rows, then the library's fp32 sgemm (OpenBLAS): any
+ *            build, any CPU; the conversions are portable C.
+ * Both compute on the same bf16-rounded inputs with fp32 accumulation, so they agree within
+ * the accumulation tolerance (tests/kernels/test_bf16.c states it), not bit for bit: the
+ * summation orders differ. Each path is deterministic at a fixed thread count.
+ */
+#ifndef FG_BF16_H
+#define FG_BF16_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/fg_kernels.h"
+
+typedef uint16_t fg_bf16;
+
+typedef enum fg_bf16_path { FG_BF16_NATIVE = 0, FG_BF16_CONVERT = 1 } fg_bf16_path;
+
+/* One value, by the rule above (the conversions below give the same bits on both paths). */
+static inline fg_bf16 fg_bf16_from_float(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  const uint32_t exp = u & 0x7f800000u;
+  /* ties to even; a carry into the exponent (up to inf) is right */
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  /* inf stays inf; NaN: keep sign and top payload, set the quiet bit */
+  const uint32_t special = (u >> 16) | ((u & 0x007fffffu) ? 0x0040u : 0u);
+  const uint32_t zero = (u >> 16) & 0x8000u; /* zero or denormal: signed zero */
+  /* selects, not branches: the conversion loops vectorize */
+  return (fg_bf16)(exp == 0x7f800000u ? special : exp == 0 ? zero : rounded);
+}
+static inline float fg_bf16_to_float(fg_bf16 h) {
+  const uint32_t u = (uint32_t)h << 16;
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* dst[i] = bf16(src[i]) for i < n (AVX512_BF16 instruction on the native path where the build
+ * targets it, portable C otherwise: the same bits). OpenMP over blocks when n is large. */
+void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n);
+/* dst[i] = src[i] exactly. */
+void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n);
+
+/* ---- path ------------------------------------------------------------------------------ */
+/* 1 when this build has oneDNN and the CPU runs bf16 dot products (oneDNN's effective ISA
+ * includes avx512_core_bf16). */
+int fg_bf16_native_available(void);
+/* The path in force: native where available, else convert, unless set here or by the
+ * environment variable FULLGRAPH_BF16_PATH=native|convert (read at the first call; a bad
+ * value or native where unavailable is reported on stderr once and ignored). */
+fg_bf16_path fg_bf16_get_path(void);
+/* FG_ERR_UNSUPPORTED (native here unavailable: the message says why), else FG_OK. */
+fg_status fg_bf16_set_path(fg_bf16_path path);
+/* "native" or "convert" -> path; FG_ERR_INVALID_ARG for any other name. */
+fg_status fg_bf16_path_parse(const char *name, fg_bf16_path *path);
+const char *fg_bf16_path_name(fg_bf16_path path);
+/* One line for `fullgraph --version`: the path this build and CPU run by default and what it
+ * runs on, e.g. "native (oneDNN 2.6.3 bf16 matmul, avx512_core_bf16)". */
+const char *fg_bf16_describe(void);
+/* Free the cached oneDNN primitives (tests call it so that leak checkers see a clean exit). */
+void fg_bf16_release(void);
+
+/* ---- GEMMs (fp32 accumulation, fp32 output) -------------------------------------------- */
+/* The layer product: C[n x m] = A[n x k] W[k x m] (accumulate == 0) or C += A W, with A bf16
+ * activations and W fp32 master weights rounded to bf16 once per call. n, k, m >= 0; k == 0
+ * gives zeros (C unchanged when accumulating). Not from inside an OpenMP parallel region (it
+ * runs its own threads). FG_ERR_NOMEM, or FG_ERR_UNSUPPORTED if oneDNN refuses the shape. */
+fg_status fg_bf16_gemm_tall(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                            const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate);
+/* The weight gradient: dW[k x m] = A^T[k x n] G[n x m] (or +=), A and G bf16, n large. */
+fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                             const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                             int accumulate);
+/* References: plain loops over the bf16 values (W rounded as above), every sum in double and
+ * rounded once to fp32 (accumulating adds the old C in that double). */
+void fg_bf16_gemm_tall_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                           const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate);
+void fg_bf16_gemm_wgrad_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                            const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                            int accumulate);
+
+/* ---- SpMM on bf16 rows ------------------------------------------------------------------- */
+/* Y[nrows x f] = A X (accumulate == 0) or Y += A X, A CSR with fp32 values, X bf16 rows (ldx),
+ * Y fp32 (ldy). Each row is summed by one thread in nonzero order with a separate multiply and
+ * add in fp32 (the old Y added last), so the result is bitwise fg_spmm_bf16_ref's at any
+ * thread count; rows go to threads in ranges of equal nonzeros + rows, as fg_spmm's. */
+void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                  int64_t f, int accumulate);
+void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                      int64_t f, int accumulate);
+/* The same sums stored as bf16 (Y[nrows x f], ldy): each fp32 row sum rounded once by the rule
+ * above, for an aggregation whose result is the next bf16 GEMM's input. Bitwise
+ * fg_bf16_from_float of fg_spmm_bf16's output (and fg_spmm_bf16_out_ref's). */
+void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,
+                      int64_t f);
+void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y,
+                          int64_t ldy, int64_t f);
+
+#endif /* FG_BF16_H */

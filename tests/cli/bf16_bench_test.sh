@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `fullgraph bench gemm --precision bf16 [--bf16-path]` and the bf16 line of --version: both
+# paths run and say which ran, FULLGRAPH_BF16_PATH picks the default, bad values exit 2 with the
+# problem named, native where this build or CPU lacks it exits 1 naming why.
+# usage: bf16_bench_test.sh FULLGRAPH
+set -u
+FG=$1
+pass=0 fail=0
+. "$(dirname "$0")/../expect.sh"
+
+expect 0 "^bf16 path: (native|convert) \(" "$FG" --version
+shapes=nn:1000x32x17,tn:32x17x1000
+rate='[0-9.]+e[-+][0-9]+ s, [0-9.]+ GFLOP/s'
+expect 0 "^gemm bf16 nn 1000x32x17 \(convert\): $rate" "$FG" bench gemm --precision bf16 \
+  --bf16-path convert --shapes $shapes --reps 1
+expect 0 "^gemm bf16 tn 32x17x1000 \(convert\): $rate" "$FG" bench gemm --precision bf16 \
+  --bf16-path convert --shapes $shapes --reps 1
+expect 0 "^gemm bf16 nn 1000x32x17 \(convert\)" env FULLGRAPH_BF16_PATH=convert "$FG" bench gemm \
+  --precision bf16 --shapes $shapes --reps 1
+expect 0 "^gemm nn 1000x32x17: $rate" "$FG" bench gemm --precision fp32 --shapes $shapes --reps 1
+if "$FG" --version | grep -q '^bf16 path: native'; then
+  expect 0 "^gemm bf16 tn 32x17x1000 \(native\): $rate" "$FG" bench gemm --precision bf16 \
+    --bf16-path native --shapes $shapes --reps 1
+  expect 0 "^gemm bf16 nn 1000x32x17 \(native\)" "$FG" bench gemm --precision bf16 --shapes $shapes \
+    --reps 1
+else
+  expect 1 "bf16 path native is unavailable: " "$FG" bench gemm --precision bf16 \
+    --bf16-path native --shapes $shapes --reps 1
+fi
+expect 0 "FULLGRAPH_BF16_PATH=fast ignored" env FULLGRAPH_BF16_PATH=fast "$FG" bench gemm \
+  --precision bf16 --shapes nn:10x10x10 --reps 1
+expect 2 "unknown bf16 path 'fast' \(want native or convert\)" "$FG" bench gemm --precision bf16 \
+  --bf16-path fast --shapes nn:10x10x10
+expect 2 "--precision must be one of: fp32 bf16 \(got 'fp16'\)" "$FG" bench gemm --precision fp16 \
+  --shapes nn:10x10x10
+expect 2 "shapes nn \(the layer product\) and tn \(the weight gradient\) only, not 'nt'" "$FG" \
+  bench gemm --precision bf16 --shapes nn:10x10x10,nt:10x10x10
+expect 2 "--bf16-path needs --precision bf16" "$FG" bench gemm --bf16-path convert \
+  --shapes nn:10x10x10
+expect 2 "--precision and --bf16-path belong to bench gemm" "$FG" bench stream --precision bf16
+
+echo "bf16_bench_test: $pass passed, $fail failed"
+[ "$fail" = 0 ]
