@@ -76,9 +76,10 @@ int main(int argc, char **argv) {
   } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
     if (rank == 0) {
       const int dirty = fg_build_dirty();
-      printf("fullgraph %s\ncommit %s%s\nOpenBLAS kernels: %s\nbuild: %s\nbf16 path: %s\n",
+      printf("fullgraph %s\ncommit %s%s\nOpenBLAS kernels: %s\nbuild: %s\nbf16 path: %s\n"
+             "fp32 GEMM: %s\n",
              fg_version_string(), fg_build_commit(), dirty > 0 ? " (dirty)" : "",
-             fg_blas_corename(), fg_build_options(), fg_bf16_info());
+             fg_blas_corename(), fg_build_options(), fg_bf16_info(), fg_gemm_info());
     }
     rc = CLI_OK;
   } else if (strcmp(argv[1], "man") == 0) { /* hidden: the build's manual pages */
