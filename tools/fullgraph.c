@@ -34,7 +34,8 @@ static void usage(FILE *out) {
           "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
           "'fullgraph --version' prints the version, the commit it was built from, the\n"
-          "OpenBLAS kernels, the build's options and its default bf16 GEMM path.\n");
+          "OpenBLAS kernels, the build's options, its default bf16 GEMM path and its fp32\n"
+          "GEMM library (FULLGRAPH_GEMM=auto|openblas|onednn forces one).\n");
 }
 
 int cli_argc;
