@@ -123,6 +123,7 @@ int fg_gemm_rule_onednn(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
   return (double)m * (double)n * (double)k > (double)FG_GEMM_ONEDNN_MIN_MNK;
 }
 
+#ifdef FG_HAVE_DNNL
 /* Whether this call goes to oneDNN: the forced library, or the rule under auto. */
 static int gemm_use_onednn(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k) {
   switch (fg_gemm_get_lib()) {
@@ -131,6 +132,7 @@ static int gemm_use_onednn(int trans_a, int trans_b, int64_t m, int64_t n, int64
   default: return fg_gemm_rule_onednn(trans_a, trans_b, m, n, k);
   }
 }
+#endif
 
 const char *fg_gemm_describe(void) {
   static char buf[200];
