@@ -209,6 +209,8 @@ void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float al
       dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, A, lda, B, ldb, beta, C,
                  ldc) == dnnl_success)
     return;
+#else
+  (void)fg_gemm_get_lib(); /* reads FULLGRAPH_GEMM at the first call, so a bad value is named */
 #endif
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A, (int)lda, B,
