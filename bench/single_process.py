@@ -333,6 +333,11 @@ def main():
                     "active, or several separated by commas: each run of fullgraph and the "
                     "GEMM timings of its bound under that OMP_WAIT_POLICY, interleaved like "
                     "the orders")
+    ap.add_argument("--gemm", default="default",
+                    help="default (the environment's FULLGRAPH_GEMM, or auto), auto, openblas, "
+                    "onednn, or several separated by commas: each run of fullgraph and the GEMM "
+                    "timings of its bound with that fp32 GEMM library (FULLGRAPH_GEMM), "
+                    "interleaved like the orders")
     ap.add_argument("--model", default="gcn",
                     help="gcn, sage, gin, or several separated by commas: each graph is "
                     "trained with each, the models taking turns within every repeat")
@@ -352,12 +357,21 @@ def main():
         if w not in ("default", "passive", "active") or waits.count(w) > 1:
             sys.exit(f"single_process.py: bad --omp-wait '{args.omp_wait}' (default, passive, "
                      "active, once each)")
+    gemms = args.gemm.split(",")
+    for g in gemms:
+        if g not in ("default", "auto", "openblas", "onednn") or gemms.count(g) > 1:
+            sys.exit(f"single_process.py: bad --gemm '{args.gemm}' (default, auto, openblas, "
+                     "onednn, once each)")
     # the variants each repeat runs: (key in the tables, order, environment)
     variants = []
     for o in orders:
         for w in waits:
-            env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
-            variants.append((o if len(waits) == 1 else f"{o}, {w} wait", o, env))
+            for g in gemms:
+                env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
+                if g != "default":
+                    env = dict(env or os.environ, FULLGRAPH_GEMM=g)
+                key = o if len(waits) == 1 else f"{o}, {w} wait"
+                variants.append((key if len(gemms) == 1 else f"{key}, gemm {g}", o, env))
     keys = [v[0] for v in variants]
     models = args.model.split(",")
     for m in models:
@@ -412,6 +426,7 @@ def main():
                     r = train(fg, path, extra, args.threads, args.epochs, o,
                               os.path.join(args.out, f"{args.name}_{tag}.json"), m, env)
                     r["omp_wait"] = (env or {}).get("OMP_WAIT_POLICY", "default")
+                    r["gemm_lib"] = (env or os.environ).get("FULLGRAPH_GEMM", "auto")
                     tri.append(triad(fg, args.threads))
                     # this run's triad: the two measured just before and just after it
                     r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2

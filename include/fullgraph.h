@@ -67,6 +67,15 @@ const char *fg_build_options(void);
 /* The kernel set the loaded OpenBLAS runs ("Haswell", "SkylakeX", ...): its own pick for this
  * CPU, or the one OPENBLAS_CORETYPE forced. */
 const char *fg_blas_corename(void);
+/* The fp32 GEMM library: "auto" (the default: oneDNN's dnnl_sgemm or OpenBLAS by a fixed rule
+ * on the product's shape, src/kernels/dense.c), "openblas" or "onednn" (every product). The
+ * environment's FULLGRAPH_GEMM sets it before the first GEMM; this call overrides it.
+ * FG_ERR_INVALID_ARG for another name, FG_ERR_UNSUPPORTED for onednn in a build without it. */
+fg_status fg_set_gemm_lib(const char *name);
+/* "auto", "openblas" or "onednn": the setting in force. */
+const char *fg_gemm_lib_current(void);
+/* The setting with the libraries' versions, as `--version` prints it ("fp32 GEMM: ..."). */
+const char *fg_gemm_info(void);
 
 /* Collective over comm: every rank passes its own status; all return the same one. When any
  * rank failed, its message (the lowest failing rank's) becomes fg_last_error() everywhere, so

@@ -235,7 +235,7 @@ static void overview_page(FILE *out, int rank) {
   if (rank != 0) return;
   fputs(".SH OPTIONS\n", out);
   put_option(out, "--help", NULL, "List the commands and exit.", NULL);
-  put_option(out, "--version", NULL, "Print the version and the OpenBLAS kernels in use.", NULL);
+  put_option(out, "--version", NULL, "Print the version, the OpenBLAS kernels and the fp32 GEMM library in use.", NULL);
   fputs(".SH ENVIRONMENT\n", out);
   put_option(out, "OMP_NUM_THREADS", NULL,
              "OpenMP threads per rank where --threads is not given (default: all cores).", NULL);

@@ -34,7 +34,8 @@ static void usage(FILE *out) {
           "  bench --calibrate  fit the performance model's coefficients on this machine\n\n"
           "'fullgraph <command> --help' describes a command's options.\n"
           "'fullgraph --version' prints the version, the commit it was built from, the\n"
-          "OpenBLAS kernels, the build's options and its default bf16 GEMM path.\n");
+          "OpenBLAS kernels, the build's options, its default bf16 GEMM path and its fp32\n"
+          "GEMM library (FULLGRAPH_GEMM=auto|openblas|onednn forces one).\n");
 }
 
 int cli_argc;
@@ -76,9 +77,10 @@ int main(int argc, char **argv) {
   } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
     if (rank == 0) {
       const int dirty = fg_build_dirty();
-      printf("fullgraph %s\ncommit %s%s\nOpenBLAS kernels: %s\nbuild: %s\nbf16 path: %s\n",
+      printf("fullgraph %s\ncommit %s%s\nOpenBLAS kernels: %s\nbuild: %s\nbf16 path: %s\n"
+             "fp32 GEMM: %s\n",
              fg_version_string(), fg_build_commit(), dirty > 0 ? " (dirty)" : "",
-             fg_blas_corename(), fg_build_options(), fg_bf16_info());
+             fg_blas_corename(), fg_build_options(), fg_bf16_info(), fg_gemm_info());
     }
     rc = CLI_OK;
   } else if (strcmp(argv[1], "man") == 0) { /* hidden: the build's manual pages */

@@ -47,6 +47,19 @@ void fg_gemm_ref(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, floa
 void fg_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
              int64_t ldc);
+/* Which library fg_gemm calls: AUTO the fixed rule on the shape (dense.c says why), or one
+ * library for every product. Set by fg_gemm_set_lib or, at the first call, FULLGRAPH_GEMM. */
+typedef enum fg_gemm_lib { FG_GEMM_AUTO = 0, FG_GEMM_OPENBLAS = 1, FG_GEMM_ONEDNN = 2 } fg_gemm_lib;
+const char *fg_gemm_lib_name(fg_gemm_lib lib);
+fg_status fg_gemm_lib_parse(const char *name, fg_gemm_lib *lib);
+/* FG_ERR_UNSUPPORTED for ONEDNN in a build without oneDNN. */
+fg_status fg_gemm_set_lib(fg_gemm_lib lib);
+fg_gemm_lib fg_gemm_get_lib(void);
+int fg_gemm_onednn_available(void);
+/* The auto rule: 1 when fg_gemm sends this product (op(A) m x k, op(B) k x n) to oneDNN. */
+int fg_gemm_rule_onednn(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k);
+/* "auto (oneDNN 2.6.3 dnnl_sgemm or OpenBLAS Haswell, by shape)" and the like. */
+const char *fg_gemm_describe(void);
 
 /* ---- elementwise (n = rows * cols contiguous elements) -------------------------- */
 void fg_relu_forward(float *out, const float *in, int64_t n);           /* out may == in */

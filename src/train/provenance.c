@@ -290,6 +290,7 @@ fg_status fg_run_record_format(const fg_train_config *cfg, const fg_dataset *ds,
   }
   jb_printf(&b, "]");
   jb_kstr(&b, "blas", fg_blas_corename());
+  jb_kstr(&b, "gemm", fg_gemm_lib_current());
   jb_printf(&b, ", ");
   put_dataset(&b, cfg, ds);
   jb_kstr(&b, "started", when[0] ? when : NULL);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fullgraph bench gemm --precision bf16 [--bf16-path]` and the bf16 line of --version: both
 # paths run and say which ran, FULLGRAPH_BF16_PATH picks the default, bad values exit 2 with the
-# problem named, native where this build or CPU lacks it exits 1 naming why.
+# problem named, native where this build or CPU lacks it exits 1 naming why. The fp32 GEMM
+# library: --version's line follows FULLGRAPH_GEMM, a bad value there is named and ignored.
 # usage: bf16_bench_test.sh FULLGRAPH
 set -u
 FG=$1
@@ -38,6 +39,23 @@ expect 2 "shapes nn \(the layer product\) and tn \(the weight gradient\) only, n
 expect 2 "--bf16-path needs --precision bf16" "$FG" bench gemm --bf16-path convert \
   --shapes nn:10x10x10
 expect 2 "--precision and --bf16-path belong to bench gemm" "$FG" bench stream --precision bf16
+
+expect 0 "^fp32 GEMM: auto \((oneDNN [0-9.]+ dnnl_sgemm or OpenBLAS [^ ]+, by shape|OpenBLAS [^;]+; this build has no oneDNN)\)$" \
+  "$FG" --version
+expect 0 "^fp32 GEMM: openblas \(OpenBLAS " env FULLGRAPH_GEMM=openblas "$FG" --version
+expect 0 "FULLGRAPH_GEMM=mkl ignored \(want auto, openblas or onednn\)" env FULLGRAPH_GEMM=mkl \
+  "$FG" bench gemm --shapes nn:10x10x10 --reps 1
+if "$FG" --version | grep -q '^fp32 GEMM: auto (oneDNN'; then
+  expect 0 "^fp32 GEMM: onednn \(oneDNN [0-9.]+ dnnl_sgemm, forced\)$" env FULLGRAPH_GEMM=onednn \
+    "$FG" --version
+  for lib in openblas onednn; do
+    expect 0 "^gemm nt 1000x32x17: $rate" env FULLGRAPH_GEMM=$lib "$FG" bench gemm \
+      --shapes nt:1000x32x17 --reps 1
+  done
+else
+  expect 0 "FULLGRAPH_GEMM=onednn ignored: this build has no oneDNN" env FULLGRAPH_GEMM=onednn \
+    "$FG" bench gemm --shapes nn:10x10x10 --reps 1
+fi
 
 echo "bf16_bench_test: $pass passed, $fail failed"
 [ "$fail" = 0 ]
