@@ -51,7 +51,9 @@ usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--e
 Graphs: rmatS is `fullgraph generate rmat` at scale S; snap:NAME the file of ../shared/data/snap
 whose name starts with NAME; het:NAME the edges of ../shared/data/heterophilous/NAME.npz, written
 once as DIR/NAME.txt (a SNAP edge list with its "# Nodes:" line) so that both programs read it.
-Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
+Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table;
+each run's own record as it ends (fullgraph's metrics, DIR/NAME_GRAPH_..._K.json; the peer's
+JSON, DIR/NAME_GRAPH_MODEL_torch_PRECISION_K.json), so a run cut off keeps what it measured.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
 -scipy.
 """
@@ -173,12 +175,17 @@ def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn", env=N
     return r
 
 
-def peer(path, extra, threads, epochs, model="gcn", precision="fp32"):
+def peer(path, extra, threads, epochs, model="gcn", precision="fp32", keep=None):
+    """The peer's JSON; keep (a path) also gets it, so that a run cut off later keeps it, as
+    fullgraph's metrics files are kept."""
     out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
                "--threads", str(threads), "--epochs", str(epochs), "--model", model,
                "--precision", precision,
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
                                     + [CLASSES])] + extra)
+    if keep:
+        with open(keep, "w") as f:
+            f.write(out.strip().splitlines()[-1] + "\n")
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -484,8 +491,10 @@ def main():
                     runs[m][key].append(r)
                 if not args.no_peer:
                     for pr in precs:             # each precision in turn, after fullgraph
+                        keep = os.path.join(args.out, f"{args.name}_{name.replace(' --', '_')}"
+                                            f"_{m}_torch_{pr}_{k}.json")
                         peers_by[m][pr].append(peer(path, extra, args.threads, args.epochs, m,
-                                                    pr))
+                                                    pr, keep))
                     peers[m] = peers_by[m][precs[0]]
                     if k + 1 < args.repeat or m != models[-1]:
                         tri.append(triad(fg, args.threads))  # the next run's triad before
