@@ -20,6 +20,11 @@
 # and GEMM shares of fullgraph's epoch for both; about twice the time with two models, three
 # times or more with three.
 #
+# --peer-precision fp32,bf16-autocast runs the peer in fp32 and with torch.autocast("cpu",
+# dtype=torch.bfloat16) (bench/torch_gcn.py --precision), both after fullgraph in every repeat,
+# and adds the peer's best and fullgraph's speedup over it, per repeat too (default fp32 only).
+# het:NAME in --graphs is ../shared/data/heterophilous/NAME.npz's graph (e.g. het:minesweeper).
+#
 # usage: bench/bench_single.sh [OUTDIR] [more single_process.py options, e.g. --reorder degree
 #                                         --model gcn,sage,gin --graphs rmat16]
 # environment: FULLGRAPH (default build/release/fullgraph), THREADS (default: all CPUs)

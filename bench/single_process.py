@@ -27,7 +27,12 @@ earlier versions read it) -- with 128 random features and 32 degree-quantile cla
      the part whose excess is largest (its share of epoch - bound). Medians over the repeats.
   4. trains the same model in PyTorch (bench/torch_gcn.py: same graph, widths, thread count,
      the faster of its COO and CSR formats, the same work per epoch) right after each model's
-     fullgraph runs of a repeat, and reports the ratio of the medians.
+     fullgraph runs of a repeat, and reports the ratio of the medians. With --peer-precision
+     fp32,bf16-autocast the peer runs in both (torch_gcn.py --precision: fp32, and the
+     forward under torch.autocast("cpu", dtype=torch.bfloat16)), one after the other after
+     fullgraph in every repeat, and the table adds the peer's best (the faster precision's
+     median) and fullgraph's speedup over it, also per repeat (that repeat's fullgraph epoch
+     against its faster peer run: the interleaved ratio, which a shared host disturbs least).
 With --model gcn,sage (or gcn,sage,gin, or gcn,gin) each repeat runs every model in turn
 (fullgraph, then its peer), so that all see the same load, and a second table gives for each
 graph, order and model other than the GCN its epoch over the GCN epoch of the same widths
@@ -40,13 +45,21 @@ matrices of w_in x w_out a layer, GIN w_in x w_out and w_out x w_out and two bia
 
 usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--epochs E]
            [--omp-wait default,passive,active]
-           [--graphs rmat18,rmat20,snap,snap-keep-ids,snap:NAME] [--no-peer] [--reorder auto|none|degree|rcm]
+           [--graphs rmat18,rmat20,snap,snap-keep-ids,snap:NAME,het:NAME] [--no-peer]
+           [--peer-precision fp32|bf16-autocast|fp32,bf16-autocast] [--reorder auto|none|degree|rcm]
            [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gin|gcn,sage,gin]
-Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table.
+Graphs: rmatS is `fullgraph generate rmat` at scale S; snap:NAME the file of ../shared/data/snap
+whose name starts with NAME; het:NAME the edges of ../shared/data/heterophilous/NAME.npz, written
+once as DIR/NAME.txt (a SNAP edge list with its "# Nodes:" line) so that both programs read it.
+Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and prints the table;
+each run's own record as it ends (fullgraph's metrics, DIR/NAME_GRAPH_..._K.json; the peer's
+JSON, DIR/NAME_GRAPH_MODEL_torch_PRECISION_K.json), so a run cut off keeps what it measured.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
 -scipy.
 """
 import argparse
+import array
+import ast
 import gzip
 import json
 import os
@@ -56,6 +69,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import epoch_bound  # noqa: E402
@@ -85,7 +99,7 @@ def blas_kernels(fg):
     """The OpenBLAS kernel set fullgraph runs, and where it came from: the GEMM's speed depends
     on it, and OPENBLAS_CORETYPE in the environment overrides OpenBLAS's own pick."""
     out = subprocess.run([fg, "--version"], stdout=subprocess.PIPE, text=True).stdout
-    m = re.search(r"OpenBLAS kernels: ([^)]*)", out)
+    m = re.search(r"OpenBLAS kernels: ([^)\n]*)", out)
     name = m.group(1).strip() if m else "unknown"
     forced = os.environ.get("OPENBLAS_CORETYPE")
     return name + (f" (OPENBLAS_CORETYPE={forced} in the environment)" if forced else
@@ -161,12 +175,49 @@ def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn", env=N
     return r
 
 
-def peer(path, extra, threads, epochs, model="gcn"):
+def peer(path, extra, threads, epochs, model="gcn", precision="fp32", keep=None):
+    """The peer's JSON; keep (a path) also gets it, so that a run cut off later keeps it, as
+    fullgraph's metrics files are kept."""
     out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
                "--threads", str(threads), "--epochs", str(epochs), "--model", model,
+               "--precision", precision,
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
                                     + [CLASSES])] + extra)
+    if keep:
+        with open(keep, "w") as f:
+            f.write(out.strip().splitlines()[-1] + "\n")
     return json.loads(out.strip().splitlines()[-1])
+
+
+def npy_header(z, member):
+    """(dtype descr, shape) of a .npy member of an open zipfile, and the member's file object
+    positioned at the data (the format: magic, version, header length, a Python dict literal)."""
+    f = z.open(member)
+    magic = f.read(8)
+    if magic[:6] != b"\x93NUMPY":
+        sys.exit(f"single_process.py: {member} is not a .npy array")
+    size = int.from_bytes(f.read(2 if magic[6] == 1 else 4), "little")
+    head = ast.literal_eval(f.read(size).decode("latin1"))
+    if head["fortran_order"]:
+        sys.exit(f"single_process.py: {member} is in Fortran order")
+    return head["descr"], head["shape"], f
+
+
+def heterophilous_snap(npz, out):
+    """Write the edges of a heterophilous-graphs .npz (edges: int64 E x 2, each undirected edge
+    once; node_labels: N) as a SNAP edge list with a "# Nodes: N" line, so that fullgraph and the
+    peer read the same graph, isolated nodes included. Standard library only."""
+    with zipfile.ZipFile(npz) as z:
+        _, (n,), _ = npy_header(z, "node_labels.npy")
+        descr, shape, f = npy_header(z, "edges.npy")
+        if descr != "<i8" or len(shape) != 2 or shape[1] != 2:
+            sys.exit(f"single_process.py: {npz}: edges is {descr} {shape}, not <i8 (E, 2)")
+        ids = array.array("q")
+        ids.frombytes(f.read(8 * shape[0] * 2))
+    with open(out, "w") as o:
+        o.write(f"# {os.path.basename(npz)}: edges of the heterophilous-graphs .npz\n"
+                f"# Nodes: {n} Edges: {shape[0]}\n")
+        o.writelines(f"{ids[i]} {ids[i + 1]}\n" for i in range(0, len(ids), 2))
 
 
 def gemm_times(fg, threads, shapes, env=None):
@@ -318,6 +369,10 @@ def main():
                     help="rmatS, snap (the largest SNAP file), snap-keep-ids (the same file "
                     "read with --keep-ids: every id up to the largest is a node)")
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--peer-precision", default="fp32",
+                    help="fp32, bf16-autocast, or both separated by commas: the peer runs in "
+                    "each, one after the other after fullgraph in every repeat, and the table "
+                    "adds the faster one and fullgraph's speedup over it")
     ap.add_argument("--reorder", default="auto",
                     help="fullgraph's --reorder, or several separated by commas (each is run; "
                     "PyTorch once)")
@@ -373,6 +428,11 @@ def main():
                 key = o if len(waits) == 1 else f"{o}, {w} wait"
                 variants.append((key if len(gemms) == 1 else f"{key}, gemm {g}", o, env))
     keys = [v[0] for v in variants]
+    precs = args.peer_precision.split(",")
+    for pr in precs:
+        if pr not in ("fp32", "bf16-autocast") or precs.count(pr) > 1:
+            sys.exit(f"single_process.py: bad --peer-precision '{args.peer_precision}' (fp32, "
+                     "bf16-autocast, once each)")
     models = args.model.split(",")
     for m in models:
         if m not in ("gcn", "sage", "gin") or models.count(m) > 1:
@@ -400,9 +460,17 @@ def main():
             keep = g == "snap-keep-ids"
             graphs.append((os.path.basename(path).split(".")[0] + (" --keep-ids" if keep else ""),
                            path, ["--keep-ids"] if keep else []))
+        elif g.startswith("het:"):
+            npz = os.path.join(ROOT, "..", "shared", "data", "heterophilous", g[4:] + ".npz")
+            if not os.path.exists(npz):
+                sys.exit(f"single_process.py: '{g}': no {npz}")
+            path = os.path.join(args.out, f"{g[4:]}.txt")
+            if not os.path.exists(path):
+                heterophilous_snap(npz, path)
+            graphs.append((g[4:], path, []))
         else:
-            sys.exit(f"single_process.py: unknown graph '{g}' (rmatS, snap, snap-keep-ids or "
-                     "snap:NAME)")
+            sys.exit(f"single_process.py: unknown graph '{g}' (rmatS, snap, snap-keep-ids, "
+                     "snap:NAME or het:NAME)")
 
     report = {"machine": cpu_model(), "cpus": os.cpu_count(), "threads": args.threads,
               "blas": blas_kernels(fg),
@@ -415,7 +483,8 @@ def main():
         nodes, entries, _ = infos[models[0], orders[0]]
         tri = [triad(fg, args.threads)]
         runs = {m: {key: [] for key in keys} for m in models}
-        peers = {m: [] for m in models}
+        peers = {m: [] for m in models}           # the first precision's runs
+        peers_by = {m: {pr: [] for pr in precs} for m in models}
         for k in range(args.repeat):  # models and orders interleaved, so drifts in the host
             for m in models:          # hit all alike
                 for key, o, env in variants:
@@ -436,7 +505,12 @@ def main():
                                                     env)
                     runs[m][key].append(r)
                 if not args.no_peer:
-                    peers[m].append(peer(path, extra, args.threads, args.epochs, m))
+                    for pr in precs:             # each precision in turn, after fullgraph
+                        keep = os.path.join(args.out, f"{args.name}_{name.replace(' --', '_')}"
+                                            f"_{m}_torch_{pr}_{k}.json")
+                        peers_by[m][pr].append(peer(path, extra, args.threads, args.epochs, m,
+                                                    pr, keep))
+                    peers[m] = peers_by[m][precs[0]]
                     if k + 1 < args.repeat or m != models[-1]:
                         tri.append(triad(fg, args.threads))  # the next run's triad before
         for m in models:
@@ -451,6 +525,21 @@ def main():
                 med = statistics.median_low(t["mean_epoch_seconds"] for t in ts)
                 g["torch"] = next(t for t in ts if t["mean_epoch_seconds"] == med)
                 g["torch_runs"] = ts
+                if len(precs) > 1:
+                    by = {}
+                    for pr, prs in peers_by[m].items():
+                        md = statistics.median_low(t["mean_epoch_seconds"] for t in prs)
+                        by[pr] = {"median": next(t for t in prs if t["mean_epoch_seconds"] == md),
+                                  "runs": prs}
+                    g["torch_by_precision"] = by
+                    # the peer's best: the faster precision's median; and each repeat's own
+                    # best (the precisions' runs of that repeat, beside its fullgraph runs)
+                    g["torch_best_precision"] = min(
+                        by, key=lambda pr: by[pr]["median"]["mean_epoch_seconds"])
+                    g["torch_best_per_repeat"] = [
+                        min(peers_by[m][pr][k]["mean_epoch_seconds"] for pr in precs)
+                        for k in range(args.repeat)]
+                    ts = [t for prs in peers_by[m].values() for t in prs]
                 # SAGE's and GIN's Ã drop the self loop every node has as loaded
                 want = entries - (nodes if m in ("sage", "gin") else 0)
                 for t in ts:
@@ -479,9 +568,16 @@ def main():
     head = ("| graph | model | nodes | Â entries | reorder | epoch s | SpMM s | GEMM s | rest s | SpMM GB/s | "
             "triad GB/s | SpMM / triad | peak MB | peak / yardstick | estimate MB |")
     sep = "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    if not args.no_peer:
+    if not args.no_peer and len(precs) == 1:
         head += " PyTorch s (format) | speedup | PyTorch peak MB |"
         sep += "---:|---:|---:|"
+    elif not args.no_peer:
+        for pr in precs:
+            head += f" PyTorch {pr} s (format) | speedup |"
+            sep += "---:|---:|"
+        head += (" PyTorch best | speedup over best | per repeat (range) | PyTorch peak MB "
+                 f"({', '.join(precs)}) |")
+        sep += "---|---:|---:|---:|"
     for g in report["graphs"]:
         for o, rs in g["fullgraph"].items():
             r = {key: statistics.median(x[key] for x in rs) for key in MEDIANS}
@@ -497,7 +593,21 @@ def main():
                    f"{r['spmm_over_triad']:.0%}{spread} | {r['peak_rss_bytes'] / 1e6:.0f} | "
                    f"{r['peak_rss_bytes'] / g['yardstick_bytes']:.2f} | "
                    f"{(g['estimate_bytes'][o] or 0) / 1e6:.0f} |")
-            if "torch" in g:
+            if "torch_by_precision" in g:
+                by = g["torch_by_precision"]
+                for pr in precs:
+                    t = by[pr]["median"]
+                    fmts = "/".join(sorted(set(x["format"] for x in by[pr]["runs"])))
+                    row += (f" {t['mean_epoch_seconds']:.3f} ({fmts}) | "
+                            f"{t['mean_epoch_seconds'] / r['epoch_seconds']:.1f}x |")
+                best = g["torch_best_precision"]
+                tb = by[best]["median"]["mean_epoch_seconds"]
+                each = [b / x["epoch_seconds"] for b, x in zip(g["torch_best_per_repeat"], rs)]
+                row += (f" {best} | **{tb / r['epoch_seconds']:.1f}x** | "
+                        f"{statistics.median(each):.1f}x ({min(each):.1f}–{max(each):.1f}) | "
+                        + " / ".join(f"{max(t['peak_rss_bytes'] for t in by[pr]['runs']) / 1e6:.0f}"
+                                     for pr in precs) + " |")
+            elif "torch" in g:
                 t = g["torch"]
                 fmts = "/".join(sorted(set(x["format"] for x in g["torch_runs"])))
                 row += (f" {t['mean_epoch_seconds']:.3f} ({fmts}) | "
@@ -508,7 +618,10 @@ def main():
           f"OpenBLAS kernels {report['blas']}; "
           f"{' and '.join(m.upper() for m in models)} {FEATURES} -> {HIDDEN} x {LAYERS - 1} -> "
           f"{CLASSES}, {args.epochs} epochs, mean of the last 8; medians of {args.repeat} "
-          f"run(s) a graph, model and order (PyTorch: the run of median epoch), "
+          f"run(s) a graph, model and order (PyTorch: the run of median epoch"
+          + (f", in {' and '.join(precs)}; its best the faster median, per repeat each "
+             f"repeat's fullgraph epoch against that repeat's faster peer run"
+             if len(precs) > 1 and not args.no_peer else "") + "), "
           f"SpMM / triad's range in brackets; load average "
           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after "
           f"({report['started']}).", "", head, sep] + rows

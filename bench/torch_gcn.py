@@ -26,14 +26,31 @@ layer's weights (fullgraph decays the first GIN layer's two stack layers); every
 the GCN.
 
 Sparse format: the one (COO or CSR) whose product Â·X (SAGE and GIN: Ã·X) is fastest on this
-graph, timed before training. Prints one JSON object: epoch seconds, the mean of the epochs
+graph, timed before training.
+
+--precision bf16-autocast: mixed precision the way PyTorch users write it on a CPU: the training
+forward and the loss, and the evaluation forward, run under torch.autocast("cpu",
+dtype=torch.bfloat16); parameters, their gradients and Adam's moments stay fp32 (autocast casts
+the weights to bf16 in each product), and bf16 needs no GradScaler. Autocast runs the dense
+products (Linear, D·Wᵀ) as bf16 matmuls (oneDNN) and keeps cross_entropy in fp32. The sparse
+product cannot follow: torch 1.13 (Debian's python3-torch) has no bf16 kernel for it in either
+format ("addmm_sparse_dense" not implemented for 'BFloat16'), and under autocast a plain
+torch.sparse.mm of fp32 operands fails the same way, because autocast casts them to bf16. So the
+peer's sparse product leaves autocast and runs in fp32: a bf16 input is widened first (Â·H in
+fp32, the result fp32; the next Linear casts it back to bf16). A bf16 operator with bf16
+features ("coo-bf16", "csr-bf16") is also tried, forward and backward, where the installed torch
+supports it, and then timed against the fp32 formats; with 1.13 the trial reports it unsupported
+and the epoch is "bf16 dense, fp32 sparse". (Aggregating with index_add_ over the edge list,
+which does take bf16, was 30x slower than the fp32 CSR product on a graph of ca-AstroPh's size,
+so it is not a candidate.) The trial of every format times the product as the epoch calls it,
+the bf16 input's widening included. Prints one JSON object: epoch seconds, the mean of the epochs
 after the first two, the sparse format used, the peak resident memory of the process, the model,
-and the graph's sizes (to check that it is the graph fullgraph read; SAGE's and GIN's Ã have no
-diagonal, so n entries fewer than Â).
+the precision, the sparse operator's dtype, and the graph's sizes (to check that it is the graph
+fullgraph read; SAGE's and GIN's Ã have no diagonal, so n entries fewer than Â).
 
 usage: torch_gcn.py EDGES --threads T [--model gcn|sage|gin] [--epochs 10]
-                    [--widths 128,128,128,32] [--format auto|coo|csr] [--dropout 0.5]
-                    [--seed 0] [--keep-ids]
+                    [--widths 128,128,128,32] [--format auto|coo|csr|coo-bf16|csr-bf16]
+                    [--dropout 0.5] [--seed 0] [--keep-ids] [--precision fp32|bf16-autocast]
 """
 import argparse
 import json
@@ -107,13 +124,30 @@ def normalized_adjacency(src, dst, n, model="gcn"):
 
 
 def to_torch(a, fmt):
-    if fmt == "csr":
+    """fmt coo or csr (fp32 values), coo-bf16 or csr-bf16 (bf16 values)."""
+    kind, _, bf16 = fmt.partition("-")
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    if kind == "csr":
         return torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
                                        torch.from_numpy(a.indices.astype(np.int64)),
-                                       torch.from_numpy(a.data), size=a.shape)
+                                       torch.from_numpy(a.data).to(dtype), size=a.shape)
     c = a.tocoo()
     idx = torch.from_numpy(np.vstack([c.row, c.col]).astype(np.int64))
-    return torch.sparse_coo_tensor(idx, torch.from_numpy(c.data), size=a.shape).coalesce()
+    return torch.sparse_coo_tensor(idx, torch.from_numpy(c.data).to(dtype),
+                                   size=a.shape).coalesce()
+
+
+def spmm(a, h):
+    """Â·H as every model calls it. A bf16 operator multiplies bf16 rows (only chosen where the
+    installed torch has that kernel); under autocast an fp32 operator leaves autocast, which
+    would cast it to bf16 and fail, and multiplies H widened to fp32; otherwise plain fp32."""
+    if a.dtype == torch.bfloat16:
+        with torch.autocast("cpu", enabled=False):
+            return torch.sparse.mm(a, h.to(torch.bfloat16))
+    if torch.is_autocast_cpu_enabled():
+        with torch.autocast("cpu", enabled=False):
+            return torch.sparse.mm(a, h.float())
+    return torch.sparse.mm(a, h)
 
 
 class GCN(torch.nn.Module):
@@ -135,9 +169,9 @@ class GCN(torch.nn.Module):
         for l, lin in enumerate(self.lins):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             if self.first[l]:
-                h = lin(torch.sparse.mm(a, h))            # (Â D) W + b
+                h = lin(spmm(a, h))                   # (Â D) W + b
             else:
-                h = torch.sparse.mm(a, h @ lin.weight.t()) + lin.bias   # Â (D W) + b
+                h = spmm(a, h @ lin.weight.t()) + lin.bias       # Â (D W) + b
             if l + 1 < len(self.lins):
                 h = torch.relu(h)
         return h
@@ -170,9 +204,9 @@ class SAGE(torch.nn.Module):
         for l, (neigh, self_) in enumerate(zip(self.neigh, self.self_)):
             h = torch.nn.functional.dropout(h, self.p, self.training)
             if self.first[l]:
-                z = neigh(torch.sparse.mm(a, h))          # (Ã D) W_n + b
+                z = neigh(spmm(a, h))                 # (Ã D) W_n + b
             else:
-                z = torch.sparse.mm(a, h @ neigh.weight.t()) + neigh.bias   # Ã (D W_n) + b
+                z = spmm(a, h @ neigh.weight.t()) + neigh.bias   # Ã (D W_n) + b
             h = z + self_(h)                              # + D W_s
             if l + 1 < len(self.neigh):
                 h = torch.relu(h)
@@ -205,7 +239,7 @@ class GIN(torch.nn.Module):
         h = x
         for l, (lin1, lin2) in enumerate(zip(self.lin1, self.lin2)):
             h = torch.nn.functional.dropout(h, self.p, self.training)
-            y = torch.sparse.mm(a, h) + (1 + self.eps) * h   # Ã D + (1 + eps) D
+            y = spmm(a, h) + (1 + self.eps) * h         # Ã D + (1 + eps) D
             h = lin2(torch.relu(lin1(y)))
             if l + 1 < len(self.lin1):
                 h = torch.relu(h)
@@ -225,18 +259,20 @@ def run(a, x, y, masks, widths, args, epochs):
     opt = torch.optim.Adam([{"params": decay, "weight_decay": 5e-4},
                             {"params": rest, "weight_decay": 0.0}], lr=0.01)
     train, valid, test = masks
+    bf16 = args.precision == "bf16-autocast"
     times, losses = [], []
     for _ in range(epochs):
         t0 = time.perf_counter()
         model.train()
         opt.zero_grad(set_to_none=True)
-        out = model(a, x)
-        loss = torch.nn.functional.cross_entropy(out[train], y[train])
-        loss.backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model(a, x)
+            loss = torch.nn.functional.cross_entropy(out[train], y[train])
+        loss.backward()                           # outside autocast, as its documentation says
         opt.step()
         model.eval()
-        with torch.no_grad():
-            out = model(a, x)
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model(a, x).float()
             pred = out.argmax(1)
             accs = [float((pred[m] == y[m]).float().mean()) for m in (train, valid, test)]
             vloss = float(torch.nn.functional.cross_entropy(out[valid], y[valid]))
@@ -253,11 +289,15 @@ def main():
     ap.add_argument("--model", default="gcn", choices=["gcn", "sage", "gin"])
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--widths", default="128,128,128,32")
-    ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr"])
+    ap.add_argument("--format", default="auto", choices=["auto", "coo", "csr", "coo-bf16", "csr-bf16"])
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep-ids", action="store_true",
                     help="as fullgraph --keep-ids: nodes 0..max id, absent ids isolated")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16-autocast"],
+                    help="bf16-autocast: forward and loss under torch.autocast('cpu', "
+                    "dtype=torch.bfloat16), the sparse product in fp32 unless torch has a bf16 "
+                    "one and it is faster")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     widths = [int(w) for w in args.widths.split(",")]
@@ -276,23 +316,35 @@ def main():
     masks = (torch.from_numpy(u < 0.6), torch.from_numpy((u >= 0.6) & (u < 0.8)),
              torch.from_numpy(u >= 0.8))
 
+    bf16 = args.precision == "bf16-autocast"
     formats = ["coo", "csr"] if args.format == "auto" else [args.format]
+    if bf16 and args.format == "auto":
+        formats += ["coo-bf16", "csr-bf16"]
     trial = {}
     if len(formats) > 1:   # the format whose Â·X (n x w_0; SAGE, GIN Ã·X) is fastest, best of 3
+        # under autocast X arrives in bf16 (a Linear's output), so the trial feeds it so
+        xin = x.to(torch.bfloat16) if bf16 else x
         for f in formats:
             try:
                 at = to_torch(a, f)
-                torch.sparse.mm(at, x)
-                best = float("inf")
-                for _ in range(3):
-                    t0 = time.perf_counter()
-                    torch.sparse.mm(at, x)
-                    best = min(best, time.perf_counter() - t0)
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    if at.dtype == torch.bfloat16:   # its backward must exist too
+                        xg = xin.detach().requires_grad_()
+                        spmm(at, xg).float().sum().backward()
+                    spmm(at, xin)
+                    best = float("inf")
+                    for _ in range(3):
+                        t0 = time.perf_counter()
+                        spmm(at, xin)
+                        best = min(best, time.perf_counter() - t0)
                 trial[f] = best
             except (RuntimeError, NotImplementedError) as e:
                 trial[f] = None
-                print(f"torch_gcn: format {f} failed: {e}", file=sys.stderr)
+                print(f"torch_gcn: format {f} failed: {str(e).splitlines()[0]}",
+                      file=sys.stderr)
         ok = {k: v for k, v in trial.items() if v is not None}
+        if not ok:
+            sys.exit("torch_gcn: no sparse format works with this torch")
         fmt = min(ok, key=ok.get)
         at = None
     else:
@@ -302,6 +354,8 @@ def main():
     tail = times[2:] if len(times) > 2 else times
     print(json.dumps({
         "model": args.model, "nodes": n, "adjacency_entries": int(a.nnz), "format": fmt, "trial_seconds": trial,
+        "precision": args.precision,
+        "sparse_dtype": "bfloat16" if fmt.endswith("-bf16") else "float32",
         "threads": torch.get_num_threads(), "epoch_seconds": times,
         "mean_epoch_seconds": sum(tail) / len(tail), "losses": losses,
         "final_acc": accs, "final_valid_loss": vloss,
