@@ -511,22 +511,6 @@ void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf1
 #define FG_SPMM_BF16_PREFETCH_BYTES 12288
 #endif
 
-/* Cost of rows [0, r): nonzeros plus rows (empty rows count), strictly increasing in r. */
-static inline int64_t bf16_row_cost(const int64_t *rowptr, int64_t r) {
-  return rowptr[r] - rowptr[0] + r;
-}
-/* The first row r in [0, nrows] with cost >= target. */
-static int64_t bf16_find_row(const int64_t *rowptr, int64_t nrows, int64_t target) {
-  int64_t lo = 0, hi = nrows;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (bf16_row_cost(rowptr, mid) < target)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 /* Columns a tile keeps in registers: 8 vectors of 16 fp32 accumulators (the bf16 source
@@ -651,12 +635,12 @@ static void spmm_bf16_driver(const fg_csr *A, const fg_bf16 *X, int64_t ldx, flo
   const int64_t nrows = A->nrows;
   if (nrows <= 0 || f <= 0) return;
   assert(ldx >= f && ldy >= f);
-  const int64_t total = bf16_row_cost(A->rowptr, nrows);
+  const int64_t total = fg_spmm_row_cost(A->rowptr, nrows);
   const int ntasks = fg_kernel_tasks(total * f, FG_SPMM_BF16_MIN_TASK_WORK);
   FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
-    const int64_t r0 = bf16_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
-    const int64_t r1 = bf16_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
+    const int64_t r0 = fg_spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
+    const int64_t r1 = fg_spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
     for (int64_t j0 = 0; j0 < f && r0 < r1; j0 += FG_SPMM_BF16_TILE) {
       const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_BF16_TILE);
       bf16_tile_any(A, X + j0, ldx, Y ? Y + j0 : NULL, Yb ? Yb + j0 : NULL, ldy, r0, r1,

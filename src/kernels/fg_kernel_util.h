@@ -39,4 +39,23 @@ static inline int64_t fg_task_start(int64_t n, int t, int ntasks) {
   return q * t + rem * t / ntasks;
 }
 
+/* A CSR's rows cut by cost for the SpMMs (spmm.c, bf16.c): rows [0, r) cost their nonzeros plus
+ * one per row, so that runs of empty rows count too; strictly increasing in r. */
+static inline int64_t fg_spmm_row_cost(const int64_t *rowptr, int64_t r) {
+  return rowptr[r] - rowptr[0] + r;
+}
+
+/* The first row r in [0, nrows] with fg_spmm_row_cost(r) >= target. */
+static inline int64_t fg_spmm_find_row(const int64_t *rowptr, int64_t nrows, int64_t target) {
+  int64_t lo = 0, hi = nrows;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (fg_spmm_row_cost(rowptr, mid) < target)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 #endif /* FG_KERNEL_UTIL_H */

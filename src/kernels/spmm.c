@@ -56,25 +56,6 @@ void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t
   }
 }
 
-/* Cost of rows [0, r): their nonzeros plus one per row, so that runs of empty rows count too.
- * Strictly increasing in r. */
-static inline int64_t spmm_row_cost(const int64_t *rowptr, int64_t r) {
-  return rowptr[r] - rowptr[0] + r;
-}
-
-/* The first row r in [0, nrows] with spmm_row_cost(r) >= target. */
-static int64_t spmm_find_row(const int64_t *rowptr, int64_t nrows, int64_t target) {
-  int64_t lo = 0, hi = nrows;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (spmm_row_cost(rowptr, mid) < target)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 #if defined(__GNUC__)
 #define FG_INLINE static inline __attribute__((always_inline))
 #else
@@ -262,12 +243,12 @@ static void spmm_driver(const fg_csr *A, const float *X, int64_t ldx, float *Y, 
   if (nrows <= 0 || f <= 0) return;
   assert(ldx >= f && ldy >= f);
   assert(A->rowptr[nrows] >= A->rowptr[0]);
-  const int64_t total = spmm_row_cost(A->rowptr, nrows);
+  const int64_t total = fg_spmm_row_cost(A->rowptr, nrows);
   const int ntasks = fg_kernel_tasks(total * f, FG_SPMM_MIN_TASK_WORK);
   FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
-    const int64_t r0 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
-    const int64_t r1 = spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
+    const int64_t r0 = fg_spmm_find_row(A->rowptr, nrows, fg_task_start(total, t, ntasks));
+    const int64_t r1 = fg_spmm_find_row(A->rowptr, nrows, fg_task_start(total, t + 1, ntasks));
     if (r0 < r1)
       spmm_rows(A, X, ldx, Y, ldy, f, r0, r1, accumulate,
                 t + 1 == ntasks ? kmax : A->rowptr[r1]);
@@ -286,14 +267,15 @@ void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int
                      int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
                      void *ctx) {
   const int64_t nrows = A->nrows;
-  /* a chunk's cost in spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
+  /* a chunk's cost in fg_spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
   const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (4 * f), 1) : 1;
   int64_t r0 = 0;
   if (nrows <= 0 || f <= 0) return;
   while (r0 < nrows) {
     /* the first row past the chunk's cost (cost is strictly increasing: at least one row) */
-    const int64_t r1 =
-        between ? spmm_find_row(A->rowptr, nrows, spmm_row_cost(A->rowptr, r0) + step) : nrows;
+    const int64_t r1 = between ? fg_spmm_find_row(A->rowptr, nrows,
+                                                  fg_spmm_row_cost(A->rowptr, r0) + step)
+                               : nrows;
     /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
     const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
                          A->col, A->val};
