@@ -390,6 +390,25 @@ cleanup:
   return st;
 }
 
+/* An undirected graph's rows [lo, lo + nr) of n nodes from its m edges (*src, *dst, freed):
+ * both directions and one self loop a row (rows_from_edges), the entries of the whole graph,
+ * and every degree both ways the row's length. */
+static fg_status undirected_rows(MPI_Comm comm, piece *pc, int64_t n, int64_t nr, int64_t **src,
+                                 int64_t **dst, int64_t m) {
+  fg_status st = FG_OK;
+  FG_CHECK(rows_from_edges(comm, pc->P, n, pc->lo, nr, src, dst, m, 1, 1, &pc->rowptr, &pc->col));
+  pc->nnz = pc->rowptr[nr];
+  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pc->nnz, 1, MPI_INT64_T, MPI_SUM, comm));
+  FG_ALLOC(pc->outdeg, FG_MAX(nr, 1));
+  FG_ALLOC(pc->loops, FG_MAX(nr, 1));
+  for (int64_t k = 0; k < nr; k++) {
+    pc->outdeg[k] = pc->rowptr[k + 1] - pc->rowptr[k];
+    pc->loops[k] = 1;
+  }
+cleanup:
+  return st;
+}
+
 /* ---- step 1a: rank 0 reads, every rank gets its rows --------------------------------------- */
 
 static fg_status piece_from_root(MPI_Comm comm, const char *path, const fg_load_config *lc,
@@ -806,18 +825,8 @@ static fg_status piece_from_snap(MPI_Comm comm, const char *path, const fg_load_
   seen = NULL;
   FG_REQUIRE(m <= INT64_MAX / 32, FG_ERR_UNSUPPORTED, "%s: %lld edges", path, (long long)m);
   /* the entries: row = destination, column = source, and the reverse (undirected) */
-  FG_CHECK(rows_from_edges(comm, pc->P, pc->n, pc->lo, nr, &raw.src, &raw.dst, m, 1, 1,
-                           &pc->rowptr, &pc->col));
+  FG_CHECK(undirected_rows(comm, pc, pc->n, nr, &raw.src, &raw.dst, m));
   fg_raw_free(&raw);
-  pc->nnz = pc->rowptr[nr];
-  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pc->nnz, 1, MPI_INT64_T, MPI_SUM, comm));
-  /* symmetric, every degree both ways the row's length, one self loop a row */
-  FG_ALLOC(pc->outdeg, FG_MAX(nr, 1));
-  FG_ALLOC(pc->loops, FG_MAX(nr, 1));
-  for (int64_t k = 0; k < nr; k++) {
-    pc->outdeg[k] = pc->rowptr[k + 1] - pc->rowptr[k];
-    pc->loops[k] = 1;
-  }
   /* what a graph-only input gets generated, as build_dataset does */
   pc->F = lc->gen_features;
   pc->C = lc->gen_classes;
@@ -956,16 +965,7 @@ static fg_status piece_from_ogb(MPI_Comm comm, const char *dir, const fg_load_co
   free(buf);
   buf = NULL;
   FG_CHECK(fg_agree(comm, st));
-  FG_CHECK(rows_from_edges(comm, pc->P, n, pc->lo, nr, &src, &dst, rows, 1, 1, &pc->rowptr,
-                           &pc->col));
-  pc->nnz = pc->rowptr[nr];
-  FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pc->nnz, 1, MPI_INT64_T, MPI_SUM, comm));
-  FG_ALLOC(pc->outdeg, FG_MAX(nr, 1));
-  FG_ALLOC(pc->loops, FG_MAX(nr, 1));
-  for (int64_t k = 0; k < nr; k++) {
-    pc->outdeg[k] = pc->rowptr[k + 1] - pc->rowptr[k];
-    pc->loops[k] = 1;
-  }
+  FG_CHECK(undirected_rows(comm, pc, n, nr, &src, &dst, rows));
   pc->flags = FG_PREP_SYMMETRIC;
 
   /* the features: the first line's width on every rank */
