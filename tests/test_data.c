@@ -1,6 +1,7 @@
 /* test_data.c -- see test_data.h. */
 #include "test_data.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,4 +82,24 @@ fg_status test_data_make(int which, fg_dataset **out) {
 int test_have_metis(void) {
   fg_order_kind k;
   return fg_order_parse("metis", &k) == FG_OK;
+}
+
+fg_status test_cora_prepared(const char *base, const char *name, int directed, int64_t blocks,
+                             uint64_t seed, int write, fg_dataset **ds, char *dir, size_t size) {
+  fg_status st = FG_OK;
+  snprintf(dir, size, "%s/%s", base, name);
+  if (!*ds) {
+    fg_load_config lc = fg_load_config_default();
+    lc.undirected = !directed;
+    lc.dedup = 1;
+    st = fg_dataset_load(FG_DEMO_DATA, &lc, ds);
+  }
+  if (st == FG_OK && write) {
+    fg_prepare_config pc = fg_prepare_config_default();
+    pc.blocks = (int)blocks;
+    pc.order = "random";
+    pc.seed = seed;
+    st = fg_dataset_prepare(*ds, &pc, dir);
+  }
+  return st;
 }

@@ -17,6 +17,12 @@ enum {
 const char *test_data_name(int which);
 /* Build dataset `which`. */
 fg_status test_data_make(int which, fg_dataset **out);
+/* The prepared-dataset tests' Cora: the demo data deduplicated, undirected (reverse edges
+ * added) or directed (its edges as the file lists them), loaded into *ds unless *ds holds it
+ * already; with write, prepared in `blocks` blocks in random order (seed) into base/name, whose
+ * path goes to dir. */
+fg_status test_cora_prepared(const char *base, const char *name, int directed, int64_t blocks,
+                             uint64_t seed, int write, fg_dataset **ds, char *dir, size_t size);
 /* 1 if this build has METIS (--order metis); tests skip that order otherwise. */
 int test_have_metis(void);
 

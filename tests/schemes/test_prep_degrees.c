@@ -22,6 +22,7 @@
 #include "graph/fg_order.h"
 #include "io/fg_prepared.h"
 #include "schemes/fg_prep_blocks.h"
+#include "test_data.h"
 #include "testutil.h"
 
 #define BLOCKS 12
@@ -149,20 +150,9 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 1;
   }
-  for (int k = 0; k < 2; k++) {
-    fg_load_config lc = fg_load_config_default();
-    lc.undirected = k == 0; /* 1: Cora's edges as the file lists them */
-    lc.dedup = 1;
-    snprintf(dir[k], sizeof dir[k], "%s/%s", base, k == 0 ? "undirected" : "directed");
-    EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds[k]));
-    if (ds[k]) {
-      fg_prepare_config pc = fg_prepare_config_default();
-      pc.blocks = BLOCKS;
-      pc.order = "random";
-      pc.seed = SEED;
-      EXPECT_OK(fg_dataset_prepare(ds[k], &pc, dir[k]));
-    }
-  }
+  for (int k = 0; k < 2; k++)
+    EXPECT_OK(test_cora_prepared(base, k == 0 ? "undirected" : "directed", k, BLOCKS, SEED, 1,
+                                 &ds[k], dir[k], sizeof dir[k]));
   if (ds[0] && ds[1]) {
     const fg_adj_spec specs[6] = {{FG_ADJ_SYM, 0}, {FG_ADJ_MEAN, 0}, {FG_ADJ_SUM, 0},
                                   {FG_ADJ_SYM, 1}, {FG_ADJ_MEAN, 1}, {FG_ADJ_SUM, 1}};
@@ -175,11 +165,7 @@ int main(int argc, char **argv) {
         check(ds[k], dir[k], specs[j], what);
       }
   }
-  {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    EXPECT(system(cmd) == 0);
-  }
+  fg_test_mpi_done(base);
   fg_dataset_destroy(&ds[0]);
   fg_dataset_destroy(&ds[1]);
   MPI_Finalize();

@@ -21,6 +21,7 @@
 #include "graph/fg_graph.h"
 #include "schemes/fg_grid3d.h"
 #include "schemes/fg_scheme.h"
+#include "test_data.h"
 #include "testutil.h"
 
 #define BLOCKS 12
@@ -139,21 +140,12 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 1;
   }
-  for (int k = 0; k < 3; k++) {
-    fg_load_config lc = fg_load_config_default();
-    lc.undirected = k != 1; /* 1: Cora's edges as the file lists them */
-    lc.dedup = 1;
-    snprintf(dir[k], sizeof dir[k], "%s/%s", base,
-             k == 0 ? "undirected" : k == 1 ? "directed" : "five");
-    if (k < 2) EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds[k])); /* every rank */
-    if (d->rank == 0 && ds[k % 2]) {
-      fg_prepare_config pc = fg_prepare_config_default();
-      pc.blocks = k == 2 ? 5 : BLOCKS; /* 5: a grid of 2, 3 or 4 does not fit */
-      pc.order = "random";
-      pc.seed = SEED;
-      EXPECT_OK(fg_dataset_prepare(ds[k % 2], &pc, dir[k]));
-    }
-  }
+  /* every rank loads the reference; rank 0 writes the directories, the third the undirected
+   * graph in 5 blocks (a grid of 2, 3 or 4 does not fit) */
+  for (int k = 0; k < 3; k++)
+    EXPECT_OK(test_cora_prepared(base, k == 0 ? "undirected" : k == 1 ? "directed" : "five",
+                                 k == 1, k == 2 ? 5 : BLOCKS, SEED, d->rank == 0, &ds[k % 2],
+                                 dir[k], sizeof dir[k]));
   MPI_Barrier(MPI_COMM_WORLD);
   if (d->rank == 0) {
     /* rank 0 opens only the manifest, as train does under mpirun */

@@ -18,6 +18,7 @@
 #include "graph/fg_order.h"
 #include "io/fg_prepared.h"
 #include "schemes/fg_partition.h"
+#include "test_data.h"
 #include "testutil.h"
 
 #define BLOCKS 12
@@ -115,20 +116,9 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 1;
   }
-  for (int k = 0; k < 2; k++) {
-    fg_load_config lc = fg_load_config_default();
-    lc.undirected = k == 0; /* 1: Cora's edges as the file lists them */
-    lc.dedup = 1;
-    snprintf(dir[k], sizeof dir[k], "%s/%s", base, k == 0 ? "undirected" : "directed");
-    EXPECT_OK(fg_dataset_load(FG_DEMO_DATA, &lc, &ds[k])); /* every rank: the reference */
-    if (d->rank == 0 && ds[k]) {
-      fg_prepare_config pc = fg_prepare_config_default();
-      pc.blocks = BLOCKS;
-      pc.order = "random";
-      pc.seed = SEED;
-      EXPECT_OK(fg_dataset_prepare(ds[k], &pc, dir[k]));
-    }
-  }
+  for (int k = 0; k < 2; k++) /* every rank loads the reference; rank 0 writes the directory */
+    EXPECT_OK(test_cora_prepared(base, k == 0 ? "undirected" : "directed", k, BLOCKS, SEED,
+                                 d->rank == 0, &ds[k], dir[k], sizeof dir[k]));
   MPI_Barrier(MPI_COMM_WORLD);
   if (ds[0] && ds[1] && BLOCKS % d->size == 0) {
     const fg_adj_spec specs[3] = {{FG_ADJ_SYM, 0}, {FG_ADJ_MEAN, 0}, {FG_ADJ_SUM, 1}};
