@@ -390,6 +390,12 @@ typedef struct fg_train_config {
                               of each cut, edge by edge the cheaper) */
   const char *quantize;    /* halo: the exchanged rows as "int8", "int4" or "int2" codes with
                               stochastic rounding; "none" (NULL) float32 */
+  const char *precision;   /* "fp32" (NULL, the default) or "bf16": activations rounded to
+                              bfloat16 as every GEMM and SpMM reads them (fp32 accumulation),
+                              rows crossing ranks as bfloat16; weights, their gradients, Adam
+                              moments, the loss and every reduction stay fp32 (README) */
+  const char *bf16_path;   /* bf16: "native" (oneDNN, AVX512_BF16) or "convert" (widen to fp32,
+                              OpenBLAS); NULL: native where the CPU and build have it */
   int replicate;           /* 1.5d: c, the processes holding each of the P/c block rows (c
                               divides P, c <= P/c); 0: the performance model's choice */
   double label_prop;       /* label propagation (SuperGCN): this fraction of the training nodes

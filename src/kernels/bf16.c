@@ -127,6 +127,18 @@ cleanup:
   return st;
 }
 
+fg_status fg_precision_parse(const char *name, int *bf16) {
+  fg_status st = FG_OK;
+  if (!name || strcmp(name, "fp32") == 0)
+    *bf16 = 0;
+  else if (strcmp(name, "bf16") == 0)
+    *bf16 = 1;
+  else
+    FG_FAIL(FG_ERR_INVALID_ARG, "--precision: unknown precision '%s' (want fp32 or bf16)", name);
+cleanup:
+  return st;
+}
+
 /* Why native is unavailable, for messages. */
 static const char *bf16_native_missing(void) {
 #ifdef FG_HAVE_DNNL

@@ -75,6 +75,8 @@ fg_status fg_bf16_set_path(fg_bf16_path path);
 /* "native" or "convert" -> path; FG_ERR_INVALID_ARG for any other name. */
 fg_status fg_bf16_path_parse(const char *name, fg_bf16_path *path);
 const char *fg_bf16_path_name(fg_bf16_path path);
+/* --precision: "fp32" (or NULL) -> 0, "bf16" -> 1; FG_ERR_INVALID_ARG naming the values else. */
+fg_status fg_precision_parse(const char *name, int *bf16);
 /* One line for `fullgraph --version`: the path this build and CPU run by default and what it
  * runs on, e.g. "native (oneDNN 2.6.3 bf16 matmul, avx512_core_bf16)". */
 const char *fg_bf16_describe(void);

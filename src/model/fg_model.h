@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "core/fg_core.h"
+#include "kernels/fg_bf16.h"
 #include "kernels/fg_kernels.h"
 #include "schemes/fg_scheme.h"
 
@@ -152,6 +153,16 @@ struct fg_model {
   double *row_sum;        /* (n) and their sums of exp(z - max) */
   double seconds[FG_TIME_COUNT];
   double gemm_flops;      /* 2 M N K summed over the GEMMs run (bench_single.sh's bound) */
+  /* --precision bf16: every GEMM of fg_model_gemm reads its operands rounded to bf16 (weights
+   * too, inside fg_bf16_gemm_tall) with fp32 sums and output, through these scratch copies
+   * (grown on demand); the first failure (out of memory, a shape oneDNN refuses) is kept in
+   * gemm_status and returned by the pass it happened in */
+  int bf16;
+  fg_bf16 *h16a, *h16b;   /* the operands as bf16 (h16a_cap, h16b_cap elements) */
+  int64_t h16a_cap, h16b_cap;
+  float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
+  int64_t wt_cap;
+  fg_status gemm_status;
 };
 
 typedef struct fg_model_config {
@@ -167,6 +178,7 @@ typedef struct fg_model_config {
   float label_prop;       /* label propagation (SuperGCN §3.3.2): this fraction of the training
                              nodes (fg_label_prop_node) adds a learned embedding of its label
                              (classes x features, from 0) to its input features; 0: off */
+  int bf16;               /* --precision bf16: GEMM operands rounded to bf16 (fg_model.bf16) */
 } fg_model_config;
 
 /* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label

@@ -120,6 +120,19 @@ static float *act_alloc(int64_t nfloats) {
     if (!(ptr)) FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld floats", (long long)(n)); \
   } while (0)
 
+/* *buf grown to at least n elements of `size` bytes (its capacity in *cap); 0 if out of memory
+ * (the old buffer kept). */
+static int grow(void **buf, int64_t *cap, int64_t n, size_t size) {
+  void *p;
+  if (n <= *cap) return 1;
+  p = fg_malloc_huge((size_t)n * size);
+  if (!p) return 0;
+  free(*buf);
+  *buf = p;
+  *cap = n;
+  return 1;
+}
+
 int fg_label_prop_node(uint64_t seed, float rate, int64_t id, int split) {
   return rate > 0.0f && split == FG_SPLIT_TRAIN &&
          fg_rng_uniform(seed, FG_RNG_LABEL_PROP, (uint64_t)id, 0, 0, 0) < rate;
@@ -130,6 +143,9 @@ void fg_model_destroy(fg_model **mp) {
   if (!mp || !*mp) return;
   m = *mp;
   free(m->lp_label);
+  free(m->h16a);
+  free(m->h16b);
+  free(m->wt);
   fg_free_aligned(m->params);
   fg_free_aligned(m->grads);
   fg_free_aligned(m->adam_m);
@@ -337,6 +353,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->norm = cfg->norm;
   m->residual = cfg->residual;
   m->gin_eps = cfg->gin_eps;
+  m->bf16 = cfg->bf16;
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
@@ -436,6 +453,21 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_F(m->wblk, blk);
     FG_ALLOC_F(m->gblk, blk);
   }
+  if (m->bf16) {
+    /* the GEMM operands' scratch at its largest now, so that running short of memory is an
+     * error every rank agrees on here rather than one rank's failure inside a pass */
+    int64_t rows_cols = 1, mats_in = 1;
+    for (int l = 0; l < L; l++) {
+      const fg_layer_shape *sh = &m->shape[l];
+      rows_cols = FG_MAX(rows_cols, FG_MAX(sh->n_in, sh->n_out) * FG_MAX(sh->w_in, sh->w_out));
+      mats_in = FG_MAX(mats_in, sh->w_in * sh->w_out);
+    }
+    FG_REQUIRE(grow((void **)&m->h16a, &m->h16a_cap, rows_cols, sizeof(fg_bf16)) &&
+                   grow((void **)&m->h16b, &m->h16b_cap, rows_cols, sizeof(fg_bf16)) &&
+                   grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)),
+               FG_ERR_NOMEM, "out of memory for the bf16 GEMM operands (2 x %lld elements)",
+               (long long)rows_cols);
+  }
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
     const int64_t wi = m->widths[l], wo = m->widths[l + 1], nw = sh->w_in * sh->w_out;
@@ -516,11 +548,59 @@ cleanup:
   return st;
 }
 
+/* dst (rows x cols, packed) = the rows of src (leading dimension ld) rounded to bf16 */
+static void rows_to_bf16(fg_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld) {
+  if (ld == cols) {
+    fg_bf16_from_f32(dst, src, rows * cols);
+    return;
+  }
+  for (int64_t i = 0; i < rows; i++) fg_bf16_from_f32(dst + i * cols, src + i * ld, cols);
+}
+
+/* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums. The model's products:
+ * an activation times a weight (nn: fg_bf16_gemm_tall rounds W), an activation's transpose times
+ * a gradient (tn: the weight gradient, both rounded here), a gradient times a weight's transpose
+ * (nt: W transposed into fp32 scratch, then the tall product). */
+static fg_status bf16_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                           const float *A, int64_t lda, const float *B, int64_t ldb, int acc,
+                           float *C, int64_t ldc) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(!(ta && tb), FG_ERR_INTERNAL, "bf16 GEMM: no product of two transposes");
+  FG_REQUIRE(grow((void **)&m->h16a, &m->h16a_cap, M * K, sizeof(fg_bf16)), FG_ERR_NOMEM,
+             "out of memory for a bf16 GEMM operand (%lld x %lld)", (long long)M, (long long)K);
+  if (!ta && !tb) {
+    rows_to_bf16(m->h16a, A, M, K, lda);
+    FG_CHECK(fg_bf16_gemm_tall(M, K, N, m->h16a, K, B, ldb, C, ldc, acc));
+  } else if (ta) { /* A: K x M, B: K x N */
+    FG_REQUIRE(grow((void **)&m->h16b, &m->h16b_cap, K * N, sizeof(fg_bf16)), FG_ERR_NOMEM,
+               "out of memory for a bf16 GEMM operand (%lld x %lld)", (long long)K,
+               (long long)N);
+    rows_to_bf16(m->h16a, A, K, M, lda);
+    rows_to_bf16(m->h16b, B, K, N, ldb);
+    FG_CHECK(fg_bf16_gemm_wgrad(K, M, N, m->h16a, M, m->h16b, N, C, ldc, acc));
+  } else { /* A: M x K, B: N x K */
+    FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
+               "out of memory for a transposed weight (%lld x %lld)", (long long)K,
+               (long long)N);
+    for (int64_t i = 0; i < N; i++)
+      for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
+    rows_to_bf16(m->h16a, A, M, K, lda);
+    FG_CHECK(fg_bf16_gemm_tall(M, K, N, m->h16a, K, m->wt, N, C, ldc, acc));
+  }
+cleanup:
+  return st;
+}
+
 static void timed_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                        float *C, int64_t ldc) {
   double t0 = fg_now();
-  fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+  if (!m->bf16) {
+    fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+  } else {
+    const fg_status st = bf16_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, beta != 0.0f, C, ldc);
+    if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
+  }
   m->seconds[FG_TIME_GEMM] += fg_now() - t0;
   m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
 }
@@ -648,6 +728,14 @@ cleanup:
   return st;
 }
 
+/* A pass's outcome: its own error, else the first GEMM failure during it (bf16 only), which is
+ * then cleared. Every rank agrees on a pass's outcome in the trainer (fg_dist_agree). */
+static fg_status gemm_outcome(fg_model *m, fg_status st) {
+  const fg_status g = m->gemm_status;
+  m->gemm_status = FG_OK;
+  return st != FG_OK ? st : g;
+}
+
 fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uint64_t seed,
                            uint64_t epoch) {
   fg_status st = FG_OK;
@@ -707,7 +795,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 cleanup:
-  return st;
+  return gemm_outcome(m, st);
 }
 
 fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
@@ -784,7 +872,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     cur = v;
   }
 cleanup:
-  return st;
+  return gemm_outcome(m, st);
 }
 
 fg_status fg_model_reduce_grads(fg_model *m, fg_scheme *s) {

@@ -18,6 +18,7 @@
 #include "core/fg_core.h"
 #include "dist/fg_dist.h"
 #include "graph/fg_graph.h"
+#include "kernels/fg_bf16.h"
 
 typedef struct fg_scheme fg_scheme;
 
@@ -43,6 +44,8 @@ typedef struct fg_scheme_config {
   int aggregation;     /* halo: the cut's rule, an fg_halo_rule (0 hybrid, 1 pre, 2 post) */
   int quantize_bits;   /* halo: rows exchanged as 2-, 4- or 8-bit codes (0: float32) */
   int replicate;       /* 1.5d: c, the ranks holding each block row (0: 1) */
+  int bf16;            /* --precision bf16: every SpMM reads its rows as bfloat16 (fp32 sums)
+                          and rows cross ranks as bfloat16 (fg_scheme.bf16) */
   int input_grad;      /* layer 0's input gradient is wanted (label propagation): 3d keeps layer
                           0's transposed shard and gives each rank its input rows' labels */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
@@ -161,6 +164,13 @@ struct fg_scheme {
   double seconds_spmm;    /* time in local SpMMs (accumulated) */
   double spmm_bytes;      /* bytes the local SpMMs must move at least (accumulated):
                              nnz (4 + 4) + nnz f 4 gathered + rows f 4 written, per SpMM */
+  int bf16;                /* --precision bf16 (the trainer sets it after create; a scheme that
+                              sizes buffers by it reads fg_scheme_config.bf16): every local SpMM
+                              gathers bf16 rows with fp32 sums (fg_scheme_spmm rounds an fp32
+                              input, fg_scheme_spmm_bf16 takes bf16 rows), and row transfers
+                              between ranks carry bf16 (2 bytes an element) */
+  fg_bf16 *rows16;         /* fg_scheme_spmm's bf16 copy of its input (rows16_cap elements) */
+  int64_t rows16_cap;
   int64_t progress_chunk_bytes; /* fg_scheme_spmm_progress's row chunks (fg_scheme_new sets
                              FG_PROGRESS_CHUNK_BYTES; tests make it small; <= 0: the default) */
   const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
@@ -235,9 +245,16 @@ int64_t fg_scheme_sort_unique(int32_t *v, int64_t n);
 int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t x);
 
 /* One local SpMM: out (A->nrows x f) = A in, or += A in with acc; its time and the bytes it
- * must move are added to s->seconds_spmm and s->spmm_bytes. */
-void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
-                    int acc);
+ * must move are added to s->seconds_spmm and s->spmm_bytes. Under bf16 the input's A->ncols
+ * rows are first rounded to bf16 (s->rows16; FG_ERR_NOMEM if it cannot grow) and gathered as
+ * such: the same values, and so the same sums, as if they had arrived in bf16. */
+fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
+                         int acc);
+/* The same on rows already in bf16 (in: A->ncols x f), at any precision setting. */
+void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                         float *out, int acc);
+/* in (n elements) rounded to bf16 into s->rows16 (grown to n), returned in *out. */
+fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out);
 
 /* Row chunks of fg_scheme_spmm_progress, in bytes of SpMM memory traffic (a nonzero gathers 4f
  * bytes, a row writes 4f). A chunk boundary costs about 5 us beside the test (measured on one

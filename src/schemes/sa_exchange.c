@@ -245,7 +245,7 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
   FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
                                    posted && x->overlap ? nreq : 0));
   if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
-  if (op->off.nnz > 0) fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1);
+  if (op->off.nnz > 0) FG_CHECK(fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1));
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;

@@ -98,6 +98,7 @@ void fg_scheme_destroy(fg_scheme **s) {
   free((*s)->targets);
   free((*s)->in_labels);
   free((*s)->in_split);
+  free((*s)->rows16);
   free(*s);
   *s = NULL;
 }
@@ -256,16 +257,54 @@ int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t 
   return lo;
 }
 
-void fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
-                    int acc) {
+/* The bytes an SpMM must move at least: A's indices and values (4 + 4 a nonzero), the rows it
+ * gathers (esz bytes an element: 4 fp32, 2 bf16) and the rows it writes (fp32). */
+static double spmm_bytes(const fg_csr *A, int64_t f, double esz) {
+  return (double)A->nnz * 8.0 + (double)A->nnz * (double)f * esz +
+         (double)A->nrows * (double)f * 4.0;
+}
+
+fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out) {
+  fg_status st = FG_OK;
+  if (n > s->rows16_cap) {
+    fg_bf16 *grown = fg_malloc_huge((size_t)n * sizeof *grown);
+    FG_REQUIRE(grown, FG_ERR_NOMEM, "out of memory for %lld bf16 rows elements", (long long)n);
+    free(s->rows16);
+    s->rows16 = grown;
+    s->rows16_cap = n;
+  }
+  fg_bf16_from_f32(s->rows16, in, n);
+  *out = s->rows16;
+cleanup:
+  return st;
+}
+
+void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                         float *out, int acc) {
+  const double t0 = fg_now();
+  fg_spmm_bf16(A, in, f, out, f, f, acc);
+  s->seconds_spmm += fg_now() - t0;
+  s->spmm_bytes += spmm_bytes(A, f, 2.0);
+}
+
+fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
+                         int acc) {
+  fg_status st = FG_OK;
+  if (s->bf16) {
+    const fg_bf16 *h;
+    FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &h));
+    fg_scheme_spmm_bf16(s, A, h, f, out, acc);
+    return FG_OK;
+  }
   const double t0 = fg_now();
   if (acc)
     fg_spmm_acc(A, in, f, out, f, f);
   else
     fg_spmm(A, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
-  s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
-                   (double)A->nrows * (double)f * 4.0;
+  s->spmm_bytes += spmm_bytes(A, f, 4.0);
+cleanup:
+  return st;
 }
 
 /* What progress_between needs: the requests to test, and where to leave a failure. */
@@ -295,10 +334,8 @@ fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in
   fg_status st = FG_OK;
   progress_ctx c = {s->dist, reqs, n, MPI_SUCCESS, 0.0};
   double t0;
-  if (n <= 0) {
-    fg_scheme_spmm(s, A, in, f, out, acc);
-    return FG_OK;
-  }
+  if (n <= 0 || s->bf16) /* (bf16: not chunked yet -- the requests wait for the next call) */
+    return fg_scheme_spmm(s, A, in, f, out, acc);
   t0 = fg_now();
   fg_spmm_chunked(A, in, f, out, f, f, acc,
                   s->progress_chunk_bytes > 0 ? s->progress_chunk_bytes : FG_PROGRESS_CHUNK_BYTES,
@@ -306,8 +343,7 @@ fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in
   /* the tests are communication; the rest is the SpMM (the same bytes as fg_scheme_spmm) */
   s->seconds_spmm += fg_now() - t0 - c.seconds;
   s->dist->counters.seconds_comm += c.seconds;
-  s->spmm_bytes += (double)A->nnz * 8.0 + (double)A->nnz * (double)f * 4.0 +
-                   (double)A->nrows * (double)f * 4.0;
+  s->spmm_bytes += spmm_bytes(A, f, 4.0);
   FG_CHECK_MPI(c.rc);
 cleanup:
   return st;

@@ -507,7 +507,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
   if (g->size == 1 || nb <= 1) {
-    fg_scheme_spmm(s, A, in, f, out, 0);
+    FG_CHECK(fg_scheme_spmm(s, A, in, f, out, 0));
     return fg_group_allreduce_f32(g, out, rows * f);
   }
   FG_ALLOC(req, nb);
@@ -517,7 +517,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
     V.nrows = r1 - r0;
     V.nnz = A->rowptr[r1] - A->rowptr[r0];
     V.rowptr = A->rowptr + r0;
-    fg_scheme_spmm(s, &V, in, f, out + r0 * f, 0);
+    FG_CHECK(fg_scheme_spmm(s, &V, in, f, out + r0 * f, 0));
     FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
     posted++;
     FG_CHECK(fg_group_poke(g, req, posted));
@@ -743,7 +743,8 @@ static fg_status input_grad_3d(fg_scheme *s, const float *dh, float *scratch, fl
   impl3d *t = s->impl;
   const fg_csr *At = &t->At[0];
   FG_CHECK(feature_counts(s));
-  if (t->feat_cols > 0 && At->nrows > 0) fg_scheme_spmm(s, At, dh, t->feat_cols, scratch, 0);
+  if (t->feat_cols > 0 && At->nrows > 0)
+    FG_CHECK(fg_scheme_spmm(s, At, dh, t->feat_cols, scratch, 0));
   FG_CHECK(fg_group_reduce_scatter_f32(&t->grp[FG_DIM_Z], scratch, piece_grad, t->cnt));
 cleanup:
   return st;

@@ -378,11 +378,10 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
   double t0;
   const int P = d->size;
   if (P == 1) {
-    fg_scheme_spmm(s, local, in, f, out, 0);
-    return FG_OK;
+    return fg_scheme_spmm(s, local, in, f, out, 0);
   }
   FG_CHECK(ensure_buffers(s, f));
-  if (pack->nrows > 0) fg_scheme_spmm(s, pack, in, f, im->sendbuf, 0);
+  if (pack->nrows > 0) FG_CHECK(fg_scheme_spmm(s, pack, in, f, im->sendbuf, 0));
   if (im->bits) {
     const uint64_t key = message_key(s, transposed);
     fg_quantize_rows(im->sendbuf, pack->nrows, f, im->bits, im->seed, key, NULL, im->scodes,
@@ -417,7 +416,7 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
       im->scale[k] = im->rparam[2 * k], im->zero[k] = im->rparam[2 * k + 1];
     fg_dequantize_rows(im->rcodes, im->scale, im->zero, n_recv, f, im->bits, im->recvbuf);
   }
-  if (unpack->nnz > 0) fg_scheme_spmm(s, unpack, im->recvbuf, f, out, 1);
+  if (unpack->nnz > 0) FG_CHECK(fg_scheme_spmm(s, unpack, im->recvbuf, f, out, 1));
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   if (par != MPI_DATATYPE_NULL) MPI_Type_free(&par);

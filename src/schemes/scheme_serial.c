@@ -12,14 +12,12 @@ typedef struct serial_impl {
 
 static fg_status serial_aggregate(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
-  fg_scheme_spmm(s, &im->A, in, f, out, 0);
-  return FG_OK;
+  return fg_scheme_spmm(s, &im->A, in, f, out, 0);
 }
 
 static fg_status serial_aggregate_t(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
-  fg_scheme_spmm(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
-  return FG_OK;
+  return fg_scheme_spmm(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
 }
 
 static void serial_destroy(fg_scheme *s) {

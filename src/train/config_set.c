@@ -44,6 +44,8 @@ static const key_def keys[] = {
     {"double-perm", K_FLAG, F(double_perm)},
     {"aggregation", K_STR, F(aggregation)},
     {"quantize", K_STR, F(quantize)},
+    {"precision", K_STR, F(precision)},
+    {"bf16-path", K_STR, F(bf16_path)},
     {"replicate", K_INT, F(replicate)},
     {"label-prop", K_DOUBLE, F(label_prop)},
     {"task", K_STR, F(task)},

@@ -215,6 +215,7 @@ static void put_options(jbuf *b, const fg_train_config *cfg, const fg_run_facts 
   jb_kbool(b, "double_perm", cfg->double_perm);
   jb_kstr(b, "aggregation", cfg->aggregation ? cfg->aggregation : "hybrid");
   jb_kstr(b, "quantize", cfg->quantize ? cfg->quantize : "none");
+  jb_kstr(b, "precision", cfg->precision ? cfg->precision : "fp32");
   jb_knum(b, "label_prop", cfg->label_prop);
   jb_kstr(b, "task", f->task ? f->task : "multiclass");
   jb_kstr(b, "metric", f->metric ? f->metric : "accuracy");
@@ -291,6 +292,8 @@ fg_status fg_run_record_format(const fg_train_config *cfg, const fg_dataset *ds,
   jb_printf(&b, "]");
   jb_kstr(&b, "blas", fg_blas_corename());
   jb_kstr(&b, "gemm", fg_gemm_lib_current());
+  /* the path bf16's GEMMs ran (or would run) on: native or convert */
+  jb_kstr(&b, "bf16_path", fg_bf16_path_current());
   jb_printf(&b, ", ");
   put_dataset(&b, cfg, ds);
   jb_kstr(&b, "started", when[0] ? when : NULL);

@@ -12,6 +12,7 @@
 #include "graph/fg_graph.h"
 #include "graph/fg_order.h"
 #include "io/fg_io.h"
+#include "kernels/fg_bf16.h"
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
 #include "plan/fg_plan.h"
@@ -78,6 +79,8 @@ static fg_status validate(const fg_train_config *c) {
   FG_CHECK(fg_model_choose(c->model, c->norm, c->adj_norm, c->gin_eps, &(fg_model_choice){0}));
   FG_CHECK(fg_halo_rule_parse(c->aggregation, &(fg_halo_rule){FG_HALO_HYBRID}));
   FG_CHECK(fg_halo_quant_parse(c->quantize, &(int){0}));
+  FG_CHECK(fg_precision_parse(c->precision, &(int){0}));
+  if (c->bf16_path) FG_CHECK(fg_bf16_path_parse(c->bf16_path, &(fg_bf16_path){FG_BF16_NATIVE}));
   FG_REQUIRE(c->label_prop == 0 || (c->label_prop > 0 && c->label_prop < 1), FG_ERR_INVALID_ARG,
              "--label-prop must be in (0, 1), got %g", c->label_prop);
   /* a single file holds the weights only; a sharded checkpoint the learned features too */
@@ -418,6 +421,11 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.agg_blocks = cfg->agg_blocks;
   sc.learn_features = cfg->learn_features;
   sc.input_grad = cfg->label_prop > 0;
+  FG_CHECK(fg_precision_parse(cfg->precision, &sc.bf16)); /* validated: agreed */
+  if (cfg->bf16_path) { /* where native is missing every rank says so (a uniform cluster) */
+    st = fg_set_bf16_path(cfg->bf16_path);
+    FG_CHECK(fg_dist_agree(d, st));
+  }
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     st = fg_halo_rule_parse(cfg->aggregation, &rule);
@@ -427,6 +435,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   }
   sc.layouts = d->rank == 0 ? &r->lay : NULL;
   FG_CHECK(r->info->create(d, ds, &sc, &r->s));
+  r->s->bf16 = sc.bf16;
   fg_layouts_free(&r->lay); /* distributed: rank 0 keeps no copy */
   if (r->task == FG_TASK_MULTILABEL) FG_CHECK(fg_scheme_scatter_targets(r->s, ds));
   /* the model: widths input, hidden..., classes */
@@ -445,7 +454,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                 .gin_eps = r->mdl.gin_eps,
                                 .gin_eps_learn = r->mdl.gin_eps_learn,
                                 .residual = cfg->residual,
-                                .label_prop = (float)cfg->label_prop};
+                                .label_prop = (float)cfg->label_prop,
+                                .bf16 = sc.bf16};
     st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
