@@ -551,6 +551,80 @@ static void check_quantized(const fg_dataset *ds) {
   }
 }
 
+/* --precision bf16: every scheme that runs on P against one process in bf16. What may differ
+ * is only where fp32 sums run in another order (stages, blocks, the gradient all-reduce), as in
+ * fp32; but a sum rounded to bf16 afterwards (a GEMM or SpMM operand) can then round to the
+ * neighbouring bf16 value, 2^-8 relative, when it lies within the reordering's few fp32 ulps
+ * of a rounding boundary: a fraction of about k 2^-24 / 2^-8 = k 2^-16 of the elements for
+ * sums of k terms (k <= a few hundred here: < 1 %), each off by at most 2^-8. So:
+ *   - epoch 1 (the same initial weights, a forward and a backward): the loss within
+ *     BF16_TOL1 = 2^-8 x 1 % ~ 4e-5 relative;
+ *   - later epochs: the flipped elements change the gradients by the same small fraction,
+ *     which Adam's normalized steps (at most lr = 0.01 a weight, m / sqrt(v) of a component
+ *     near zero can change sign) carry into the weights: the 20 epochs' losses within
+ *     BF16_TOL = 2e-3 relative, 20 x 0.01 x the loss's sensitivity to a weight (<= 1 here), and
+ *     the final accuracies within 1 % (a handful of nodes whose logits tie within that).
+ * And bf16 is in force: the serial bf16 losses are not fp32's. Rounding the operands moves
+ * epoch 1's loss only ~5e-7 relative here (the errors average out over 2708 nodes), but the
+ * 20 epochs apart by more than BF16_APART. */
+#define BF16_TOL1 4e-5
+#define BF16_TOL 2e-3
+#define BF16_APART 1e-5
+static void check_bf16(const fg_dataset *ds) {
+  static const char *const schemes[] = {"1d", "1d-sa", "halo", "1.5d", "3d"};
+  reference ref;
+  double hf[EPOCHS];
+  fg_train_result res;
+  fg_train_config c = base_config(NULL, 2);
+  int grids[64][3];
+  const int ng = fg_grid_enumerate(nprocs, grids, 64);
+  if (nprocs < 2) return;
+  c.precision = "bf16";
+  c.scheme = "serial";
+  make_reference(ds, &c, &ref);
+  {
+    reference f32;
+    fg_train_config f = c;
+    f.precision = "fp32";
+    make_reference(ds, &f, &f32);
+    memcpy(hf, f32.hist, sizeof hf);
+    EXPECT_MSG(worst_rel(hf, ref.hist, EPOCHS) > BF16_APART,
+               "bf16: the losses are within %.3g of fp32's: is bf16 in force?",
+               worst_rel(hf, ref.hist, EPOCHS));
+    if (rank == 0)
+      printf("P=%d bf16 serial: losses up to %.2e from fp32's\n", nprocs,
+             worst_rel(hf, ref.hist, EPOCHS));
+  }
+  for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+    double hist[EPOCHS], w, w1;
+    char grid[32];
+    c.scheme = schemes[k];
+    c.overlap = strcmp(schemes[k], "1d") == 0;
+    c.grid = NULL;
+    if (strcmp(schemes[k], "3d") == 0) { /* the grid with the most dimensions cut */
+      snprintf(grid, sizeof grid, "%dx%dx%d", grids[ng - 1][0], grids[ng - 1][1],
+               grids[ng - 1][2]);
+      c.grid = grid;
+    }
+    c.loss_history = hist;
+    EXPECT_OK(fg_train(MPI_COMM_WORLD, rank == 0 ? ds : NULL, &c, &res));
+    w = worst_rel(hist, ref.hist, EPOCHS);
+    w1 = fabs(hist[0] - ref.hist[0]) / fabs(ref.hist[0]);
+    EXPECT_MSG(w1 <= BF16_TOL1, "bf16 %s: epoch 1's loss differs from one process by %.3g",
+               schemes[k], w1);
+    EXPECT_MSG(w <= BF16_TOL, "bf16 %s: loss differs from one process by %.3g", schemes[k], w);
+    EXPECT_MSG(fabs(res.final_test_acc - ref.res.final_test_acc) <= 0.01 &&
+                   fabs(res.final_valid_acc - ref.res.final_valid_acc) <= 0.01,
+               "bf16 %s: accuracies valid %.4f test %.4f, one process %.4f %.4f", schemes[k],
+               res.final_valid_acc, res.final_test_acc, ref.res.final_valid_acc,
+               ref.res.final_test_acc);
+    if (rank == 0)
+      printf("P=%d bf16 %-6s%s%s epoch 1 rel diff %.2e, max %.2e, test acc %+.4f\n", nprocs,
+             schemes[k], c.grid ? " " : "", c.grid ? c.grid : "", w1, w,
+             res.final_test_acc - ref.res.final_test_acc);
+  }
+}
+
 /* Two identical runs are bitwise identical (losses and predictions); a grid scheme's
  * predictions equal serial's. */
 static void check_outputs(const fg_dataset *ds) {
@@ -688,6 +762,7 @@ int main(int argc, char **argv) {
     }
     if (data == TEST_DATA_CORA) check_quantized(ds);
     if (data == TEST_DATA_CORA) check_label_prop(ds);
+    if (data == TEST_DATA_CORA) check_bf16(ds);
     if (0) {
     }
     fg_dataset_destroy(&ds);
