@@ -3,12 +3,12 @@
  *
  * A table of configurations (dataset, scheme, order, overlap, permutation, blocked
  * aggregation, learned features, depth, model, operator, norm; a grid scheme runs on every grid
- * of P -- a GCN row on every other where P has more than 6 grids, a model row on every third,
- * staggered) trains 20 epochs with dropout 0.5; every epoch's loss must be the one-process
- * serial run's (on MPI_COMM_SELF, the distinct references shared out over the ranks) within a
- * relative 1e-6, and the final accuracies equal. Learned features are compared against the 3d
- * scheme on one rank (the serial scheme does not learn features). Rows that cannot run on P
- * ranks (serial on more than one) are skipped; a later scheme or model option is a new row.
+ * of P, a model row on every third, staggered) trains 20 epochs
+ * with dropout 0.5; every epoch's loss must be the one-process serial run's (rank 0 on
+ * MPI_COMM_SELF) within a relative 1e-6, and the final accuracies equal. Learned features are
+ * compared against the 3d scheme on one rank (the serial scheme does not learn features). Rows
+ * that cannot run on P ranks (serial on more than one) are skipped; a later scheme or model
+ * option is a new row.
  *
  * Besides the table, for every scheme that runs on P: a checkpoint at epoch 10 resumed to 20 is
  * bitwise equal to the uninterrupted run, and a one-process serial run resumes the same
@@ -283,96 +283,46 @@ static int same_reference(const row *a, const row *b) {
          a->residual == b->residual;
 }
 
-/* Whether table row r runs in this job on dataset `data`. */
-static int row_runs(const row *r, int data) {
-  return r->data == data && runs_here(r->scheme) &&
-         !(r->order && strcmp(r->order, "metis") == 0 && !test_have_metis());
-}
-
-/* The one-process reference of a row: serial, or 3d on one rank for learned features. */
-static fg_train_config reference_config(const row *r) {
-  fg_train_config rc = base_config(NULL, r->layers);
-  rc.agg_order = r->agg_order;
-  rc.model = r->model;
-  rc.adj_norm = r->adj;
-  rc.norm = r->norm;
-  rc.gin_eps = r->gin_eps;
-  rc.residual = r->residual;
-  rc.scheme = r->learn ? "3d" : "serial";
-  if (r->learn) {
-    rc.grid = "1x1x1";
-    rc.learn_features = 1;
-  }
-  return rc;
-}
-
-/* The references of the rows that run here (refs[ref_of[i]] for row i, nref of them), each
- * trained on MPI_COMM_SELF by rank k % P and broadcast from it: every rank holds the dataset.
- * One rank training them all while the others waited in a broadcast kept P - 1 ranks polling
- * beside it: on 2 cores and 8 ranks that made the references most of the test's time. */
-static void make_references(const fg_dataset *ds, const int *ref_of, int nref, reference *refs) {
-  fg_status *st = calloc((size_t)(nref > 0 ? nref : 1), sizeof *st);
-  EXPECT_MSG(st != NULL, "out of memory");
-  if (!st) return;
-  memset(refs, 0, (size_t)nref * sizeof *refs);
-  for (int i = 0, k = 0; i < N_ROWS && k < nref; i++) {
-    fg_train_config rc;
-    if (ref_of[i] != k) continue; /* the first row of reference k */
-    if (k % nprocs == rank) {
-      rc = reference_config(&table[i]);
-      rc.loss_history = refs[k].hist;
-      st[k] = fg_train(MPI_COMM_SELF, ds, &rc, &refs[k].res);
-      EXPECT_MSG(st[k] == FG_OK, "reference of row %d failed: %s", i, fg_last_error());
-    }
-    k++;
-  }
-  for (int k = 0; k < nref; k++) {
-    MPI_Bcast(&st[k], 1, MPI_INT, k % nprocs, MPI_COMM_WORLD);
-    MPI_Bcast(&refs[k], (int)sizeof refs[k], MPI_BYTE, k % nprocs, MPI_COMM_WORLD);
-  }
-  free(st);
-}
-
 /* Every row of the table on dataset `data`. Consecutive rows with the same reference share one
  * one-process run. */
 static void check_table(int data, const fg_dataset *ds) {
-  int grids[64][3], reps[16], nr = 0, ref_of[N_ROWS], nref = 0;
+  int grids[64][3], reps[16], nr = 0;
   const int ng = fg_grid_enumerate(nprocs, grids, 64);
-  reference *refs = malloc(N_ROWS * sizeof *refs);
-  const row *last = NULL; /* the last row that runs here */
-  EXPECT_MSG(refs != NULL, "out of memory");
-  if (!refs) return;
-  for (int i = 0; i < N_ROWS; i++) {
-    ref_of[i] = -1;
-    if (!row_runs(&table[i], data)) continue;
-    if (!last || !same_reference(last, &table[i])) nref++;
-    ref_of[i] = nref - 1;
-    last = &table[i];
-  }
-  make_references(ds, ref_of, nref, refs);
+  reference ref;
+  const row *last = NULL; /* the row whose reference ref is */
   /* 1.5d's replications c > 1, or c = 1 where none other is valid */
   nr = FG_MIN(fg_replicate_valid(nprocs, reps, 16), 16);
   if (nr > 1) memmove(reps, reps + 1, (size_t)--nr * sizeof *reps);
   for (int i = 0; i < N_ROWS; i++) {
     const row *r = &table[i];
     const fg_scheme_info *e = fg_scheme_lookup(r->scheme);
-    const reference *ref = &refs[ref_of[i] >= 0 ? ref_of[i] : 0];
-    fg_train_config c;
+    fg_train_config c, rc;
     double hist[EPOCHS];
     char what[160], grid[32];
     const int runs = e->grid ? ng : e->replicate ? nr : 1;
-    if (ref_of[i] < 0) continue;
+    if (r->data != data || !runs_here(r->scheme)) continue;
+    if (r->order && strcmp(r->order, "metis") == 0 && !test_have_metis()) continue;
     c = row_config(r, NULL);
+    /* the reference: serial, or 3d on one rank for learned features */
+    rc = base_config(NULL, r->layers);
+    rc.agg_order = r->agg_order;
+    rc.model = r->model;
+    rc.adj_norm = r->adj;
+    rc.norm = r->norm;
+    rc.gin_eps = r->gin_eps;
+    rc.residual = r->residual;
+    rc.scheme = r->learn ? "3d" : "serial";
+    if (r->learn) {
+      rc.grid = "1x1x1";
+      rc.learn_features = 1;
+    }
+    if (!last || !same_reference(last, r)) make_reference(ds, &rc, &ref);
+    last = r;
     for (int gi = 0; gi < runs; gi++) {
       /* a model row (SAGE, another operator, a norm) takes every third grid, rows staggered
-       * so that together they cover every grid; where P has more than 6 grids (P = 6, 8) a
-       * GCN row takes every other one: the suite stays within its time, and P = 4 still runs
-       * every GCN row on every grid */
+       * so that together they cover every grid: the suite stays within its time */
       if (e->grid && (r->model || r->adj || r->norm || r->residual) && ng > 2 &&
           (gi + i) % 3 != 0)
-        continue;
-      if (e->grid && !(r->model || r->adj || r->norm || r->residual) && ng > 6 &&
-          (gi + i) % 2 != 0)
         continue;
       if (e->grid) {
         snprintf(grid, sizeof grid, "%dx%dx%d", grids[gi][0], grids[gi][1], grids[gi][2]);
@@ -383,7 +333,7 @@ static void check_table(int data, const fg_dataset *ds) {
         c.replicate = reps[gi];
       }
       describe(r, e->grid || e->replicate ? grid : NULL, what, sizeof what);
-      compare(ds, c, ref, what, hist);
+      compare(ds, c, &ref, what, hist);
       if (r->overlap) {
         /* overlap changes when messages move, not what is summed in which order */
         double plain[EPOCHS];
@@ -397,7 +347,6 @@ static void check_table(int data, const fg_dataset *ds) {
       }
     }
   }
-  free(refs);
 }
 
 /* Read a whole file (rank 0). */
@@ -724,9 +673,7 @@ int main(int argc, char **argv) {
   EXPECT_MSG(tmpdir[0] != '\0', "cannot make a temporary directory");
   for (int data = 0; tmpdir[0] && data < TEST_DATA_COUNT; data++) {
     fg_dataset *ds = NULL;
-    /* every rank builds it: each trains some of the one-process references (make_references);
-     * the parallel runs still take it from rank 0 alone */
-    fg_status st = test_data_make(data, &ds);
+    fg_status st = rank == 0 ? test_data_make(data, &ds) : FG_OK;
     st = fg_agree(MPI_COMM_WORLD, st);
     EXPECT_OK(st);
     if (st != FG_OK) continue;
