@@ -1,13 +1,15 @@
 #!/bin/sh
-# fuzz/run.sh [--report FILE] [--fresh] [SECONDS] [TARGET...] -- a fuzzing campaign: builds the
-# libFuzzer targets if needed (cmake --preset fuzz, in build/fuzz or $FG_FUZZ_BUILD) and runs
-# each TARGET (default: all, see the list below) for SECONDS (default $FG_FUZZ_SECONDS, else 15),
-# one after the other, seeded with the committed corpus (tests/corpus). Prints a summary line per
-# target (executions, exec/s, peak RSS, corpus size and new units, coverage, crashes);
-# --report FILE also writes them as a markdown table with the date, commit and machine.
-# --fresh empties the targets' working corpora first (otherwise each run goes on from the
-# last one's). New inputs go to <build>/fuzz-work/<target>, crash reproducers and each target's
-# log to <build>/fuzz-artifacts/. Exits 1 if any target crashed, 2 on a usage or build error.
+# fuzz/run.sh [--report FILE] [--fresh] [--jobs N] [SECONDS] [TARGET...] -- a fuzzing campaign:
+# builds the libFuzzer targets if needed (cmake --preset fuzz, in build/fuzz or $FG_FUZZ_BUILD)
+# and runs each TARGET (default: all, see the list below) for SECONDS (default $FG_FUZZ_SECONDS,
+# else 15), seeded with the committed corpus (tests/corpus); --jobs N runs N targets at once
+# (default 1: one after the other; each target is one process, so N = cores keeps every core
+# fuzzing). Prints a summary line per target (executions, exec/s, peak RSS, corpus size and new
+# units, coverage, crashes); --report FILE also writes them as a markdown table with the date,
+# commit and machine. --fresh empties the targets' working corpora first (otherwise each run
+# goes on from the last one's). New inputs go to <build>/fuzz-work/<target>, crash reproducers
+# and each target's log to <build>/fuzz-artifacts/. Exits 1 if any target crashed, 2 on a usage
+# or build error.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FG_FUZZ_BUILD:-$root/build/fuzz}
@@ -36,13 +38,14 @@ seeds() {
 }
 
 usage() {
-  sed -n '2,11s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
   echo "targets: $all_targets" >&2
   exit 2
 }
 
 report=""
 fresh=0
+jobs=1
 secs=${FG_FUZZ_SECONDS:-15}
 targets=""
 while [ $# -gt 0 ]; do
@@ -50,6 +53,8 @@ while [ $# -gt 0 ]; do
     --report) [ $# -ge 2 ] || usage; report=$2; shift 2 ;;
     --report=*) report=${1#--report=}; shift ;;
     --fresh) fresh=1; shift ;;
+    --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
+    --jobs=*) jobs=${1#--jobs=}; shift ;;
     -h | --help) usage ;;
     -*) echo "fuzz/run.sh: unknown option '$1'" >&2; usage ;;
     *[!0-9]* | '')
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$targets" ] || targets=$all_targets
 [ "$secs" -gt 0 ] 2>/dev/null || { echo "fuzz/run.sh: SECONDS must be positive" >&2; exit 2; }
+[ "$jobs" -gt 0 ] 2>/dev/null || { echo "fuzz/run.sh: --jobs must be a positive count" >&2; exit 2; }
 
 # what is fuzzed: the commit (and whether src/ or fuzz/ differ from it) when the build starts
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -97,9 +103,10 @@ artifacts() {
     -o -name "$1-timeout-*" -o -name "$1-oom-*" \) | wc -l | tr -d ' '
 }
 
-rows=""
-failed=""
-for t in $targets; do
+# fuzz_one TARGET: one target's run; its summary line goes to $art/TARGET.row, its report row to
+# $art/TARGET.md, and $art/TARGET.failed marks a crash (the lanes below run in subshells)
+fuzz_one() {
+  t=$1
   work="$build/fuzz-work/$t"
   [ $fresh -eq 1 ] && rm -rf "$work"
   mkdir -p "$work"
@@ -111,6 +118,7 @@ for t in $targets; do
   nseeds=$(find $dirs -type f | wc -l | tr -d ' ')
   before=$(artifacts "$t")
   log="$art/$t.log"
+  rm -f "$art/$t.failed"
   echo "== fuzz_$t for ${secs}s ($nseeds seed files)"
   start=$(date +%s)
   # shellcheck disable=SC2086
@@ -121,9 +129,8 @@ for t in $targets; do
   took=$(($(date +%s) - start))
   crashes=$(($(artifacts "$t") - before))
   if [ $rc -ne 0 ]; then
-    failed="$failed $t"
+    : > "$art/$t.failed"
     [ "$crashes" -gt 0 ] || crashes=1
-    tail -n 40 "$log"
   fi
   execs=$(final_stat number_of_executed_units "$log")
   rate=$(final_stat average_exec_per_sec "$log")
@@ -132,8 +139,35 @@ for t in $targets; do
   corp=$(last_field corp "$log")
   cov=$(last_field cov "$log")
   printf 'fuzz_%-12s %5ss %11s execs %7s exec/s  peak RSS %5s MB  corpus %5s (%s new)  cov %5s  crashes %s\n' \
-    "$t" "$took" "$execs" "$rate" "$rss" "$corp" "$new" "$cov" "$crashes"
-  rows="$rows| $t | $took | $execs | $rate | $rss | $nseeds | $corp | $new | $cov | $crashes |
+    "$t" "$took" "$execs" "$rate" "$rss" "$corp" "$new" "$cov" "$crashes" > "$art/$t.row"
+  echo "| $t | $took | $execs | $rate | $rss | $nseeds | $corp | $new | $cov | $crashes |" \
+    > "$art/$t.md"
+}
+
+# the targets dealt round-robin into $jobs lanes, each lane one after the other
+lane=0
+while [ $lane -lt "$jobs" ]; do
+  (
+    i=0
+    for t in $targets; do
+      [ $((i % jobs)) = $lane ] && fuzz_one "$t"
+      i=$((i + 1))
+    done
+  ) &
+  lane=$((lane + 1))
+done
+wait
+
+# the summaries in campaign order; a crashed target's log tail
+rows=""
+failed=""
+for t in $targets; do
+  if [ -f "$art/$t.failed" ]; then
+    failed="$failed $t"
+    tail -n 40 "$art/$t.log"
+  fi
+  cat "$art/$t.row"
+  rows="$rows$(cat "$art/$t.md")
 "
 done
 

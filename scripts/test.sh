@@ -4,9 +4,11 @@
 # The ASan build skips the "heavy" tests (minutes each under ASan: the equivalence sweep, the
 # CLI's volume check, the CLI's functional scripts -- its hostile-input scripts still run), the
 # "long" accuracy runs, every test on 5 ranks or more ("wide") and the 2-rank runs of MPI tests
-# that also run on 3 and 4 ("narrow"). The build without OpenMP
-# runs what the ASan build runs (the Python binding aside) plus the main CLI script and the equivalence sweep on 3 ranks
-# (every scheme and model without OpenMP); the main build runs everything, on 1 to 8 ranks.
+# that also run on 3 and 4 ("narrow") and the tests driven by Python ("python": the binding and
+# the PyTorch peer, little C of ours). The build without OpenMP runs what the ASan build runs
+# plus the main CLI script and the equivalence sweep on 3 ranks (every scheme and model without
+# OpenMP); the main build runs everything, on 1 to 8 ranks. The fuzz targets run $(nproc) at a
+# time, each for FG_FUZZ_SECONDS (default 10).
 # Each stage's tests declare their cores (ctest PROCESSORS), so -j$(nproc) never oversubscribes.
 # FG_QUICK=1 runs only the main build's tests.
 set -euo pipefail
@@ -32,12 +34,12 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
   # loaded and unwind fully so tests/lsan.supp can name their libraries; our leaks still fail.
   OMPI_MCA_mca_base_component_disable_dlclose=1 ASAN_OPTIONS=fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_suite asan -LE "long|heavy|wide|narrow"
+    run_suite asan -LE "long|heavy|wide|narrow|python"
   run_suite noomp -LE "long|heavy|wide|narrow|python"
   ctest --test-dir build/noomp --output-on-failure -R "^(cli|test_equivalence_p3)$"
   if [ -x fuzz/run.sh ]; then
-    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s"
-    fuzz/run.sh "${FG_FUZZ_SECONDS:-10}"
+    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s, $jobs at a time"
+    fuzz/run.sh --jobs "$jobs" "${FG_FUZZ_SECONDS:-10}"
   fi
 fi
 run_suite ci
