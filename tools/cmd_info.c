@@ -5,6 +5,7 @@
 #include "cli.h"
 
 static const char *const info_agg_choices[] = {"auto", "first", "last", NULL};
+static const char *const info_precision_choices[] = {"fp32", "bf16", NULL};
 
 /* The order whose partition block follows the plan: the one laid out, for the 1D row layouts
  * (NULL: none, the grid's or the serial scheme's). */
@@ -229,7 +230,7 @@ int cmd_info(int argc, char **argv, int rank) {
   fg_dataset *ds = NULL;
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0, reorder = 0;
-  int normalize_features = 0, order_all = 0;
+  int normalize_features = 0, order_all = 0, precision = 0;
   const char *widths_arg = NULL, *shards_arg = NULL;
   int widths[64], shards[2] = {0, 0};
   const char *pos[1], *model = NULL;
@@ -241,6 +242,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis, hypergraph, volume; all: a table of every order's volumes", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
+      {"--precision", OPT_CHOICE, &precision, "P", "with --ranks: as train (default fp32); bf16: 1d, 1d-sa and 1.5d rows count 2 bytes an element", info_precision_choices},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "with --ranks: as train (layer 0's input gradient is aggregated too)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
@@ -291,6 +293,7 @@ int cmd_info(int argc, char **argv, int rank) {
   pc.seed = lc.seed;
   pc.model = model;
   pc.agg_order = agg == 1 ? FG_AGG_FIRST : agg == 2 ? FG_AGG_LAST : FG_AGG_AUTO;
+  pc.precision = info_precision_choices[precision];
   cli_apply_load_flags(&lc, directed, keepdup, noloops);
   if (ranks > 0 && !order_all) { /* a bad scheme is a usage error, found before loading */
     fg_comm_plan_layout lay;

@@ -641,9 +641,11 @@ static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float 
 }
 #endif
 
-/* Y (fp32) or Yb (bf16) = (or +=, fp32 only) A X */
+/* Y (fp32) or Yb (bf16) = (or +=, fp32 only) A X. kmax (>= A->rowptr[nrows]): how far the last
+ * task's prefetches may look -- a row chunk of a larger matrix (fg_spmm_bf16_chunked) passes the
+ * whole matrix's end, so that its last rows prefetch the next chunk's first gathers. */
 static void spmm_bf16_driver(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y,
-                             fg_bf16 *Yb, int64_t ldy, int64_t f, int accumulate) {
+                             fg_bf16 *Yb, int64_t ldy, int64_t f, int accumulate, int64_t kmax) {
   const int64_t nrows = A->nrows;
   if (nrows <= 0 || f <= 0) return;
   assert(ldx >= f && ldy >= f);
@@ -656,17 +658,40 @@ static void spmm_bf16_driver(const fg_csr *A, const fg_bf16 *X, int64_t ldx, flo
     for (int64_t j0 = 0; j0 < f && r0 < r1; j0 += FG_SPMM_BF16_TILE) {
       const int64_t w = FG_MIN(f - j0, (int64_t)FG_SPMM_BF16_TILE);
       bf16_tile_any(A, X + j0, ldx, Y ? Y + j0 : NULL, Yb ? Yb + j0 : NULL, ldy, r0, r1,
-                    accumulate, w, A->rowptr[r1]);
+                    accumulate, w, t + 1 == ntasks ? kmax : A->rowptr[r1]);
     }
   }
 }
 
 void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
                   int64_t f, int accumulate) {
-  spmm_bf16_driver(A, X, ldx, Y, NULL, ldy, f, accumulate);
+  spmm_bf16_driver(A, X, ldx, Y, NULL, ldy, f, accumulate,
+                   A->nrows > 0 ? A->rowptr[A->nrows] : 0);
+}
+
+void fg_spmm_bf16_chunked(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                          int64_t f, int accumulate, int64_t chunk_bytes,
+                          int (*between)(void *ctx), void *ctx) {
+  const int64_t nrows = A->nrows;
+  /* a chunk's cost in fg_spmm_row_cost units (a nonzero or a row), each taken as the 2f bytes a
+   * nonzero gathers, at least 1 */
+  const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (2 * f), 1) : 1;
+  int64_t r0 = 0;
+  if (nrows <= 0 || f <= 0) return;
+  while (r0 < nrows) {
+    const int64_t r1 = between ? fg_spmm_find_row(A->rowptr, nrows,
+                                                  fg_spmm_row_cost(A->rowptr, r0) + step)
+                               : nrows;
+    /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
+    const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
+                         A->col, A->val};
+    spmm_bf16_driver(&rows, X, ldx, Y + r0 * ldy, NULL, ldy, f, accumulate, A->rowptr[nrows]);
+    r0 = r1;
+    if (r0 < nrows && between && between(ctx)) between = NULL;
+  }
 }
 
 void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,
                       int64_t f) {
-  spmm_bf16_driver(A, X, ldx, NULL, Y, ldy, f, 0);
+  spmm_bf16_driver(A, X, ldx, NULL, Y, ldy, f, 0, A->nrows > 0 ? A->rowptr[A->nrows] : 0);
 }

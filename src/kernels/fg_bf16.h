@@ -111,6 +111,14 @@ void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int6
                   int64_t f, int accumulate);
 void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
                       int64_t f, int accumulate);
+/* fg_spmm_bf16 in row chunks of about chunk_bytes of gathers each (a nonzero gathers 2f bytes),
+ * calling between(ctx) after every chunk but the last until it returns nonzero, after which the
+ * remaining rows run as one call: fg_spmm_chunked's contract on bf16 rows, bitwise
+ * fg_spmm_bf16's at any chunk size and thread count (a row is summed by one thread in nonzero
+ * order whichever chunk holds it). between == NULL: one call. */
+void fg_spmm_bf16_chunked(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
+                          int64_t f, int accumulate, int64_t chunk_bytes,
+                          int (*between)(void *ctx), void *ctx);
 /* The same sums stored as bf16 (Y[nrows x f], ldy): each fp32 row sum rounded once by the rule
  * above, for an aggregation whose result is the next bf16 GEMM's input. Bitwise
  * fg_bf16_from_float of fg_spmm_bf16's output (and fg_spmm_bf16_out_ref's). */

@@ -11,6 +11,7 @@
 #include "plan/fg_plan.h"
 #include "plan/fg_registry.h"
 #include "io/fg_prepared.h"
+#include "kernels/fg_bf16.h"
 #include "kernels/fg_kernels.h"
 #include "schemes/fg_halo.h"
 #include "schemes/fg_partition.h"
@@ -133,7 +134,8 @@ cleanup:
 }
 
 /* Bytes each way of 1.5d's all-reduce of n float elements over c replicas, as fg_group counts
- * a ring: 2 n 4 (c-1)/c (none for c = 1). */
+ * a ring: 2 n 4 (c-1)/c (none for c = 1). fp32 under bf16 too: the partial sums are a
+ * reduction (scheme_1p5d.c says why). */
 static int64_t replica_sum_bytes(int64_t n, int c) { return 2 * n * 4 * (c - 1) / c; }
 
 /* Nonzeros rank (i, j) multiplies (fg_sa.h): block row i's entries in replica j's slice of
@@ -318,7 +320,8 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   fg_order_kind kind;
   int64_t *w = NULL, *fw = NULL, *bw = NULL;
   int *agg = NULL, L;
-  int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0, c = 1, K;
+  int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0, c = 1, K, bf16 = 0;
+  int64_t esz = 4; /* bytes a row element takes on the wire */
   fg_halo_rule rule = FG_HALO_HYBRID;
   fg_prep_manifest pm;
   const int P = cfg ? cfg->ranks : 0;
@@ -342,7 +345,11 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   FG_CHECK(fg_order_parse(fg_scheme_order(scheme, cfg->order), &kind));
   FG_CHECK(fg_halo_rule_parse(cfg->aggregation, &rule));
   FG_CHECK(fg_halo_quant_parse(cfg->quantize, &bits));
+  FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
   FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, NULL, &mdl));
+  /* --precision bf16: 1d's broadcast blocks and the sparsity-aware exchange's rows (1d-sa,
+   * 1.5d) travel as bf16 */
+  if (bf16 && (scheme->volume == FG_VOLUME_BCAST || scheme->volume == FG_VOLUME_HALO)) esz = 2;
 
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(w, L + 1);
@@ -392,10 +399,10 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
-    /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
+    /* a row of width f: esz f bytes, or its packed codes and 8 bytes of scale and zero point;
      * forward phase: the training forward and the evaluation forward */
     for (int k = 0; k < fwd_n; k++) {
-      const int64_t rb = bits ? fg_quant_row_bytes(fw[k], bits) + 8 : 4 * fw[k];
+      const int64_t rb = bits ? fg_quant_row_bytes(fw[k], bits) + 8 : esz * fw[k];
       r->bytes_sent[0] += 2 * r->agg_rows_sent * rb;
       r->bytes_recv[0] += 2 * r->agg_rows_recv * rb;
       r->param_bytes_sent[0] += bits ? 2 * r->agg_rows_sent * 8 : 0;
@@ -403,7 +410,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
       r->replica_bytes[0] += 2 * replica_sum_bytes(r->rows * fw[k], c);
     }
     for (int k = 0; k < bwd_n; k++) {
-      const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : 4 * bw[k];
+      const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : esz * bw[k];
       r->bytes_sent[1] += r->aggt_rows_sent * rb;
       r->bytes_recv[1] += r->aggt_rows_recv * rb;
       r->param_bytes_sent[1] += bits ? r->aggt_rows_sent * 8 : 0;

@@ -42,9 +42,9 @@ typedef struct fg_sa_op {
 /* The buffers and requests the operators of one scheme share. */
 typedef struct fg_sa_exchange {
   MPI_Request *req; /* (2 P) */
-  float *sendbuf;   /* (max_send x cap_f) */
-  float *halobuf;   /* (max_halo x cap_f) */
-  int64_t cap_f, max_send, max_halo;
+  float *sendbuf;   /* (max_send x cap_f) fp32, or bf16 under --precision bf16 (cap_esz) */
+  float *halobuf;   /* (max_halo x cap_f) likewise */
+  int64_t cap_f, cap_esz, max_send, max_halo;
   int overlap;
 } fg_sa_exchange;
 
@@ -73,7 +73,8 @@ fg_status fg_sa_exchange_init(fg_dist *d, fg_sa_exchange *x, const fg_sa_op *ops
 void fg_sa_exchange_free(fg_sa_exchange *x);
 
 /* Collective: out (M's rows x f) = the [col0, col1) part of M times H, where in (this rank's
- * block x f) is its rows of H. The local SpMMs are timed and counted in s. */
+ * block x f) is its rows of H. The local SpMMs are timed and counted in s. Under s->bf16 the
+ * halo rows travel as bf16 (2 bytes an element), rounded once by their sender. */
 fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
                       float *out, int64_t f);
 

@@ -257,7 +257,7 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
 fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out);
 
 /* Row chunks of fg_scheme_spmm_progress, in bytes of SpMM memory traffic (a nonzero gathers 4f
- * bytes, a row writes 4f). A chunk boundary costs about 5 us beside the test (measured on one
+ * bytes, 2f in bf16; a row writes 4f). A chunk boundary costs about 5 us beside the test (measured on one
  * thread: 1 MiB chunks slowed an R-MAT block's SpMM by 20-35 %, 4 MiB by 3-20 %, 16 MiB by 2 %);
  * 4 MiB (~200 us of SpMM) still tests a block's SpMM a few dozen times, enough for the
  * shared-memory transport to move megabytes: docs/benchmarks.md. A build-time knob. */
@@ -266,7 +266,8 @@ fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg
 #endif
 
 /* fg_scheme_spmm while the n nonblocking requests reqs are in flight: the SpMM runs in row
- * chunks of s->progress_chunk_bytes (fg_spmm_chunked, bitwise the same result) with an
+ * chunks of s->progress_chunk_bytes (fg_spmm_chunked, under bf16 fg_spmm_bf16_chunked on the
+ * input rounded as fg_scheme_spmm rounds it: bitwise the same result either way) with an
  * MPI_Testall between chunks until all are complete, because Open MPI moves a nonblocking
  * transfer only inside MPI calls. Completed requests become MPI_REQUEST_NULL, so a later
  * wait on them returns at once. Each test is counted in counters.progress_tests and its time in
@@ -274,6 +275,13 @@ fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg
  * any OpenMP region: MPI_THREAD_FUNNELED). An MPI failure in a test is returned. */
 fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
                                   float *out, int acc, MPI_Request *reqs, int n);
+/* The same on rows already in bf16 (fg_scheme_spmm_bf16's, chunked by fg_spmm_bf16_chunked,
+ * bitwise its result), at any precision setting. fg_scheme_spmm_progress under bf16 rounds its
+ * input into s->rows16 and runs this: so a caller whose requests send from s->rows16 must call
+ * this one, not round another input over the rows in flight. */
+fg_status fg_scheme_spmm_bf16_progress(fg_scheme *s, const fg_csr *A, const fg_bf16 *in,
+                                       int64_t f, float *out, int acc, MPI_Request *reqs,
+                                       int n);
 
 /* Implementations (one file each in src/schemes/; the registry, registry.c, names them). */
 fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,

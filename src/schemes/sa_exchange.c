@@ -190,21 +190,25 @@ void fg_sa_exchange_free(fg_sa_exchange *x) {
   memset(x, 0, sizeof *x);
 }
 
-/* Collective growth of the exchange buffers to width f (same f sequence on every rank). */
-static fg_status ensure_buffers(fg_dist *d, fg_sa_exchange *x, int64_t f) {
+/* Collective growth of the exchange buffers to width f at esz bytes an element (same f and esz
+ * sequence on every rank). */
+static fg_status ensure_buffers(fg_dist *d, fg_sa_exchange *x, int64_t f, int64_t esz) {
   fg_status st = FG_OK;
-  if (f <= x->cap_f || d->size == 1) return FG_OK;
+  if ((f <= x->cap_f && esz <= x->cap_esz) || d->size == 1) return FG_OK;
+  f = FG_MAX(f, x->cap_f);
+  esz = FG_MAX(esz, x->cap_esz);
   fg_free_aligned(x->sendbuf);
   fg_free_aligned(x->halobuf);
-  x->cap_f = 0;
-  x->sendbuf = fg_malloc_aligned((size_t)FG_MAX(x->max_send * f, 1) * sizeof(float));
-  x->halobuf = fg_malloc_aligned((size_t)FG_MAX(x->max_halo * f, 1) * sizeof(float));
+  x->cap_f = x->cap_esz = 0;
+  x->sendbuf = fg_malloc_aligned((size_t)FG_MAX(x->max_send * f * esz, 1));
+  x->halobuf = fg_malloc_aligned((size_t)FG_MAX(x->max_halo * f * esz, 1));
   if (!x->sendbuf || !x->halobuf)
     st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                       "out of memory for exchange buffers of %lld + %lld rows x %lld",
                       (long long)x->max_send, (long long)x->max_halo, (long long)f);
   FG_CHECK(fg_dist_agree(d, st));
   x->cap_f = f;
+  x->cap_esz = esz;
 cleanup:
   return st;
 }
@@ -215,27 +219,37 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
   fg_dist *d = s->dist;
   const int P = d->size;
   MPI_Datatype row = MPI_DATATYPE_NULL;
+  /* under bf16 the rows travel as bf16: packing rounds them (the receiver's SpMM would round
+   * them to the same bits), the off part gathers the halo as it arrives */
+  const int x16 = s->bf16 && P > 1;
+  const int64_t esz = x16 ? 2 : 4;
   int nreq = 0, fi = 0, posted = 0;
   double t0;
-  FG_CHECK(ensure_buffers(d, x, f));
+  FG_CHECK(ensure_buffers(d, x, f, esz));
   if (P > 1) {
+    char *halo = (char *)(void *)x->halobuf, *send = (char *)(void *)x->sendbuf;
     FG_CHECK(fg_mpi_count(f, &fi));
     t0 = fg_now();
-    FG_CHECK_MPI(MPI_Type_contiguous(fi, MPI_FLOAT, &row));
+    FG_CHECK_MPI(MPI_Type_contiguous(fi, x16 ? MPI_UINT16_T : MPI_FLOAT, &row));
     FG_CHECK_MPI(MPI_Type_commit(&row));
     for (int j = 0; j < P; j++) {
       if (op->recv_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Irecv(x->halobuf + (int64_t)op->recv_displ[j] * f, op->recv_count[j], row,
+      FG_CHECK_MPI(MPI_Irecv(halo + (int64_t)op->recv_displ[j] * f * esz, op->recv_count[j], row,
                              j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * 4);
+      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * esz);
     }
-    for (int64_t k = 0; k < op->n_send; k++)
-      memcpy(x->sendbuf + k * f, in + (int64_t)op->send_rows[k] * f, (size_t)f * sizeof(float));
+    for (int64_t k = 0; k < op->n_send; k++) {
+      const float *src = in + (int64_t)op->send_rows[k] * f;
+      if (x16)
+        fg_bf16_from_f32((fg_bf16 *)(void *)send + k * f, src, f);
+      else
+        memcpy(x->sendbuf + k * f, src, (size_t)f * sizeof(float));
+    }
     for (int j = 0; j < P; j++) {
       if (op->send_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Isend(x->sendbuf + (int64_t)op->send_displ[j] * f, op->send_count[j], row,
+      FG_CHECK_MPI(MPI_Isend(send + (int64_t)op->send_displ[j] * f * esz, op->send_count[j], row,
                              j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * 4);
+      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * esz);
     }
     d->counters.seconds_comm += fg_now() - t0;
     posted = 1;
@@ -245,7 +259,10 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
   FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
                                    posted && x->overlap ? nreq : 0));
   if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
-  if (op->off.nnz > 0) FG_CHECK(fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1));
+  if (op->off.nnz > 0 && x16)
+    fg_scheme_spmm_bf16(s, &op->off, (const fg_bf16 *)(const void *)x->halobuf, f, out, 1);
+  else if (op->off.nnz > 0)
+    FG_CHECK(fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1));
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;

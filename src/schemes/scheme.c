@@ -329,24 +329,50 @@ static int progress_between(void *arg) {
   return done || c->rc != MPI_SUCCESS;
 }
 
-fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
-                                  float *out, int acc, MPI_Request *reqs, int n) {
+/* One chunked SpMM (in bf16 when in16, else fp32) with the requests tested between chunks; the
+ * tests' time is communication, the rest the SpMM's (the same bytes as the unchunked call). */
+static fg_status spmm_progress(fg_scheme *s, const fg_csr *A, const float *in,
+                               const fg_bf16 *in16, int64_t f, float *out, int acc,
+                               MPI_Request *reqs, int n) {
   fg_status st = FG_OK;
   progress_ctx c = {s->dist, reqs, n, MPI_SUCCESS, 0.0};
-  double t0;
-  if (n <= 0 || s->bf16) /* (bf16: not chunked yet -- the requests wait for the next call) */
-    return fg_scheme_spmm(s, A, in, f, out, acc);
-  t0 = fg_now();
-  fg_spmm_chunked(A, in, f, out, f, f, acc,
-                  s->progress_chunk_bytes > 0 ? s->progress_chunk_bytes : FG_PROGRESS_CHUNK_BYTES,
-                  progress_between, &c);
-  /* the tests are communication; the rest is the SpMM (the same bytes as fg_scheme_spmm) */
+  const int64_t chunk =
+      s->progress_chunk_bytes > 0 ? s->progress_chunk_bytes : FG_PROGRESS_CHUNK_BYTES;
+  const double t0 = fg_now();
+  if (in16)
+    fg_spmm_bf16_chunked(A, in16, f, out, f, f, acc, chunk, progress_between, &c);
+  else
+    fg_spmm_chunked(A, in, f, out, f, f, acc, chunk, progress_between, &c);
   s->seconds_spmm += fg_now() - t0 - c.seconds;
   s->dist->counters.seconds_comm += c.seconds;
-  s->spmm_bytes += spmm_bytes(A, f, 4.0);
+  s->spmm_bytes += spmm_bytes(A, f, in16 ? 2.0 : 4.0);
   FG_CHECK_MPI(c.rc);
 cleanup:
   return st;
+}
+
+fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                                  float *out, int acc, MPI_Request *reqs, int n) {
+  fg_status st = FG_OK;
+  if (n <= 0) return fg_scheme_spmm(s, A, in, f, out, acc);
+  if (s->bf16) {
+    const fg_bf16 *h;
+    FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &h));
+    return spmm_progress(s, A, NULL, h, f, out, acc, reqs, n);
+  }
+  return spmm_progress(s, A, in, NULL, f, out, acc, reqs, n);
+cleanup:
+  return st;
+}
+
+fg_status fg_scheme_spmm_bf16_progress(fg_scheme *s, const fg_csr *A, const fg_bf16 *in,
+                                       int64_t f, float *out, int acc, MPI_Request *reqs,
+                                       int n) {
+  if (n <= 0) {
+    fg_scheme_spmm_bf16(s, A, in, f, out, acc);
+    return FG_OK;
+  }
+  return spmm_progress(s, A, NULL, in, f, out, acc, reqs, n);
 }
 
 int fg_agg_first(int agg_order, int l, int64_t w_in, int64_t w_out) {

@@ -12,9 +12,16 @@
  * MPI_Testall of the posted broadcasts between them (fg_scheme_spmm_progress): the transfers
  * progress while the SpMM runs instead of all in the next wait.
  *
- * Volume per aggregation of width f: the owner of block j sends (P-1) n_j f 4 bytes in P-1
+ * Under --precision bf16 the blocks travel as bf16: the owner rounds its rows once per
+ * aggregation (fg_scheme_rows_bf16, into s->rows16), broadcasts those, and every stage's SpMM
+ * gathers the received bf16 block as it is (fg_scheme_spmm_bf16[_progress]). Every SpMM rounds
+ * its rows to bf16 anyway, so the values, and every bit of the result, are those of fp32 rows
+ * rounded at the receiver; the bytes halve.
+ *
+ * Volume per aggregation of width f: the owner of block j sends (P-1) n_j f e bytes in P-1
  * messages (counted as if sent directly, whatever tree MPI uses), every other rank receives
- * n_j f 4 bytes in one message. The backward pass (Âᵀ) does the same with the blocks of Âᵀ.
+ * n_j f e bytes in one message; e = 4 (fp32) or 2 (bf16). The backward pass (Âᵀ) does the same
+ * with the blocks of Âᵀ.
  */
 #include <string.h>
 
@@ -29,16 +36,17 @@ typedef struct impl_1d {
   int *stages; /* (P) the non-empty blocks, in increasing order */
   int nstages;
   int64_t max_block;
-  float *buf[2]; /* (max_block x cap_f) receive buffers; the second only with overlap */
-  float *own;    /* (n_local x cap_f) with overlap: this rank's own stage's product */
-  int64_t cap_f;
+  void *buf[2]; /* (max_block x cap_f, cap_esz bytes an element: fp32 or bf16) receive buffers;
+                   the second only with overlap */
+  float *own;   /* (n_local x cap_f) with overlap: this rank's own stage's product */
+  int64_t cap_f, cap_esz;
   MPI_Request *req; /* (P) with overlap: stage k's broadcast */
-  float **x;        /* (P) with overlap: where stage k's rows are (a buffer or the input) */
+  void **x;         /* (P) with overlap: where stage k's rows are (a buffer or the input) */
 } impl_1d;
 
 /* MPI wants a non-const buffer for a broadcast even at its root, which only reads it. */
-static float *unconst_f(const float *p) {
-  return (float *)(uintptr_t)p;
+static void *unconst(const void *p) {
+  return (void *)(uintptr_t)p;
 }
 
 static void free_blocks(fg_csr *blk, int P) {
@@ -47,22 +55,25 @@ static void free_blocks(fg_csr *blk, int P) {
   free(blk);
 }
 
-/* Collective: make the receive buffers hold width f. Every rank sees the same sequence of f, so
- * every rank grows at the same call and all agree on the outcome. */
-static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
+/* Collective: make the receive buffers hold width f at esz bytes an element. Every rank sees the
+ * same sequence of f and esz, so every rank grows at the same call and all agree on the
+ * outcome. */
+static fg_status ensure_buffers(fg_scheme *s, int64_t f, int64_t esz) {
   fg_status st = FG_OK;
   impl_1d *im = s->impl;
   const int nbuf = im->overlap ? 2 : 1;
-  if (f <= im->cap_f || s->dist->size == 1) return FG_OK;
+  if ((f <= im->cap_f && esz <= im->cap_esz) || s->dist->size == 1) return FG_OK;
+  f = FG_MAX(f, im->cap_f);
+  esz = FG_MAX(esz, im->cap_esz);
   for (int b = 0; b < 2; b++) {
     fg_free_aligned(im->buf[b]);
     im->buf[b] = NULL;
   }
   fg_free_aligned(im->own);
   im->own = NULL;
-  im->cap_f = 0;
+  im->cap_f = im->cap_esz = 0;
   for (int b = 0; b < nbuf && st == FG_OK; b++) {
-    im->buf[b] = fg_malloc_aligned((size_t)FG_MAX(im->max_block * f, 1) * sizeof(float));
+    im->buf[b] = fg_malloc_aligned((size_t)FG_MAX(im->max_block * f * esz, 1));
     if (!im->buf[b])
       st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                         "1d: out of memory for a %lld x %lld broadcast buffer",
@@ -77,6 +88,7 @@ static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
   }
   FG_CHECK(fg_dist_agree(s->dist, st));
   im->cap_f = f;
+  im->cap_esz = esz;
 cleanup:
   return st;
 }
@@ -89,13 +101,17 @@ static void count_stage(fg_dist *d, int root, int64_t bytes) {
   }
 }
 
-/* out (+)= A(i, j) x for one stage; the first stage with entries writes, later ones add. The n
- * requests (with overlap, the broadcasts posted so far) are progressed between row chunks. */
-static fg_status stage_multiply(fg_scheme *s, const fg_csr *Aij, const float *x, float *out,
-                                int64_t f, int *first, MPI_Request *reqs, int n) {
+/* out (+)= A(i, j) x for one stage, x bf16 rows when x16, else fp32; the first stage with
+ * entries writes, later ones add. The n requests (with overlap, the broadcasts posted so far)
+ * are progressed between row chunks. */
+static fg_status stage_multiply(fg_scheme *s, const fg_csr *Aij, const void *x, int x16,
+                                float *out, int64_t f, int *first, MPI_Request *reqs, int n) {
   fg_status st = FG_OK;
   if (Aij->nnz == 0) return FG_OK;
-  FG_CHECK(fg_scheme_spmm_progress(s, Aij, x, f, out, !*first, reqs, n));
+  if (x16)
+    FG_CHECK(fg_scheme_spmm_bf16_progress(s, Aij, x, f, out, !*first, reqs, n));
+  else
+    FG_CHECK(fg_scheme_spmm_progress(s, Aij, x, f, out, !*first, reqs, n));
   *first = 0;
 cleanup:
   return st;
@@ -104,9 +120,10 @@ cleanup:
 /* Post the broadcasts of the stages from *posted on, in order (every rank posts the same
  * sequence), while a receive buffer is free: the t-th stage this rank receives goes into
  * buf[t % 2], free once the SpMM of received stage t - 2 is done (*recv_done of them are); its
- * own stage sends its input and needs none. */
-static fg_status post_stages(fg_scheme *s, const float *in, int64_t f, MPI_Datatype row,
-                             int *posted, int *recv_posted, int recv_done) {
+ * own stage sends its rows `in` (fp32 or bf16, as row says; esz bytes an element) and needs
+ * none. */
+static fg_status post_stages(fg_scheme *s, const void *in, int64_t f, int64_t esz,
+                             MPI_Datatype row, int *posted, int *recv_posted, int recv_done) {
   fg_status st = FG_OK;
   impl_1d *im = s->impl;
   fg_dist *d = s->dist;
@@ -115,11 +132,11 @@ static fg_status post_stages(fg_scheme *s, const float *in, int64_t f, MPI_Datat
     const int64_t nj = im->part.offs[j + 1] - im->part.offs[j];
     double t0;
     if (j != d->rank && *recv_posted >= recv_done + 2) break;
-    im->x[k] = j == d->rank ? unconst_f(in) : im->buf[(*recv_posted)++ % 2];
+    im->x[k] = j == d->rank ? unconst(in) : im->buf[(*recv_posted)++ % 2];
     t0 = fg_now();
     FG_CHECK_MPI(MPI_Ibcast(im->x[k], (int)nj, row, j, d->comm, &im->req[k]));
     d->counters.seconds_comm += fg_now() - t0;
-    count_stage(d, j, nj * f * 4);
+    count_stage(d, j, nj * f * esz);
     (*posted)++;
   }
 cleanup:
@@ -133,24 +150,26 @@ cleanup:
  * adding the kept product there gives the same bits. Then the other stages in order: wait for
  * stage k, multiply while the later ones move (the SpMMs test every posted broadcast between
  * row chunks: fg_scheme_spmm_progress), post what the freed buffer allows. At the end, wait for
- * this rank's own broadcast (its sends). */
-static fg_status apply_overlap(fg_scheme *s, const fg_csr *blk, const float *in, float *out,
-                               int64_t f, MPI_Datatype row, int *first) {
+ * this rank's own broadcast (its sends). in: this rank's rows as they travel, bf16 when x16
+ * (s->rows16, which nothing rounds over until the last wait), else fp32. */
+static fg_status apply_overlap(fg_scheme *s, const fg_csr *blk, const void *in, int x16,
+                               float *out, int64_t f, MPI_Datatype row, int *first) {
   fg_status st = FG_OK;
   impl_1d *im = s->impl;
   fg_dist *d = s->dist;
   const int m = im->nstages, me = d->rank;
-  const int64_t n = s->n_local * f;
+  const int64_t n = s->n_local * f, esz = x16 ? 2 : 4;
   int own = -1, posted = 0, recv_posted = 0, recv_done = 0, direct = 1;
   for (int k = 0; k < m; k++) {
     im->req[k] = MPI_REQUEST_NULL;
     if (im->stages[k] == me) own = k;
   }
   for (int k = 0; k < own; k++) direct &= blk[im->stages[k]].nnz == 0;
-  FG_CHECK(post_stages(s, in, f, row, &posted, &recv_posted, recv_done));
+  FG_CHECK(post_stages(s, in, f, esz, row, &posted, &recv_posted, recv_done));
   if (own >= 0 && blk[me].nnz > 0) {
-    FG_CHECK(fg_scheme_spmm_progress(s, &blk[me], in, f, direct ? out : im->own, 0, im->req,
-                                     posted));
+    int own_first = 1; /* the product is written, never added */
+    FG_CHECK(stage_multiply(s, &blk[me], in, x16, direct ? out : im->own, f, &own_first,
+                            im->req, posted));
     if (direct) *first = 0;
   }
   for (int k = 0; k < m; k++) {
@@ -166,9 +185,9 @@ static fg_status apply_overlap(fg_scheme *s, const fg_csr *blk, const float *in,
       continue;
     }
     FG_CHECK(fg_dist_waitall(d, &im->req[k], 1, 1));
-    FG_CHECK(stage_multiply(s, &blk[j], im->x[k], out, f, first, im->req, posted));
+    FG_CHECK(stage_multiply(s, &blk[j], im->x[k], x16, out, f, first, im->req, posted));
     recv_done++;
-    FG_CHECK(post_stages(s, in, f, row, &posted, &recv_posted, recv_done));
+    FG_CHECK(post_stages(s, in, f, esz, row, &posted, &recv_posted, recv_done));
   }
   FG_CHECK(fg_dist_waitall(d, im->req, m, 1));
 cleanup:
@@ -181,29 +200,38 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
   fg_dist *d = s->dist;
   const int64_t *offs = im->part.offs;
   MPI_Datatype row = MPI_DATATYPE_NULL;
+  /* bf16 on the wire: the rows broadcast and gathered are this rank's input rounded once */
+  const int x16 = s->bf16 && d->size > 1;
+  const int64_t esz = x16 ? 2 : 4;
+  const void *mine = in;
   int first = 1, fi = 0;
   double t0;
-  FG_CHECK(ensure_buffers(s, f));
+  FG_CHECK(ensure_buffers(s, f, esz));
   if (d->size > 1) {
     FG_CHECK(fg_mpi_count(f, &fi));
-    FG_CHECK_MPI(MPI_Type_contiguous(fi, MPI_FLOAT, &row));
+    FG_CHECK_MPI(MPI_Type_contiguous(fi, x16 ? MPI_UINT16_T : MPI_FLOAT, &row));
     FG_CHECK_MPI(MPI_Type_commit(&row));
   }
+  if (x16) {
+    const fg_bf16 *h = NULL;
+    FG_CHECK(fg_scheme_rows_bf16(s, in, s->n_local * f, &h));
+    mine = h;
+  }
   if (d->size == 1) {
-    FG_CHECK(stage_multiply(s, &blk[0], in, out, f, &first, NULL, 0));
+    FG_CHECK(stage_multiply(s, &blk[0], in, 0, out, f, &first, NULL, 0));
   } else if (!im->overlap) {
     for (int k = 0; k < im->nstages; k++) {
       const int j = im->stages[k];
       const int64_t nj = offs[j + 1] - offs[j];
-      float *x = j == d->rank ? unconst_f(in) : im->buf[0];
+      void *x = j == d->rank ? unconst(mine) : im->buf[0];
       t0 = fg_now();
       FG_CHECK_MPI(MPI_Bcast(x, (int)nj, row, j, d->comm));
       d->counters.seconds_comm += fg_now() - t0;
-      count_stage(d, j, nj * f * 4);
-      FG_CHECK(stage_multiply(s, &blk[j], x, out, f, &first, NULL, 0));
+      count_stage(d, j, nj * f * esz);
+      FG_CHECK(stage_multiply(s, &blk[j], x, x16, out, f, &first, NULL, 0));
     }
   } else {
-    FG_CHECK(apply_overlap(s, blk, in, out, f, row, &first));
+    FG_CHECK(apply_overlap(s, blk, mine, x16, out, f, row, &first));
   }
   if (first && s->n_local > 0) memset(out, 0, (size_t)(s->n_local * f) * sizeof(float));
 cleanup:

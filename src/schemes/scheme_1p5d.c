@@ -24,9 +24,18 @@
  * outputs and BatchNorm's column sums, and gives the gradients: the others' weight gradients are
  * zeroed before the one all-reduce over every rank.
  *
+ * --precision bf16: the exchanged rows travel as bf16 (fg_sa_apply: the sender rounds them once,
+ * the off part's SpMM gathers them as they are: the same bits as fp32 rows rounded at the
+ * receiver). The all-reduce of the replicas' partial sums stays fp32: it is a reduction, whose
+ * operands are fp32 sums, not rows an SpMM rounds; sent as bf16 they would be rounded before
+ * adding, once per replica, so the result would depend on c (and on P) by up to 2^-8 relative,
+ * and MPI would add bf16 in some ring order. In fp32 every replica holds the same bits as now,
+ * and the dense layer rounds the summed rows to bf16 once, as on one process.
+ *
  * Volume per aggregation of width f, rank (i, j): it receives sum over the blocks k != i of its
- * share of |NnzCols(i, k)| f 4 bytes (about 1/c of 1d-sa's on K ranks), sends the rows its
- * block's receivers ask of it, and moves 2 n_i f 4 (c-1)/c bytes in the all-reduce. Memory: the
+ * share of |NnzCols(i, k)| f e bytes (about 1/c of 1d-sa's on K ranks; e = 4 fp32, 2 bf16),
+ * sends the rows its block's receivers ask of it, and moves 2 n_i f 4 (c-1)/c bytes in the
+ * all-reduce (fp32 at either precision). Memory: the
  * rank's rows of every activation are n/K = c n/P (c times 1d-sa's), its nonzeros about nnz/P.
  */
 #include <string.h>

@@ -8,7 +8,8 @@
  *    reference on the same bf16-rounded inputs, and native and convert within twice that of
  *    each other; each path repeats itself bit for bit;
  *  - the SpMM on bf16 rows equals its reference and fg_spmm on the widened rows bit for bit, and
- *    its bf16-out form is those sums rounded, bit for bit.
+ *    its bf16-out form is those sums rounded, bit for bit; the row-chunked form equals the whole
+ *    call bit for bit and calls back as often as its chunks say.
  *
  * The GEMM tolerance. Every product of two bf16 values is exact in fp32 (8 + 8 significant
  * bits), so the only error is the fp32 summation of the k products plus, when accumulating,
@@ -369,6 +370,83 @@ static void test_spmm(void) {
   }
 }
 
+/* What the chunked SpMM's callback sees: its calls, and after how many it asks to stop (0:
+ * never). */
+typedef struct chunk_probe {
+  int calls, stop_after;
+} chunk_probe;
+
+static int chunk_between(void *arg) {
+  chunk_probe *p = arg;
+  p->calls++;
+  return p->stop_after > 0 && p->calls >= p->stop_after;
+}
+
+/* fg_spmm_bf16_chunked against fg_spmm_bf16 bit for bit (padding included): chunks of one row
+ * (one cost unit, 2f bytes: the callback runs exactly nrows - 1 times, or 3 when it stops after
+ * 3), of 37 and 1000 units (dividing neither rows nor nonzeros), one chunk (no call), no
+ * callback; widths on and off the tiles' edges; with and without values and accumulation; 1
+ * and 3 threads. */
+static void test_spmm_chunked(void) {
+  static const int64_t widths[] = {1, 17, 64, 129};
+  static const int64_t units[] = {1, 37, 1000, 1 << 30};
+  const int saved = kt_max_threads();
+  int mismatches = 0, bad_calls = 0, cases = 0;
+  for (int with_val = 0; with_val < 2; with_val++) {
+    fg_csr A;
+    kt_random_csr(&A, 257, 190, 11.0, 73 + (uint64_t)with_val, with_val);
+    for (int w = 0; w < 4; w++) {
+      const int64_t f = widths[w], ldx = f + 1, ldy = f + 2;
+      const size_t ybytes = sizeof(float) * (size_t)(A.nrows * ldy);
+      fg_bf16 *X = malloc(sizeof(fg_bf16) * (size_t)(A.ncols * ldx));
+      float *Y0 = kt_alloc_f(A.nrows * ldy), *Yw = kt_alloc_f(A.nrows * ldy);
+      float *Yc = kt_alloc_f(A.nrows * ldy);
+      if (!X) exit(2);
+      fill_bf16(X, A.ncols, f, ldx, 700 + (uint64_t)f);
+      for (int64_t i = 0; i < A.nrows * ldy; i++) Y0[i] = (float)(kt_u(800, (uint64_t)i, 0) - 0.5);
+      for (int acc = 0; acc < 2; acc++) {
+        memcpy(Yw, Y0, ybytes);
+        fg_spmm_bf16(&A, X, ldx, Yw, ldy, f, acc);
+        for (int t = 1; t <= 3; t += 2) {
+          kt_set_threads(t);
+          for (int u = 0; u < 4; u++)
+            for (int stop = 0; stop < 3; stop++) { /* never, after 3 calls, no callback */
+              chunk_probe probe = {0, stop == 1 ? 3 : 0};
+              const int64_t want = stop == 2 || u == 3 ? 0
+                                   : u == 0            ? (stop == 1 ? 3 : A.nrows - 1)
+                                                       : -1; /* -1: at least one */
+              memcpy(Yc, Y0, ybytes);
+              fg_spmm_bf16_chunked(&A, X, ldx, Yc, ldy, f, acc, units[u] * 2 * f,
+                                   stop == 2 ? NULL : chunk_between, &probe);
+              cases++;
+              if (memcmp(Yc, Yw, ybytes) != 0 && mismatches++ < 5)
+                fprintf(stderr, "  bf16 chunked f=%lld val=%d acc=%d threads=%d units=%lld "
+                        "stop=%d differs from the whole call\n", (long long)f, with_val, acc,
+                        t, (long long)units[u], stop);
+              if ((want >= 0 && probe.calls != want) || (want < 0 && probe.calls < 1)) {
+                if (bad_calls++ < 5)
+                  fprintf(stderr, "  bf16 chunked f=%lld units=%lld stop=%d: %d callback calls\n",
+                          (long long)f, (long long)units[u], stop, probe.calls);
+              }
+            }
+        }
+      }
+      free(X);
+      free(Y0);
+      free(Yw);
+      free(Yc);
+    }
+    fg_csr_free(&A);
+  }
+  kt_set_threads(saved);
+  printf("  spmm bf16 chunked: %d cases, bitwise mismatches %d, wrong callback counts %d\n",
+         cases, mismatches, bad_calls);
+  EXPECT_MSG(mismatches == 0, "chunked bf16 SpMM differs from the whole call (%d cases)",
+             mismatches);
+  EXPECT_MSG(bad_calls == 0, "chunked bf16 SpMM called back the wrong number of times (%d cases)",
+             bad_calls);
+}
+
 /* ---- path switch --------------------------------------------------------------------------- */
 
 static void test_path_switch(void) {
@@ -397,6 +475,7 @@ int main(void) {
   test_random_values();
   test_gemms();
   test_spmm();
+  test_spmm_chunked();
   fg_bf16_release();
   return fg_test_finish("kernels_bf16");
 }
