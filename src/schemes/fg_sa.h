@@ -42,8 +42,8 @@ typedef struct fg_sa_op {
 /* The buffers and requests the operators of one scheme share. */
 typedef struct fg_sa_exchange {
   MPI_Request *req; /* (2 P) */
-  float *sendbuf;   /* (max_send x cap_f) */
-  float *halobuf;   /* (max_halo x cap_f) */
+  float *sendbuf;   /* (max_send x cap_f) fp32, or bf16 in its first half under s->bf16 */
+  float *halobuf;   /* (max_halo x cap_f) likewise */
   int64_t cap_f, max_send, max_halo;
   int overlap;
 } fg_sa_exchange;

@@ -197,6 +197,7 @@ static fg_status ensure_buffers(fg_dist *d, fg_sa_exchange *x, int64_t f) {
   fg_free_aligned(x->sendbuf);
   fg_free_aligned(x->halobuf);
   x->cap_f = 0;
+  /* sized for fp32 rows; bf16 rows (s->bf16) use the first half */
   x->sendbuf = fg_malloc_aligned((size_t)FG_MAX(x->max_send * f, 1) * sizeof(float));
   x->halobuf = fg_malloc_aligned((size_t)FG_MAX(x->max_halo * f, 1) * sizeof(float));
   if (!x->sendbuf || !x->halobuf)
@@ -213,29 +214,41 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
                       float *out, int64_t f) {
   fg_status st = FG_OK;
   fg_dist *d = s->dist;
-  const int P = d->size;
+  const int P = d->size, bf16 = s->bf16;
+  /* under bf16 the rows travel as bf16 (2 bytes an element): the sender rounds each once, the
+   * receiver gathers them as they came -- the values the receiver's bf16 SpMM would have
+   * rounded fp32 rows to, so the same bits at half the bytes */
+  const int64_t esz = bf16 ? (int64_t)sizeof(fg_bf16) : (int64_t)sizeof(float);
+  char *sendbuf = NULL, *halobuf = NULL; /* (bytes: esz an element) */
   MPI_Datatype row = MPI_DATATYPE_NULL;
   int nreq = 0, fi = 0, posted = 0;
   double t0;
   FG_CHECK(ensure_buffers(d, x, f));
+  sendbuf = (char *)x->sendbuf;
+  halobuf = (char *)x->halobuf;
   if (P > 1) {
     FG_CHECK(fg_mpi_count(f, &fi));
     t0 = fg_now();
-    FG_CHECK_MPI(MPI_Type_contiguous(fi, MPI_FLOAT, &row));
+    FG_CHECK_MPI(MPI_Type_contiguous(fi, bf16 ? MPI_UINT16_T : MPI_FLOAT, &row));
     FG_CHECK_MPI(MPI_Type_commit(&row));
     for (int j = 0; j < P; j++) {
       if (op->recv_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Irecv(x->halobuf + (int64_t)op->recv_displ[j] * f, op->recv_count[j], row,
-                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * 4);
+      FG_CHECK_MPI(MPI_Irecv(halobuf + (int64_t)op->recv_displ[j] * f * esz, op->recv_count[j],
+                             row, j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
+      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * esz);
     }
-    for (int64_t k = 0; k < op->n_send; k++)
-      memcpy(x->sendbuf + k * f, in + (int64_t)op->send_rows[k] * f, (size_t)f * sizeof(float));
+    for (int64_t k = 0; k < op->n_send; k++) {
+      const float *src = in + (int64_t)op->send_rows[k] * f;
+      if (bf16)
+        fg_bf16_from_f32((fg_bf16 *)(void *)sendbuf + k * f, src, f);
+      else
+        memcpy((float *)(void *)sendbuf + k * f, src, (size_t)f * sizeof(float));
+    }
     for (int j = 0; j < P; j++) {
       if (op->send_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Isend(x->sendbuf + (int64_t)op->send_displ[j] * f, op->send_count[j], row,
-                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * 4);
+      FG_CHECK_MPI(MPI_Isend(sendbuf + (int64_t)op->send_displ[j] * f * esz, op->send_count[j],
+                             row, j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
+      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * esz);
     }
     d->counters.seconds_comm += fg_now() - t0;
     posted = 1;
@@ -245,7 +258,12 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
   FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
                                    posted && x->overlap ? nreq : 0));
   if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
-  if (op->off.nnz > 0) FG_CHECK(fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1));
+  if (op->off.nnz > 0) {
+    if (bf16)
+      fg_scheme_spmm_bf16(s, &op->off, (const fg_bf16 *)(const void *)halobuf, f, out, 1);
+    else
+      FG_CHECK(fg_scheme_spmm(s, &op->off, (const float *)(const void *)halobuf, f, out, 1));
+  }
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;
