@@ -577,6 +577,8 @@ typedef struct fg_comm_plan_config {
   const char *aggregation, *quantize; /* halo, as fg_train_config */
   double label_prop;       /* as fg_train_config: layer 0's input gradient is aggregated too */
   int replicate;           /* 1.5d: c (0: 1) */
+  int bf16;                /* --precision bf16: the rows 1d-sa and 1.5d exchange travel as bf16
+                              (2 bytes an element); reductions stay fp32 */
   struct fg_partition_stats *partition; /* optional out: the same layout's blocks (1.5d: its
                               P/c) as 1d-sa would send on them, and their balance */
 } fg_comm_plan_config;

@@ -48,12 +48,12 @@ static fg_status print_plan(const fg_dataset *ds, const fg_comm_plan_config *pcf
       print_rules = lay.halo;
     }
   }
-  printf("\ncommunication plan: scheme %s%s%s%s%s, order %s, %d rank(s), %s %lld",
+  printf("\ncommunication plan: scheme %s%s%s%s%s%s, order %s, %d rank(s), %s %lld",
          pc->scheme ? pc->scheme : (pc->ranks == 1 ? "serial" : "1d-sa"),
          print_rules ? ", " : "", print_rules ? (pc->aggregation ? pc->aggregation : "hybrid") : "",
          print_rules ? " aggregation, " : "",
          print_rules ? (pc->quantize ? pc->quantize : "float32") : "",
-         order ? order : "natural", pc->ranks, pc->model ? pc->model : "gcn",
+         pc->bf16 ? ", bf16 rows" : "", order ? order : "natural", pc->ranks, pc->model ? pc->model : "gcn",
          (long long)fg_dataset_num_features(ds));
   for (int l = 1; l < pc->layers; l++)
     printf(" -> %d", pc->widths ? pc->widths[l - 1] : pc->hidden);
@@ -230,7 +230,7 @@ int cmd_info(int argc, char **argv, int rank) {
   fg_status st;
   int directed = 0, keepdup = 0, noloops = 0, npos = 0, rc, ranks = 0, agg = 0, reorder = 0;
   int normalize_features = 0, order_all = 0;
-  const char *widths_arg = NULL, *shards_arg = NULL;
+  const char *widths_arg = NULL, *shards_arg = NULL, *precision = NULL;
   int widths[64], shards[2] = {0, 0};
   const char *pos[1], *model = NULL;
   const cli_opt opts[] = {
@@ -241,6 +241,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis, hypergraph, volume; all: a table of every order's volumes", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
+      {"--precision", OPT_STRING, &precision, "P", "with --ranks: fp32 (default) or bf16 (1d-sa's and 1.5d's rows at 2 bytes an element)", NULL},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "with --ranks: as train (layer 0's input gradient is aggregated too)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},
@@ -280,6 +281,12 @@ int cmd_info(int argc, char **argv, int rank) {
                       "[1, 65536], got '%s'\n", shards_arg);
     return CLI_USAGE;
   }
+  if (precision && strcmp(precision, "fp32") != 0 && strcmp(precision, "bf16") != 0) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph info: --precision must be fp32 or bf16, got '%s'\n", precision);
+    return CLI_USAGE;
+  }
+  pc.bf16 = precision && strcmp(precision, "bf16") == 0;
   order_all = pc.order && strcmp(pc.order, "all") == 0;
   if (order_all && pc.scheme) {
     if (rank == 0)

@@ -319,6 +319,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   int64_t *w = NULL, *fw = NULL, *bw = NULL;
   int *agg = NULL, L;
   int fwd_n = 0, bwd_n = 0, sa = 0, bits = 0, c = 1, K;
+  int64_t esz = 4; /* bytes of a row element on the wire */
   fg_halo_rule rule = FG_HALO_HYBRID;
   fg_prep_manifest pm;
   const int P = cfg ? cfg->ranks : 0;
@@ -390,12 +391,15 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     if (cut_entries) *cut_entries = gl->cut;
   }
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
+  /* bf16 rows on the wire: the sparsity-aware exchange of 1d-sa and 1.5d (fg_sa_apply); the
+   * replicas' partial-sum all-reduces stay fp32 */
+  esz = cfg->bf16 && sa ? 2 : 4;
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
-    /* a row of width f: 4 f bytes, or its packed codes and 8 bytes of scale and zero point;
+    /* a row of width f: esz f bytes, or its packed codes and 8 bytes of scale and zero point;
      * forward phase: the training forward and the evaluation forward */
     for (int k = 0; k < fwd_n; k++) {
-      const int64_t rb = bits ? fg_quant_row_bytes(fw[k], bits) + 8 : 4 * fw[k];
+      const int64_t rb = bits ? fg_quant_row_bytes(fw[k], bits) + 8 : esz * fw[k];
       r->bytes_sent[0] += 2 * r->agg_rows_sent * rb;
       r->bytes_recv[0] += 2 * r->agg_rows_recv * rb;
       r->param_bytes_sent[0] += bits ? 2 * r->agg_rows_sent * 8 : 0;
@@ -403,7 +407,7 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
       r->replica_bytes[0] += 2 * replica_sum_bytes(r->rows * fw[k], c);
     }
     for (int k = 0; k < bwd_n; k++) {
-      const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : 4 * bw[k];
+      const int64_t rb = bits ? fg_quant_row_bytes(bw[k], bits) + 8 : esz * bw[k];
       r->bytes_sent[1] += r->aggt_rows_sent * rb;
       r->bytes_recv[1] += r->aggt_rows_recv * rb;
       r->param_bytes_sent[1] += bits ? r->aggt_rows_sent * 8 : 0;
