@@ -31,6 +31,7 @@ typedef struct variant {
   const char *aggregation, *quantize; /* halo */
   double label_prop;                  /* layer 0's input gradient aggregated too */
   int replicate;                      /* 1.5d: the largest valid c of P when set */
+  int bf16;                           /* --precision bf16: 1d-sa's and 1.5d's rows as bf16 */
 } variant;
 
 typedef struct shape {
@@ -60,6 +61,7 @@ static fg_status measure(const fg_dataset *ds, const variant *v, const char *ord
   sc.overlap = v->overlap;
   sc.seed = 11;
   sc.replicate = v->replicate ? largest_c(nprocs) : 0;
+  sc.bf16 = v->bf16;
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     FG_CHECK(fg_halo_rule_parse(v->aggregation, &rule));
@@ -69,6 +71,7 @@ static fg_status measure(const fg_dataset *ds, const variant *v, const char *ord
   FG_CHECK(fg_dist_create(MPI_COMM_WORLD, &d));
   d->phase = FG_PHASE_SETUP;
   FG_CHECK(fg_scheme_create(d, ds, &sc, &s));
+  s->bf16 = v->bf16; /* as the trainer sets it */
   w[0] = s->num_features;
   for (int l = 1; l < sh->layers; l++) w[l] = sh->hidden;
   w[sh->layers] = s->num_classes;
@@ -112,13 +115,17 @@ cleanup:
 static void check_dataset(int which) {
   /* 1d, 1d-sa with and without overlap; halo under each rule, float32 and quantized */
   static const variant variants[] = {
-      {"1d", 0, NULL, NULL, 0, 0},        {"1d", 1, NULL, NULL, 0, 0},
-      {"1d-sa", 0, NULL, NULL, 0, 0},     {"1d-sa", 1, NULL, NULL, 0, 0},
-      {"halo", 0, NULL, NULL, 0, 0},      {"halo", 0, "pre", "int4", 0, 0},
-      {"halo", 0, "post", NULL, 0, 0},    {"halo", 0, "hybrid", "int2", 0, 0},
-      {"halo", 0, "pre", "int8", 0, 0},   {"1d-sa", 0, NULL, NULL, 0.5, 0},
-      {"halo", 0, "hybrid", "int4", 0.5, 0},
-      {"1.5d", 0, NULL, NULL, 0, 1},   {"1.5d", 1, NULL, NULL, 0.5, 1}};
+      {"1d", 0, NULL, NULL, 0, 0, 0},        {"1d", 1, NULL, NULL, 0, 0, 0},
+      {"1d-sa", 0, NULL, NULL, 0, 0, 0},     {"1d-sa", 1, NULL, NULL, 0, 0, 0},
+      {"halo", 0, NULL, NULL, 0, 0, 0},      {"halo", 0, "pre", "int4", 0, 0, 0},
+      {"halo", 0, "post", NULL, 0, 0, 0},    {"halo", 0, "hybrid", "int2", 0, 0, 0},
+      {"halo", 0, "pre", "int8", 0, 0, 0},   {"1d-sa", 0, NULL, NULL, 0.5, 0, 0},
+      {"halo", 0, "hybrid", "int4", 0.5, 0, 0},
+      {"1.5d", 0, NULL, NULL, 0, 1, 0},   {"1.5d", 1, NULL, NULL, 0.5, 1, 0},
+      /* bf16 rows: exactly half of the fp32 variant's bytes (1d-sa: all its counted bytes are
+       * rows), with and without overlap */
+      {"1d-sa", 0, NULL, NULL, 0, 0, 1},  {"1d-sa", 1, NULL, NULL, 0, 0, 1},
+      {"1.5d", 1, NULL, NULL, 0.5, 1, 1}};
   /* the 1D schemes' plain variants run on every order; the others each on one, in turn */
   const int norders = test_have_metis() ? 3 : 2;
   enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
@@ -129,6 +136,7 @@ static void check_dataset(int which) {
   int64_t *all = NULL;            /* rank 0: (P x (NV + 2)) */
   int64_t *sent_1d = NULL;        /* rank 0: (P) bytes sent per epoch by 1d, for the last order */
   int64_t *fwd_sa = NULL;         /* rank 0: (P) forward bytes sent by 1d-sa, for the last order */
+  int64_t *bwd_sa = NULL;         /* rank 0: (P) its backward bytes sent */
   fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
   if (rank == 0) st = test_data_make(which, &ds);
   st = fg_agree(MPI_COMM_WORLD, st);
@@ -137,9 +145,10 @@ static void check_dataset(int which) {
   all = calloc((size_t)nprocs * (NV + 2), sizeof *all);
   sent_1d = calloc((size_t)nprocs * 2, sizeof *sent_1d);
   fwd_sa = calloc((size_t)nprocs, sizeof *fwd_sa);
+  bwd_sa = calloc((size_t)nprocs, sizeof *bwd_sa);
   plan = calloc((size_t)nprocs, sizeof *plan);
-  EXPECT(all && sent_1d && fwd_sa && plan);
-  if (!all || !sent_1d || !fwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
+  EXPECT(all && sent_1d && fwd_sa && bwd_sa && plan);
+  if (!all || !sent_1d || !fwd_sa || !bwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
     for (int oi = 0; oi < norders; oi++) {
@@ -153,7 +162,7 @@ static void check_dataset(int which) {
           const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
-          if ((si >= 2 || v->label_prop > 0) && vi % norders != oi) continue;
+          if ((si >= 2 || v->label_prop > 0) && !v->bf16 && vi % norders != oi) continue;
           memset(mine, 0, sizeof mine);
           st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
@@ -167,6 +176,7 @@ static void check_dataset(int which) {
             pc.quantize = v->quantize;
             pc.label_prop = v->label_prop;
             pc.replicate = v->replicate ? largest_c(nprocs) : 0;
+            pc.bf16 = v->bf16;
             pc.order = orders[oi];
             pc.seed = 11;
             pc.layers = shapes[hi].layers;
@@ -216,9 +226,16 @@ static void check_dataset(int which) {
                   EXPECT_MSG(got[0] == fwd_sa[r], "%s %s rank %d: post sends %lld, 1d-sa %lld",
                              test_data_name(which), orders[oi], r, (long long)got[0],
                              (long long)fwd_sa[r]);
+              } else if (si == 1 && v->bf16) {
+                EXPECT_MSG(2 * got[0] == fwd_sa[r] && 2 * got[4] == bwd_sa[r],
+                           "%s %s rank %d: 1d-sa bf16 sends %lld/%lld bytes (fwd/bwd), fp32 "
+                           "%lld/%lld: not half",
+                           test_data_name(which), orders[oi], r, (long long)got[0],
+                           (long long)got[4], (long long)fwd_sa[r], (long long)bwd_sa[r]);
               } else if (si == 1 && v->label_prop == 0) { /* (label propagation adds a backward
                                                               SpMM) */
                 if (ov == 0) fwd_sa[r] = got[0];
+                if (ov == 0) bwd_sa[r] = got[4];
                 EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
                            "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
                            test_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
@@ -227,10 +244,10 @@ static void check_dataset(int which) {
             }
           }
           if (ov == 0)
-            printf("P=%d %-15s layers %d %-5s %-7s %-6s %-4s%s: cut %lld, max bytes sent per "
+            printf("P=%d %-15s layers %d %-5s %-7s %-6s %-4s%s%s: cut %lld, max bytes sent per "
                    "epoch %lld\n", nprocs, test_data_name(which), shapes[hi].layers, v->scheme,
                    orders[oi], v->aggregation ? v->aggregation : "", v->quantize ? v->quantize : "",
-                   v->label_prop > 0 ? " label-prop" : "", (long long)cut, (long long)max_sent);
+                   v->label_prop > 0 ? " label-prop" : "", v->bf16 ? " bf16" : "", (long long)cut, (long long)max_sent);
         }
       }
     }
@@ -238,6 +255,7 @@ static void check_dataset(int which) {
   free(all);
   free(sent_1d);
   free(fwd_sa);
+  free(bwd_sa);
   free(plan);
   fg_dataset_destroy(&ds);
 }
