@@ -391,9 +391,10 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
     if (cut_entries) *cut_entries = gl->cut;
   }
   if (scheme->volume != FG_VOLUME_COVER) bits = 0; /* only the halo exchange quantizes */
-  /* bf16 rows on the wire: the sparsity-aware exchange of 1d-sa and 1.5d (fg_sa_apply); the
-   * replicas' partial-sum all-reduces stay fp32 */
-  esz = cfg->bf16 && sa ? 2 : 4;
+  /* bf16 rows on the wire: the sparsity-aware exchange of 1d-sa and 1.5d (fg_sa_apply) and
+   * halo's rows, pre and post (quantized rows keep their codes); the replicas' partial-sum
+   * all-reduces stay fp32 */
+  esz = cfg->bf16 && (sa || scheme->volume == FG_VOLUME_COVER) ? 2 : 4;
   for (int i = 0; i < P; i++) {
     fg_comm_rank_plan *r = &per_rank[i];
     /* a row of width f: esz f bytes, or its packed codes and 8 bytes of scale and zero point;
