@@ -125,8 +125,11 @@ static void check_dataset(int which) {
       /* bf16 rows: exactly half of the fp32 variant's bytes (1d-sa: all its counted bytes are
        * rows), with and without overlap */
       {"1d-sa", 0, NULL, NULL, 0, 0, 1},  {"1d-sa", 1, NULL, NULL, 0, 0, 1},
-      {"1.5d", 1, NULL, NULL, 0.5, 1, 1}};
-  /* the 1D schemes' plain variants run on every order; the others each on one, in turn */
+      {"1.5d", 1, NULL, NULL, 0.5, 1, 1}, {"halo", 0, "post", NULL, 0, 0, 1},
+      {"halo", 0, "pre", NULL, 0, 0, 1},  {"halo", 0, "hybrid", NULL, 0.5, 0, 1},
+      {"halo", 0, "hybrid", "int4", 0, 0, 1}}; /* (quantized: the same codes as fp32) */
+  /* the 1D schemes' plain variants run on every order; the others (bf16 too: 1d-sa's plain
+   * variant has set fwd_sa for the order first) each on one, in turn */
   const int norders = test_have_metis() ? 3 : 2;
   enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
   static const char *const orders[] = {"natural", "random", "metis"};
@@ -138,6 +141,7 @@ static void check_dataset(int which) {
   int64_t *fwd_sa = NULL;         /* rank 0: (P) forward bytes sent by 1d-sa, for the last order */
   int64_t *bwd_sa = NULL;         /* rank 0: (P) its backward bytes sent */
   fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
+  fg_comm_rank_plan *plan32 = NULL; /* rank 0: (P) a bf16 variant's plan under fp32 */
   if (rank == 0) st = test_data_make(which, &ds);
   st = fg_agree(MPI_COMM_WORLD, st);
   EXPECT_OK(st);
@@ -147,8 +151,9 @@ static void check_dataset(int which) {
   fwd_sa = calloc((size_t)nprocs, sizeof *fwd_sa);
   bwd_sa = calloc((size_t)nprocs, sizeof *bwd_sa);
   plan = calloc((size_t)nprocs, sizeof *plan);
-  EXPECT(all && sent_1d && fwd_sa && bwd_sa && plan);
-  if (!all || !sent_1d || !fwd_sa || !bwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
+  plan32 = calloc((size_t)nprocs, sizeof *plan32);
+  EXPECT(all && sent_1d && fwd_sa && bwd_sa && plan && plan32);
+  if (!all || !sent_1d || !fwd_sa || !bwd_sa || !plan || !plan32) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
     for (int oi = 0; oi < norders; oi++) {
@@ -162,7 +167,7 @@ static void check_dataset(int which) {
           const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
-          if ((si >= 2 || v->label_prop > 0) && !v->bf16 && vi % norders != oi) continue;
+          if ((si >= 2 || v->label_prop > 0 || v->bf16) && vi % norders != oi) continue;
           memset(mine, 0, sizeof mine);
           st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
@@ -183,6 +188,8 @@ static void check_dataset(int which) {
             pc.hidden = shapes[hi].hidden;
             pc.agg_order = shapes[hi].agg;
             EXPECT_OK(fg_comm_plan(ds, &pc, plan, &cut));
+            pc.bf16 = 0;
+            if (v->bf16) EXPECT_OK(fg_comm_plan(ds, &pc, plan32, NULL));
           }
           for (int r = 0; r < nprocs; r++) {
             const int64_t *got = all + (int64_t)r * (NV + 2);
@@ -204,6 +211,17 @@ static void check_dataset(int which) {
                          (long long)p->bytes_sent[ph], (long long)p->bytes_recv[ph],
                          (long long)p->msgs_sent[ph], (long long)p->msgs_recv[ph]);
             }
+            /* halo's rows, pre and post alike, at half fp32's bytes (fp32's plan: its measured
+             * bytes, as the fp32 variants check); quantized rows as many bytes as in fp32 */
+            for (int ph = 0; ph < 2 && si == 2 && v->bf16; ph++) {
+              const int64_t num = v->quantize ? 1 : 2;
+              EXPECT_MSG(num * got[4 * ph] == plan32[r].bytes_sent[ph] &&
+                             num * got[4 * ph + 1] == plan32[r].bytes_recv[ph],
+                         "%s halo %s %s bf16 rank %d phase %d: %lld/%lld bytes, fp32 %lld/%lld",
+                         test_data_name(which), v->aggregation, orders[oi], r, ph,
+                         (long long)got[4 * ph], (long long)got[4 * ph + 1],
+                         (long long)plan32[r].bytes_sent[ph], (long long)plan32[r].bytes_recv[ph]);
+            }
             EXPECT_MSG(got[NV] == p->rows && got[NV + 1] == p->nnz,
                        "%s %s %s rank %d: holds %lld rows, %lld nnz; plan %lld, %lld",
                        test_data_name(which), v->scheme, orders[oi], r, (long long)got[NV],
@@ -214,7 +232,7 @@ static void check_dataset(int which) {
               if (si == 0) {
                 sent_1d[2 * r] = sent;
                 sent_1d[2 * r + 1] = recv;
-              } else if (si == 2) {
+              } else if (si == 2 && !v->bf16) {
                 /* the hybrid's rows are a cover: never more than post's, 1d-sa's (forward: a
                  * directed graph's backward 1d-sa multiplies Âᵀ's own plan) */
                 if (!v->quantize && (!v->aggregation || strcmp(v->aggregation, "post") == 0))
@@ -257,6 +275,7 @@ static void check_dataset(int which) {
   free(fwd_sa);
   free(bwd_sa);
   free(plan);
+  free(plan32);
   fg_dataset_destroy(&ds);
 }
 
