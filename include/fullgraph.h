@@ -578,8 +578,8 @@ typedef struct fg_comm_plan_config {
   double label_prop;       /* as fg_train_config: layer 0's input gradient is aggregated too */
   int replicate;           /* 1.5d: c (0: 1) */
   const char *precision;   /* as fg_train_config.precision (NULL = fp32): under "bf16" the rows
-                              1d, 1d-sa and 1.5d exchange count 2 bytes an element (1.5d's
-                              all-reduce of partial sums stays fp32) */
+                              1d, 1d-sa, 1.5d and halo exchange count 2 bytes an
+                              element (1.5d's all-reduce of partial sums stays fp32) */
   struct fg_partition_stats *partition; /* optional out: the same layout's blocks (1.5d: its
                               P/c) as 1d-sa would send on them, and their balance */
 } fg_comm_plan_config;

@@ -242,7 +242,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis, hypergraph, volume; all: a table of every order's volumes", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
-      {"--precision", OPT_CHOICE, &precision, "P", "with --ranks: as train (default fp32); bf16: 1d, 1d-sa and 1.5d rows count 2 bytes an element", info_precision_choices},
+      {"--precision", OPT_CHOICE, &precision, "P", "with --ranks: as train (default fp32); bf16: 1d, 1d-sa, 1.5d and halo rows count 2 bytes an element", info_precision_choices},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "with --ranks: as train (layer 0's input gradient is aggregated too)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},

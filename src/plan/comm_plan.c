@@ -347,9 +347,12 @@ fg_status fg_comm_plan_on(const fg_dataset *ds, const fg_comm_plan_config *cfg, 
   FG_CHECK(fg_halo_quant_parse(cfg->quantize, &bits));
   FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
   FG_CHECK(fg_model_choose(cfg->model, NULL, cfg->adj_norm, NULL, &mdl));
-  /* --precision bf16: 1d's broadcast blocks and the sparsity-aware exchange's rows (1d-sa,
-   * 1.5d) travel as bf16 */
-  if (bf16 && (scheme->volume == FG_VOLUME_BCAST || scheme->volume == FG_VOLUME_HALO)) esz = 2;
+  /* --precision bf16: 1d's broadcast blocks, the sparsity-aware exchange's rows (1d-sa, 1.5d)
+   * and halo's rows, pre and post (quantized rows keep their codes), travel as bf16; the
+   * replicas' partial-sum all-reduces stay fp32 */
+  if (bf16 && (scheme->volume == FG_VOLUME_BCAST || scheme->volume == FG_VOLUME_HALO ||
+               scheme->volume == FG_VOLUME_COVER))
+    esz = 2;
 
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(w, L + 1);

@@ -9,7 +9,8 @@
  * rows of Âᵀ are distributed too and get their own plan (Âᵀ's NnzCols).
  *
  * Volume per aggregation of width f: rank i receives sum_j |NnzCols(i, j)| f 4 bytes and sends
- * sum_j |NnzCols(j, i)| f 4 bytes, one message per nonempty pair; never more than 1d's.
+ * sum_j |NnzCols(j, i)| f 4 bytes (2 under --precision bf16: the rows travel as bf16), one message
+ * per nonempty pair; never more than 1d's.
  */
 #include <string.h>
 

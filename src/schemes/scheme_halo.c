@@ -50,7 +50,8 @@ typedef struct impl_halo {
   int *nb_dst, *nb_src;
   int *dst_cnt, *dst_dsp;   /* rows to each destination neighbour, offsets in the send rows */
   int *src_cnt, *src_dsp;   /* rows from each source neighbour, offsets in the received rows */
-  float *sendbuf, *recvbuf; /* (max_rows x cap_f) */
+  float *sendbuf, *recvbuf; /* (max_rows x cap_f); under bf16 recvbuf holds bf16 rows */
+  fg_bf16 *send16;          /* (max_rows x cap_f) bf16: the send rows rounded (s->bf16) */
   uint8_t *scodes, *rcodes; /* (max_rows x row bytes at cap_f) */
   float *sparam, *rparam;   /* (max_rows x 2) scale and zero point of each row, interleaved */
   float *scale, *zero;      /* (max_rows) */
@@ -327,17 +328,21 @@ static fg_status ensure_buffers(fg_scheme *s, int64_t f) {
   if (f <= im->cap_f || s->dist->size == 1) return FG_OK;
   fg_free_aligned(im->sendbuf);
   fg_free_aligned(im->recvbuf);
+  fg_free_aligned(im->send16);
   free(im->scodes);
   free(im->rcodes);
   im->cap_f = 0;
   im->sendbuf = fg_malloc_aligned((size_t)(rows * f) * sizeof(float));
   im->recvbuf = fg_malloc_aligned((size_t)(rows * f) * sizeof(float));
+  im->send16 = s->bf16 && !im->bits ? fg_malloc_aligned((size_t)(rows * f) * sizeof(fg_bf16))
+                                    : NULL;
   im->scodes = im->rcodes = NULL;
   if (im->bits) {
     im->scodes = fg_malloc_array((size_t)rows, (size_t)fg_quant_row_bytes(f, im->bits));
     im->rcodes = fg_malloc_array((size_t)rows, (size_t)fg_quant_row_bytes(f, im->bits));
   }
-  if (!im->sendbuf || !im->recvbuf || (im->bits && (!im->scodes || !im->rcodes)))
+  if (!im->sendbuf || !im->recvbuf || (im->bits && (!im->scodes || !im->rcodes)) ||
+      (s->bf16 && !im->bits && !im->send16))
     st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                       "halo: out of memory for exchange buffers of 2 x %lld rows x %lld",
                       (long long)im->max_rows, (long long)f);
@@ -370,7 +375,14 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
   const int *sdsp = transposed ? im->src_dsp : im->dst_dsp;
   const int *rcnt = transposed ? im->dst_cnt : im->src_cnt;
   const int *rdsp = transposed ? im->dst_dsp : im->src_dsp;
-  const int64_t rb = im->bits ? fg_quant_row_bytes(f, im->bits) : 4 * f;
+  /* --precision bf16 without --quantize: every row travels as bf16, 2 bytes an element. A post
+   * row is an input row (S's single entry 1), already bf16-exact after the pack SpMM's rounding;
+   * a pre row is a partial sum, rounded once more -- the receiver's bf16 SpMM rounded it to the
+   * same value when it came as fp32, so the results are the same bits either way. With
+   * --quantize the codes are computed from the fp32 pack rows as in fp32 (the dequantized rows
+   * are rounded by the receiver's SpMM). */
+  const int b16 = s->bf16 && !im->bits;
+  const int64_t rb = im->bits ? fg_quant_row_bytes(f, im->bits) : (b16 ? 2 : 4) * f;
   const int64_t n_recv = unpack->ncols;
   MPI_Datatype row = MPI_DATATYPE_NULL, par = MPI_DATATYPE_NULL;
   MPI_Request req[2];
@@ -401,8 +413,13 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
     FG_CHECK_MPI(MPI_Ineighbor_alltoallv(im->sparam, scnt, sdsp, par, im->rparam, rcnt, rdsp,
                                          par, comm, &req[nreq++]));
   } else {
-    FG_CHECK_MPI(MPI_Ineighbor_alltoallv(im->sendbuf, scnt, sdsp, row, im->recvbuf, rcnt, rdsp,
-                                         row, comm, &req[nreq++]));
+    const void *sb = im->sendbuf;
+    if (b16) {
+      fg_bf16_from_f32(im->send16, im->sendbuf, pack->nrows * f);
+      sb = im->send16;
+    }
+    FG_CHECK_MPI(MPI_Ineighbor_alltoallv(sb, scnt, sdsp, row, im->recvbuf, rcnt, rdsp, row, comm,
+                                         &req[nreq++]));
   }
   for (int k = 0; k < ns; k++) fg_dist_count_send(d, (int64_t)scnt[k] * (rb + (im->bits ? 8 : 0)));
   for (int k = 0; k < nr; k++) fg_dist_count_recv(d, (int64_t)rcnt[k] * (rb + (im->bits ? 8 : 0)));
@@ -416,7 +433,10 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
       im->scale[k] = im->rparam[2 * k], im->zero[k] = im->rparam[2 * k + 1];
     fg_dequantize_rows(im->rcodes, im->scale, im->zero, n_recv, f, im->bits, im->recvbuf);
   }
-  if (unpack->nnz > 0) FG_CHECK(fg_scheme_spmm(s, unpack, im->recvbuf, f, out, 1));
+  if (unpack->nnz > 0 && b16)
+    fg_scheme_spmm_bf16(s, unpack, (const fg_bf16 *)(const void *)im->recvbuf, f, out, 1);
+  else if (unpack->nnz > 0)
+    FG_CHECK(fg_scheme_spmm(s, unpack, im->recvbuf, f, out, 1));
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   if (par != MPI_DATATYPE_NULL) MPI_Type_free(&par);
@@ -447,6 +467,7 @@ static void destroy_halo(fg_scheme *s) {
   free(im->src_dsp);
   fg_free_aligned(im->sendbuf);
   fg_free_aligned(im->recvbuf);
+  fg_free_aligned(im->send16);
   free(im->scodes);
   free(im->rcodes);
   free(im->sparam);

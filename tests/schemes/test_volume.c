@@ -31,6 +31,7 @@ typedef struct variant {
   const char *aggregation, *quantize; /* halo */
   double label_prop;                  /* layer 0's input gradient aggregated too */
   int replicate;                      /* 1.5d: the largest valid c of P when set */
+  int bf16;                           /* --precision bf16: 1d-sa's and 1.5d's rows as bf16 */
 } variant;
 
 typedef struct shape {
@@ -60,6 +61,7 @@ static fg_status measure(const fg_dataset *ds, const variant *v, const char *ord
   sc.overlap = v->overlap;
   sc.seed = 11;
   sc.replicate = v->replicate ? largest_c(nprocs) : 0;
+  sc.bf16 = v->bf16;
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     FG_CHECK(fg_halo_rule_parse(v->aggregation, &rule));
@@ -69,6 +71,7 @@ static fg_status measure(const fg_dataset *ds, const variant *v, const char *ord
   FG_CHECK(fg_dist_create(MPI_COMM_WORLD, &d));
   d->phase = FG_PHASE_SETUP;
   FG_CHECK(fg_scheme_create(d, ds, &sc, &s));
+  s->bf16 = v->bf16; /* as the trainer sets it */
   w[0] = s->num_features;
   for (int l = 1; l < sh->layers; l++) w[l] = sh->hidden;
   w[sh->layers] = s->num_classes;
@@ -112,14 +115,21 @@ cleanup:
 static void check_dataset(int which) {
   /* 1d, 1d-sa with and without overlap; halo under each rule, float32 and quantized */
   static const variant variants[] = {
-      {"1d", 0, NULL, NULL, 0, 0},        {"1d", 1, NULL, NULL, 0, 0},
-      {"1d-sa", 0, NULL, NULL, 0, 0},     {"1d-sa", 1, NULL, NULL, 0, 0},
-      {"halo", 0, NULL, NULL, 0, 0},      {"halo", 0, "pre", "int4", 0, 0},
-      {"halo", 0, "post", NULL, 0, 0},    {"halo", 0, "hybrid", "int2", 0, 0},
-      {"halo", 0, "pre", "int8", 0, 0},   {"1d-sa", 0, NULL, NULL, 0.5, 0},
-      {"halo", 0, "hybrid", "int4", 0.5, 0},
-      {"1.5d", 0, NULL, NULL, 0, 1},   {"1.5d", 1, NULL, NULL, 0.5, 1}};
-  /* the 1D schemes' plain variants run on every order; the others each on one, in turn */
+      {"1d", 0, NULL, NULL, 0, 0, 0},        {"1d", 1, NULL, NULL, 0, 0, 0},
+      {"1d-sa", 0, NULL, NULL, 0, 0, 0},     {"1d-sa", 1, NULL, NULL, 0, 0, 0},
+      {"halo", 0, NULL, NULL, 0, 0, 0},      {"halo", 0, "pre", "int4", 0, 0, 0},
+      {"halo", 0, "post", NULL, 0, 0, 0},    {"halo", 0, "hybrid", "int2", 0, 0, 0},
+      {"halo", 0, "pre", "int8", 0, 0, 0},   {"1d-sa", 0, NULL, NULL, 0.5, 0, 0},
+      {"halo", 0, "hybrid", "int4", 0.5, 0, 0},
+      {"1.5d", 0, NULL, NULL, 0, 1, 0},   {"1.5d", 1, NULL, NULL, 0.5, 1, 0},
+      /* bf16 rows: exactly half of the fp32 variant's bytes (1d-sa: all its counted bytes are
+       * rows), with and without overlap */
+      {"1d-sa", 0, NULL, NULL, 0, 0, 1},  {"1d-sa", 1, NULL, NULL, 0, 0, 1},
+      {"1.5d", 1, NULL, NULL, 0.5, 1, 1}, {"halo", 0, "post", NULL, 0, 0, 1},
+      {"halo", 0, "pre", NULL, 0, 0, 1},  {"halo", 0, "hybrid", NULL, 0.5, 0, 1},
+      {"halo", 0, "hybrid", "int4", 0, 0, 1}}; /* (quantized: the same codes as fp32) */
+  /* the 1D schemes' plain variants run on every order; the others (bf16 too: 1d-sa's plain
+   * variant has set fwd_sa for the order first) each on one, in turn */
   const int norders = test_have_metis() ? 3 : 2;
   enum { NVAR = (int)(sizeof variants / sizeof variants[0]) };
   static const char *const orders[] = {"natural", "random", "metis"};
@@ -129,7 +139,9 @@ static void check_dataset(int which) {
   int64_t *all = NULL;            /* rank 0: (P x (NV + 2)) */
   int64_t *sent_1d = NULL;        /* rank 0: (P) bytes sent per epoch by 1d, for the last order */
   int64_t *fwd_sa = NULL;         /* rank 0: (P) forward bytes sent by 1d-sa, for the last order */
+  int64_t *bwd_sa = NULL;         /* rank 0: (P) its backward bytes sent */
   fg_comm_rank_plan *plan = NULL; /* rank 0: (P) */
+  fg_comm_rank_plan *plan32 = NULL; /* rank 0: (P) a bf16 variant's plan under fp32 */
   if (rank == 0) st = test_data_make(which, &ds);
   st = fg_agree(MPI_COMM_WORLD, st);
   EXPECT_OK(st);
@@ -137,9 +149,11 @@ static void check_dataset(int which) {
   all = calloc((size_t)nprocs * (NV + 2), sizeof *all);
   sent_1d = calloc((size_t)nprocs * 2, sizeof *sent_1d);
   fwd_sa = calloc((size_t)nprocs, sizeof *fwd_sa);
+  bwd_sa = calloc((size_t)nprocs, sizeof *bwd_sa);
   plan = calloc((size_t)nprocs, sizeof *plan);
-  EXPECT(all && sent_1d && fwd_sa && plan);
-  if (!all || !sent_1d || !fwd_sa || !plan) MPI_Abort(MPI_COMM_WORLD, 1);
+  plan32 = calloc((size_t)nprocs, sizeof *plan32);
+  EXPECT(all && sent_1d && fwd_sa && bwd_sa && plan && plan32);
+  if (!all || !sent_1d || !fwd_sa || !bwd_sa || !plan || !plan32) MPI_Abort(MPI_COMM_WORLD, 1);
 
   for (int hi = 0; hi < 2; hi++) {
     for (int oi = 0; oi < norders; oi++) {
@@ -153,7 +167,7 @@ static void check_dataset(int which) {
           const int ov = v->overlap;
           int64_t mine[NV + 2], cut = 0;
           int64_t max_sent = 0;
-          if ((si >= 2 || v->label_prop > 0) && vi % norders != oi) continue;
+          if ((si >= 2 || v->label_prop > 0 || v->bf16) && vi % norders != oi) continue;
           memset(mine, 0, sizeof mine);
           st = measure(ds, v, orders[oi], &shapes[hi], mine, &mine[NV], &mine[NV + 1]);
           EXPECT_OK(st);
@@ -167,12 +181,15 @@ static void check_dataset(int which) {
             pc.quantize = v->quantize;
             pc.label_prop = v->label_prop;
             pc.replicate = v->replicate ? largest_c(nprocs) : 0;
+            pc.precision = v->bf16 ? "bf16" : "fp32";
             pc.order = orders[oi];
             pc.seed = 11;
             pc.layers = shapes[hi].layers;
             pc.hidden = shapes[hi].hidden;
             pc.agg_order = shapes[hi].agg;
             EXPECT_OK(fg_comm_plan(ds, &pc, plan, &cut));
+            pc.precision = "fp32";
+            if (v->bf16) EXPECT_OK(fg_comm_plan(ds, &pc, plan32, NULL));
           }
           for (int r = 0; r < nprocs; r++) {
             const int64_t *got = all + (int64_t)r * (NV + 2);
@@ -194,6 +211,17 @@ static void check_dataset(int which) {
                          (long long)p->bytes_sent[ph], (long long)p->bytes_recv[ph],
                          (long long)p->msgs_sent[ph], (long long)p->msgs_recv[ph]);
             }
+            /* halo's rows, pre and post alike, at half fp32's bytes (fp32's plan: its measured
+             * bytes, as the fp32 variants check); quantized rows as many bytes as in fp32 */
+            for (int ph = 0; ph < 2 && si == 2 && v->bf16; ph++) {
+              const int64_t num = v->quantize ? 1 : 2;
+              EXPECT_MSG(num * got[4 * ph] == plan32[r].bytes_sent[ph] &&
+                             num * got[4 * ph + 1] == plan32[r].bytes_recv[ph],
+                         "%s halo %s %s bf16 rank %d phase %d: %lld/%lld bytes, fp32 %lld/%lld",
+                         test_data_name(which), v->aggregation, orders[oi], r, ph,
+                         (long long)got[4 * ph], (long long)got[4 * ph + 1],
+                         (long long)plan32[r].bytes_sent[ph], (long long)plan32[r].bytes_recv[ph]);
+            }
             EXPECT_MSG(got[NV] == p->rows && got[NV + 1] == p->nnz,
                        "%s %s %s rank %d: holds %lld rows, %lld nnz; plan %lld, %lld",
                        test_data_name(which), v->scheme, orders[oi], r, (long long)got[NV],
@@ -204,7 +232,7 @@ static void check_dataset(int which) {
               if (si == 0) {
                 sent_1d[2 * r] = sent;
                 sent_1d[2 * r + 1] = recv;
-              } else if (si == 2) {
+              } else if (si == 2 && !v->bf16) {
                 /* the hybrid's rows are a cover: never more than post's, 1d-sa's (forward: a
                  * directed graph's backward 1d-sa multiplies Âᵀ's own plan) */
                 if (!v->quantize && (!v->aggregation || strcmp(v->aggregation, "post") == 0))
@@ -216,9 +244,16 @@ static void check_dataset(int which) {
                   EXPECT_MSG(got[0] == fwd_sa[r], "%s %s rank %d: post sends %lld, 1d-sa %lld",
                              test_data_name(which), orders[oi], r, (long long)got[0],
                              (long long)fwd_sa[r]);
+              } else if (si == 1 && v->bf16) {
+                EXPECT_MSG(2 * got[0] == fwd_sa[r] && 2 * got[4] == bwd_sa[r],
+                           "%s %s rank %d: 1d-sa bf16 sends %lld/%lld bytes (fwd/bwd), fp32 "
+                           "%lld/%lld: not half",
+                           test_data_name(which), orders[oi], r, (long long)got[0],
+                           (long long)got[4], (long long)fwd_sa[r], (long long)bwd_sa[r]);
               } else if (si == 1 && v->label_prop == 0) { /* (label propagation adds a backward
                                                               SpMM) */
                 if (ov == 0) fwd_sa[r] = got[0];
+                if (ov == 0) bwd_sa[r] = got[4];
                 EXPECT_MSG(sent <= sent_1d[2 * r] && recv <= sent_1d[2 * r + 1],
                            "%s %s rank %d: 1d-sa moves %lld/%lld bytes, 1d only %lld/%lld",
                            test_data_name(which), orders[oi], r, (long long)sent, (long long)recv,
@@ -227,10 +262,10 @@ static void check_dataset(int which) {
             }
           }
           if (ov == 0)
-            printf("P=%d %-15s layers %d %-5s %-7s %-6s %-4s%s: cut %lld, max bytes sent per "
+            printf("P=%d %-15s layers %d %-5s %-7s %-6s %-4s%s%s: cut %lld, max bytes sent per "
                    "epoch %lld\n", nprocs, test_data_name(which), shapes[hi].layers, v->scheme,
                    orders[oi], v->aggregation ? v->aggregation : "", v->quantize ? v->quantize : "",
-                   v->label_prop > 0 ? " label-prop" : "", (long long)cut, (long long)max_sent);
+                   v->label_prop > 0 ? " label-prop" : "", v->bf16 ? " bf16" : "", (long long)cut, (long long)max_sent);
         }
       }
     }
@@ -238,7 +273,9 @@ static void check_dataset(int which) {
   free(all);
   free(sent_1d);
   free(fwd_sa);
+  free(bwd_sa);
   free(plan);
+  free(plan32);
   fg_dataset_destroy(&ds);
 }
 
