@@ -326,7 +326,10 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     if (in->residual_stages && l < L - in->residual_stages) {
       /* a residual hop: rows moved along a, columns regrouped along b (training and
        * evaluation), and back along a and c in backward; its two buffers and the kept H, A */
-      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+      const int proj = l % in->residual_stages == 0 &&
+                       in->widths[l] != in->widths[l + in->residual_stages];
+      const double esz = in->bf16 && proj ? 2.0 : 4.0; /* a projection's rows: GEMM operands */
+      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * esz) +
                    fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0));
       comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
               fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
