@@ -202,6 +202,32 @@ static void test_cost3d_bf16(void) {
   EXPECT_NEAR(f32.comm_seconds - gemm16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
   EXPECT_NEAR(sum16.comm_seconds, f32.comm_seconds);
   EXPECT_NEAR(gemm16.seconds - gemm16.comm_seconds, f32.seconds - f32.comm_seconds);
+  {
+    /* --residual on 2 GCN layers: layer 0's hop moves its 8 x 8 source rows along a (G = 2);
+     * with a projection (8 -> 4 wide) only GEMMs read them, bf16 on the wire; without one (8 ->
+     * 8) they are added in fp32 and stay 4 bytes */
+    const int64_t proj_w[3] = {8, 4, 2}, same_w[3] = {8, 8, 2};
+    const double shard2[2] = {10, 10};
+    fg_plan_entry p32, p16, s32, s16;
+    in.layers = 2;
+    in.shard_nnz = shard2;
+    in.nkeys = 2;
+    in.mats = 1;
+    in.self_term = 0;
+    in.self_gemm = NULL;
+    in.residual_stages = 1;
+    in.widths = proj_w;
+    in.bf16 = 0;
+    fg_cost3d(&in, &c, &p32);
+    in.bf16 = 1;
+    fg_cost3d(&in, &c, &p16);
+    in.widths = same_w;
+    fg_cost3d(&in, &c, &s16);
+    in.bf16 = 0;
+    fg_cost3d(&in, &c, &s32);
+    EXPECT_NEAR(p32.comm_seconds - p16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
+    EXPECT_NEAR(s32.comm_seconds, s16.comm_seconds);
+  }
 }
 
 static void test_fit(void) {
