@@ -92,7 +92,7 @@ typedef struct fg_scheme_ops {
    * transpose (the self term's backward). May be NULL with move_rows. */
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* move_rows for rows that every consumer reads rounded to bf16 (GEMM operands only: SAGE's
-   * self term, a Linear's input), called under --precision bf16 only: out gets the rows of
+   * self term, a Linear's input, a residual projection's source), called under --precision bf16 only: out gets the rows of
    * bf16(in) (as fp32), which may cross ranks as bf16. May be NULL: move_rows (exact). */
   fg_status (*move_rows_bf16)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
