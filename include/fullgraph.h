@@ -712,6 +712,8 @@ typedef struct fg_plan_config {
   const char *aggregation, *quantize; /* halo, as fg_train_config */
   double label_prop;       /* as fg_train_config */
   int replicate;           /* 1.5d: this c alone (0: every valid c) */
+  const char *precision;   /* as fg_train_config ("fp32", NULL, or "bf16"): rows that cross
+                              ranks as bf16 count 2 bytes an element */
   uint64_t seed;
   double mem_per_rank;     /* bytes a rank may use; 0 = this machine's available memory divided
                               by the ranks on a node; < 0 = no limit */

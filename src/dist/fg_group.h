@@ -54,6 +54,13 @@ fg_status fg_group_iallreduce_f32(fg_group *g, float *buf, int64_t n, MPI_Reques
 fg_status fg_group_poke(fg_group *g, MPI_Request *reqs, int n);
 fg_status fg_group_waitall(fg_group *g, MPI_Request *reqs, int n);
 
+/* Collective over g: buf (n 16-bit words, bf16 rows) made the same on every rank where each
+ * element is nonzero on at most one rank (rows moved, not summed: 3d's identity shards). A
+ * bitwise OR, which is that rank's bits exactly (MPI has no bf16 sum, and none is needed).
+ * Blocking when req is NULL, else started into *req (finish it with fg_group_waitall); counted
+ * when started, as a ring all-reduce of n 2-byte elements. */
+fg_status fg_group_allmerge_u16(fg_group *g, uint16_t *buf, int64_t n, MPI_Request *req);
+
 /* counts and displacements (in elements) for pieces of len[0..size) elements, each checked to
  * fit an MPI int; *total (may be NULL) gets the sum. */
 fg_status fg_group_counts(const int64_t *len, int size, int *counts, int *displs,

@@ -124,6 +124,10 @@ fg_status fg_group_iallreduce_f32(fg_group *g, float *buf, int64_t n, MPI_Reques
   return allreduce(g, buf, n, MPI_FLOAT, MPI_SUM, 4, req);
 }
 
+fg_status fg_group_allmerge_u16(fg_group *g, uint16_t *buf, int64_t n, MPI_Request *req) {
+  return allreduce(g, buf, n, MPI_UINT16_T, MPI_BOR, 2, req);
+}
+
 fg_status fg_group_poke(fg_group *g, MPI_Request *reqs, int n) {
   fg_status st = FG_OK;
   int flag = 0;

@@ -58,6 +58,9 @@ typedef struct fg_layer_kind {
   int mats;
   int aggregates;          /* multiplies by the operator (0: a linear layer: rows only moved) */
   int self_term;           /* uses the scheme's move_rows (a term in the input's own rows) */
+  int self_gemm;           /* its forward's moved rows feed only GEMMs, which read them rounded
+                              to bf16: it moves them with fg_scheme_move_rows_bf16 (bf16 on 3d's
+                              wire under --precision bf16); 0: with fg_scheme_move_rows, exact */
   int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
   int agg_last_ok;         /* may multiply by the weights before aggregating (1D schemes) */
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */

@@ -97,7 +97,7 @@ static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *self = d;
   if (m->M[l]) {
-    FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+    FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
     self = m->M[l];
   }
   m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
@@ -145,6 +145,7 @@ const fg_layer_kind fg_layer_gin = {
     .mats = 1,
     .aggregates = 1,
     .self_term = 1,
+    .self_gemm = 0, /* (1 + eps) M is added to S in fp32 */
     .learn_features_ok = 0,
     .agg_last_ok = 0,
     .eps = 1,
@@ -157,6 +158,7 @@ const fg_layer_kind fg_layer_linear = {
     .mats = 1,
     .aggregates = 0,
     .self_term = 1,
+    .self_gemm = 1, /* M W, and dW = Mᵀ dZ */
     .learn_features_ok = 0,
     .agg_last_ok = 0,
     .forward = linear_forward,

@@ -27,7 +27,7 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
     FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
     m->Sv[l] = m->S[l];
     if (m->M[l]) {
-      FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
       self = m->M[l];
     }
     m->Mv[l] = m->M[l] ? m->M[l] : keep;
@@ -116,6 +116,7 @@ const fg_layer_kind fg_layer_sage = {
     .mats = 2,
     .aggregates = 1,
     .self_term = 1,
+    .self_gemm = 1, /* M W_s, and dW_s = Mᵀ dZ */
     .learn_features_ok = 0,
     .agg_last_ok = 1,
     .forward = sage_forward,

@@ -89,7 +89,10 @@ fg_status fg_residual_forward(fg_model *m, fg_scheme *s, int l1) {
   }
   for (int l = l0; l <= l1; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    FG_CHECK(s->ops->move_rows(s, l, in, m->RM[l], sh->w_in));
+    if (l == l0 && P) /* read only by GEMMs (M P, dP = Mᵀ dT): bf16 on the wire under bf16 */
+      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, in, m->RM[l], sh->w_in));
+    else /* added to the output in fp32: exact */
+      FG_CHECK(s->ops->move_rows(s, l, in, m->RM[l], sh->w_in));
     t0 = fg_now();
     if (l == l0 && P)
       fg_model_gemm(m, 0, 0, sh->n_out, sh->w_out, sh->w_in, m->RM[l], sh->w_in, P, sh->w_out,

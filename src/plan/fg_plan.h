@@ -78,6 +78,10 @@ typedef struct fg_cost3d_input {
   int norm;                /* fg_norm_kind on the hidden layers: its vectors, normalized output
                               and reductions (LayerNorm's rows along a, BatchNorm's columns
                               along c) */
+  int bf16;                /* --precision bf16: the forward self-term moves of the layers with
+                              self_gemm[l] carry 2 bytes an element (every sum stays fp32) */
+  const int *self_gemm;    /* (layers) layer l's moved rows feed only GEMMs (fg_layer_kind's
+                              self_gemm); NULL: none */
 } fg_cost3d_input;
 
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *out);

@@ -286,8 +286,11 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     if (l == 0 && in->learn_features)
       comm += 2 * fg_cost_allgather(alpha[FG_DIM_Z], beta[FG_DIM_Z], g[FG_DIM_Z], nin * win * 4.0);
     gemm += mats * 2 * 2.0 * nout * win * wout / rate;
-    if (in->self_term) /* the input's rows moved to the output's, summed along a */
-      comm += 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
+    if (in->self_term) { /* the input's rows moved to the output's, summed along a: as bf16
+                            where only GEMMs read them (scheme_3d.c, move_rows_bf16) */
+      const double esz = in->bf16 && in->self_gemm && in->self_gemm[l] ? 2.0 : 4.0;
+      comm += 2 * fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * esz);
+    }
     other += nin * win * c->dropout_elem + 2 * 3.0 * nout * wout * 4.0 / bw; /* dropout; bias, ReLU */
     /* backward */
     gemm += mats * 2.0 * nout * win * wout * (bwd_spmm ? 2 : 1) / rate;
@@ -323,7 +326,10 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     if (in->residual_stages && l < L - in->residual_stages) {
       /* a residual hop: rows moved along a, columns regrouped along b (training and
        * evaluation), and back along a and c in backward; its two buffers and the kept H, A */
-      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
+      const int proj = l % in->residual_stages == 0 &&
+                       in->widths[l] != in->widths[l + in->residual_stages];
+      const double esz = in->bf16 && proj ? 2.0 : 4.0; /* a projection's rows: GEMM operands */
+      comm += 2 * (fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * esz) +
                    fg_cost_allreduce(alpha[b], beta[b], g[b], nout * wout * 4.0));
       comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
               fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
@@ -557,7 +563,7 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   int L;
   fg_model_choice mdl;
   const int64_t n = ds->num_nodes;
-  int grids[512][3], ng, *agg = NULL;
+  int grids[512][3], ng, *agg = NULL, *self_gemm = NULL, bf16 = 0;
   double *shard = NULL;
   nnz_cache *cache = NULL;
   uint64_t seed = cfg->seed;
@@ -592,7 +598,10 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_CALLOC(cache, 1);
   FG_ALLOC(shard, L);
   FG_ALLOC(agg, L);
+  FG_ALLOC(self_gemm, L);
   fg_model_agg_plan(mdl.kind, L, w, FG_AGG_FIRST, agg);
+  FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
+  for (int l = 0; l < L; l++) self_gemm[l] = mdl.kind->stage[l % mdl.kind->stages]->self_gemm;
   /* the permuted matrices the scheme will distribute (their patterns are what counts) */
   if (!per_rank) FG_CHECK(fg_layouts_3d(lay, ds, perm, seed, mdl.adj));
   const fg_csr *const mat[2] = {&lay->M[0], perm == FG_PERM_DOUBLE ? &lay->M[1] : &lay->M[0]};
@@ -635,7 +644,9 @@ fg_status fg_plan_predict_3d(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .self_term = mdl.kind->stage[0]->self_term,
                                 .aggregates = agg,
                                 .residual_stages = cfg->residual ? mdl.kind->stages : 0,
-                                .norm = mdl.norm};
+                                .norm = mdl.norm,
+                                .bf16 = bf16,
+                                .self_gemm = self_gemm};
     fg_cost3d(&in, cal, e);
     /* multi-label targets: whole rows of T bytes for the labelled rows (the loss's rows) */
     {
@@ -652,6 +663,7 @@ cleanup:
   free(shard);
   free(cache);
   free(agg);
+  free(self_gemm);
   return st;
 }
 
@@ -996,6 +1008,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .label_prop = cfg->label_prop,
       .replicate = cfg->replicate,
       .seed = cfg->seed,
+      .precision = cfg->precision,
       /* --mem-limit is per process; its default (0) is the node's available memory over its
        * ranks */
       .mem_per_rank = cfg->mem_limit > 0 ? cfg->mem_limit : cfg->mem_limit < 0 ? -1.0 : 0.0};

@@ -91,6 +91,10 @@ typedef struct fg_scheme_ops {
   /* out (n_in x f) = the output-layout rows in (n_out x f) in the input layout: move_rows'
    * transpose (the self term's backward). May be NULL with move_rows. */
   fg_status (*move_rows_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* move_rows for rows that every consumer reads rounded to bf16 (GEMM operands only: SAGE's
+   * self term, a Linear's input, a residual projection's source), called under --precision bf16 only: out gets the rows of
+   * bf16(in) (as fp32), which may cross ranks as bf16. May be NULL: move_rows (exact). */
+  fg_status (*move_rows_bf16)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
    * blocks of vectors over the output's columns (b; a norm's scale and shift, BatchNorm's
    * running mean and variance) and its `scalars` (GIN's epsilon), from every rank's piece
@@ -185,6 +189,12 @@ fg_status fg_scheme_move_rows(fg_scheme *s, int l, const fg_layer_shape *sh, con
                               float *out, int64_t f);
 fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, const float *in,
                                 float *out, int64_t f);
+/* move_rows for a consumer that reads the rows rounded to bf16 (ops->move_rows_bf16 under
+ * bf16, else fg_scheme_move_rows): the rows of moved rows that feed an fp32 sum (GIN's
+ * (1 + eps) D, a residual) or an elementwise pass (every move_rows_t) go through
+ * fg_scheme_move_rows, which moves them exactly at either precision. */
+fg_status fg_scheme_move_rows_bf16(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                   const float *in, float *out, int64_t f);
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);
@@ -250,6 +260,10 @@ int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t 
  * such: the same values, and so the same sums, as if they had arrived in bf16. */
 fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
                          int acc);
+/* fg_scheme_spmm on fp32 rows whatever s->bf16 says (rows moved through an identity, whose
+ * consumers add them in fp32: nothing rounds them). */
+fg_status fg_scheme_spmm_f32(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                             float *out, int acc);
 /* The same on rows already in bf16 (in: A->ncols x f), at any precision setting. */
 void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                          float *out, int acc);

@@ -32,6 +32,12 @@ fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, c
   return FG_OK;
 }
 
+fg_status fg_scheme_move_rows_bf16(fg_scheme *s, int l, const fg_layer_shape *sh,
+                                   const float *in, float *out, int64_t f) {
+  if (s->bf16 && s->ops->move_rows_bf16) return s->ops->move_rows_bf16(s, l, in, out, f);
+  return fg_scheme_move_rows(s, l, sh, in, out, f);
+}
+
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n) {
   return s->ops->reduce_product ? s->ops->reduce_product(s, l, buf, n) : FG_OK;
 }
@@ -296,6 +302,13 @@ fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t
     fg_scheme_spmm_bf16(s, A, h, f, out, acc);
     return FG_OK;
   }
+  st = fg_scheme_spmm_f32(s, A, in, f, out, acc);
+cleanup:
+  return st;
+}
+
+fg_status fg_scheme_spmm_f32(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
+                             float *out, int acc) {
   const double t0 = fg_now();
   if (acc)
     fg_spmm_acc(A, in, f, out, f, f);
@@ -303,8 +316,7 @@ fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t
     fg_spmm(A, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
   s->spmm_bytes += spmm_bytes(A, f, 4.0);
-cleanup:
-  return st;
+  return FG_OK;
 }
 
 /* What progress_between needs: the requests to test, and where to leave a failure. */

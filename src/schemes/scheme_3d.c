@@ -10,6 +10,7 @@
  *                  each block's nonblocking all-reduce started as soon as it is computed)
  *   aggregate_t    dD = Â_lᵀ dH on the transposed shard, all-reduced along c (blocked too)
  *   move_rows      the identity's shard in place of Â_l's, all-reduced along a
+ *   move_rows_bf16 the same for GEMM operands: under --precision bf16 the rows move as bf16
  *   move_rows_t    its transpose's, all-reduced along c
  *   gather_weights the W pieces (each matrix's) and b pieces all-gathered along c
  *   reduce_product Q = H W all-reduced along b
@@ -19,6 +20,12 @@
  *   col_sum        a layer's column statistics (BatchNorm) over its c group (its other rows)
  *   gather_input, input_grad   learned features: all-gather along Z; Â_0ᵀ dH reduce-scattered
  *                  along Z into the feature pieces
+ * Under --precision bf16 (spmm_allreduce's modes say why): the only rows that cross ranks as
+ * bf16 are move_rows_bf16's; every all-reduce of partial sums (aggregate, aggregate_t,
+ * reduce_product, reduce_input_grad, input_grad's reduce-scatter) is a reduction and stays
+ * fp32, the moves whose rows are added in fp32 (move_rows, move_rows_t) stay fp32 and exact,
+ * and gather_input all-gathers parameters (the learned features' fp32 master pieces, which the
+ * input dropout scales in fp32), as gather_weights does.
  * Dropout keys are the rows' original ids and global columns, Glorot element (i, j) the serial
  * draw, Â normalized on the whole pattern before permuting: every grid trains the one-process
  * model.
@@ -64,6 +71,8 @@ typedef struct impl3d {
   int64_t feat_cols;        /* the feature block's columns (width block q[Y]) */
   int64_t *len;             /* (P) scratch of piece_counts: piece lengths, */
   int *cnt, *dsp;           /* (P) and their MPI counts and displacements */
+  uint16_t *wire16;         /* (wire16_cap) bf16 rows moved as bf16 (SPMM_MOVE_BF16) */
+  int64_t wire16_cap;
 } impl3d;
 
 /* ---- the per-rank geometry -------------------------------------------------------------------- */
@@ -494,36 +503,84 @@ static void shape_3d(const fg_scheme *s, int l, const int64_t *widths, fg_layer_
   o->b_primary = t->q[b] == 0;
 }
 
-/* out (A->nrows x f) = A in, summed over the group of dimension dim. With more than one block,
- * each row block's nonblocking all-reduce starts as soon as its SpMM is done (Plexus 5.2). The
- * ranks of one group have the same rows and width, so they cut the same blocks. */
+/* What spmm_allreduce multiplies and sends under --precision bf16 (at fp32 all three are one
+ * fp32 SpMM and an fp32 all-reduce):
+ *   AGG         an aggregation: the SpMM gathers the input rounded to bf16 (converted once per
+ *               call, not once per block), and the partial sums are all-reduced in fp32 -- a
+ *               reduction: rounding each rank's partial to bf16 before the sum would round twice
+ *               where one process rounds once (at the next GEMM), and by how many partials
+ *               there are, i.e. by the grid;
+ *   MOVE_EXACT  an identity shard (rows moved, not summed) for a consumer that adds the rows in
+ *               fp32 or runs an elementwise pass on them (GIN's (1 + eps) D, a residual, every
+ *               backward move): fp32 SpMM and fp32 all-reduce, the rows bit for bit;
+ *   MOVE_BF16   an identity shard for GEMM operands, which the GEMM rounds to bf16 anyway: the
+ *               rows rounded once, moved as bf16 (2 bytes an element, fg_group_allmerge_u16:
+ *               each row is nonzero on one rank of the group) and widened back -- the values the
+ *               GEMM would read after an fp32 move. */
+typedef enum { SPMM_AGG = 0, SPMM_MOVE_EXACT = 1, SPMM_MOVE_BF16 = 2 } spmm_mode;
+
+/* t->wire16 grown to n elements. */
+static fg_status wire16_reserve(impl3d *t, int64_t n) {
+  fg_status st = FG_OK;
+  if (n > t->wire16_cap) {
+    uint16_t *grown = fg_malloc_huge((size_t)n * sizeof *grown);
+    FG_REQUIRE(grown, FG_ERR_NOMEM, "3d: out of memory for %lld bf16 row elements",
+               (long long)n);
+    free(t->wire16);
+    t->wire16 = grown;
+    t->wire16_cap = n;
+  }
+cleanup:
+  return st;
+}
+
+/* out (A->nrows x f) = A in, summed over the group of dimension dim, under `mode` (above). With
+ * more than one block, each row block's nonblocking all-reduce starts as soon as its SpMM is
+ * done (Plexus 5.2). The ranks of one group have the same rows and width, so they cut the same
+ * blocks. Collective over the group. */
 static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
-                                float *out, int dim) {
+                                float *out, int dim, spmm_mode mode) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   fg_group *g = &t->grp[dim];
   const int64_t rows = A->nrows;
+  const fg_bf16 *in16 = NULL; /* the input rounded once, where the SpMM gathers bf16 */
+  const int wire16 = s->bf16 && mode == SPMM_MOVE_BF16 && g->size > 1;
   MPI_Request *req = NULL;
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
-  if (g->size == 1 || nb <= 1) {
-    FG_CHECK(fg_scheme_spmm(s, A, in, f, out, 0));
-    return fg_group_allreduce_f32(g, out, rows * f);
-  }
-  FG_ALLOC(req, nb);
+  if (g->size == 1) nb = 1;
+  if (s->bf16 && mode != SPMM_MOVE_EXACT)
+    FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &in16));
+  if (wire16) FG_CHECK(wire16_reserve(t, rows * f));
+  FG_ALLOC(req, FG_MAX(nb, 1));
   for (int i = 0; i < nb; i++) {
     const int64_t r0 = fg_block_start(rows, nb, i), r1 = fg_block_start(rows, nb, i + 1);
     fg_csr V = *A;
     V.nrows = r1 - r0;
     V.nnz = A->rowptr[r1] - A->rowptr[r0];
     V.rowptr = A->rowptr + r0;
-    FG_CHECK(fg_scheme_spmm(s, &V, in, f, out + r0 * f, 0));
-    FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
-    posted++;
-    FG_CHECK(fg_group_poke(g, req, posted));
+    if (in16)
+      fg_scheme_spmm_bf16(s, &V, in16, f, out + r0 * f, 0);
+    else
+      FG_CHECK(fg_scheme_spmm_f32(s, &V, in, f, out + r0 * f, 0));
+    if (wire16) { /* exact: the rows are bf16 values already */
+      fg_bf16_from_f32(t->wire16 + r0 * f, out + r0 * f, (r1 - r0) * f);
+      FG_CHECK(fg_group_allmerge_u16(g, t->wire16 + r0 * f, (r1 - r0) * f,
+                                     nb > 1 ? &req[i] : NULL));
+    } else if (nb > 1) {
+      FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
+    } else {
+      FG_CHECK(fg_group_allreduce_f32(g, out, rows * f));
+    }
+    if (nb > 1) {
+      posted++;
+      FG_CHECK(fg_group_poke(g, req, posted));
+    }
   }
-  st = fg_group_waitall(g, req, posted);
+  if (posted > 0) st = fg_group_waitall(g, req, posted);
   posted = 0;
+  if (st == FG_OK && wire16) fg_bf16_to_f32(out, t->wire16, rows * f);
 cleanup:
   if (posted > 0) fg_group_waitall(g, req, posted);
   free(req);
@@ -534,7 +591,7 @@ static fg_status aggregate_3d(fg_scheme *s, int l, const float *in, float *out, 
   impl3d *t = s->impl;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
-  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, a);
+  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, a, SPMM_AGG);
 }
 
 static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
@@ -544,7 +601,7 @@ static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out
   fg_layer_roles(l, &a, &b, &c);
   FG_REQUIRE(t->At[l % t->nkeys].rowptr != NULL, FG_ERR_INTERNAL,
              "3d: layer %d's transposed shard was not built", l);
-  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, c);
+  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, c, SPMM_AGG);
 cleanup:
   return st;
 }
@@ -610,15 +667,27 @@ static fg_status identity_shards(fg_scheme *s, impl3d *t) {
   return fg_dist_agree(s->dist, st);
 }
 
-static fg_status move_rows_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+/* Input-layout rows to the output layout through the identity's shard, summed along a (the
+ * row is nonzero on the one rank of the a group whose input block holds the node). */
+static fg_status move_rows_along_a(fg_scheme *s, int l, const float *in, float *out, int64_t f,
+                                   spmm_mode mode) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, a);
+  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, a, mode);
 cleanup:
   return st;
+}
+
+static fg_status move_rows_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  return move_rows_along_a(s, l, in, out, f, SPMM_MOVE_EXACT);
+}
+
+/* GEMM operands: bf16 on the wire (fg_scheme_move_rows_bf16 calls it under bf16 only). */
+static fg_status move_rows_bf16_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
+  return move_rows_along_a(s, l, in, out, f, SPMM_MOVE_BF16);
 }
 
 static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
@@ -627,7 +696,7 @@ static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, c);
+  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, c, SPMM_MOVE_EXACT);
 cleanup:
   return st;
 }
@@ -766,6 +835,7 @@ static void destroy_3d(fg_scheme *s) {
   free(t->len);
   free(t->cnt);
   free(t->dsp);
+  free(t->wire16);
   for (int d = 0; d < 3; d++)
     for (int p = 0; p < 2; p++) free(t->gids[d][p]);
 }
@@ -777,6 +847,7 @@ static const fg_scheme_ops ops_3d = {
     .aggregate_t = aggregate_t_3d,
     .move_rows = move_rows_3d,
     .move_rows_t = move_rows_t_3d,
+    .move_rows_bf16 = move_rows_bf16_3d,
     .gather_weights = gather_weights_3d,
     .reduce_product = reduce_product_3d,
     .reduce_input_grad = reduce_input_grad_3d,

@@ -164,6 +164,72 @@ static void test_cost3d_norm(void) {
   EXPECT(batch.mem_bytes > layer.mem_bytes && layer.mem_bytes > none.mem_bytes);
 }
 
+/* bf16 on a 1-layer model with a self term (SAGE's two matrices) on a 2 x 1 x 1 grid (a = X,
+ * G = 2): the forward move of the 4 x 4 input rows, 2 (G - 1) / G beta bytes = 1 ns a byte
+ * twice an epoch, carries 2 bytes an element instead of 4 where the layer's moved rows feed only
+ * GEMMs (self_gemm), and 4 where they do not (GIN's sum); nothing else changes. */
+static void test_cost3d_bf16(void) {
+  fg_calibration c;
+  fg_cost3d_input in;
+  fg_plan_entry f32, gemm16, sum16;
+  const int64_t widths[2] = {8, 2};
+  const double shard[1] = {10};
+  const int gemm_only[1] = {1}, added[1] = {0};
+  memset(&c, 0, sizeof c);
+  c.spmm[0] = 1e-9;
+  c.cache_bytes = c.llc_bytes = 1e12;
+  c.gemm_flops = c.stream_bytes = 1e9;
+  c.alpha_intra = 1e-6;
+  c.beta_intra = 1e-9;
+  memset(&in, 0, sizeof in);
+  in.n = 8;
+  in.layers = 1;
+  in.widths = widths;
+  in.g[0] = 2;
+  in.g[1] = in.g[2] = 1;
+  in.shard_nnz = shard;
+  in.nkeys = 1;
+  in.agg_blocks = 1;
+  in.mats = 2;
+  in.self_term = 1;
+  in.self_gemm = gemm_only;
+  fg_cost3d(&in, &c, &f32);
+  in.bf16 = 1;
+  fg_cost3d(&in, &c, &gemm16);
+  in.self_gemm = added;
+  fg_cost3d(&in, &c, &sum16);
+  /* the output's 8 rows (G_c = 1) x the input's 8 columns (G_b = 1): 2 passes of 2 (1/2) 64 e */
+  EXPECT_NEAR(f32.comm_seconds - gemm16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
+  EXPECT_NEAR(sum16.comm_seconds, f32.comm_seconds);
+  EXPECT_NEAR(gemm16.seconds - gemm16.comm_seconds, f32.seconds - f32.comm_seconds);
+  {
+    /* --residual on 2 GCN layers: layer 0's hop moves its 8 x 8 source rows along a (G = 2);
+     * with a projection (8 -> 4 wide) only GEMMs read them, bf16 on the wire; without one (8 ->
+     * 8) they are added in fp32 and stay 4 bytes */
+    const int64_t proj_w[3] = {8, 4, 2}, same_w[3] = {8, 8, 2};
+    const double shard2[2] = {10, 10};
+    fg_plan_entry p32, p16, s32, s16;
+    in.layers = 2;
+    in.shard_nnz = shard2;
+    in.nkeys = 2;
+    in.mats = 1;
+    in.self_term = 0;
+    in.self_gemm = NULL;
+    in.residual_stages = 1;
+    in.widths = proj_w;
+    in.bf16 = 0;
+    fg_cost3d(&in, &c, &p32);
+    in.bf16 = 1;
+    fg_cost3d(&in, &c, &p16);
+    in.widths = same_w;
+    fg_cost3d(&in, &c, &s16);
+    in.bf16 = 0;
+    fg_cost3d(&in, &c, &s32);
+    EXPECT_NEAR(p32.comm_seconds - p16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
+    EXPECT_NEAR(s32.comm_seconds, s16.comm_seconds);
+  }
+}
+
 static void test_fit(void) {
   double X[60 * 3], y[60], w[60], beta[3];
   const double truth[3] = {2e-9, 5e-10, 3e-9};
@@ -592,6 +658,7 @@ int main(void) {
   test_formulas();
   test_cost3d();
   test_cost3d_norm();
+  test_cost3d_bf16();
   test_fit();
   test_calibration_file();
   test_calibration_corpus();

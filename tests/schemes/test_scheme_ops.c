@@ -24,7 +24,10 @@
  *  - the layer-0 input is the dataset's features (gathered from the pieces when learned), and a
  *    learned piece's gradient is its rows of Â_0ᵀ dH;
  *  - 3d counts, in the current phase, a ring all-reduce of each aggregation block along the
- *    group it sums over.
+ *    group it sums over;
+ *  - 3d under bf16: move_rows_bf16 is bf16(X)'s rows bit for bit at 2 bytes an element (half
+ *    the fp32 move's), move_rows and move_rows_t still move X exactly at 4, and aggregate is
+ *    Â bf16(X) with fp32 partial sums (4 bytes).
  * A line per configuration on rank 0 gives the largest relative error over all ranks. */
 #include <math.h>
 #include <mpi.h>
@@ -73,14 +76,19 @@ static double rel(double a, double b) { return fabs(a - b) / fmax(1.0, fabs(b));
 static int tri(int G) { return G * (G + 1) / 2; }
 
 /* Bytes fg_group counts for the blocked all-reduce of an aggregation (spmm_allreduce): a ring
- * all-reduce of each of min(blocks, rows) row blocks, nothing in a group of one. */
-static int64_t ring_bytes(int64_t rows, int64_t f, int G, int blocks) {
+ * all-reduce of each of min(blocks, rows) row blocks of esz-byte elements, nothing in a group
+ * of one. */
+static int64_t ring_bytes_esz(int64_t rows, int64_t f, int G, int blocks, int64_t esz) {
   const int64_t nb = FG_MIN((int64_t)blocks, rows);
   int64_t sum = 0;
   if (G == 1 || f == 0 || rows == 0) return 0;
-  if (nb <= 1) return 2 * rows * f * 4 * (G - 1) / G;
-  for (int64_t k = 0; k < nb; k++) sum += 2 * fg_block_size(rows, nb, k) * f * 4 * (G - 1) / G;
+  if (nb <= 1) return 2 * rows * f * esz * (G - 1) / G;
+  for (int64_t k = 0; k < nb; k++)
+    sum += 2 * fg_block_size(rows, nb, k) * f * esz * (G - 1) / G;
   return sum;
+}
+static int64_t ring_bytes(int64_t rows, int64_t f, int G, int blocks) {
+  return ring_bytes_esz(rows, f, G, blocks, 4);
 }
 
 typedef struct setup {
@@ -282,6 +290,61 @@ static void check_products(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh
     for (int64_t j = 0; j < f; j++)
       err[E_MOVE_T] = fmax(err[E_MOVE_T], rel(c->y[i * f + j],
                                               fx(sh->ids_in[i], sh->col0_in + j)));
+}
+
+/* (M bf16(X))[v][j]: the product an SpMM that gathers bf16 rows approaches. */
+static double ref_mul16(const fg_csr *M, int64_t v, int64_t j) {
+  double s = 0.0;
+  for (int64_t k = M->rowptr[v]; k < M->rowptr[v + 1]; k++)
+    s += (double)M->val[k] * (double)fg_bf16_to_float(fg_bf16_from_float(fx(M->col[k], j)));
+  return s;
+}
+
+/* 3d under --precision bf16 (s->bf16 set as the trainer sets it): move_rows_bf16 (GEMM
+ * operands) gives bf16(X)'s rows bit for bit and counts half move_rows' bytes; move_rows and
+ * move_rows_t still move X exactly (their rows are added in fp32), at fp32's bytes; aggregate
+ * is Â bf16(X) with its partial sums all-reduced in fp32 (fp32's bytes). */
+static void check_bf16(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
+  const int64_t f = sh->w_in;
+  int G[3], q[3], exact = 1, rounded = 1, agg = 1;
+  layer_groups(c, l, G, q);
+  s->bf16 = 1;
+  for (int64_t i = 0; i < sh->n_in; i++)
+    for (int64_t j = 0; j < f; j++) c->x[i * f + j] = fx(sh->ids_in[i], sh->col0_in + j);
+  reset_counters(c, FG_PHASE_FORWARD);
+  EXPECT_OK(fg_scheme_move_rows_bf16(s, l, sh, c->x, c->y, f));
+  check_volume(c, l, "move_rows_bf16", FG_PHASE_FORWARD,
+               ring_bytes_esz(sh->n_out, f, G[0], c->su->agg_blocks, 2));
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < f; j++)
+      rounded &= c->y[i * f + j] ==
+                 fg_bf16_to_float(fg_bf16_from_float(fx(sh->ids_out[i], sh->col0_in + j)));
+  EXPECT_MSG(rounded, "%s layer %d: move_rows_bf16 is not bf16(X)'s rows", c->what, l);
+  reset_counters(c, FG_PHASE_FORWARD);
+  EXPECT_OK(fg_scheme_move_rows(s, l, sh, c->x, c->y, f));
+  check_volume(c, l, "move_rows (bf16)", FG_PHASE_FORWARD,
+               ring_bytes(sh->n_out, f, G[0], c->su->agg_blocks));
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < f; j++) exact &= c->y[i * f + j] == fx(sh->ids_out[i], sh->col0_in + j);
+  reset_counters(c, FG_PHASE_FORWARD);
+  EXPECT_OK(s->ops->aggregate(s, l, c->x, c->y, f));
+  check_volume(c, l, "aggregate (bf16)", FG_PHASE_FORWARD,
+               ring_bytes(sh->n_out, f, G[0], c->su->agg_blocks));
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < f; j++)
+      agg &= rel(c->y[i * f + j], ref_mul16(c->A, sh->ids_out[i], sh->col0_in + j)) <= TOL;
+  EXPECT_MSG(agg, "%s layer %d: aggregate under bf16 is not Â bf16(X)", c->what, l);
+  for (int64_t i = 0; i < sh->n_out; i++)
+    for (int64_t j = 0; j < f; j++) c->x[i * f + j] = fx(sh->ids_out[i], sh->col0_in + j);
+  reset_counters(c, FG_PHASE_BACKWARD);
+  EXPECT_OK(fg_scheme_move_rows_t(s, l, sh, c->x, c->y, f));
+  check_volume(c, l, "move_rows_t (bf16)", FG_PHASE_BACKWARD,
+               ring_bytes(sh->n_in, f, G[2], c->su->agg_blocks));
+  for (int64_t i = 0; i < sh->n_in; i++)
+    for (int64_t j = 0; j < f; j++) exact &= c->y[i * f + j] == fx(sh->ids_in[i], sh->col0_in + j);
+  EXPECT_MSG(exact, "%s layer %d: move_rows or move_rows_t under bf16 does not move the fp32 rows "
+             "exactly", c->what, l);
+  s->bf16 = 0;
 }
 
 /* Weight pieces, the gradient reductions and the partial products' sums of layer l. */
@@ -512,6 +575,7 @@ static void run_config(ctx *c) {
       check_sums(c, s, l, &sh[l]);
       check_row_stats(c, s, l, &sh[l], err);
       check_col_sum(c, s, l, &sh[l]);
+      if (c->e->grid) check_bf16(c, s, l, &sh[l]);
     }
     check_input(c, s, &sh[0], err);
   }
