@@ -96,7 +96,10 @@ int cli_check_exit_code(fg_status st);
  * loud). */
 int cli_check_threads(const char *cmd, int threads, int loud);
 /* SIGUSR1 and SIGTERM ask a training run to stop after its epoch (fg_request_stop); a second
- * signal of the same kind ends the process. */
+ * signal of the same kind ends the process. cli_stop_signals_block, called before any other
+ * thread starts (before MPI_Init), blocks them in every thread and starts the one thread that
+ * takes them; cli_catch_stop_signals arms it (without it: installs a handler). */
+void cli_stop_signals_block(void);
 void cli_catch_stop_signals(void);
 
 /* Print "fullgraph: error: ..." for a failed status (rank 0 only). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -296,6 +297,52 @@ int cli_check_threads(const char *cmd, int threads, int loud) {
   return CLI_USAGE;
 }
 
+/* SIGTERM and SIGUSR1 are taken by one thread of their own, never by a computing one: a signal
+ * delivered asynchronously to a thread inside an optimized kernel (oneDNN's sgemm, seen in
+ * faults_test about one run in ten) corrupted the heap, which a handler that only sets a flag
+ * cannot cause unless the interrupted code keeps data below its stack pointer. Blocked in main
+ * before MPI and OpenMP start any thread, the signals stay blocked in every thread they start;
+ * stop_signal_waiter alone takes them with sigwait. Until cmd_train arms it a signal ends the
+ * process as it would have; armed, the first of a kind asks for a stop and the second ends. */
+static sigset_t stop_signals;
+static _Atomic int stop_armed, stop_waiting;
+
+static void end_by_signal(int sig) {
+  sigset_t one;
+  signal(sig, SIG_DFL);
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig); /* the default action: the process ends */
+}
+
+static void *stop_signal_waiter(void *arg) {
+  int seen_term = 0, seen_usr1 = 0, sig = 0;
+  (void)arg;
+  for (;;) {
+    if (sigwait(&stop_signals, &sig) != 0) continue;
+    int *seen = sig == SIGTERM ? &seen_term : &seen_usr1;
+    if (!stop_armed || *seen) end_by_signal(sig);
+    *seen = 1;
+    fg_request_stop();
+  }
+  return NULL;
+}
+
+void cli_stop_signals_block(void) {
+  pthread_t t;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGUSR1);
+  if (pthread_sigmask(SIG_BLOCK, &stop_signals, NULL) != 0) return;
+  if (pthread_create(&t, NULL, stop_signal_waiter, NULL) != 0) {
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL); /* cli_catch_stop_signals handles them */
+    return;
+  }
+  pthread_detach(t);
+  stop_waiting = 1;
+}
+
 static void on_stop_signal(int sig) {
   (void)sig;
   fg_request_stop();
@@ -303,6 +350,11 @@ static void on_stop_signal(int sig) {
 
 void cli_catch_stop_signals(void) {
   struct sigaction sa;
+  if (stop_waiting) {
+    stop_armed = 1;
+    return;
+  }
+  /* no waiting thread (a caller that skipped cli_stop_signals_block): a handler */
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);

@@ -61,6 +61,8 @@ int main(int argc, char **argv) {
     }
     return rc;
   }
+  /* train stops on SIGTERM / SIGUSR1: no thread MPI or OpenMP starts may take them */
+  if (argc >= 2 && strcmp(argv[1], "train") == 0) cli_stop_signals_block();
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     fprintf(stderr, "fullgraph: error: MPI_Init_thread failed\n");
     return CLI_FAILED;

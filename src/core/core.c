@@ -226,8 +226,9 @@ int fg_max_threads_allowed(void) {
   return 16 * (int)(cpus >= 1 && cpus <= 65536 ? cpus : 1);
 }
 
-/* fg_request_stop's flag: written by a signal handler, read at each epoch's end */
-static volatile sig_atomic_t stop_requested = 0;
+/* fg_request_stop's flag: written by the CLI's signal thread (or a handler: a lock-free atomic
+ * is safe in one), read at each epoch's end */
+static _Atomic int stop_requested = 0;
 void fg_request_stop(void) { stop_requested = 1; }
 int fg_stop_requested(void) { return stop_requested != 0; }
 void fg_stop_clear(void) { stop_requested = 0; }
