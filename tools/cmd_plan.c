@@ -107,6 +107,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "halo: pre, post, hybrid (default)", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "halo: none (default), int8, int4, int2", NULL},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "label propagation, as train", NULL},
+      {"--precision", OPT_STRING, &pc.precision, "P", "fp32 (default) or bf16, as train: the rows bf16 sends at 2 bytes an element and its operand scratch (its GEMMs timed as fp32's)", NULL},
       {"--replicate", OPT_INT, &pc.replicate, "C", "1.5d: this replication alone (default: every valid C)", NULL},
       {"--mem-per-rank", OPT_DOUBLE, &mem_mb, "MB", "memory a rank may use (default: available memory / ranks per node; -1: no limit)", NULL},
       {"--schemes", OPT_STRING, &pc.schemes, "LIST", "rank only these schemes, e.g. 3d or 1d,1d-sa (default: every one the options allow)", NULL},

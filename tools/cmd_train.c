@@ -85,7 +85,7 @@ int cmd_train(int argc, char **argv, int rank) {
       {"--metric", OPT_STRING, &tc.metric, "NAME", "what picks the best epoch and is reported as train/valid/test: accuracy, rocauc (multiclass: 2 classes only), f1-micro; default accuracy for multiclass, rocauc for multilabel", NULL},
       {"--label-prop", OPT_DOUBLE, &tc.label_prop, "RATE", "label propagation: a fraction RATE of the training nodes adds a learned embedding of its label to its input and leaves the loss (default 0: off)", NULL},
       {"--quantize", OPT_STRING, &tc.quantize, "BITS", "halo: exchanged rows as int8, int4 or int2 codes with stochastic rounding; none (default) float32", NULL},
-      {"--precision", OPT_STRING, &tc.precision, "P", "fp32 (default) or bf16: activations and the rows sent between ranks as bfloat16, fp32 accumulation and master weights", NULL},
+      {"--precision", OPT_STRING, &tc.precision, "P", "fp32 (default) or bf16: every GEMM and SpMM reads its operands rounded to bfloat16 and sums in fp32, and rows cross ranks as bfloat16; weights, Adam, loss and reductions stay fp32", NULL},
       {"--bf16-path", OPT_STRING, &tc.bf16_path, "PATH", "bf16's GEMMs: native (oneDNN on AVX512_BF16) or convert (widen to fp32); default native where available", NULL},
       {"--calibration", OPT_STRING, &tc.calibration_path, "FILE", "auto choices: machine coefficients from 'fullgraph bench --calibrate'", NULL},
       {"--ranks-per-node", OPT_INT, &tc.ranks_per_node, "N", "auto choices: ranks sharing a node (default: all)", NULL},

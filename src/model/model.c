@@ -303,8 +303,17 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
                cfg->norm, &h, &sz, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
-  if (activation_bytes)
+  if (activation_bytes) {
     *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, cfg->widths, n);
+    if (cfg->bf16) { /* fg_model_create's h16a, h16b and wt, and the scheme's rows16 */
+      int64_t wmax = 1, mats = 1;
+      for (int l = 0; l < L; l++) {
+        wmax = FG_MAX(wmax, FG_MAX(cfg->widths[l], cfg->widths[l + 1]));
+        mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
+      }
+      *activation_bytes += 3 * 2 * n * wmax + 4 * mats;
+    }
+  }
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
   if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
 }

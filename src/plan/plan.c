@@ -369,6 +369,8 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
   for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
   mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
+  /* bf16: the model's two operand copies and transposed weights, the SpMM's rounded input */
+  if (in->bf16) mem += 2.0 * 2 * max_g + 4.0 * max_w + 2.0 * max_in;
   o->spmm_seconds = spmm;
   o->gemm_seconds = gemm;
   o->comm_seconds = comm;
@@ -676,7 +678,7 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   fg_status st = FG_OK;
   fg_comm_rank_plan *pr = NULL;
   const int P = cfg->ranks;
-  int L, *agg = NULL;
+  int L, *agg = NULL, bf16 = 0;
   fg_model_choice mdl;
   const fg_comm_plan_config pc = {.ranks = P,
                                   .scheme = self->name,
@@ -691,7 +693,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
                                   .aggregation = cfg->aggregation,
                                   .quantize = cfg->quantize,
                                   .label_prop = cfg->label_prop,
-                                  .replicate = c};
+                                  .replicate = c,
+                                  .precision = cfg->precision};
   /* sa: only the referenced rows move (1d-sa's halo, or halo's cover of each cut) */
   const int cover = self->volume == FG_VOLUME_COVER;
   const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
@@ -704,6 +707,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   e->scheme = self->name;
   e->replicate = self->replicate ? c : 0;
   FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
+  FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
+  const double esz = bf16 ? 2.0 : 4.0; /* bytes of a row element on the wire */
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(pr, P);
   FG_ALLOC(agg, L);
@@ -742,18 +747,18 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
                 b * (double)FG_MAX(r->bytes_sent[1], r->bytes_recv[1]);
         if (r->param_bytes_sent[0] + r->param_bytes_recv[0] > 0)
           other += rows_fb * (double)(2 * fs + bs) * cal->dropout_elem;
-      } else if (sa) {
+      } else if (sa) { /* rows of esz bytes an element (bf16: 2) */
         comm += 2 * fn * a * (double)FG_MAX(r->agg_msgs_sent, r->agg_msgs_recv) +
-                b * 4.0 * 2 * (double)fs * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv);
+                b * esz * 2 * (double)fs * (double)FG_MAX(r->agg_rows_sent, r->agg_rows_recv);
         comm += bn * a * (double)FG_MAX(r->aggt_msgs_sent, r->aggt_msgs_recv) +
-                b * 4.0 * (double)bs * (double)FG_MAX(r->aggt_rows_sent, r->aggt_rows_recv);
+                b * esz * (double)bs * (double)FG_MAX(r->aggt_rows_sent, r->aggt_rows_recv);
         /* 1.5d: every aggregation's partial sums all-reduced over the c replicas */
         if (c > 1 && naggs > 0)
           comm += naggs * fg_cost_allreduce(ralpha[FG_DIM_Y], rbeta[FG_DIM_Y], c,
                                             rows * 4.0 * fsum / naggs);
       } else {
         /* P broadcasts per aggregation: a tree's steps, and 2 (P-1)/P of the data */
-        comm += naggs * P * a * lg + 2.0 * b * n * 4.0 * fsum * (double)(P - 1) / P;
+        comm += naggs * P * a * lg + 2.0 * b * n * esz * fsum * (double)(P - 1) / P;
       }
       comm += fg_cost_allreduce(a, b, P, (double)n_params * 4.0) +
               3 * fg_cost_allreduce(a, b, P, 64.0);
@@ -780,7 +785,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .kind = mdl.kind,
                                 .norm = mdl.norm,
                                 .residual = cfg->residual,
-                                .label_prop = (float)cfg->label_prop};
+                                .label_prop = (float)cfg->label_prop,
+                                .bf16 = bf16};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     /* 1.5d receives its whole block row before keeping its share's columns */

@@ -25,7 +25,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   const int L = cfg->layers;
   const fg_scheme_info *scheme = NULL;
   uint32_t any = 0;
-  int borrows;
+  int borrows, bf16 = 0;
   fg_model_choice mdl;
   memset(out, 0, sizeof *out);
   FG_REQUIRE(ds != NULL, FG_ERR_INVALID_ARG, "fg_train_memory: no dataset");
@@ -39,6 +39,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
   FG_REQUIRE(L >= 1 && L <= 64, FG_ERR_INVALID_ARG, "--layers must be in [1, 64], got %d", L);
   FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, cfg->gin_eps, &mdl));
   FG_CHECK(fg_reorder_parse(cfg->reorder, &reorder));
+  FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
   {
     const int64_t n = ds->num_nodes, nnz = ds->adj.nnz, F = ds->num_features;
     const int64_t C = ds->num_classes;
@@ -56,7 +57,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
                                   .gin_eps = mdl.gin_eps,
                                   .gin_eps_learn = mdl.gin_eps_learn,
                                   .residual = cfg->residual,
-                                  .label_prop = (float)cfg->label_prop};
+                                  .label_prop = (float)cfg->label_prop,
+                                  .bf16 = bf16};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

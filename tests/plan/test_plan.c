@@ -464,6 +464,33 @@ static void test_plan(void) {
     pc.overlap = 0;
     EXPECT_MSG(over - plain == 2.0 * 64 * 32 * 4, "1d --overlap adds %.0f bytes", over - plain);
   }
+  /* --precision bf16 on the 1D schemes: rows cross at 2 bytes an element, so less time in
+   * communication (1.5d's all-reduce stays fp32), the same GEMM time (the calibration's rate
+   * is fp32's), and the operands' bf16 scratch in memory */
+  {
+    static const char *const one[] = {"1d", "1d-sa", "halo", "1.5d"};
+    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++) {
+      fg_plan_entry *e16 = NULL;
+      int n16 = 0;
+      pc.schemes = one[k];
+      pc.precision = "fp32";
+      EXPECT_OK(fg_plan(ds, &pc, &c, &e, &n));
+      pc.precision = "bf16";
+      EXPECT_OK(fg_plan(ds, &pc, &c, &e16, &n16));
+      EXPECT(n == 1 && n16 == 1);
+      if (n == 1 && n16 == 1)
+        EXPECT_MSG(e16[0].comm_seconds < e[0].comm_seconds &&
+                       e16[0].gemm_seconds == e[0].gemm_seconds &&
+                       e16[0].mem_bytes > e[0].mem_bytes,
+                   "%s bf16: comm %.3g s (fp32 %.3g), memory %.0f (fp32 %.0f)", one[k],
+                   e16[0].comm_seconds, e[0].comm_seconds, e16[0].mem_bytes, e[0].mem_bytes);
+      free(e);
+      free(e16);
+    }
+    pc.precision = "half";
+    EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);
+    pc.precision = NULL;
+  }
   pc.schemes = NULL;
   pc.ranks = 0;
   EXPECT(fg_plan(ds, &pc, &c, &e, &n) == FG_ERR_INVALID_ARG);

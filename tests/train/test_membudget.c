@@ -33,6 +33,14 @@ static void test_estimate(const fg_dataset *ds) {
   c.hidden = 128;
   EXPECT_OK(fg_train_memory(ds, &c, &e2));
   EXPECT(e2.activations > e.activations && e2.total > e.total);
+  /* bf16's operand scratch: two bf16 copies and an SpMM input of n x F, weights of F x 128 */
+  c.precision = "bf16";
+  {
+    fg_memory_estimate e3;
+    EXPECT_OK(fg_train_memory(ds, &c, &e3));
+    EXPECT(e3.activations - e2.activations == 3 * 2 * n * F + 4 * F * 128);
+  }
+  c.precision = NULL;
   c.reorder = "rcm";
   EXPECT_OK(fg_train_memory(ds, &c, &e2));
   EXPECT(e2.setup > e.setup);
@@ -88,6 +96,23 @@ static void test_model_buffers(const fg_dataset *ds) {
       EXPECT(m->n_params == (k < 3 ? 1 : 2) * (w[0] * w[1] + w[1] * w[2] + w[2] * w[3]) +
                                 w[1] + w[2] + w[3]);
       fg_model_destroy(&m);
+    }
+    /* bf16: the GEMM operands' two bf16 copies and the transposed weights fg_model_create
+     * allocates, and the bf16 copy of an SpMM's input (at most n x the widest) the scheme grows */
+    {
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
+      int64_t act32 = 0, act16 = 0;
+      fg_model_memory(&mc, s->n_local, &act32, &par, NULL);
+      mc.bf16 = 1;
+      fg_model_memory(&mc, s->n_local, &act16, &par, NULL);
+      EXPECT_OK(fg_model_create(&mc, s, &m));
+      if (m) {
+        const int64_t extra = 2 * m->h16a_cap + 2 * m->h16b_cap + 4 * m->wt_cap +
+                              2 * s->n_local * s->num_features;
+        EXPECT_MSG(act16 - act32 == extra, "bf16: %lld more activation bytes, allocated %lld",
+                   (long long)(act16 - act32), (long long)extra);
+        fg_model_destroy(&m);
+      }
     }
     /* a norm: X[l] (n x w) of each hidden layer, its statistics (LayerNorm: rstd and three
      * shared doubles a row; BatchNorm: the same a column), two (four) more vectors a layer */
