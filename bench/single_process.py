@@ -48,6 +48,9 @@ usage: bench/single_process.py [--out DIR] [--fullgraph PATH] [--threads T] [--e
            [--graphs rmat18,rmat20,snap,snap-keep-ids,snap:NAME,het:NAME] [--no-peer]
            [--peer-precision fp32|bf16-autocast|fp32,bf16-autocast] [--reorder auto|none|degree|rcm]
            [--snap FILE] [--name NAME] [--repeat K] [--model gcn|sage|gin|gcn,sage,gin]
+           [--precision fp32|bf16|fp32,bf16]
+--precision fp32,bf16 runs fullgraph in both, one after the other in every repeat (a row each,
+"ORDER, bf16"; the epoch bound and info's memory estimate are fp32's).
 Graphs: rmatS is `fullgraph generate rmat` at scale S; snap:NAME the file of ../shared/data/snap
 whose name starts with NAME; het:NAME the edges of ../shared/data/heterophilous/NAME.npz, written
 once as DIR/NAME.txt (a SNAP edge list with its "# Nodes:" line) so that both programs read it.
@@ -393,6 +396,9 @@ def main():
                     "onednn, or several separated by commas: each run of fullgraph and the GEMM "
                     "timings of its bound with that fp32 GEMM library (FULLGRAPH_GEMM), "
                     "interleaved like the orders")
+    ap.add_argument("--precision", default="fp32",
+                    help="fullgraph's --precision: fp32, bf16, or fp32,bf16 (each a variant of "
+                    "every repeat, run one after the other; the epoch bound is fp32's)")
     ap.add_argument("--model", default="gcn",
                     help="gcn, sage, gin, or several separated by commas: each graph is "
                     "trained with each, the models taking turns within every repeat")
@@ -417,16 +423,23 @@ def main():
         if g not in ("default", "auto", "openblas", "onednn") or gemms.count(g) > 1:
             sys.exit(f"single_process.py: bad --gemm '{args.gemm}' (default, auto, openblas, "
                      "onednn, once each)")
-    # the variants each repeat runs: (key in the tables, order, environment)
+    fprecs = args.precision.split(",")
+    for p in fprecs:
+        if p not in ("fp32", "bf16") or fprecs.count(p) > 1:
+            sys.exit(f"single_process.py: bad --precision '{args.precision}' (fp32, bf16, once "
+                     "each)")
+    # the variants each repeat runs: (key in the tables, order, environment, fullgraph precision)
     variants = []
     for o in orders:
         for w in waits:
             for g in gemms:
-                env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
-                if g != "default":
-                    env = dict(env or os.environ, FULLGRAPH_GEMM=g)
-                key = o if len(waits) == 1 else f"{o}, {w} wait"
-                variants.append((key if len(gemms) == 1 else f"{key}, gemm {g}", o, env))
+                for p in fprecs:
+                    env = None if w == "default" else dict(os.environ, OMP_WAIT_POLICY=w)
+                    if g != "default":
+                        env = dict(env or os.environ, FULLGRAPH_GEMM=g)
+                    key = o if len(waits) == 1 else f"{o}, {w} wait"
+                    key = key if len(gemms) == 1 else f"{key}, gemm {g}"
+                    variants.append((key if len(fprecs) == 1 else f"{key}, {p}", o, env, p))
     keys = [v[0] for v in variants]
     precs = args.peer_precision.split(",")
     for pr in precs:
@@ -487,20 +500,22 @@ def main():
         peers_by = {m: {pr: [] for pr in precs} for m in models}
         for k in range(args.repeat):  # models and orders interleaved, so drifts in the host
             for m in models:          # hit all alike
-                for key, o, env in variants:
+                for key, o, env, fprec in variants:
                     tagkey = re.sub(r"[^A-Za-z0-9]+", "_", key)
                     tag = f"{name.replace(' --', '_')}_{tagkey}_{k}"
                     if m != "gcn":
                         tag = f"{name.replace(' --', '_')}_{m}_{tagkey}_{k}"
-                    r = train(fg, path, extra, args.threads, args.epochs, o,
-                              os.path.join(args.out, f"{args.name}_{tag}.json"), m, env)
+                    r = train(fg, path, extra + ["--precision", fprec], args.threads,
+                              args.epochs, o, os.path.join(args.out, f"{args.name}_{tag}.json"),
+                              m, env)
+                    r["precision"] = fprec
                     r["omp_wait"] = (env or {}).get("OMP_WAIT_POLICY", "default")
                     r["gemm_lib"] = (env or os.environ).get("FULLGRAPH_GEMM", "auto")
                     tri.append(triad(fg, args.threads))
                     # this run's triad: the two measured just before and just after it
                     r["triad_bytes_per_s"] = (tri[-2] + tri[-1]) / 2
                     r["spmm_over_triad"] = r["spmm_bandwidth"] / r["triad_bytes_per_s"]
-                    if m == "gcn":  # its GEMMs timed now, beside the run
+                    if m == "gcn" and fprec == "fp32":  # its GEMMs timed now, beside the run
                         r["bound"] = epoch_bound_of(fg, args.threads, r, nodes, entries, split,
                                                     env)
                     runs[m][key].append(r)
@@ -516,7 +531,7 @@ def main():
         for m in models:
             g = {"graph": name, "model": m, "path": path, "nodes": nodes, "entries": entries,
                  "triad_bytes_per_s": tri,
-                 "estimate_bytes": {key: infos[m, o][2] for key, o, _ in variants},
+                 "estimate_bytes": {key: infos[m, o][2] for key, o, _, _ in variants},
                  "yardstick_bytes": yardstick(nodes, entries, m), "fullgraph": runs[m],
                  "load": os.getloadavg()}
             if peers[m]:
