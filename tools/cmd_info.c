@@ -204,10 +204,13 @@ static fg_status print_memory(const fg_dataset *ds, const fg_comm_plan_config *p
   tc.agg_order = pc->agg_order;
   tc.reorder = reorder;
   tc.normalize_features = normalize_features;
+  tc.precision = pc->precision; /* bf16: the operands' bf16 scratch among the activations */
   st = fg_train_memory(ds, &tc, &e);
   if (st != FG_OK) return st;
-  printf("  memory       %lld bytes (%.1f MB) to train on one process, %s %lld",
-         (long long)e.total, (double)e.total / 1e6, model ? model : "GCN",
+  printf("  memory       %lld bytes (%.1f MB) to train on one process%s, %s %lld",
+         (long long)e.total, (double)e.total / 1e6,
+         pc->precision && strcmp(pc->precision, "bf16") == 0 ? " in bf16" : "",
+         model ? model : "GCN",
          (long long)fg_dataset_num_features(ds));
   for (int l = 1; l < tc.layers; l++) printf(" -> %d", tc.widths ? tc.widths[l - 1] : tc.hidden);
   printf(" -> %lld:\n               dataset %.1f MB, graph %.1f MB, features and labels %.1f MB,"
@@ -242,7 +245,7 @@ int cmd_info(int argc, char **argv, int rank) {
       {"--order", OPT_STRING, &pc.order, "NAME", "with --ranks: natural (default; halo: metis), random, metis, hypergraph, volume; all: a table of every order's volumes", NULL},
       {"--aggregation", OPT_STRING, &pc.aggregation, "RULE", "with --ranks --scheme halo: pre, post or hybrid (default); the rows of all three are printed", NULL},
       {"--quantize", OPT_STRING, &pc.quantize, "BITS", "with --ranks --scheme halo: none (default), int8, int4, int2", NULL},
-      {"--precision", OPT_CHOICE, &precision, "P", "with --ranks: as train (default fp32); bf16: 1d, 1d-sa, 1.5d and halo rows count 2 bytes an element", info_precision_choices},
+      {"--precision", OPT_CHOICE, &precision, "P", "as train (default fp32); bf16: the memory line adds its operand scratch, and with --ranks 1d, 1d-sa, 1.5d and halo rows count 2 bytes an element", info_precision_choices},
       {"--label-prop", OPT_DOUBLE, &pc.label_prop, "RATE", "with --ranks: as train (layer 0's input gradient is aggregated too)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "with --ranks: width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "with --ranks: hidden widths one by one", NULL},

@@ -37,6 +37,14 @@ expect 0 "GCN 1433 -> 64 -> 64 -> 7:" "$FG" info "$DEMO" --layers 3 --hidden 64
 # the number info prints is the one train refuses with
 need=$("$FG" info "$DEMO" --layers 3 --hidden 64 | sed -n 's/.*memory *\([0-9]*\) bytes.*/\1/p')
 expect 1 "needs $need bytes" "$FG" train "$DEMO" --layers 3 --hidden 64 --mem-limit $((need - 1))
+# bf16 too: its operand scratch counted, and the limit that refuses it lets fp32 run
+need16=$("$FG" info "$DEMO" --layers 3 --hidden 64 --precision bf16 |
+         sed -n 's/.*memory *\([0-9]*\) bytes (.*) to train on one process in bf16.*/\1/p')
+expect 0 "^bf16 needs more$" sh -c "[ '${need16:-0}' -gt '$need' ] && echo 'bf16 needs more'"
+expect 1 "needs $need16 bytes" "$FG" train "$DEMO" --layers 3 --hidden 64 --precision bf16 \
+  --mem-limit $((need16 - 1))
+expect 0 "test accuracy" "$FG" train "$DEMO" --layers 3 --hidden 64 --epochs 1 --quiet \
+  --mem-limit $((need16 - 1))
 expect 0 "test accuracy" "$FG" train "$DEMO" --layers 3 --hidden 64 --epochs 1 --quiet \
   --mem-limit "$need"
 # info takes train's --reorder and --normalize-features for its memory line, and the number
