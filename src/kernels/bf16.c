@@ -669,26 +669,28 @@ void fg_spmm_bf16(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int6
                    A->nrows > 0 ? A->rowptr[A->nrows] : 0);
 }
 
+typedef struct spmm_bf16_chunk_args {
+  const fg_bf16 *X;
+  float *Y;
+  int64_t ldx, ldy, f, nnz; /* nnz: the whole matrix's, for the driver's thread split */
+  int accumulate;
+} spmm_bf16_chunk_args;
+
+static void spmm_bf16_chunk(void *arg, const fg_csr *rows, int64_t r0) {
+  const spmm_bf16_chunk_args *a = arg;
+  spmm_bf16_driver(rows, a->X, a->ldx, a->Y + r0 * a->ldy, NULL, a->ldy, a->f, a->accumulate,
+                   a->nnz);
+}
+
 void fg_spmm_bf16_chunked(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,
                           int64_t f, int accumulate, int64_t chunk_bytes,
                           int (*between)(void *ctx), void *ctx) {
-  const int64_t nrows = A->nrows;
   /* a chunk's cost in fg_spmm_row_cost units (a nonzero or a row), each taken as the 2f bytes a
    * nonzero gathers, at least 1 */
-  const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (2 * f), 1) : 1;
-  int64_t r0 = 0;
-  if (nrows <= 0 || f <= 0) return;
-  while (r0 < nrows) {
-    const int64_t r1 = between ? fg_spmm_find_row(A->rowptr, nrows,
-                                                  fg_spmm_row_cost(A->rowptr, r0) + step)
-                               : nrows;
-    /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
-    const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
-                         A->col, A->val};
-    spmm_bf16_driver(&rows, X, ldx, Y + r0 * ldy, NULL, ldy, f, accumulate, A->rowptr[nrows]);
-    r0 = r1;
-    if (r0 < nrows && between && between(ctx)) between = NULL;
-  }
+  spmm_bf16_chunk_args a = {X, Y, ldx, ldy, f, 0, accumulate};
+  if (A->nrows <= 0 || f <= 0) return;
+  a.nnz = A->rowptr[A->nrows];
+  fg_spmm_in_chunks(A, FG_MAX(chunk_bytes / (2 * f), 1), spmm_bf16_chunk, &a, between, ctx);
 }
 
 void fg_spmm_bf16_out(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf16 *Y, int64_t ldy,

@@ -58,4 +58,13 @@ static inline int64_t fg_spmm_find_row(const int64_t *rowptr, int64_t nrows, int
   return lo;
 }
 
+/* The chunked SpMMs' loop (fg_spmm_chunked, fg_spmm_bf16_chunked): A's rows in chunks of at
+ * least `step` cost units, each handed to run(arg, rows, r0) as a CSR of its own (rows r0..,
+ * rowptr offset, col and val indexed as in A), and between(ctx) called after every chunk but
+ * the last until it returns nonzero; the rest then runs as one chunk (NULL between: one). */
+struct fg_csr;
+void fg_spmm_in_chunks(const struct fg_csr *A, int64_t step,
+                       void (*run)(void *arg, const struct fg_csr *rows, int64_t r0), void *arg,
+                       int (*between)(void *ctx), void *ctx);
+
 #endif /* FG_KERNEL_UTIL_H */

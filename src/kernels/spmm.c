@@ -263,24 +263,42 @@ void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t
   spmm_driver(A, X, ldx, Y, ldy, f, 1, A->nrows > 0 ? A->rowptr[A->nrows] : 0);
 }
 
-void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
-                     int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
-                     void *ctx) {
+void fg_spmm_in_chunks(const fg_csr *A, int64_t step,
+                       void (*run)(void *arg, const fg_csr *rows, int64_t r0), void *arg,
+                       int (*between)(void *ctx), void *ctx) {
   const int64_t nrows = A->nrows;
-  /* a chunk's cost in fg_spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
-  const int64_t step = f > 0 ? FG_MAX(chunk_bytes / (4 * f), 1) : 1;
   int64_t r0 = 0;
-  if (nrows <= 0 || f <= 0) return;
   while (r0 < nrows) {
     /* the first row past the chunk's cost (cost is strictly increasing: at least one row) */
     const int64_t r1 = between ? fg_spmm_find_row(A->rowptr, nrows,
                                                   fg_spmm_row_cost(A->rowptr, r0) + step)
                                : nrows;
-    /* rows [r0, r1) as a matrix of their own: rowptr offset, col and val indexed as before */
     const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
                          A->col, A->val};
-    spmm_driver(&rows, X, ldx, Y + r0 * ldy, ldy, f, accumulate, A->rowptr[nrows]);
+    run(arg, &rows, r0);
     r0 = r1;
     if (r0 < nrows && between && between(ctx)) between = NULL;
   }
+}
+
+typedef struct spmm_chunk_args {
+  const float *X;
+  float *Y;
+  int64_t ldx, ldy, f, nnz; /* nnz: the whole matrix's, for the driver's thread split */
+  int accumulate;
+} spmm_chunk_args;
+
+static void spmm_chunk(void *arg, const fg_csr *rows, int64_t r0) {
+  const spmm_chunk_args *a = arg;
+  spmm_driver(rows, a->X, a->ldx, a->Y + r0 * a->ldy, a->ldy, a->f, a->accumulate, a->nnz);
+}
+
+void fg_spmm_chunked(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy,
+                     int64_t f, int accumulate, int64_t chunk_bytes, int (*between)(void *ctx),
+                     void *ctx) {
+  /* a chunk's cost in fg_spmm_row_cost units (a nonzero or a row: 4f bytes each), at least 1 */
+  spmm_chunk_args a = {X, Y, ldx, ldy, f, 0, accumulate};
+  if (A->nrows <= 0 || f <= 0) return;
+  a.nnz = A->rowptr[A->nrows];
+  fg_spmm_in_chunks(A, FG_MAX(chunk_bytes / (4 * f), 1), spmm_chunk, &a, between, ctx);
 }
