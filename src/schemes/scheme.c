@@ -297,7 +297,7 @@ fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t
                          int acc) {
   fg_status st = FG_OK;
   if (s->bf16) {
-    const fg_bf16 *h;
+    const fg_bf16 *h = NULL;
     FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &h));
     fg_scheme_spmm_bf16(s, A, h, f, out, acc);
     return FG_OK;
@@ -368,7 +368,7 @@ fg_status fg_scheme_spmm_progress(fg_scheme *s, const fg_csr *A, const float *in
   fg_status st = FG_OK;
   if (n <= 0) return fg_scheme_spmm(s, A, in, f, out, acc);
   if (s->bf16) {
-    const fg_bf16 *h;
+    const fg_bf16 *h = NULL;
     FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &h));
     return spmm_progress(s, A, NULL, h, f, out, acc, reqs, n);
   }
