@@ -334,8 +334,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
       comm += fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0) +
               fg_cost_allreduce(alpha[cc], beta[cc], g[cc], nin * win * 4.0);
       mem += (2 * nout * win + 2 * nout * wout) * 4.0;
-      if (l % in->residual_stages == 0 && in->widths[l] != in->widths[l + in->residual_stages])
-        gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
+      if (proj) gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
     }
     /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
     mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
