@@ -673,6 +673,9 @@ typedef struct fg_calibration {
   double cache_bytes;              /* private cache per rank (L2 per core times threads) */
   double llc_bytes;                /* a rank's share of the last-level cache */
   double gemm_flops;               /* GEMM rate, flop/s */
+  double gemm_flops_bf16;          /* the same products under --precision bf16, flop/s: operands
+                                      rounded to bf16 as the model rounds them, fp32 sums, on the
+                                      bf16 path in force (a file without it: gemm_flops) */
   double stream_bytes;             /* elementwise bandwidth, bytes/s */
   double dropout_elem;             /* seconds per element of a dropout pass (a hash per 4) */
   double softmax_elem;             /* seconds per element of a softmax pass (an exp each) */
@@ -686,6 +689,8 @@ typedef struct fg_calibration {
 
 /* Built-in coefficients (a typical x86 node); `fullgraph bench --calibrate` measures real ones. */
 fg_calibration fg_calibration_default(void);
+/* The GEMM rate the model predicts with: gemm_flops_bf16 under bf16 (nonzero), else gemm_flops. */
+double fg_calibration_gemm_rate(const fg_calibration *c, int bf16);
 /* Text file of "key value" lines (see the README); errors name the line. */
 fg_status fg_calibration_read(const char *path, fg_calibration *c);
 fg_status fg_calibration_write(const char *path, const fg_calibration *c);

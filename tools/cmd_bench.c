@@ -99,19 +99,19 @@ int cmd_bench(int argc, char **argv, int rank) {
       {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
       {"--shapes", OPT_STRING, &shapes, "LIST", "gemm: TT:MxNxK,... (TT: nn, nt, tn or tt: op(A) M x K, op(B) K x N)", NULL},
       {"--precision", OPT_CHOICE, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", bench_precision_choices},
-      {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
+      {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16 and --calibrate's bf16 rate: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
       {"--output", OPT_STRING, &output, "FILE", "--calibrate: where to write (default fullgraph-calibration.txt)", NULL},
       {"--ranks-per-node", OPT_INT, &rpn, "R", "--calibrate: ranks per node, to measure across nodes (default: one node)", NULL},
   };
-  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] [--precision fp32|bf16] [--bf16-path native|convert] | bench --calibrate [--output FILE]",
+  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] [--precision fp32|bf16] [--bf16-path native|convert] | bench --calibrate [--output FILE] [--bf16-path native|convert]",
                            "Measure the STREAM triad bandwidth a = b + s*c (what memory-bound kernels\n"
                            "such as the SpMM are compared with), the time of one sgemm of each shape\n"
                            "given (the best of R calls: what bench/bench_single.sh's epoch bound\n"
                            "uses; --precision bf16: the bf16 kernels' GEMM on the path\n"
                            "--bf16-path or FULLGRAPH_BF16_PATH names), or with --calibrate, time SpMMs of\n"
-                           "several shapes, GEMMs and all-reduces on every rank at once and fit the\n"
+                           "several shapes, GEMMs (fp32 and bf16) and all-reduces on every rank at once and fit the\n"
                            "coefficients of the performance model that `fullgraph plan`, --grid auto\n"
                            "and --scheme auto use.",
                            opts, (int)(sizeof opts / sizeof opts[0]), 0, 1};
@@ -129,6 +129,19 @@ int cmd_bench(int argc, char **argv, int rank) {
         fprintf(stderr, "fullgraph bench: --calibrate takes no benchmark name%s\n",
                 rpn < 0 ? " and --ranks-per-node must be >= 0" : "");
       return CLI_USAGE;
+    }
+    if (precision == 1 || shapes) {
+      if (rank == 0)
+        fprintf(stderr, "fullgraph bench: --calibrate measures fp32 and bf16 GEMMs itself; "
+                        "%s belongs to bench gemm\n", shapes ? "--shapes" : "--precision");
+      return CLI_USAGE;
+    }
+    if (bf16_path) { /* the path the bf16 rate is measured on */
+      st = fg_set_bf16_path(bf16_path);
+      if (st != FG_OK) {
+        if (rank == 0) fprintf(stderr, "fullgraph bench --calibrate: --bf16-path: %s\n", fg_last_error());
+        return st == FG_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAILED;
+      }
     }
     st = fg_calibrate(MPI_COMM_WORLD, rpn, &cal, rank == 0 ? stdout : NULL);
     if (st == FG_OK && rank == 0) st = fg_calibration_write(output, &cal);

@@ -7,6 +7,7 @@
 
 #include "core/fg_rng.h"
 #include "dist/fg_dist.h"
+#include "kernels/fg_bf16.h"
 #include "kernels/fg_kernels.h"
 #include "plan/fg_plan.h"
 
@@ -165,6 +166,17 @@ cleanup:
 
 /* ---- GEMM and STREAM ------------------------------------------------------------------------------ */
 
+/* One of training's products in bf16 as the model runs it (model.c's bf16_gemm): the activation
+ * operands rounded into a16 (and b16 for the weight gradient), then oneDNN's or the convert
+ * path's product with fp32 sums. */
+static fg_status bf16_product(int ta, int64_t M, int64_t N, int64_t K, const float *a,
+                              const float *b, fg_bf16 *a16, fg_bf16 *b16, float *c) {
+  fg_bf16_from_f32(a16, a, M * K);
+  if (!ta) return fg_bf16_gemm_tall(M, K, N, a16, K, b, N, c, N, 0);
+  fg_bf16_from_f32(b16, b, K * N);
+  return fg_bf16_gemm_wgrad(K, M, N, a16, M, b16, N, c, N, 0);
+}
+
 static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FILE *log) {
   fg_status st = FG_OK;
   /* (M, N, K, trans_a): the shapes of training's H W, dQ Wᵀ and Hᵀ dQ */
@@ -173,33 +185,51 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
                                       {128, 16, 32768, 1}, {64, 64, 65536, 1}};
   /* the elementwise passes' rows x cols */
   const int64_t rows = 65536, cols = 32;
-  double flops = 0.0, secs = 0.0, bw, t0, t[2];
+  double flops = 0.0, secs[2] = {0.0, 0.0}, bw, t0, t[2];
   int64_t cnt, cor;
   float *a = NULL, *b = NULL, *c = NULL;
+  fg_bf16 *a16 = NULL, *b16 = NULL;
   int32_t *labels = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     const int ta = (int)shapes[i][3];
-    double mean;
+    double mean[2];
     a = dense(M * K);
     b = dense(K * N);
     c = dense(M * N);
-    st = a && b && c ? FG_OK : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    a16 = fg_malloc_aligned((size_t)(M * K) * sizeof *a16);
+    b16 = fg_malloc_aligned((size_t)(K * N) * sizeof *b16);
+    st = a && b && c && a16 && b16
+             ? FG_OK
+             : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Barrier(comm));
     fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
     t0 = fg_now();
     for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
-    mean = (fg_now() - t0) / 3;
-    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm));
+    mean[0] = (fg_now() - t0) / 3;
+    /* bf16, after an untimed call (oneDNN creates its kernel for the shape there) */
+    st = bf16_product(ta, M, N, K, a, b, a16, b16, c);
+    FG_CHECK(fg_agree(comm, st));
+    FG_CHECK_MPI(MPI_Barrier(comm));
+    t0 = fg_now();
+    for (int r = 0; r < 3 && st == FG_OK; r++) st = bf16_product(ta, M, N, K, a, b, a16, b16, c);
+    mean[1] = (fg_now() - t0) / 3;
+    FG_CHECK(fg_agree(comm, st));
+    FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mean, 2, MPI_DOUBLE, MPI_MAX, comm));
     flops += 2.0 * (double)M * (double)N * (double)K;
-    secs += mean;
+    secs[0] += mean[0];
+    secs[1] += mean[1];
     fg_free_aligned(a);
     fg_free_aligned(b);
     fg_free_aligned(c);
+    fg_free_aligned(a16);
+    fg_free_aligned(b16);
     a = b = c = NULL;
+    a16 = b16 = NULL;
   }
-  out->gemm_flops = secs > 0 ? flops / secs : 1e10;
+  out->gemm_flops = secs[0] > 0 ? flops / secs[0] : 1e10;
+  out->gemm_flops_bf16 = secs[1] > 0 ? flops / secs[1] : 1e10;
   /* elementwise passes the model counts per element: dropout (a hash per four) and the
    * softmax cross-entropy (an exp each) */
   labels = fg_malloc_array((size_t)rows, sizeof *labels);
@@ -226,14 +256,17 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
   FG_REQUIRE(bw > 0, FG_ERR_NOMEM, "calibration: out of memory for the STREAM triad");
   out->stream_bytes = bw;
   if (me == 0 && log)
-    fprintf(log, "GEMM: %.2f Gflop/s per rank; STREAM triad: %.2f GB/s per rank; dropout %.2f ns "
-                 "and softmax %.2f ns per element\n",
-            out->gemm_flops / 1e9, out->stream_bytes / 1e9, out->dropout_elem * 1e9,
+    fprintf(log, "GEMM: %.2f Gflop/s per rank, %.2f in bf16 (%s path); STREAM triad: %.2f GB/s "
+                 "per rank; dropout %.2f ns and softmax %.2f ns per element\n",
+            out->gemm_flops / 1e9, out->gemm_flops_bf16 / 1e9,
+            fg_bf16_path_name(fg_bf16_get_path()), out->stream_bytes / 1e9, out->dropout_elem * 1e9,
             out->softmax_elem * 1e9);
 cleanup:
   fg_free_aligned(a);
   fg_free_aligned(b);
   fg_free_aligned(c);
+  fg_free_aligned(a16);
+  fg_free_aligned(b16);
   free(labels);
   return st;
 }

@@ -22,14 +22,20 @@
 fg_calibration fg_calibration_default(void) {
   /* one core of a current x86 server: an SpMM costs ~0.4 ns per multiply-add of a row
    * element, 2 ns per nonzero; GEMM 20 Gflop/s; 10 GB/s elementwise; a collective step 3 us
-   * inside a node (5 GB/s per rank), 20 us across nodes (10 GB/s links) */
+   * inside a node (5 GB/s per rank), 20 us across nodes (10 GB/s links); bf16 GEMMs at the
+   * fp32 rate (a CPU without bf16 dot products converts) */
   static const fg_calibration c = {.spmm = {1e-10, 3e-9, 5e-9, 2.5e-9, 3e-10, 1e-11},
                                    .cache_bytes = 2e6, .llc_bytes = 8e6,
-                                   .gemm_flops = 2e10, .stream_bytes = 1e10,
+                                   .gemm_flops = 2e10, .gemm_flops_bf16 = 2e10,
+                                   .stream_bytes = 1e10,
                                    .dropout_elem = 1.5e-9, .softmax_elem = 8e-9,
                                    .alpha_intra = 3e-6, .beta_intra = 2e-10,
                                    .alpha_inter = 2e-5, .beta_inter = 1e-10};
   return c;
+}
+
+double fg_calibration_gemm_rate(const fg_calibration *c, int bf16) {
+  return bf16 && c->gemm_flops_bf16 > 0 ? c->gemm_flops_bf16 : c->gemm_flops;
 }
 
 fg_plan_config fg_plan_config_default(void) {
@@ -65,6 +71,7 @@ static const struct {
     {"cache_bytes", offsetof(fg_calibration, cache_bytes), CAL_BYTES},
     {"llc_bytes", offsetof(fg_calibration, llc_bytes), CAL_BYTES},
     {"gemm_flops", offsetof(fg_calibration, gemm_flops), CAL_RATE},
+    {"gemm_flops_bf16", offsetof(fg_calibration, gemm_flops_bf16), CAL_RATE},
     {"stream_bytes", offsetof(fg_calibration, stream_bytes), CAL_RATE},
     {"dropout_elem", offsetof(fg_calibration, dropout_elem), CAL_SECONDS},
     {"softmax_elem", offsetof(fg_calibration, softmax_elem), CAL_SECONDS},
@@ -88,6 +95,7 @@ fg_status fg_calibration_write(const char *path, const fg_calibration *c) {
              "#   + spmm_cols_f cols f, where lines(C) = ceil(f / 16) (1 - C / x) for\n"
              "#   x = 64 ceil(f / 16) cols > C, else 0\n"
              "# ring all-reduce of M bytes over G ranks = 2 (G-1) alpha + 2 beta M (G-1)/G\n"
+             "# gemm_flops_bf16: GEMM flop/s under --precision bf16 (absent: gemm_flops)\n"
              "# dropout_elem, softmax_elem: seconds per element of a pass\n"
              "version 1\n");
   for (int i = 0; i < CAL_NKEYS; i++) {
@@ -180,6 +188,9 @@ fg_status fg_calibration_parse(const char *buf, size_t len, const char *name,
       *(double *)(void *)((char *)&r + cal_keys[k].off) = v;
   }
   FG_REQUIRE(version_line, FG_ERR_FORMAT, "%s: not a calibration file (no 'version' line)", name);
+  for (int i = 0; i < CAL_NKEYS; i++) /* a file from before bf16: its GEMMs at the fp32 rate */
+    if (!seen[i] && cal_keys[i].off == offsetof(fg_calibration, gemm_flops_bf16))
+      r.gemm_flops_bf16 = r.gemm_flops;
   *c = r;
 cleanup:
   return st;
@@ -255,7 +266,8 @@ static double pipelined(double spmm, double comm, int k, double alpha, int G) {
 void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry *o) {
   const int L = in->layers;
   const int *g = in->g;
-  const double n = (double)in->n, rate = c->gemm_flops, bw = c->stream_bytes;
+  const double n = (double)in->n, rate = fg_calibration_gemm_rate(c, in->bf16),
+               bw = c->stream_bytes;
   const int k = FG_MAX(1, in->agg_blocks), mats = FG_MAX(1, in->mats);
   double alpha[3], beta[3];
   double spmm = 0, gemm = 0, comm = 0, other = 0, mem = 0;
@@ -697,7 +709,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   /* sa: only the referenced rows move (1d-sa's halo, or halo's cover of each cut) */
   const int cover = self->volume == FG_VOLUME_COVER;
   const int sa = self->volume == FG_VOLUME_HALO || cover, serial = self->volume == FG_VOLUME_NONE;
-  const double n = (double)ds->num_nodes, rate = cal->gemm_flops, bw = cal->stream_bytes;
+  const double n = (double)ds->num_nodes, bw = cal->stream_bytes;
+  double rate;
   int64_t fs = 0, bs = 0, maxw = 0, n_params = 0, max_rows = 0;
   int fn = 0, bn = 0, lg = 0;
   const int gw[3] = {1, P, 1}, gr[3] = {1, c, P / c}; /* 1.5d: replicas are consecutive */
@@ -708,6 +721,7 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
   FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
   const double esz = bf16 ? 2.0 : 4.0; /* bytes of a row element on the wire */
+  rate = fg_calibration_gemm_rate(cal, bf16);
   L = fg_model_stack_layers(mdl.kind, cfg->layers);
   FG_ALLOC(pr, P);
   FG_ALLOC(agg, L);

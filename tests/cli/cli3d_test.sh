@@ -23,6 +23,7 @@ expect 1 "unknown scheme 'nope'" "$FG" plan "$DEMO" --ranks 4 --schemes 1d,nope
 expect 1 "no scheme to rank on 4 rank" "$FG" plan "$DEMO" --ranks 4 --schemes 1d --double-perm
 expect 0 "wrote $T/cal.txt" "$FG" bench --calibrate --output "$T/cal.txt"
 expect 0 "^spmm_nnz_f " cat "$T/cal.txt"
+expect 0 "^gemm_flops_bf16 [0-9.e+]+$" cat "$T/cal.txt"
 expect 0 "coefficients: $T/cal.txt" "$FG" plan "$DEMO" --ranks 8 --calibration "$T/cal.txt"
 echo "spmm_nnz banana" >> "$T/cal.txt"
 expect 1 "line [0-9]+: spmm_nnz: 'banana' is not a number" "$FG" plan "$DEMO" --ranks 2 --calibration "$T/cal.txt"

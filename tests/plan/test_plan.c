@@ -202,6 +202,21 @@ static void test_cost3d_bf16(void) {
   EXPECT_NEAR(f32.comm_seconds - gemm16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
   EXPECT_NEAR(sum16.comm_seconds, f32.comm_seconds);
   EXPECT_NEAR(gemm16.seconds - gemm16.comm_seconds, f32.seconds - f32.comm_seconds);
+  /* a measured bf16 rate (twice fp32's) halves the GEMM part of a bf16 prediction only */
+  c.gemm_flops_bf16 = 2e9;
+  {
+    fg_plan_entry fast16, fast32;
+    in.self_gemm = gemm_only;
+    fg_cost3d(&in, &c, &fast16);
+    in.bf16 = 0;
+    fg_cost3d(&in, &c, &fast32);
+    EXPECT(f32.gemm_seconds > 0);
+    EXPECT_NEAR(fast16.gemm_seconds, f32.gemm_seconds / 2);
+    EXPECT_NEAR(fast32.gemm_seconds, f32.gemm_seconds);
+    in.bf16 = 1;
+    in.self_gemm = added;
+  }
+  c.gemm_flops_bf16 = 0;
   {
     /* --residual on 2 GCN layers: layer 0's hop moves its 8 x 8 source rows along a (G = 2);
      * with a projection (8 -> 4 wide) only GEMMs read them, bf16 on the wire; without one (8 ->
@@ -261,11 +276,14 @@ static void test_calibration_file(void) {
   c.spmm[1] = 1.25e-9;
   c.alpha_inter = 7.5e-5;
   c.ranks = 8;
+  c.gemm_flops_bf16 = 3.5e10;
   EXPECT_OK(fg_calibration_write(path, &c));
   memset(&r, 0, sizeof r);
   EXPECT_OK(fg_calibration_read(path, &r));
   EXPECT(r.spmm[1] == 1.25e-9 && r.alpha_inter == 7.5e-5 && r.ranks == 8);
   EXPECT(r.gemm_flops == c.gemm_flops && r.cache_bytes == c.cache_bytes);
+  EXPECT(r.gemm_flops_bf16 == 3.5e10 && fg_calibration_gemm_rate(&r, 1) == 3.5e10 &&
+         fg_calibration_gemm_rate(&r, 0) == c.gemm_flops);
   f = fopen(path, "w");
   fprintf(f, "version 1\nspmm_nnz 1e-9\nwarp_speed 3\n");
   fclose(f);
@@ -336,6 +354,8 @@ static void test_calibration_corpus(void) {
   snprintf(path, sizeof path, "%s/calib/ok.txt", FG_CORPUS);
   EXPECT_OK(fg_calibration_read(path, &r));
   EXPECT(r.gemm_flops == 2.34702613e+10 && r.spmm[2] == 0 && r.llc_bytes == 272629760);
+  /* a file from before the bf16 rate: bf16 GEMMs predicted at the file's fp32 rate */
+  EXPECT(r.gemm_flops_bf16 == r.gemm_flops);
   EXPECT(r.threads == 1 && r.ranks == 1 && r.ranks_per_node == 0);
   snprintf(path, sizeof path, "%s/calib/ok_crlf.txt", FG_CORPUS);
   EXPECT_OK(fg_calibration_read(path, &r));
@@ -343,7 +363,12 @@ static void test_calibration_corpus(void) {
   /* the memory variant takes a buffer without a final newline, and no more than len bytes */
   const char text[] = "version 1\ngemm_flops 3e10junk";
   EXPECT_OK(fg_calibration_parse(text, strlen(text) - 4, "mem", &r));
-  EXPECT(r.gemm_flops == 3e10);
+  EXPECT(r.gemm_flops == 3e10 && r.gemm_flops_bf16 == 3e10);
+  {
+    const char both[] = "version 1\ngemm_flops_bf16 5e10\ngemm_flops 3e10\n";
+    EXPECT_OK(fg_calibration_parse(both, strlen(both), "mem", &r));
+    EXPECT(r.gemm_flops == 3e10 && r.gemm_flops_bf16 == 5e10);
+  }
   EXPECT(fg_calibration_parse(text, strlen(text), "mem", &r) == FG_ERR_FORMAT);
   EXPECT(fg_test_error_contains("mem: line 2: gemm_flops: '3e10junk' is not a number"));
   /* a file too large to be a calibration is refused before it is parsed */
@@ -465,8 +490,9 @@ static void test_plan(void) {
     EXPECT_MSG(over - plain == 2.0 * 64 * 32 * 4, "1d --overlap adds %.0f bytes", over - plain);
   }
   /* --precision bf16 on the 1D schemes: rows cross at 2 bytes an element, so less time in
-   * communication (1.5d's all-reduce stays fp32), the same GEMM time (the calibration's rate
-   * is fp32's), and the operands' bf16 scratch in memory */
+   * communication (1.5d's all-reduce stays fp32), the GEMM time at the calibration's bf16 rate
+   * (here the fp32 rate: the same time; then 4 times it: a quarter), and the operands' bf16
+   * scratch in memory */
   {
     static const char *const one[] = {"1d", "1d-sa", "halo", "1.5d"};
     for (size_t k = 0; k < sizeof one / sizeof one[0]; k++) {
@@ -484,6 +510,18 @@ static void test_plan(void) {
                        e16[0].mem_bytes > e[0].mem_bytes,
                    "%s bf16: comm %.3g s (fp32 %.3g), memory %.0f (fp32 %.0f)", one[k],
                    e16[0].comm_seconds, e[0].comm_seconds, e16[0].mem_bytes, e[0].mem_bytes);
+      free(e16);
+      e16 = NULL;
+      c.gemm_flops_bf16 = 4 * c.gemm_flops;
+      EXPECT_OK(fg_plan(ds, &pc, &c, &e16, &n16));
+      c.gemm_flops_bf16 = c.gemm_flops;
+      EXPECT(n == 1 && n16 == 1);
+      if (n == 1 && n16 == 1)
+        EXPECT_MSG(e[0].gemm_seconds > 0 &&
+                       fabs(e16[0].gemm_seconds - e[0].gemm_seconds / 4) <=
+                           1e-12 * e[0].gemm_seconds,
+                   "%s bf16 at 4x the rate: gemm %.6g s (fp32 %.6g)", one[k],
+                   e16[0].gemm_seconds, e[0].gemm_seconds);
       free(e);
       free(e16);
     }
