@@ -43,7 +43,15 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
     float v = x[c];
     if (has_bias) v = v + b[c];
     if (relu) v = v < 0.0f ? 0.0f : v; /* as fg_relu_forward: a NaN passes */
-    if (drop) v = (uint32_t)m16[c] >= thr ? v * scale : 0.0f;
+    if (drop) { /* v * scale, or +0 where dropped: the product's bits and-ed with the keep
+                   mask (GCC 12 does not if-convert a float select on a 16-bit compare, and
+                   the loop would stay scalar, branching on random bits) */
+      uint32_t bits;
+      v = v * scale;
+      memcpy(&bits, &v, sizeof bits);
+      bits &= -(uint32_t)((uint32_t)m16[c] >= thr);
+      memcpy(&v, &bits, sizeof v);
+    }
     o[c] = v;
   }
 }
@@ -123,5 +131,12 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
 
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
   FG_OMP_FOR_SIMD(n)
-  for (int64_t i = 0; i < n; i++) g[i] = d[i] > 0.0f ? g[i] * scale : 0.0f;
+  for (int64_t i = 0; i < n; i++) { /* g scale, or +0: as fused_chunk's dropout, a mask */
+    float v = g[i] * scale;
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bits &= -(uint32_t)(d[i] > 0.0f);
+    memcpy(&v, &bits, sizeof v);
+    g[i] = v;
+  }
 }
