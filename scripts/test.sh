@@ -3,8 +3,8 @@
 # errors), an ASan+UBSan build, a build without OpenMP, and the fuzzers for a bounded time.
 # The ASan build skips the "heavy" tests (minutes each under ASan: the equivalence sweep, the
 # CLI's volume check, the CLI's functional scripts -- its hostile-input scripts still run), the
-# "long" accuracy runs, every test on 5 ranks or more ("wide") and the 2-rank runs of MPI tests
-# that also run on 3 and 4 ("narrow") and the tests driven by Python ("python": the binding and
+# "long" accuracy runs, every test on 5 ranks or more ("wide"), every MPI test's runs at rank
+# counts other than one (3 where it runs on 3: "again") and the tests driven by Python ("python": the binding and
 # the PyTorch peer, little C of ours). The build without OpenMP runs what the ASan build runs
 # plus the main CLI script and the equivalence sweep on 3 ranks (every scheme and model without
 # OpenMP); the main build runs everything, on 1 to 8 ranks. The fuzz targets run $(nproc) at a
@@ -34,8 +34,8 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
   # loaded and unwind fully so tests/lsan.supp can name their libraries; our leaks still fail.
   OMPI_MCA_mca_base_component_disable_dlclose=1 ASAN_OPTIONS=fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_suite asan -LE "long|heavy|wide|narrow|python"
-  run_suite noomp -LE "long|heavy|wide|narrow|python"
+    run_suite asan -LE "long|heavy|wide|again|python"
+  run_suite noomp -LE "long|heavy|wide|again|python"
   ctest --test-dir build/noomp --output-on-failure -R "^(cli|test_equivalence_p3)$"
   if [ -x fuzz/run.sh ]; then
     echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s, $jobs at a time"
