@@ -88,6 +88,15 @@ static int bench_gemm(const char *shapes, int reps, int bf16) {
   return CLI_OK;
 }
 
+/* --bf16-path PATH for `fullgraph WHAT`: CLI_OK, or the exit code after naming the problem (an
+ * unknown path is a usage error; native on a CPU or build without it, a failure). */
+static int bench_set_bf16_path(const char *path, const char *what, int rank) {
+  const fg_status st = fg_set_bf16_path(path);
+  if (st == FG_OK) return CLI_OK;
+  if (rank == 0) fprintf(stderr, "fullgraph %s: --bf16-path: %s\n", what, fg_last_error());
+  return st == FG_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAILED;
+}
+
 int cmd_bench(int argc, char **argv, int rank) {
   int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
   double mfloats = 32.0;
@@ -137,11 +146,8 @@ int cmd_bench(int argc, char **argv, int rank) {
       return CLI_USAGE;
     }
     if (bf16_path) { /* the path the bf16 rate is measured on */
-      st = fg_set_bf16_path(bf16_path);
-      if (st != FG_OK) {
-        if (rank == 0) fprintf(stderr, "fullgraph bench --calibrate: --bf16-path: %s\n", fg_last_error());
-        return st == FG_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAILED;
-      }
+      rc = bench_set_bf16_path(bf16_path, "bench --calibrate", rank);
+      if (rc != CLI_OK) return rc;
     }
     st = fg_calibrate(MPI_COMM_WORLD, rpn, &cal, rank == 0 ? stdout : NULL);
     if (st == FG_OK && rank == 0) st = fg_calibration_write(output, &cal);
@@ -169,11 +175,8 @@ int cmd_bench(int argc, char **argv, int rank) {
       return CLI_USAGE;
     }
     if (bf16_path) {
-      const fg_status st = fg_set_bf16_path(bf16_path);
-      if (st != FG_OK) {
-        if (rank == 0) fprintf(stderr, "fullgraph bench gemm: --bf16-path: %s\n", fg_last_error());
-        return st == FG_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAILED;
-      }
+      rc = bench_set_bf16_path(bf16_path, "bench gemm", rank);
+      if (rc != CLI_OK) return rc;
     }
     return rank == 0 ? bench_gemm(shapes, reps, bf16) : CLI_OK;
   }

@@ -33,6 +33,17 @@ static inline const uint16_t *dropout_fields(uint16_t *m16, uint64_t key, int64_
   return m16 + shift;
 }
 
+/* v where keep, else +0: the bits of v and-ed with a mask. A float select GCC 12 leaves as a
+ * branch (on a 16-bit compare, or beside a multiply that -ftrapping-math keeps on one side)
+ * would hold the loops below scalar, branching on random bits. */
+static inline float keep_or_zero(float v, int keep) {
+  uint32_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  bits &= -(uint32_t)(keep != 0);
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
 /* One chunk of a row; the flags are constants after inlining, so each combination is its own
  * branch-free loop. */
 static inline void fused_chunk(float *o, const float *x, const float *b, const uint16_t *m16,
@@ -43,15 +54,7 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
     float v = x[c];
     if (has_bias) v = v + b[c];
     if (relu) v = v < 0.0f ? 0.0f : v; /* as fg_relu_forward: a NaN passes */
-    if (drop) { /* v * scale, or +0 where dropped: the product's bits and-ed with the keep
-                   mask (GCC 12 does not if-convert a float select on a 16-bit compare, and
-                   the loop would stay scalar, branching on random bits) */
-      uint32_t bits;
-      v = v * scale;
-      memcpy(&bits, &v, sizeof bits);
-      bits &= -(uint32_t)((uint32_t)m16[c] >= thr);
-      memcpy(&v, &bits, sizeof v);
-    }
+    if (drop) v = keep_or_zero(v * scale, (uint32_t)m16[c] >= thr);
     o[c] = v;
   }
 }
@@ -131,12 +134,5 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
 
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
   FG_OMP_FOR_SIMD(n)
-  for (int64_t i = 0; i < n; i++) { /* g scale, or +0: as fused_chunk's dropout, a mask */
-    float v = g[i] * scale;
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    bits &= -(uint32_t)(d[i] > 0.0f);
-    memcpy(&v, &bits, sizeof v);
-    g[i] = v;
-  }
+  for (int64_t i = 0; i < n; i++) g[i] = keep_or_zero(g[i] * scale, d[i] > 0.0f);
 }
