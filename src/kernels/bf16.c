@@ -242,23 +242,44 @@ static void bf16_zero_or_keep(float *C, int64_t ldc, int64_t rows, int64_t cols,
   for (int64_t i = 0; i < rows; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)cols);
 }
 
-/* ---- convert path: bf16 -> fp32 row blocks, then the fp32 sgemm ------------------------- */
+/* ---- operands: bf16 as stored, or fp32 rounded as it is read ---------------------------- */
 
-/* Rows of A (and G) converted at a time: sgemm's rate holds from a few thousand rows (the
- * reduction's inner dimension is these rows), and 4096 x 602 floats is 10 MB. */
-#define FG_BF16_CONVERT_ROWS 4096
+/* An activation operand (rows of ld elements): bf16 (h), or fp32 (f) that every product reads
+ * rounded to bf16 a block of rows at a time, so no rounded copy of the whole matrix is made. */
+typedef struct bf16_src {
+  const fg_bf16 *h;
+  const float *f;
+  int64_t ld;
+} bf16_src;
 
-/* dst[rows x cols] (ld cols) = src[rows x cols] (ld lds) in fp32, rows in parallel. */
-static void bf16_rows_to_f32(float *dst, const fg_bf16 *src, int64_t lds, int64_t rows,
-                             int64_t cols) {
+/* Rows a product takes at a time from an fp32 operand (both paths) and from any operand on
+ * the convert path: sgemm's rate holds from a few thousand rows (the reduction's inner
+ * dimension is these rows), and 4096 x 602 floats is 10 MB. */
+#define FG_BF16_BLOCK_ROWS 4096
+
+int64_t fg_bf16_gemm_scratch_bytes(int64_t k, int64_t m) {
+  return 4 * ((int64_t)FG_BF16_BLOCK_ROWS * (k + m) + k * m);
+}
+
+/* dst[rows x cols] (ld cols) = rows r0.. of a as fp32 values of bf16 (widened, or rounded and
+ * widened), rows in parallel. */
+static void src_rows_f32(float *dst, bf16_src a, int64_t r0, int64_t rows, int64_t cols) {
   FG_OMP_FOR(rows * cols)
   for (int64_t i = 0; i < rows; i++) {
-    const fg_bf16 *s = src + i * lds; // (cols)
-    float *d = dst + i * cols;        // (cols)
-    FG_OMP_SIMD
-    for (int64_t j = 0; j < cols; j++) d[j] = fg_bf16_to_float(s[j]);
+    float *d = dst + i * cols; // (cols)
+    if (a.h) {
+      const fg_bf16 *s = a.h + (r0 + i) * a.ld; // (cols)
+      FG_OMP_SIMD
+      for (int64_t j = 0; j < cols; j++) d[j] = fg_bf16_to_float(s[j]);
+    } else {
+      const float *s = a.f + (r0 + i) * a.ld; // (cols)
+      FG_OMP_SIMD
+      for (int64_t j = 0; j < cols; j++) d[j] = fg_bf16_to_float(fg_bf16_from_float(s[j]));
+    }
   }
 }
+
+/* ---- convert path: bf16 -> fp32 row blocks, then the fp32 sgemm ------------------------- */
 
 /* W[k x m] (ldw) rounded to bf16 and back: the weights both paths multiply by. */
 static void bf16_round_weights(float *dst, const float *W, int64_t ldw, int64_t k, int64_t m) {
@@ -267,18 +288,17 @@ static void bf16_round_weights(float *dst, const float *W, int64_t ldw, int64_t 
       dst[p * m + j] = fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
 }
 
-static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
-                                   int64_t lda, const float *W, int64_t ldw, float *C,
-                                   int64_t ldc, int accumulate) {
+static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                                   int64_t ldw, float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
   float *wf = NULL, *buf = NULL;
-  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_CONVERT_ROWS);
+  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
   FG_ALLOC(wf, k * m);
   FG_ALLOC(buf, block * k);
   bf16_round_weights(wf, W, ldw, k, m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
-    bf16_rows_to_f32(buf, A + r0 * lda, lda, rows, k); /* buf[rows x k] */
+    src_rows_f32(buf, A, r0, rows, k); /* buf[rows x k] */
     fg_gemm(0, 0, rows, m, k, 1.0f, buf, k, wf, m, accumulate ? 1.0f : 0.0f, C + r0 * ldc, ldc);
   }
 cleanup:
@@ -287,18 +307,17 @@ cleanup:
   return st;
 }
 
-static fg_status bf16_wgrad_convert(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
-                                    int64_t lda, const fg_bf16 *G, int64_t ldg, float *dW,
-                                    int64_t ldw, int accumulate) {
+static fg_status bf16_wgrad_convert(int64_t n, int64_t k, int64_t m, bf16_src A, bf16_src G,
+                                    float *dW, int64_t ldw, int accumulate) {
   fg_status st = FG_OK;
   float *ba = NULL, *bg = NULL;
-  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_CONVERT_ROWS);
+  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
   FG_ALLOC(ba, block * k);
   FG_ALLOC(bg, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
-    bf16_rows_to_f32(ba, A + r0 * lda, lda, rows, k); /* ba[rows x k] */
-    bf16_rows_to_f32(bg, G + r0 * ldg, ldg, rows, m); /* bg[rows x m] */
+    src_rows_f32(ba, A, r0, rows, k); /* ba[rows x k] */
+    src_rows_f32(bg, G, r0, rows, m); /* bg[rows x m] */
     /* dW (+)= ba^T bg; the blocks add up in row order */
     fg_gemm(1, 0, k, m, rows, 1.0f, ba, k, bg, m, (accumulate || r0 > 0) ? 1.0f : 0.0f, dW, ldw);
   }
@@ -422,26 +441,73 @@ void fg_bf16_release(void) {
   g_engine = NULL;
 }
 
-static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
-                                  int64_t lda, const float *W, int64_t ldw, float *C,
-                                  int64_t ldc, int accumulate) {
+/* dst[rows x cols] (ld cols) = src's rows (ld) rounded to bf16, rows in parallel. */
+static void f32_rows_bf16(fg_bf16 *dst, const float *src, int64_t ld, int64_t rows,
+                          int64_t cols) {
+  FG_OMP_FOR(rows * cols)
+  for (int64_t i = 0; i < rows; i++) {
+#if FG_BF16_HAVE_CVT_INSN
+    bf16_from_f32_insn(dst + i * cols, src + i * ld, cols);
+#else
+    bf16_from_f32_portable(dst + i * cols, src + i * ld, cols);
+#endif
+  }
+}
+
+/* Rows r0.. of a as bf16: the stored rows themselves (*ld = a.ld), or rounded into buf. */
+static const fg_bf16 *src_rows_bf16(bf16_src a, int64_t r0, int64_t rows, int64_t cols,
+                                    fg_bf16 *buf, int64_t *ld) {
+  if (a.h) {
+    *ld = a.ld;
+    return a.h + r0 * a.ld;
+  }
+  f32_rows_bf16(buf, a.f + r0 * a.ld, a.ld, rows, cols);
+  *ld = cols;
+  return buf;
+}
+
+static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                                  int64_t ldw, float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
-  fg_bf16 *wb = NULL; /* (k x m) */
+  fg_bf16 *wb = NULL, *buf = NULL; /* (k x m), (block x k) */
+  const int64_t block = A.h ? n : FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
   FG_ALLOC(wb, k * m);
+  if (!A.h) FG_ALLOC(buf, block * k);
   for (int64_t p = 0; p < k; p++) fg_bf16_from_f32(wb + p * m, W + p * ldw, m);
-  const bf16_mm_key key = {n, m, k, lda, 1, m, ldc, accumulate != 0, fg_max_threads()};
-  FG_CHECK(bf16_mm_run(&key, A, wb, C));
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t rows = FG_MIN(block, n - r0);
+    int64_t lda = 0;
+    const fg_bf16 *a = src_rows_bf16(A, r0, rows, k, buf, &lda);
+    const bf16_mm_key key = {rows, m, k, lda, 1, m, ldc, accumulate != 0, fg_max_threads()};
+    FG_CHECK(bf16_mm_run(&key, a, wb, C + r0 * ldc));
+  }
 cleanup:
   free(wb);
+  free(buf);
   return st;
 }
 
-static fg_status bf16_wgrad_native(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
-                                   int64_t lda, const fg_bf16 *G, int64_t ldg, float *dW,
-                                   int64_t ldw, int accumulate) {
-  /* src = A^T [k x n]: element (p, i) is A[i lda + p] */
-  const bf16_mm_key key = {k, m, n, 1, lda, ldg, ldw, accumulate != 0, fg_max_threads()};
-  return bf16_mm_run(&key, A, G, dW);
+static fg_status bf16_wgrad_native(int64_t n, int64_t k, int64_t m, bf16_src A, bf16_src G,
+                                   float *dW, int64_t ldw, int accumulate) {
+  fg_status st = FG_OK;
+  fg_bf16 *ba = NULL, *bg = NULL; /* (block x k), (block x m) for fp32 operands */
+  const int64_t block = A.h && G.h ? n : FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
+  if (!A.h) FG_ALLOC(ba, block * k);
+  if (!G.h) FG_ALLOC(bg, block * m);
+  for (int64_t r0 = 0; r0 < n; r0 += block) { /* the blocks add up in row order */
+    const int64_t rows = FG_MIN(block, n - r0);
+    int64_t lda = 0, ldg = 0;
+    const fg_bf16 *a = src_rows_bf16(A, r0, rows, k, ba, &lda);
+    const fg_bf16 *g = src_rows_bf16(G, r0, rows, m, bg, &ldg);
+    /* src = a^T [k x rows]: element (p, i) is a[i lda + p] */
+    const bf16_mm_key key = {k,   m,   rows, 1, lda, ldg, ldw, accumulate || r0 > 0,
+                             fg_max_threads()};
+    FG_CHECK(bf16_mm_run(&key, a, g, dW));
+  }
+cleanup:
+  free(ba);
+  free(bg);
+  return st;
 }
 #else
 void fg_bf16_release(void) {}
@@ -455,9 +521,9 @@ void fg_bf16_release(void) {}
 #define FG_BF16_NOT_IN_PARALLEL() ((void)0)
 #endif
 
-fg_status fg_bf16_gemm_tall(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
-                            const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate) {
-  assert(n >= 0 && k >= 0 && m >= 0 && lda >= k && ldw >= m && ldc >= m);
+static fg_status bf16_tall(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                           int64_t ldw, float *C, int64_t ldc, int accumulate) {
+  assert(n >= 0 && k >= 0 && m >= 0 && A.ld >= k && ldw >= m && ldc >= m);
   FG_BF16_NOT_IN_PARALLEL();
   if (n == 0 || m == 0) return FG_OK;
   if (k == 0) {
@@ -466,15 +532,14 @@ fg_status fg_bf16_gemm_tall(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, i
   }
 #ifdef FG_HAVE_DNNL
   if (fg_bf16_get_path() == FG_BF16_NATIVE)
-    return bf16_tall_native(n, k, m, A, lda, W, ldw, C, ldc, accumulate);
+    return bf16_tall_native(n, k, m, A, W, ldw, C, ldc, accumulate);
 #endif
-  return bf16_tall_convert(n, k, m, A, lda, W, ldw, C, ldc, accumulate);
+  return bf16_tall_convert(n, k, m, A, W, ldw, C, ldc, accumulate);
 }
 
-fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
-                             const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
-                             int accumulate) {
-  assert(n >= 0 && k >= 0 && m >= 0 && lda >= k && ldg >= m && ldw >= m);
+static fg_status bf16_wgrad(int64_t n, int64_t k, int64_t m, bf16_src A, bf16_src G, float *dW,
+                            int64_t ldw, int accumulate) {
+  assert(n >= 0 && k >= 0 && m >= 0 && A.ld >= k && G.ld >= m && ldw >= m);
   FG_BF16_NOT_IN_PARALLEL();
   if (k == 0 || m == 0) return FG_OK;
   if (n == 0) {
@@ -483,9 +548,36 @@ fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, 
   }
 #ifdef FG_HAVE_DNNL
   if (fg_bf16_get_path() == FG_BF16_NATIVE)
-    return bf16_wgrad_native(n, k, m, A, lda, G, ldg, dW, ldw, accumulate);
+    return bf16_wgrad_native(n, k, m, A, G, dW, ldw, accumulate);
 #endif
-  return bf16_wgrad_convert(n, k, m, A, lda, G, ldg, dW, ldw, accumulate);
+  return bf16_wgrad_convert(n, k, m, A, G, dW, ldw, accumulate);
+}
+
+fg_status fg_bf16_gemm_tall(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                            const float *W, int64_t ldw, float *C, int64_t ldc, int accumulate) {
+  const bf16_src a = {A, NULL, lda};
+  return bf16_tall(n, k, m, a, W, ldw, C, ldc, accumulate);
+}
+
+fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                             const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                             int accumulate) {
+  const bf16_src a = {A, NULL, lda}, g = {G, NULL, ldg};
+  return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
+}
+
+fg_status fg_bf16_gemm_tall_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                const float *W, int64_t ldw, float *C, int64_t ldc,
+                                int accumulate) {
+  const bf16_src a = {NULL, A, lda};
+  return bf16_tall(n, k, m, a, W, ldw, C, ldc, accumulate);
+}
+
+fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                 const float *G, int64_t ldg, float *dW, int64_t ldw,
+                                 int accumulate) {
+  const bf16_src a = {NULL, A, lda}, g = {NULL, G, ldg};
+  return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
 /* ---- SpMM on bf16 rows -------------------------------------------------------------------- */

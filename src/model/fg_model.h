@@ -157,12 +157,10 @@ struct fg_model {
   double seconds[FG_TIME_COUNT];
   double gemm_flops;      /* 2 M N K summed over the GEMMs run (bench_single.sh's bound) */
   /* --precision bf16: every GEMM of fg_model_gemm reads its operands rounded to bf16 (weights
-   * too, inside fg_bf16_gemm_tall) with fp32 sums and output, through these scratch copies
-   * (grown on demand); the first failure (out of memory, a shape oneDNN refuses) is kept in
-   * gemm_status and returned by the pass it happened in */
+   * too) with fp32 sums and output (fg_bf16_gemm_tall_f32 / _wgrad_f32: the activations are
+   * rounded a block of rows at a time inside the kernel); the first failure (out of memory, a
+   * shape oneDNN refuses) is kept in gemm_status and returned by the pass it happened in */
   int bf16;
-  fg_bf16 *h16a, *h16b;   /* the operands as bf16 (h16a_cap, h16b_cap elements) */
-  int64_t h16a_cap, h16b_cap;
   float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
   int64_t wt_cap;
   fg_status gemm_status;

@@ -143,8 +143,6 @@ void fg_model_destroy(fg_model **mp) {
   if (!mp || !*mp) return;
   m = *mp;
   free(m->lp_label);
-  free(m->h16a);
-  free(m->h16b);
   free(m->wt);
   fg_free_aligned(m->params);
   fg_free_aligned(m->grads);
@@ -305,13 +303,14 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) {
     *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, cfg->widths, n);
-    if (cfg->bf16) { /* fg_model_create's h16a, h16b and wt, and the scheme's rows16 */
-      int64_t wmax = 1, mats = 1;
+    if (cfg->bf16) { /* the scheme's rows16, fg_model_create's wt, a product's row blocks */
+      int64_t wmax = 1, mats = 1, blocks = 0;
       for (int l = 0; l < L; l++) {
         wmax = FG_MAX(wmax, FG_MAX(cfg->widths[l], cfg->widths[l + 1]));
         mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
+        blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(cfg->widths[l], cfg->widths[l + 1]));
       }
-      *activation_bytes += 3 * 2 * n * wmax + 4 * mats;
+      *activation_bytes += 2 * n * wmax + 4 * mats + blocks;
     }
   }
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
@@ -463,19 +462,14 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_F(m->gblk, blk);
   }
   if (m->bf16) {
-    /* the GEMM operands' scratch at its largest now, so that running short of memory is an
-     * error every rank agrees on here rather than one rank's failure inside a pass */
-    int64_t rows_cols = 1, mats_in = 1;
-    for (int l = 0; l < L; l++) {
-      const fg_layer_shape *sh = &m->shape[l];
-      rows_cols = FG_MAX(rows_cols, FG_MAX(sh->n_in, sh->n_out) * FG_MAX(sh->w_in, sh->w_out));
-      mats_in = FG_MAX(mats_in, sh->w_in * sh->w_out);
-    }
-    FG_REQUIRE(grow((void **)&m->h16a, &m->h16a_cap, rows_cols, sizeof(fg_bf16)) &&
-                   grow((void **)&m->h16b, &m->h16b_cap, rows_cols, sizeof(fg_bf16)) &&
-                   grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)),
-               FG_ERR_NOMEM, "out of memory for the bf16 GEMM operands (2 x %lld elements)",
-               (long long)rows_cols);
+    /* the transposed weights' scratch at its largest now, so that running short of memory is
+     * an error every rank agrees on here rather than one rank's failure inside a pass (the
+     * products' own row blocks are fg_bf16_gemm_scratch_bytes, a few MB, per call) */
+    int64_t mats_in = 1;
+    for (int l = 0; l < L; l++) mats_in = FG_MAX(mats_in, m->shape[l].w_in * m->shape[l].w_out);
+    FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)), FG_ERR_NOMEM,
+               "out of memory for the bf16 products' transposed weights (%lld floats)",
+               (long long)mats_in);
   }
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
@@ -557,44 +551,27 @@ cleanup:
   return st;
 }
 
-/* dst (rows x cols, packed) = the rows of src (leading dimension ld) rounded to bf16 */
-static void rows_to_bf16(fg_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld) {
-  if (ld == cols) {
-    fg_bf16_from_f32(dst, src, rows * cols);
-    return;
-  }
-  for (int64_t i = 0; i < rows; i++) fg_bf16_from_f32(dst + i * cols, src + i * ld, cols);
-}
-
-/* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums. The model's products:
- * an activation times a weight (nn: fg_bf16_gemm_tall rounds W), an activation's transpose times
- * a gradient (tn: the weight gradient, both rounded here), a gradient times a weight's transpose
- * (nt: W transposed into fp32 scratch, then the tall product). */
+/* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums (fg_bf16.h: the
+ * activations are rounded a block of rows at a time inside the kernel, no copy kept). The
+ * model's products: an activation times a weight (nn: the tall product, which rounds W too),
+ * an activation's transpose times a gradient (tn: the weight gradient), a gradient times a
+ * weight's transpose (nt: W transposed into fp32 scratch, then the tall product). */
 static fg_status bf16_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
                            const float *A, int64_t lda, const float *B, int64_t ldb, int acc,
                            float *C, int64_t ldc) {
   fg_status st = FG_OK;
   FG_REQUIRE(!(ta && tb), FG_ERR_INTERNAL, "bf16 GEMM: no product of two transposes");
-  FG_REQUIRE(grow((void **)&m->h16a, &m->h16a_cap, M * K, sizeof(fg_bf16)), FG_ERR_NOMEM,
-             "out of memory for a bf16 GEMM operand (%lld x %lld)", (long long)M, (long long)K);
   if (!ta && !tb) {
-    rows_to_bf16(m->h16a, A, M, K, lda);
-    FG_CHECK(fg_bf16_gemm_tall(M, K, N, m->h16a, K, B, ldb, C, ldc, acc));
+    FG_CHECK(fg_bf16_gemm_tall_f32(M, K, N, A, lda, B, ldb, C, ldc, acc));
   } else if (ta) { /* A: K x M, B: K x N */
-    FG_REQUIRE(grow((void **)&m->h16b, &m->h16b_cap, K * N, sizeof(fg_bf16)), FG_ERR_NOMEM,
-               "out of memory for a bf16 GEMM operand (%lld x %lld)", (long long)K,
-               (long long)N);
-    rows_to_bf16(m->h16a, A, K, M, lda);
-    rows_to_bf16(m->h16b, B, K, N, ldb);
-    FG_CHECK(fg_bf16_gemm_wgrad(K, M, N, m->h16a, M, m->h16b, N, C, ldc, acc));
+    FG_CHECK(fg_bf16_gemm_wgrad_f32(K, M, N, A, lda, B, ldb, C, ldc, acc));
   } else { /* A: M x K, B: N x K */
     FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
                "out of memory for a transposed weight (%lld x %lld)", (long long)K,
                (long long)N);
     for (int64_t i = 0; i < N; i++)
       for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
-    rows_to_bf16(m->h16a, A, M, K, lda);
-    FG_CHECK(fg_bf16_gemm_tall(M, K, N, m->h16a, K, m->wt, N, C, ldc, acc));
+    FG_CHECK(fg_bf16_gemm_tall_f32(M, K, N, A, lda, m->wt, N, C, ldc, acc));
   }
 cleanup:
   return st;

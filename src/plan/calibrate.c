@@ -166,15 +166,13 @@ cleanup:
 
 /* ---- GEMM and STREAM ------------------------------------------------------------------------------ */
 
-/* One of training's products in bf16 as the model runs it (model.c's bf16_gemm): the activation
- * operands rounded into a16 (and b16 for the weight gradient), then oneDNN's or the convert
- * path's product with fp32 sums. */
+/* One of training's products in bf16 as the model runs it (model.c's bf16_gemm): the fp32
+ * activation operands rounded block by block inside oneDNN's or the convert path's product,
+ * fp32 sums. */
 static fg_status bf16_product(int ta, int64_t M, int64_t N, int64_t K, const float *a,
-                              const float *b, fg_bf16 *a16, fg_bf16 *b16, float *c) {
-  fg_bf16_from_f32(a16, a, M * K);
-  if (!ta) return fg_bf16_gemm_tall(M, K, N, a16, K, b, N, c, N, 0);
-  fg_bf16_from_f32(b16, b, K * N);
-  return fg_bf16_gemm_wgrad(K, M, N, a16, M, b16, N, c, N, 0);
+                              const float *b, float *c) {
+  if (!ta) return fg_bf16_gemm_tall_f32(M, K, N, a, K, b, N, c, N, 0);
+  return fg_bf16_gemm_wgrad_f32(K, M, N, a, M, b, N, c, N, 0);
 }
 
 static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FILE *log) {
@@ -188,7 +186,6 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
   double flops = 0.0, secs[2] = {0.0, 0.0}, bw, t0, t[2];
   int64_t cnt, cor;
   float *a = NULL, *b = NULL, *c = NULL;
-  fg_bf16 *a16 = NULL, *b16 = NULL;
   int32_t *labels = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
@@ -197,10 +194,7 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     a = dense(M * K);
     b = dense(K * N);
     c = dense(M * N);
-    a16 = fg_malloc_aligned((size_t)(M * K) * sizeof *a16);
-    b16 = fg_malloc_aligned((size_t)(K * N) * sizeof *b16);
-    st = a && b && c && a16 && b16
-             ? FG_OK
+    st = a && b && c ? FG_OK
              : fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Barrier(comm));
@@ -209,11 +203,11 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     for (int r = 0; r < 3; r++) fg_gemm(ta, 0, M, N, K, 1.0f, a, ta ? M : K, b, N, 0.0f, c, N);
     mean[0] = (fg_now() - t0) / 3;
     /* bf16, after an untimed call (oneDNN creates its kernel for the shape there) */
-    st = bf16_product(ta, M, N, K, a, b, a16, b16, c);
+    st = bf16_product(ta, M, N, K, a, b, c);
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Barrier(comm));
     t0 = fg_now();
-    for (int r = 0; r < 3 && st == FG_OK; r++) st = bf16_product(ta, M, N, K, a, b, a16, b16, c);
+    for (int r = 0; r < 3 && st == FG_OK; r++) st = bf16_product(ta, M, N, K, a, b, c);
     mean[1] = (fg_now() - t0) / 3;
     FG_CHECK(fg_agree(comm, st));
     FG_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mean, 2, MPI_DOUBLE, MPI_MAX, comm));
@@ -223,10 +217,7 @@ static fg_status calibrate_dense(MPI_Comm comm, int me, fg_calibration *out, FIL
     fg_free_aligned(a);
     fg_free_aligned(b);
     fg_free_aligned(c);
-    fg_free_aligned(a16);
-    fg_free_aligned(b16);
     a = b = c = NULL;
-    a16 = b16 = NULL;
   }
   out->gemm_flops = secs[0] > 0 ? flops / secs[0] : 1e10;
   out->gemm_flops_bf16 = secs[1] > 0 ? flops / secs[1] : 1e10;
@@ -265,8 +256,6 @@ cleanup:
   fg_free_aligned(a);
   fg_free_aligned(b);
   fg_free_aligned(c);
-  fg_free_aligned(a16);
-  fg_free_aligned(b16);
   free(labels);
   return st;
 }

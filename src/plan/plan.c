@@ -271,7 +271,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   const int k = FG_MAX(1, in->agg_blocks), mats = FG_MAX(1, in->mats);
   double alpha[3], beta[3];
   double spmm = 0, gemm = 0, comm = 0, other = 0, mem = 0;
-  double max_in = 0, max_w = 0, max_dh = 0, max_g = 0, max_nnz = 0;
+  double max_in = 0, max_w = 0, max_dh = 0, max_g = 0, max_nnz = 0, max_blk = 0;
   fg_cost_dims(c, g, in->ranks_per_node, alpha, beta);
   for (int l = 0; l < L; l++) {
     int a, b, cc;
@@ -286,6 +286,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const int bwd_spmm = l > 0 || in->learn_features || in->input_grad;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
+    max_blk = FG_MAX(max_blk, (double)fg_bf16_gemm_scratch_bytes((int64_t)win, (int64_t)wout));
     /* forward, twice (training and evaluation) */
     s = fg_cost_spmm(c, nnz, nout, nin, win);
     cm = fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);
@@ -380,8 +381,8 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
   for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
   mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
-  /* bf16: the model's two operand copies and transposed weights, the SpMM's rounded input */
-  if (in->bf16) mem += 2.0 * 2 * max_g + 4.0 * max_w + 2.0 * max_in;
+  /* bf16: the SpMM's rounded input, the model's transposed weights, a product's row blocks */
+  if (in->bf16) mem += 2.0 * max_in + 4.0 * max_w + max_blk;
   o->spmm_seconds = spmm;
   o->gemm_seconds = gemm;
   o->comm_seconds = comm;

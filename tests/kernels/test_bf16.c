@@ -300,6 +300,94 @@ static void test_gemms(void) {
   }
 }
 
+/* The products on fp32 operands (fg_bf16_gemm_tall_f32 / _wgrad_f32: rounded a block of rows at
+ * a time inside the call) against rounding the whole operand first and calling the bf16
+ * product: the same bits on the convert path; on the native path, which sums the rows of a
+ * weight gradient block by block, within twice the accumulation bound. n spans three of the
+ * blocks of 4096 rows; the operands' padding columns are NaN and must never be read; the values
+ * are arbitrary fp32 (they round), with denormals and halfway cases among them. */
+static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int accumulate) {
+  const int64_t lda = k + 3, ldg = m + 1, ldw = m + 2, ldc = m + 5;
+  const int64_t crow = wgrad ? k : n;
+  float *A = kt_alloc_f(n * lda), *G = kt_alloc_f(n * ldg), *W = kt_alloc_f(k * ldw);
+  float *C0 = kt_alloc_f(crow * ldc), *want = kt_alloc_f(crow * ldc), *got = kt_alloc_f(crow * ldc);
+  fg_bf16 *A16 = malloc(sizeof(fg_bf16) * (size_t)(n * k + 1));
+  fg_bf16 *G16 = malloc(sizeof(fg_bf16) * (size_t)(n * m + 1));
+  double *S = kt_alloc_d(crow * m);
+  if (!A16 || !G16) exit(2);
+  for (int64_t r = 0; r < n; r++) {
+    for (int64_t c = 0; c < lda; c++) {
+      float v = (float)(4.0 * kt_u(500, (uint64_t)r, (uint64_t)c) - 2.0);
+      if ((r + c) % 97 == 0) v = f_of(0x00000123u + (uint32_t)c); /* a denormal: rounds to 0 */
+      if ((r + c) % 89 == 0) v = f_of(0x3f808000u);                 /* halfway: ties to even */
+      A[r * lda + c] = c < k ? v : NAN;
+    }
+    for (int64_t c = 0; c < ldg; c++)
+      G[r * ldg + c] = c < m ? (float)(kt_u(600, (uint64_t)r, (uint64_t)c) - 0.5) : NAN;
+    for (int64_t c = 0; c < k; c++) A16[r * k + c] = fg_bf16_from_float(A[r * lda + c]);
+    for (int64_t c = 0; c < m; c++) G16[r * m + c] = fg_bf16_from_float(G[r * ldg + c]);
+  }
+  for (int64_t p = 0; p < k; p++)
+    for (int64_t j = 0; j < ldw; j++)
+      W[p * ldw + j] = j < m ? (float)(2.0 * kt_u(700, (uint64_t)p, (uint64_t)j) - 1.0) : NAN;
+  for (int64_t i = 0; i < crow * ldc; i++)
+    C0[i] = (i % ldc) < m ? (float)(kt_u(800, (uint64_t)i, 0) - 0.5) : 7.0f;
+  for (int64_t i = 0; i < crow; i++)
+    for (int64_t j = 0; j < m; j++) {
+      double sum = accumulate ? fabs((double)C0[i * ldc + j]) : 0.0;
+      if (wgrad)
+        for (int64_t r = 0; r < n; r++)
+          sum += fabs((double)fg_bf16_to_float(A16[r * k + i]) * fg_bf16_to_float(G16[r * m + j]));
+      else
+        for (int64_t p = 0; p < k; p++)
+          sum += fabs((double)fg_bf16_to_float(A16[i * k + p]) *
+                      fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j])));
+      S[i * m + j] = 2.0 * sum;
+    }
+  for (int p = 0; p < npaths(); p++) {
+    EXPECT_OK(fg_bf16_set_path(path_at(p)));
+    memcpy(want, C0, sizeof(float) * (size_t)(crow * ldc));
+    memcpy(got, C0, sizeof(float) * (size_t)(crow * ldc));
+    if (wgrad) {
+      EXPECT_OK(fg_bf16_gemm_wgrad(n, k, m, A16, k, G16, m, want, ldc, accumulate));
+      EXPECT_OK(fg_bf16_gemm_wgrad_f32(n, k, m, A, lda, G, ldg, got, ldc, accumulate));
+    } else {
+      EXPECT_OK(fg_bf16_gemm_tall(n, k, m, A16, k, W, ldw, want, ldc, accumulate));
+      EXPECT_OK(fg_bf16_gemm_tall_f32(n, k, m, A, lda, W, ldw, got, ldc, accumulate));
+    }
+    if (path_at(p) == FG_BF16_CONVERT)
+      EXPECT_MSG(memcmp(got, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
+                 "%s_f32 n=%lld k=%lld m=%lld acc=%d: not the bits of the rounded operands'",
+                 wgrad ? "wgrad" : "tall", (long long)n, (long long)k, (long long)m, accumulate);
+    const double q = worst_ratio(got, ldc, want, ldc, S, crow, m, wgrad ? n : k);
+    EXPECT_MSG(q <= 1.0, "%s_f32 n=%lld, %s path: %.3g times twice the bound",
+               wgrad ? "wgrad" : "tall", (long long)n, fg_bf16_path_name(path_at(p)), q);
+    int pad_ok = 1;
+    for (int64_t i = 0; i < crow; i++)
+      for (int64_t j = m; j < ldc; j++) pad_ok &= got[i * ldc + j] == 7.0f;
+    EXPECT_MSG(pad_ok, "%s_f32: the output's padding columns were written", wgrad ? "wgrad" : "tall");
+  }
+  free(A);
+  free(G);
+  free(W);
+  free(C0);
+  free(want);
+  free(got);
+  free(A16);
+  free(G16);
+  free(S);
+}
+
+static void test_gemm_f32(void) {
+  for (int wgrad = 0; wgrad < 2; wgrad++)
+    for (int acc = 0; acc < 2; acc++) {
+      test_gemm_f32_shape(wgrad, 9000, 40, 24, acc);
+      test_gemm_f32_shape(wgrad, 5, 3, 2, acc);
+    }
+  /* a call's scratch: its row blocks of fp32 and the weights, whatever n is */
+  EXPECT(fg_bf16_gemm_scratch_bytes(40, 24) == 4 * (4096 * 64 + 40 * 24));
+}
+
 /* ---- SpMM ---------------------------------------------------------------------------------- */
 
 static void test_spmm(void) {
@@ -474,6 +562,7 @@ int main(void) {
   test_chosen_values();
   test_random_values();
   test_gemms();
+  test_gemm_f32();
   test_spmm();
   test_spmm_chunked();
   fg_bf16_release();

@@ -33,12 +33,15 @@ static void test_estimate(const fg_dataset *ds) {
   c.hidden = 128;
   EXPECT_OK(fg_train_memory(ds, &c, &e2));
   EXPECT(e2.activations > e.activations && e2.total > e.total);
-  /* bf16's operand scratch: two bf16 copies and an SpMM input of n x F, weights of F x 128 */
+  /* bf16's scratch: the SpMM input of n x F as bf16, weights of F x 128 transposed, and the
+   * row blocks of the widest product (not copies of whole operands: 2 n F bytes less each) */
   c.precision = "bf16";
   {
     fg_memory_estimate e3;
     EXPECT_OK(fg_train_memory(ds, &c, &e3));
-    EXPECT(e3.activations - e2.activations == 3 * 2 * n * F + 4 * F * 128);
+    EXPECT(e3.activations - e2.activations ==
+           2 * n * F + 4 * F * 128 + fg_bf16_gemm_scratch_bytes(F, 128));
+    EXPECT(fg_bf16_gemm_scratch_bytes(F, 128) == 4 * (4096 * (F + 128) + F * 128));
   }
   c.precision = NULL;
   c.reorder = "rcm";
@@ -97,8 +100,8 @@ static void test_model_buffers(const fg_dataset *ds) {
                                 w[1] + w[2] + w[3]);
       fg_model_destroy(&m);
     }
-    /* bf16: the GEMM operands' two bf16 copies and the transposed weights fg_model_create
-     * allocates, and the bf16 copy of an SpMM's input (at most n x the widest) the scheme grows */
+    /* bf16: the transposed weights fg_model_create allocates, the bf16 copy of an SpMM's input
+     * (at most n x the widest) the scheme grows, and the row blocks the widest product takes */
     {
       fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
       int64_t act32 = 0, act16 = 0;
@@ -107,8 +110,10 @@ static void test_model_buffers(const fg_dataset *ds) {
       fg_model_memory(&mc, s->n_local, &act16, &par, NULL);
       EXPECT_OK(fg_model_create(&mc, s, &m));
       if (m) {
-        const int64_t extra = 2 * m->h16a_cap + 2 * m->h16b_cap + 4 * m->wt_cap +
-                              2 * s->n_local * s->num_features;
+        int64_t blocks = 0;
+        for (int l = 0; l < 3; l++)
+          blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(w[l], w[l + 1]));
+        const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * s->num_features + blocks;
         EXPECT_MSG(act16 - act32 == extra, "bf16: %lld more activation bytes, allocated %lld",
                    (long long)(act16 - act32), (long long)extra);
         fg_model_destroy(&m);
