@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 #ifdef _OPENMP
@@ -694,6 +694,97 @@ static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float 
   const int nv = (int)((w + 15) / 16);
   const int rem = (int)(w - 16 * (nv - 1));
   const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
+  const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
+  switch (nv) {
+    FG_BF16_TILE_CASE(1)
+    FG_BF16_TILE_CASE(2)
+    FG_BF16_TILE_CASE(3)
+    FG_BF16_TILE_CASE(4)
+    FG_BF16_TILE_CASE(5)
+    FG_BF16_TILE_CASE(6)
+    FG_BF16_TILE_CASE(7)
+    default: FG_BF16_TILE_CASE(8)
+  }
+}
+#elif defined(__AVX2__)
+/* ---- AVX2: 8 vectors of 8 fp32 accumulators (a bf16 segment of 128 bytes, two lines) ------ */
+#define FG_SPMM_BF16_TILE 64
+
+/* n (1..8) bf16 at p widened exactly to fp32 (lanes past n: 0); n == 8 is one 16-byte load. */
+static inline __m256 bf16_load8(const fg_bf16 *p, int n) {
+  __m128i h;
+  if (n == 8) {
+    h = _mm_loadu_si128((const __m128i *)(const void *)p);
+  } else {
+    fg_bf16 tmp[8] = {0};
+    memcpy(tmp, p, sizeof(fg_bf16) * (size_t)n);
+    h = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* Rows [r0, r1), w columns (1 <= w <= 64): bf16_tile's contract with 8-lane vectors, the last
+ * of nv holding `rem` lanes (loads and stores under lane_mask). nv and has_val are constants
+ * after inlining. */
+static inline __attribute__((always_inline)) void
+bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
+          int64_t r0, int64_t r1, int accumulate, const int nv, int rem, const int has_val,
+          int64_t ahead, int64_t kend) {
+  const int64_t *rowptr = A->rowptr;
+  const int32_t *col = A->col;
+  const float *val = A->val;
+  const __m256i lane_mask =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t r = r0; r < r1; r++) {
+    __m256 acc[8];
+    for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
+    for (int64_t e = rowptr[r]; e < rowptr[r + 1]; e++) {
+      const fg_bf16 *x = X + (int64_t)col[e] * ldx;
+      if (e + ahead < kend) {
+        const char *p = (const char *)(X + (int64_t)col[e + ahead] * ldx);
+        for (int l = 0; l < (nv + 3) / 4; l++) __builtin_prefetch(p + 64 * l, 0, 3);
+      }
+      const __m256 a = _mm256_set1_ps(has_val ? val[e] : 1.0f);
+      for (int i = 0; i < nv; i++) {
+        const __m256 xi = bf16_load8(x + 8 * i, i + 1 < nv ? 8 : rem);
+        acc[i] = _mm256_add_ps(acc[i], has_val ? _mm256_mul_ps(a, xi) : xi);
+      }
+    }
+    if (Yb) {
+      fg_bf16 *yb = Yb + r * ldy;
+      for (int i = 0; i < nv; i++) {
+        float tmp[8];
+        _mm256_storeu_ps(tmp, acc[i]);
+        for (int l = 0; l < (i + 1 < nv ? 8 : rem); l++) yb[8 * i + l] = fg_bf16_from_float(tmp[l]);
+      }
+      continue;
+    }
+    float *y = Y + r * ldy;
+    for (int i = 0; i < nv; i++) {
+      if (i + 1 < nv || rem == 8) {
+        if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(y + 8 * i));
+        _mm256_storeu_ps(y + 8 * i, acc[i]);
+      } else {
+        if (accumulate) acc[i] = _mm256_add_ps(acc[i], _mm256_maskload_ps(y + 8 * i, lane_mask));
+        _mm256_maskstore_ps(y + 8 * i, lane_mask, acc[i]);
+      }
+    }
+  }
+}
+
+#define FG_BF16_TILE_CASE(n)                                                                \
+  case n:                                                                                   \
+    if (A->val)                                                                             \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 1, ahead, kend);         \
+    else                                                                                    \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 0, ahead, kend);         \
+    break;
+
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
+  const int nv = (int)((w + 7) / 8);
+  const int rem = (int)(w - 8 * (nv - 1));
   const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
   switch (nv) {
     FG_BF16_TILE_CASE(1)
