@@ -127,6 +127,12 @@ int cmd_bench(int argc, char **argv, int rank) {
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
+  /* --precision fp32 parses to the default: whether it was given at all decides where it
+   * belongs (the option's value alone cannot say) */
+  int precision_given = 0;
+  for (int i = 1; i < argc; i++)
+    precision_given |= strncmp(argv[i], "--precision", 11) == 0 &&
+                       (argv[i][11] == '\0' || argv[i][11] == '=');
   const int threads_set = threads != INT_MIN;
   if (threads_set && cli_check_threads("bench", threads, rank == 0) != CLI_OK) return CLI_USAGE;
   if (threads_set) fg_set_threads(threads);
@@ -139,7 +145,7 @@ int cmd_bench(int argc, char **argv, int rank) {
                 rpn < 0 ? " and --ranks-per-node must be >= 0" : "");
       return CLI_USAGE;
     }
-    if (precision == 1 || shapes) {
+    if (precision_given || shapes) {
       if (rank == 0)
         fprintf(stderr, "fullgraph bench: --calibrate measures fp32 and bf16 GEMMs itself; "
                         "%s belongs to bench gemm\n", shapes ? "--shapes" : "--precision");
@@ -180,7 +186,7 @@ int cmd_bench(int argc, char **argv, int rank) {
     }
     return rank == 0 ? bench_gemm(shapes, reps, bf16) : CLI_OK;
   }
-  if (precision == 1 || bf16_path) {
+  if (precision_given || bf16_path) {
     if (rank == 0) fprintf(stderr, "fullgraph bench: --precision and --bf16-path belong to bench gemm\n");
     return CLI_USAGE;
   }

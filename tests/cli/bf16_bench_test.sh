@@ -41,6 +41,10 @@ expect 2 "--bf16-path needs --precision bf16" "$FG" bench gemm --bf16-path conve
 expect 2 "--precision and --bf16-path belong to bench gemm" "$FG" bench stream --precision bf16
 expect 2 "--calibrate measures fp32 and bf16 GEMMs itself; --precision belongs to bench gemm" \
   "$FG" bench --calibrate --precision bf16
+# fp32 is the option's default value, but given it is still not --calibrate's (nor stream's)
+expect 2 "--calibrate measures fp32 and bf16 GEMMs itself; --precision belongs to bench gemm" \
+  "$FG" bench --calibrate --precision fp32
+expect 2 "--precision and --bf16-path belong to bench gemm" "$FG" bench stream --precision=fp32
 expect 2 "--calibrate: --bf16-path: unknown bf16 path 'fast'" "$FG" bench --calibrate --bf16-path fast
 
 expect 0 "^fp32 GEMM: auto \((oneDNN [0-9.]+ dnnl_sgemm or OpenBLAS [^ ]+, by shape|OpenBLAS [^;]+; this build has no oneDNN)\)$" \
