@@ -566,6 +566,13 @@ fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, 
   return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
+fg_status fg_bf16_gemm_wgrad_hf(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                                const float *G, int64_t ldg, float *dW, int64_t ldw,
+                                int accumulate) {
+  const bf16_src a = {A, NULL, lda}, g = {NULL, G, ldg};
+  return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
+}
+
 fg_status fg_bf16_gemm_tall_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
                                 const float *W, int64_t ldw, float *C, int64_t ldc,
                                 int accumulate) {

@@ -107,6 +107,10 @@ fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A
                                  const float *G, int64_t ldg, float *dW, int64_t ldw,
                                  int accumulate);
 int64_t fg_bf16_gemm_scratch_bytes(int64_t k, int64_t m);
+/* The weight gradient with A stored as bf16 and G fp32 (rounded as it is read, as above). */
+fg_status fg_bf16_gemm_wgrad_hf(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                                const float *G, int64_t ldg, float *dW, int64_t ldw,
+                                int accumulate);
 /* References: plain loops over the bf16 values (W rounded as above), every sum in double and
  * rounded once to fp32 (accumulating adds the old C in that double). */
 void fg_bf16_gemm_tall_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,

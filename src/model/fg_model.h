@@ -145,6 +145,9 @@ struct fg_model {
                              H[l] holds D_l (0 < l < L) */
   float *input;           /* learned features: the gathered layer-0 input, else NULL */
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
+  fg_bf16 **S16;          /* (layers): under bf16, S[l] stored as bf16 instead (S[l] NULL)
+                             where fg_model_s16 says so; else NULL. Only GEMMs read S, and they
+                             round it to bf16 anyway: the same bits, half the bytes */
   const float **Sv;       /* (layers): what backward multiplies into dW: S[l] or D_l (H[l], or
                              for l = 0 the features; NULL: recompute dropout(H_0) in backward) */
   float **M;              /* (layers): a self term's rows moved to the output layout (n_out x
@@ -293,6 +296,17 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc);
 float *fg_model_other_work(const fg_model *m, const float *x);
+/* S[l] under bf16 (fg_model.S16): the layer's aggregation first goes to an fp32 buffer,
+ * fg_model_s_buf (S[l], or H[l + 1] when S[l] is stored as bf16: dead until the layer's product
+ * writes it, and in backward dead since the next layer's mask), which is also what a layer
+ * kind uses as S-sized fp32 scratch in backward; fg_model_s_store then rounds it into S16[l].
+ * fg_model_gemm_s is the product with S[l] as its first operand: C = S B (ta 0: S is M x K) or
+ * C = Sᵀ B (ta 1: S is K x M), from S16[l] when it is set. */
+int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_out);
+float *fg_model_s_buf(const fg_model *m, int l);
+void fg_model_s_store(fg_model *m, int l);
+void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
+                     const float *B, int64_t ldb, float *C, int64_t ldc);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
  * without residual connections (the one rule, also before a model exists): whether stack layer

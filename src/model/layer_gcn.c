@@ -15,9 +15,10 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   float *out = m->H[l + 1]; /* (n_out, wo) */
   if (m->agg_first[l]) {
     /* S = Â D (n_out, wi); out = S W */
-    FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+    FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
+    fg_model_s_store(m, l);
     m->Sv[l] = m->S[l];
-    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, m->W[l], wo, out, wo);
+    fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* T = D W (n_in, wo); out = Â T */
@@ -44,7 +45,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   if (m->agg_first[l]) {
     /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
     float *u, *v;
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
+    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo);
     if (l == 0 && !learn0 && !m->dx0) return FG_OK; /* no dX wanted */
     u = fg_model_other_work(m, dz);
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);

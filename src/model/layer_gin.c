@@ -33,18 +33,20 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *self = d;
+  float *sb = fg_model_s_buf(m, l); /* S, or its fp32 stand-in when stored as bf16 */
   double t0;
-  FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+  FG_CHECK(s->ops->aggregate(s, l, d, sb, wi));
   if (m->M[l]) {
     FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
     self = m->M[l];
   }
   m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d; /* D_0 in work_a: redone later */
   t0 = fg_now();
-  fg_axpy(m->S[l], 1.0f + gin_eps(m, l), self, sh->n_out * wi);
+  fg_axpy(sb, 1.0f + gin_eps(m, l), self, sh->n_out * wi);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  fg_model_s_store(m, l);
   m->Sv[l] = m->S[l];
-  fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, m->W[l], wo, m->H[l + 1], wo);
+  fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, m->H[l + 1], wo);
   FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
 cleanup:
   return st;
@@ -56,21 +58,21 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float eps = gin_eps(m, l);
-  float *u, *y;
+  float *u, *y, *sb = fg_model_s_buf(m, l); /* S's fp32 buffer: scratch after dW */
   double t0 = fg_now();
   *dd = NULL;
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, m->dW[l], wo);
+  fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo);
   if (l == 0 && !m->scal[l] && !m->dx0) return FG_OK; /* no dX wanted */
   u = fg_model_other_work(m, dz); /* dY (n_out, wi) */
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
   if (m->scal[l]) {
     const float *mv = m->Mv[l];
-    if (!mv) { /* D_0 again, into S[0]: dead now, and n_in = n_out on a 1D scheme */
-      fg_model_redo_input(m, s, p, seed, epoch, m->S[l]);
-      mv = m->S[l];
+    if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
+      fg_model_redo_input(m, s, p, seed, epoch, sb);
+      mv = sb;
     }
     t0 = fg_now();
     m->db[l][m->vecs[l] * wo] = sh->agg_primary ? (float)fg_dot(u, mv, sh->n_out * wi) : 0.0f;
@@ -79,9 +81,9 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   if (l == 0 && !m->dx0) return FG_OK;
   y = fg_model_other_work(m, u); /* dZ is dead: y may take its buffer */
   FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
-  if (s->ops->move_rows_t) { /* dY's rows back in the input's layout: through S[l], dead now */
-    memcpy(m->S[l], u, (size_t)(sh->n_out * wi) * sizeof(float));
-    FG_CHECK(s->ops->move_rows_t(s, l, m->S[l], u, wi));
+  if (s->ops->move_rows_t) { /* dY's rows back in the input's layout: through S's buffer */
+    memcpy(sb, u, (size_t)(sh->n_out * wi) * sizeof(float));
+    FG_CHECK(s->ops->move_rows_t(s, l, sb, u, wi));
   }
   t0 = fg_now();
   fg_axpy(y, 1.0f + eps, u, sh->n_in * wi);

@@ -24,14 +24,15 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
   const float *keep = d == m->work_a ? NULL : d; /* D_0 in work_a: recomputed in backward */
   if (m->agg_first[l]) {
     const float *self = d;
-    FG_CHECK(s->ops->aggregate(s, l, d, m->S[l], wi));
+    FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
+    fg_model_s_store(m, l);
     m->Sv[l] = m->S[l];
     if (m->M[l]) {
       FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
       self = m->M[l];
     }
     m->Mv[l] = m->M[l] ? m->M[l] : keep;
-    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->S[l], wi, Wn, wo, out, wo);
+    fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
     fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
@@ -58,25 +59,26 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   if (m->agg_first[l]) {
-    const float *mv = m->Mv[l], *self = m->S[l];
+    float *sb = fg_model_s_buf(m, l); /* S[l]'s fp32 buffer: scratch from here on */
+    const float *mv = m->Mv[l], *self = sb;
     float *u;
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, m->Sv[l], wi, dz, wo, dWn, wo);
-    if (!mv) { /* D_0 again, into S[0]: dead now, and n_in = n_out on a 1D scheme */
-      fg_model_redo_input(m, s, p, seed, epoch, m->S[l]);
-      mv = m->S[l];
+    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dWn, wo);
+    if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
+      fg_model_redo_input(m, s, p, seed, epoch, sb);
+      mv = sb;
     }
     fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
     if (l == 0 && !m->dx0) return FG_OK; /* no dX wanted (label propagation's) */
-    /* S[l] takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(S[l]) */
-    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, m->S[l], wi);
-    FG_CHECK(fg_scheme_reduce_input_grad(s, l, m->S[l], sh->n_out * wi));
+    /* sb takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(sb) */
+    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, sb, wi);
+    FG_CHECK(fg_scheme_reduce_input_grad(s, l, sb, sh->n_out * wi));
     u = fg_model_other_work(m, dz);
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Wn, wo, u, wi);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
     y = fg_model_other_work(m, u);
     FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
     if (s->ops->move_rows_t) { /* (a 1D scheme's rows are already the input's: no copy) */
-      FG_CHECK(s->ops->move_rows_t(s, l, m->S[l], u, wi));
+      FG_CHECK(s->ops->move_rows_t(s, l, sb, u, wi));
       self = u;
     }
     t0 = fg_now();

@@ -165,11 +165,13 @@ void fg_model_destroy(fg_model **mp) {
     if (m->RM) free(m->RM[l]);
     if (m->RT) free(m->RT[l]);
     if (m->S) free(m->S[l]);
+    if (m->S16) free(m->S16[l]);
     if (m->M) free(m->M[l]);
     if (m->X) free(m->X[l]);
     if (m->rstd) free(m->rstd[l]);
   }
   free(m->S);
+  free(m->S16);
   free(m->M);
   free(m->Mv);
   free(m->X);
@@ -210,7 +212,8 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates (a self term's M[l] when the scheme moves rows, and a norm's X[l], counted with S;
+ * allocates (S[l] stored as bf16 in s16_total, elements; a self term's M[l] when the scheme
+ * moves rows, and a norm's X[l], counted with S;
  * the norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer
  * makes outside H and S: its output-sized products, the input-sized gradients of layers that
  * pass one back (l >= 1, or layer 0 with learned features or a learned GIN epsilon, whose
@@ -218,11 +221,11 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
  * dropout. */
 static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
                          const int *agg_first, int learn, int eps_learn, int residual,
-                         int move_ok, int norm, int64_t *h_total, int64_t *s_total,
-                         int64_t *work_a, int64_t *work_b) {
+                         int move_ok, int norm, int bf16, int64_t *h_total, int64_t *s_total,
+                         int64_t *s16_total, int64_t *work_a, int64_t *work_b) {
   const int S = kind->stages;
   int64_t x = 0;
-  *h_total = *s_total = 0;
+  *h_total = *s_total = *s16_total = 0;
   for (int l = 0; l < L; l++) {
     /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
     if (l > 0 && fg_residual_starts(residual, S, L, l)) *s_total += sh[l].n_in * sh[l].w_in;
@@ -230,7 +233,10 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
     if (move_ok && fg_residual_hop(residual, S, L, l))
       *s_total += sh[l].n_out * (sh[l].w_in + sh[l].w_out);
     *h_total += sh[l].n_out * sh[l].w_out;
-    if (agg_first[l]) *s_total += sh[l].n_out * sh[l].w_in;
+    if (fg_model_s16(bf16, agg_first[l], l, L, sh[l].w_in, sh[l].w_out))
+      *s16_total += sh[l].n_out * sh[l].w_in; /* S16[l] */
+    else if (agg_first[l])
+      *s_total += sh[l].n_out * sh[l].w_in;
     if (move_ok && stack_kind(kind, l)->self_term) *s_total += sh[l].n_out * sh[l].w_in;
     if (layer_vecs(norm, l, L) > 1) *s_total += sh[l].n_out * sh[l].w_out; /* X[l] */
     x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
@@ -281,7 +287,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   const fg_model_kind *kind = cfg->kind ? cfg->kind : fg_model_kind_find(NULL);
   fg_layer_shape sh[FG_MAX_STACK];
   int agg[FG_MAX_STACK];
-  int64_t h, sz, wa, wb, np = 0, wref = 1;
+  int64_t h, sz, s16, wa, wb, np = 0, wref = 1;
   if (L < 1 || L > FG_MAX_STACK) {
     if (activation_bytes) *activation_bytes = 0;
     if (param_bytes) *param_bytes = 0;
@@ -298,11 +304,11 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   }
   if (cfg->label_prop > 0.0f) np += cfg->widths[0] * cfg->widths[L]; /* the label embedding */
   buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
-               cfg->norm, &h, &sz, &wa, &wb);
+               cfg->norm, cfg->bf16, &h, &sz, &s16, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) {
-    *activation_bytes = 4 * (h + sz + wa + wb) + ln_bytes(cfg->norm, L, cfg->widths, n);
+    *activation_bytes = 4 * (h + sz + wa + wb) + 2 * s16 + ln_bytes(cfg->norm, L, cfg->widths, n);
     if (cfg->bf16) { /* the scheme's rows16, fg_model_create's wt, a product's row blocks */
       int64_t wmax = 1, mats = 1, blocks = 0;
       for (int l = 0; l < L; l++) {
@@ -314,7 +320,9 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
     }
   }
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
-  if (buffers) *buffers = n > 0 ? (double)(h + sz + wa + wb) / ((double)n * (double)wref) : 0.0;
+  if (buffers)
+    *buffers = n > 0 ? ((double)(h + sz + wa + wb) + 0.5 * (double)s16) / ((double)n * (double)wref)
+                     : 0.0;
 }
 
 void fg_model_agg_plan(const fg_model_kind *kind, int L, const int64_t *widths, int agg_order,
@@ -376,6 +384,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->db, L);
   FG_CALLOC(m->H, L + 1);
   FG_CALLOC(m->S, L);
+  FG_CALLOC(m->S16, L);
   FG_CALLOC(m->Sv, L);
   FG_CALLOC(m->M, L);
   FG_CALLOC(m->Mv, L);
@@ -505,7 +514,13 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
       FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
     }
-    if (m->agg_first[l]) FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
+    if (fg_model_s16(m->bf16, m->agg_first[l], l, L, sh->w_in, sh->w_out)) {
+      m->S16[l] = fg_malloc_huge((size_t)FG_MAX(sh->n_out * sh->w_in, 1) * sizeof(fg_bf16));
+      FG_REQUIRE(m->S16[l], FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",
+                 (long long)(sh->n_out * sh->w_in));
+    } else if (m->agg_first[l]) {
+      FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
+    }
     if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
     if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
     if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
@@ -529,9 +544,10 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     fg_model_redo_input(m, s, 0.0f, 0, 0, m->Hres[0]);
   }
   {
-    int64_t h, sz, wa, wb;
+    int64_t h, sz, s16, wa, wb;
     buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
-                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, &h, &sz, &wa, &wb);
+                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, m->bf16, &h, &sz, &s16,
+                 &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }
@@ -602,6 +618,22 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
   timed_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, 1.0f, C, ldc);
 }
 
+void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
+                     const float *B, int64_t ldb, float *C, int64_t ldc) {
+  const fg_bf16 *s16 = m->S16[l];
+  const int64_t lds = ta ? M : K; /* S is n_out x w_in, packed */
+  if (!s16) {
+    timed_gemm(m, ta, 0, M, N, K, m->S[l], lds, B, ldb, 0.0f, C, ldc);
+    return;
+  }
+  const double t0 = fg_now();
+  const fg_status st = ta ? fg_bf16_gemm_wgrad_hf(K, M, N, s16, lds, B, ldb, C, ldc, 0)
+                          : fg_bf16_gemm_tall(M, K, N, s16, lds, B, ldb, C, ldc, 0);
+  if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
+  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+  m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
+}
+
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                          float *out) {
   const fg_layer_shape *sh = &m->shape[0];
@@ -627,6 +659,24 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
 
 float *fg_model_other_work(const fg_model *m, const float *x) {
   return x == m->work_a ? m->work_b : m->work_a;
+}
+
+/* S[l] as bf16 where H[l + 1] can stand in for its fp32 uses: a layer that aggregates first
+ * into no wider a buffer than its output (w_in <= w_out), not the last (whose output, the
+ * logits, the trainer reads). */
+int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_out) {
+  return bf16 && agg_first && l + 1 < L && w_in <= w_out;
+}
+
+float *fg_model_s_buf(const fg_model *m, int l) {
+  return m->S16[l] ? m->H[l + 1] : m->S[l];
+}
+
+void fg_model_s_store(fg_model *m, int l) {
+  if (!m->S16[l]) return;
+  const double t0 = fg_now();
+  fg_bf16_from_f32(m->S16[l], m->H[l + 1], m->shape[l].n_out * m->shape[l].w_in);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
 /* H[l + 1] = LayerNorm of layer l's output, in place, keeping X[l] and rstd[l]; the row

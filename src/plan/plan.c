@@ -349,8 +349,12 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
       mem += (2 * nout * win + 2 * nout * wout) * 4.0;
       if (proj) gemm += (2 * 2.0 + 2.0) * nout * win * wout / rate; /* M P twice, dP and dM */
     }
-    /* memory: activations, gathered blocks, parameter pieces with gradient and moments */
-    mem += (nout * win * (in->self_term ? 2 : 1) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
+    /* memory: activations (S[l] as bf16 where the model stores it so: fg_model_s16), gathered
+     * blocks, parameter pieces with gradient and moments */
+    const double s_esz =
+        aggregates && fg_model_s16(in->bf16, 1, l, L, (int64_t)win, (int64_t)wout) ? 2.0 : 4.0;
+    mem += nout * win * s_esz +
+           (nout * win * (in->self_term ? 1 : 0) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
            wblock + 4.0 * wblock / g[cc];
     max_in = FG_MAX(max_in, nin * win);
     max_w = FG_MAX(max_w, mats * win * wout + vecs * wout);

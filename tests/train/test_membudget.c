@@ -101,19 +101,30 @@ static void test_model_buffers(const fg_dataset *ds) {
       fg_model_destroy(&m);
     }
     /* bf16: the transposed weights fg_model_create allocates, the bf16 copy of an SpMM's input
-     * (at most n x the widest) the scheme grows, and the row blocks the widest product takes */
-    {
-      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 1};
+     * (at most n x the widest) the scheme grows, and the row blocks the widest product takes;
+     * less half of each S[l] stored as bf16 (S16: a layer aggregating first into no wider than
+     * its output, not the last -- here layer 1, 32 -> 48, under every model and order that
+     * aggregates it first) */
+    for (int k = 0; k < 6; k++) {
+      fg_model_config mc = {.layers = 3, .widths = w, .agg_order = k % 3, .seed = 1,
+                            .kind = fg_model_kind_find(k < 3 ? "gcn" : "sage")};
       int64_t act32 = 0, act16 = 0;
       fg_model_memory(&mc, s->n_local, &act32, &par, NULL);
       mc.bf16 = 1;
       fg_model_memory(&mc, s->n_local, &act16, &par, NULL);
       EXPECT_OK(fg_model_create(&mc, s, &m));
       if (m) {
-        int64_t blocks = 0;
-        for (int l = 0; l < 3; l++)
+        int64_t blocks = 0, halved = 0;
+        for (int l = 0; l < 3; l++) {
           blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(w[l], w[l + 1]));
-        const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * s->num_features + blocks;
+          const int want16 = m->agg_first[l] && l < 2 && w[l] <= w[l + 1];
+          EXPECT_MSG((m->S16[l] != NULL) == want16 && (m->S[l] != NULL) == (m->agg_first[l] && !want16),
+                     "bf16 model %d, layer %d: S16 %p, S %p", k, l, (void *)m->S16[l],
+                     (void *)m->S[l]);
+          if (m->S16[l]) halved += 2 * s->n_local * w[l];
+        }
+        EXPECT(k % 3 == FG_AGG_LAST || halved == 2 * s->n_local * 32);
+        const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * s->num_features + blocks - halved;
         EXPECT_MSG(act16 - act32 == extra, "bf16: %lld more activation bytes, allocated %lld",
                    (long long)(act16 - act32), (long long)extra);
         fg_model_destroy(&m);
