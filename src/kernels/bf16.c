@@ -344,9 +344,12 @@ typedef struct bf16_mm {
   dnnl_memory_desc_t src, wei, dst;
 } bf16_mm;
 
-/* Training runs a handful of shapes (two products a layer, forward and backward); 32 entries
- * cover a deep model, and the oldest is replaced past that. */
-#define FG_BF16_CACHE 32
+/* Training runs a handful of shapes a layer: the forward and backward products, and for an
+ * fp32 operand longer than a block the block's shape, the last block's, and (weight gradients)
+ * the first block's without accumulation. With oldest-first replacement a model needing more
+ * keys than slots would miss on every call (0.3-12 ms each), so 128 entries: 3 layers of SAGE
+ * take about 33, and each costs a primitive's few kilobytes. */
+#define FG_BF16_CACHE 128
 static bf16_mm g_cache[FG_BF16_CACHE];
 static int g_cache_used, g_cache_next;
 static dnnl_engine_t g_engine;

@@ -26,7 +26,8 @@
  * (layer 0 usually; a hidden layer only when its width grows). A training forward leaves D_l in
  * H[l] for 0 < l < L (dropout is applied in place: backward needs D_l, and D_l > 0 exactly where
  * dropout kept a positive H_l, which is the mask of both backward passes); an evaluation
- * forward leaves H_l there. With every hidden layer aggregating last that is L + 2 buffers of
+ * forward leaves H_l there. Under --precision bf16 an S[l] is stored as bf16 where its fp32
+ * uses can borrow H[l + 1] (S16 below). With every hidden layer aggregating last that is L + 2 buffers of
  * n x width (L + 3 with the trainer's n x classes loss gradient). work_a is n x max(w_0, hidden)
  * (it takes dropout(H_0)), work_b n x max(hidden, classes). Backward may overwrite every H[l]
  * (l >= 1): the activations are dead after it until the next forward.
@@ -183,6 +184,8 @@ typedef struct fg_model_config {
                              nodes (fg_label_prop_node) adds a learned embedding of its label
                              (classes x features, from 0) to its input features; 0: off */
   int bf16;               /* --precision bf16: GEMM operands rounded to bf16 (fg_model.bf16) */
+  int bf16_s32;           /* under bf16, keep every S[l] in fp32 (no S16): the layout before
+                             S16, which tests compare it with bit for bit */
 } fg_model_config;
 
 /* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label

@@ -304,7 +304,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   }
   if (cfg->label_prop > 0.0f) np += cfg->widths[0] * cfg->widths[L]; /* the label embedding */
   buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
-               cfg->norm, cfg->bf16, &h, &sz, &s16, &wa, &wb);
+               cfg->norm, cfg->bf16 && !cfg->bf16_s32, &h, &sz, &s16, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) {
@@ -514,7 +514,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
       FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
     }
-    if (fg_model_s16(m->bf16, m->agg_first[l], l, L, sh->w_in, sh->w_out)) {
+    if (fg_model_s16(m->bf16 && !cfg->bf16_s32, m->agg_first[l], l, L, sh->w_in, sh->w_out)) {
       m->S16[l] = fg_malloc_huge((size_t)FG_MAX(sh->n_out * sh->w_in, 1) * sizeof(fg_bf16));
       FG_REQUIRE(m->S16[l], FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",
                  (long long)(sh->n_out * sh->w_in));
@@ -546,8 +546,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   {
     int64_t h, sz, s16, wa, wb;
     buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
-                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, m->bf16, &h, &sz, &s16,
-                 &wa, &wb);
+                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, m->bf16 && !cfg->bf16_s32,
+                 &h, &sz, &s16, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
   }

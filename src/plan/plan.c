@@ -351,8 +351,11 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     }
     /* memory: activations (S[l] as bf16 where the model stores it so: fg_model_s16), gathered
      * blocks, parameter pieces with gradient and moments */
+    /* (S16 counted only where every rank stores it: its widest input block against its
+     * narrowest output block; the busiest rank's memory is what the plan bounds) */
     const double s_esz =
-        aggregates && fg_model_s16(in->bf16, 1, l, L, (int64_t)win, (int64_t)wout) ? 2.0 : 4.0;
+        aggregates && fg_model_s16(in->bf16, 1, l, L, (int64_t)win,
+                                   (int64_t)in->widths[l + 1] / g[a]) ? 2.0 : 4.0;
     mem += nout * win * s_esz +
            (nout * win * (in->self_term ? 1 : 0) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
            wblock + 4.0 * wblock / g[cc];

@@ -301,7 +301,7 @@ static void test_gemms(void) {
 }
 
 /* The products on fp32 operands (fg_bf16_gemm_tall_f32 / _wgrad_f32: rounded a block of rows at
- * a time inside the call) against rounding the whole operand first and calling the bf16
+ * a time inside the call; and _wgrad_hf, A bf16 and G fp32) against rounding the whole operand first and calling the bf16
  * product: the same bits on the convert path; on the native path, which sums the rows of a
  * weight gradient block by block, within twice the accumulation bound. n spans three of the
  * blocks of 4096 rows; the operands' padding columns are NaN and must never be read; the values
@@ -351,6 +351,18 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
     if (wgrad) {
       EXPECT_OK(fg_bf16_gemm_wgrad(n, k, m, A16, k, G16, m, want, ldc, accumulate));
       EXPECT_OK(fg_bf16_gemm_wgrad_f32(n, k, m, A, lda, G, ldg, got, ldc, accumulate));
+      /* A stored as bf16, G fp32 (the model's S16 products) */
+      float *hf = kt_alloc_f(crow * ldc);
+      memcpy(hf, C0, sizeof(float) * (size_t)(crow * ldc));
+      EXPECT_OK(fg_bf16_gemm_wgrad_hf(n, k, m, A16, k, G, ldg, hf, ldc, accumulate));
+      if (path_at(p) == FG_BF16_CONVERT)
+        EXPECT_MSG(memcmp(hf, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
+                   "wgrad_hf n=%lld acc=%d: not the bits of the rounded operands'", (long long)n,
+                   accumulate);
+      EXPECT_MSG(worst_ratio(hf, ldc, want, ldc, S, crow, m, n) <= 1.0,
+                 "wgrad_hf n=%lld, %s path: past twice the bound", (long long)n,
+                 fg_bf16_path_name(path_at(p)));
+      free(hf);
     } else {
       EXPECT_OK(fg_bf16_gemm_tall(n, k, m, A16, k, W, ldw, want, ldc, accumulate));
       EXPECT_OK(fg_bf16_gemm_tall_f32(n, k, m, A, lda, W, ldw, got, ldc, accumulate));

@@ -9,7 +9,9 @@
  * layers.
  * Each case also runs on a reordered scheme (--reorder rcm, degree), whose rows are a
  * permutation of the nodes and whose layer-0 input is gathered from the dataset's features
- * through a row map: same gradients against the reference in the dataset's numbering. */
+ * through a row map: same gradients against the reference in the dataset's numbering. Every
+ * case also trains one step under --precision bf16 with S[l] stored as bf16 (S16) and with it
+ * kept in fp32: the same bits (bf16_storage). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,57 @@
 enum { N = 17, L = 4, MAXW = 8 };
 static const int64_t kWidths[L + 1] = {5, 4, 8, 6, 3};
 static const uint64_t SEED = 11, EPOCH = 2;
+
+/* --precision bf16's storage of S[l] as bf16 (S16) against keeping it in fp32: the training
+ * forward's logits, the gradients and the evaluation forward's logits bit for bit (only GEMMs
+ * read S, and they round it anyway), with S16 in use wherever fg_model_s16 says (here layer 1,
+ * 4 -> 8, when it aggregates first; a GIN's 4 -> 8 aggregation). */
+static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model mdl,
+                         int agg_order, float p) {
+  fg_model *m[2] = {NULL, NULL};
+  const int stages = kind->stages, Ls = L * stages;
+  int64_t w[2 * L + 1];
+  int n16 = 0;
+  uint8_t sel[N];
+  EXPECT_OK(fg_model_widths(kind, L, 0, (const int[]){4, 8, 6}, kWidths[0], kWidths[L], w));
+  for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN;
+  s->bf16 = 1;
+  for (int k = 0; k < 2; k++) {
+    fg_model_config mc = {.layers = Ls, .widths = w, .agg_order = agg_order, .seed = 9,
+                          .kind = kind,
+                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
+                                  : mdl.layer_norm ? FG_NORM_LAYER
+                                                   : FG_NORM_NONE,
+                          .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
+                          .residual = mdl.residual, .bf16 = 1, .bf16_s32 = k};
+    EXPECT_OK(fg_model_create(&mc, s, &m[k]));
+  }
+  if (!m[0] || !m[1]) goto done;
+  for (int l = 0; l < Ls; l++) {
+    const int want = fg_model_s16(1, m[0]->agg_first[l], l, Ls, w[l], w[l + 1]);
+    EXPECT(!m[1]->S16[l] && (m[0]->S16[l] != NULL) == want && (!want || !m[0]->S[l]));
+    n16 += want;
+  }
+  EXPECT(agg_order == FG_AGG_LAST ? n16 == (stages > 1) : n16 >= 1);
+  for (int k = 0; k < 2; k++) {
+    float dl[N * 3];
+    int64_t cnt, cor;
+    EXPECT_OK(fg_model_forward(m[k], s, 1, p, SEED, EPOCH));
+    fg_softmax_xent(m[k]->H[Ls], N, kWidths[L], s->labels, sel, 0.1f, dl, &cnt, &cor);
+    EXPECT_OK(fg_model_backward(m[k], s, dl, p, SEED, EPOCH));
+  }
+  EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
+             "bf16 %s order %d p %.1f: gradients with S16 differ from fp32 S", kind->name,
+             agg_order, (double)p);
+  for (int k = 0; k < 2; k++) EXPECT_OK(fg_model_forward(m[k], s, 0, 0.0f, SEED, EPOCH));
+  EXPECT_MSG(memcmp(m[0]->H[Ls], m[1]->H[Ls], sizeof(float) * N * kWidths[L]) == 0,
+             "bf16 %s order %d: evaluation logits with S16 differ from fp32 S", kind->name,
+             agg_order);
+done:
+  s->bf16 = 0;
+  fg_model_destroy(&m[0]);
+  fg_model_destroy(&m[1]);
+}
 
 static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
                      const char *reorder) {
@@ -177,6 +230,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   }
 done:
   fg_model_destroy(&m);
+  bf16_storage(s, kind, mdl, agg_order, p);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
   fg_csr_free(&ds.adj);
