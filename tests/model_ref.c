@@ -180,3 +180,7 @@ void fg_test_model_ref_running(const fg_dataset *ds, fg_test_model mdl, int L, c
   mdl.running = 0;
   forward(ds, mdl, L, w, params, p, seed, epoch, NULL, NULL, updated);
 }
+
+int fg_test_model_norm(fg_test_model mdl) {
+  return mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : FG_NORM_NONE;
+}

@@ -31,6 +31,9 @@ typedef struct fg_test_model {
   int64_t lp_off;
 } fg_test_model;
 
+/* The fg_norm_kind mdl names (batch_norm, layer_norm, or none): fg_model_config.norm. */
+int fg_test_model_norm(fg_test_model mdl);
+
 /* The mean cross-entropy over ds's training nodes of an L-layer model with widths w[0..L]
  * (w[0] = ds->num_features, w[L] = ds->num_classes): per layer D = dropout_l(H) with the
  * masks of fg_dropout_forward (keyed by node id v, layer l; p = 0: none), Z as the model says,

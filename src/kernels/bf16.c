@@ -630,6 +630,7 @@ void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf1
 /* Columns a tile keeps in registers: 8 vectors of 16 fp32 accumulators (the bf16 source
  * segment is 256 bytes, four cache lines). */
 #define FG_SPMM_BF16_TILE 128
+#define FG_SPMM_BF16_VL 16 /* fp32 lanes a vector */
 
 /* 16 bf16 (or the lanes of mask) widened exactly to fp32: zero-extend, shift into the top. */
 static inline __m512 bf16_load16(const fg_bf16 *p, __mmask16 mask) {
@@ -651,12 +652,13 @@ static inline void bf16_store16(fg_bf16 *p, __mmask16 mask, __m512 v) {
 }
 
 /* Rows [r0, r1), w columns (1 <= w <= tile) starting at X and at the output's tile: Y (fp32),
- * or Yb (bf16, rounded; then not accumulating) when Yb != NULL; nv vectors, the last under
- * `tail`. nv and has_val are constants after inlining. */
+ * or Yb (bf16, rounded; then not accumulating) when Yb != NULL; nv vectors, the last of
+ * them holding rem lanes (the mask `tail`). nv and has_val are constants after inlining. */
 static inline __attribute__((always_inline)) void
 bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
-          int64_t r0, int64_t r1, int accumulate, const int nv, __mmask16 tail,
-          const int has_val, int64_t ahead, int64_t kend) {
+          int64_t r0, int64_t r1, int accumulate, const int nv, int rem, const int has_val,
+          int64_t ahead, int64_t kend) {
+  const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
   const int64_t *rowptr = A->rowptr;
   const int32_t *col = A->col;
   const float *val = A->val;
@@ -690,35 +692,10 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
   }
 }
 
-#define FG_BF16_TILE_CASE(n)                                                                \
-  case n:                                                                                   \
-    if (A->val)                                                                             \
-      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 1, ahead, kend);        \
-    else                                                                                    \
-      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, tail, 0, ahead, kend);        \
-    break;
-
-static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
-                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
-                          int64_t kend) {
-  const int nv = (int)((w + 15) / 16);
-  const int rem = (int)(w - 16 * (nv - 1));
-  const __mmask16 tail = (__mmask16)(rem == 16 ? 0xffffu : (1u << rem) - 1u);
-  const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
-  switch (nv) {
-    FG_BF16_TILE_CASE(1)
-    FG_BF16_TILE_CASE(2)
-    FG_BF16_TILE_CASE(3)
-    FG_BF16_TILE_CASE(4)
-    FG_BF16_TILE_CASE(5)
-    FG_BF16_TILE_CASE(6)
-    FG_BF16_TILE_CASE(7)
-    default: FG_BF16_TILE_CASE(8)
-  }
-}
 #elif defined(__AVX2__)
 /* ---- AVX2: 8 vectors of 8 fp32 accumulators (a bf16 segment of 128 bytes, two lines) ------ */
 #define FG_SPMM_BF16_TILE 64
+#define FG_SPMM_BF16_VL 8
 
 /* n (1..8) bf16 at p widened exactly to fp32 (lanes past n: 0); n == 8 is one 16-byte load. */
 static inline __m256 bf16_load8(const fg_bf16 *p, int n) {
@@ -782,31 +759,6 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
   }
 }
 
-#define FG_BF16_TILE_CASE(n)                                                                \
-  case n:                                                                                   \
-    if (A->val)                                                                             \
-      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 1, ahead, kend);         \
-    else                                                                                    \
-      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 0, ahead, kend);         \
-    break;
-
-static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
-                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
-                          int64_t kend) {
-  const int nv = (int)((w + 7) / 8);
-  const int rem = (int)(w - 8 * (nv - 1));
-  const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
-  switch (nv) {
-    FG_BF16_TILE_CASE(1)
-    FG_BF16_TILE_CASE(2)
-    FG_BF16_TILE_CASE(3)
-    FG_BF16_TILE_CASE(4)
-    FG_BF16_TILE_CASE(5)
-    FG_BF16_TILE_CASE(6)
-    FG_BF16_TILE_CASE(7)
-    default: FG_BF16_TILE_CASE(8)
-  }
-}
 #else
 /* ---- portable C: a tile of up to 64 columns in a local array ----------------------------- */
 #define FG_SPMM_BF16_TILE 64
@@ -830,6 +782,36 @@ static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float 
     }
     float *y = Y + r * ldy; // (w)
     for (int64_t j = 0; j < w; j++) y[j] = accumulate ? acc[j] + y[j] : acc[j];
+  }
+}
+#endif
+
+#if defined(FG_SPMM_BF16_VL)
+/* One tile call: nv vectors of FG_SPMM_BF16_VL lanes, the last holding rem, and whether A has
+ * values, made constants by a switch so the accumulators stay in registers. */
+#define FG_BF16_TILE_CASE(n)                                                                \
+  case n:                                                                                   \
+    if (A->val)                                                                             \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 1, ahead, kend);         \
+    else                                                                                    \
+      bf16_tile(A, X, ldx, Y, Yb, ldy, r0, r1, accumulate, n, rem, 0, ahead, kend);         \
+    break;
+
+static void bf16_tile_any(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
+                          int64_t ldy, int64_t r0, int64_t r1, int accumulate, int64_t w,
+                          int64_t kend) {
+  const int nv = (int)((w + FG_SPMM_BF16_VL - 1) / FG_SPMM_BF16_VL);
+  const int rem = (int)(w - FG_SPMM_BF16_VL * (nv - 1));
+  const int64_t ahead = FG_MAX(FG_SPMM_BF16_PREFETCH_BYTES / (((2 * w + 63) / 64) * 64), 1);
+  switch (nv) {
+    FG_BF16_TILE_CASE(1)
+    FG_BF16_TILE_CASE(2)
+    FG_BF16_TILE_CASE(3)
+    FG_BF16_TILE_CASE(4)
+    FG_BF16_TILE_CASE(5)
+    FG_BF16_TILE_CASE(6)
+    FG_BF16_TILE_CASE(7)
+    default: FG_BF16_TILE_CASE(8)
   }
 }
 #endif

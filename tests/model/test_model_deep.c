@@ -45,9 +45,7 @@ static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model 
   for (int k = 0; k < 2; k++) {
     fg_model_config mc = {.layers = Ls, .widths = w, .agg_order = agg_order, .seed = 9,
                           .kind = kind,
-                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
-                                  : mdl.layer_norm ? FG_NORM_LAYER
-                                                   : FG_NORM_NONE,
+                          .norm = fg_test_model_norm(mdl),
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
                           .residual = mdl.residual, .bf16 = 1, .bf16_s32 = k};
     EXPECT_OK(fg_model_create(&mc, s, &m[k]));
@@ -128,9 +126,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
   {
     fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = agg_order, .seed = 9,
                           .kind = kind,
-                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
-                                  : mdl.layer_norm ? FG_NORM_LAYER
-                                                   : FG_NORM_NONE,
+                          .norm = fg_test_model_norm(mdl),
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
                           .residual = mdl.residual};
     EXPECT_OK(fg_model_create(&mc, s, &m));

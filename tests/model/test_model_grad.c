@@ -68,9 +68,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   {
     fg_model_config mc = {.layers = L, .widths = widths, .agg_order = agg_order, .seed = 5,
                           .kind = kind,
-                          .norm = mdl.batch_norm   ? FG_NORM_BATCH
-                                  : mdl.layer_norm ? FG_NORM_LAYER
-                                                   : FG_NORM_NONE,
+                          .norm = fg_test_model_norm(mdl),
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
                           .residual = mdl.residual, .label_prop = mdl.label_prop};
     EXPECT_OK(fg_model_create(&mc, s, &m));
