@@ -154,7 +154,10 @@ struct fg_model {
   float **M;              /* (layers): a self term's rows moved to the output layout (n_out x
                              w_in), when the kind has one and the scheme moves rows; else NULL */
   const float **Mv;       /* (layers): the self term's input for dW: M[l], D_l, or NULL:
-                             recompute dropout(H_0) */
+                             recompute dropout(H_0) (or M16[l] when set) */
+  fg_bf16 **M16;          /* (layers): under bf16, M[l] of a kind whose moved rows feed only
+                             GEMMs (self_gemm) stored as bf16 instead, moved so by the scheme
+                             (move_rows16: 3d); M[l] then NULL */
   float *work_a, *work_b; /* scratch shared by all layers */
   fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
   double *row_sum;        /* (n) and their sums of exp(z - max) */
@@ -310,6 +313,10 @@ float *fg_model_s_buf(const fg_model *m, int l);
 void fg_model_s_store(fg_model *m, int l);
 void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
                      const float *B, int64_t ldb, float *C, int64_t ldc);
+/* A timed bf16 product whose first operand is stored as bf16: C (+)= A B (ta 0, A M x K) or
+ * Aᵀ B (ta 1, A K x M), lda A's row length; B fp32, rounded as it is read. */
+void fg_model_gemm_h(fg_model *m, int ta, int64_t M, int64_t N, int64_t K, const fg_bf16 *A,
+                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
  * without residual connections (the one rule, also before a model exists): whether stack layer

@@ -98,12 +98,17 @@ static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *self = d;
-  if (m->M[l]) {
+  if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
+    FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
+  } else if (m->M[l]) {
     FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
     self = m->M[l];
   }
   m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
-  fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, self, wi, m->W[l], wo, m->H[l + 1], wo);
+  if (m->M16[l])
+    fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, m->W[l], wo, m->H[l + 1], wo, 0);
+  else
+    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, self, wi, m->W[l], wo, m->H[l + 1], wo);
   FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
 cleanup:
   return st;
@@ -120,15 +125,19 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
   *dd = NULL;
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  if (!mv) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if it is there */
-    if (dz == m->work_a) {
-      memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
-      dz = m->work_b;
+  if (m->M16[l]) {
+    fg_model_gemm_h(m, 1, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, m->dW[l], wo, 0);
+  } else {
+    if (!mv) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if it is there */
+      if (dz == m->work_a) {
+        memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
+        dz = m->work_b;
+      }
+      fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
+      mv = m->work_a;
     }
-    fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
-    mv = m->work_a;
+    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, m->dW[l], wo);
   }
-  fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, m->dW[l], wo);
   if (l == 0 && !m->dx0) return FG_OK;
   u = fg_model_other_work(m, dz);
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);

@@ -27,13 +27,18 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
     FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
     m->Sv[l] = m->S[l];
-    if (m->M[l]) {
+    if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
+      FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
+    } else if (m->M[l]) {
       FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
       self = m->M[l];
     }
     m->Mv[l] = m->M[l] ? m->M[l] : keep;
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
-    fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
+    if (m->M16[l])
+      fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, Ws, wo, out, wo, 1);
+    else
+      fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* a 1D scheme: D's rows are the output's, and no product is partial */
@@ -63,11 +68,15 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     const float *mv = m->Mv[l], *self = sb;
     float *u;
     fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dWn, wo);
-    if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
-      fg_model_redo_input(m, s, p, seed, epoch, sb);
-      mv = sb;
+    if (m->M16[l]) {
+      fg_model_gemm_h(m, 1, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, dWs, wo, 0);
+    } else {
+      if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
+        fg_model_redo_input(m, s, p, seed, epoch, sb);
+        mv = sb;
+      }
+      fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
     }
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
     if (l == 0 && !m->dx0) return FG_OK; /* no dX wanted (label propagation's) */
     /* sb takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(sb) */
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, sb, wi);

@@ -167,12 +167,14 @@ void fg_model_destroy(fg_model **mp) {
     if (m->S) free(m->S[l]);
     if (m->S16) free(m->S16[l]);
     if (m->M) free(m->M[l]);
+    if (m->M16) free(m->M16[l]);
     if (m->X) free(m->X[l]);
     if (m->rstd) free(m->rstd[l]);
   }
   free(m->S);
   free(m->S16);
   free(m->M);
+  free(m->M16);
   free(m->Mv);
   free(m->X);
   free(m->rstd);
@@ -237,7 +239,10 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
       *s16_total += sh[l].n_out * sh[l].w_in; /* S16[l] */
     else if (agg_first[l])
       *s_total += sh[l].n_out * sh[l].w_in;
-    if (move_ok && stack_kind(kind, l)->self_term) *s_total += sh[l].n_out * sh[l].w_in;
+    if (move_ok && bf16 && stack_kind(kind, l)->self_gemm)
+      *s16_total += sh[l].n_out * sh[l].w_in; /* M16[l] (move16: move_ok under bf16) */
+    else if (move_ok && stack_kind(kind, l)->self_term)
+      *s_total += sh[l].n_out * sh[l].w_in;
     if (layer_vecs(norm, l, L) > 1) *s_total += sh[l].n_out * sh[l].w_out; /* X[l] */
     x = FG_MAX(x, sh[l].n_out * sh[l].w_out);
     if (!agg_first[l]) x = FG_MAX(x, sh[l].n_in * sh[l].w_out);
@@ -341,6 +346,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   const int split = s->ops->gather_weights != NULL;
   const fg_model_kind *kind = cfg->kind ? cfg->kind : fg_model_kind_find(NULL);
   const int move_ok = s->ops->move_rows != NULL;
+  /* self terms of GEMM-only rows kept as bf16 where the scheme moves them so */
+  const int move16 = move_ok && cfg->bf16 && !cfg->bf16_s32 && s->ops->move_rows16 != NULL;
   int64_t off = 0, blk = 0;
   FG_REQUIRE(L >= 1 && L <= FG_MAX_STACK, FG_ERR_INVALID_ARG,
              "a model needs 1 to %d stack layers, got %d", FG_MAX_STACK, L);
@@ -388,6 +395,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->Sv, L);
   FG_CALLOC(m->M, L);
   FG_CALLOC(m->Mv, L);
+  FG_CALLOC(m->M16, L);
   FG_CALLOC(m->X, L);
   FG_CALLOC(m->rstd, L);
   FG_CALLOC(m->vecs, L);
@@ -521,7 +529,13 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     } else if (m->agg_first[l]) {
       FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
     }
-    if (move_ok && m->kinds[l]->self_term) FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
+    if (move16 && m->kinds[l]->self_gemm) {
+      m->M16[l] = fg_malloc_huge((size_t)FG_MAX(sh->n_out * sh->w_in, 1) * sizeof(fg_bf16));
+      FG_REQUIRE(m->M16[l], FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",
+                 (long long)(sh->n_out * sh->w_in));
+    } else if (move_ok && m->kinds[l]->self_term) {
+      FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
+    }
     if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
     if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
     if (move_ok && fg_residual_hop(m->residual, kind->stages, L, l)) {
@@ -618,20 +632,23 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
   timed_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, 1.0f, C, ldc);
 }
 
-void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
-                     const float *B, int64_t ldb, float *C, int64_t ldc) {
-  const fg_bf16 *s16 = m->S16[l];
-  const int64_t lds = ta ? M : K; /* S is n_out x w_in, packed */
-  if (!s16) {
-    timed_gemm(m, ta, 0, M, N, K, m->S[l], lds, B, ldb, 0.0f, C, ldc);
-    return;
-  }
+void fg_model_gemm_h(fg_model *m, int ta, int64_t M, int64_t N, int64_t K, const fg_bf16 *A,
+                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
   const double t0 = fg_now();
-  const fg_status st = ta ? fg_bf16_gemm_wgrad_hf(K, M, N, s16, lds, B, ldb, C, ldc, 0)
-                          : fg_bf16_gemm_tall(M, K, N, s16, lds, B, ldb, C, ldc, 0);
+  const fg_status st = ta ? fg_bf16_gemm_wgrad_hf(K, M, N, A, lda, B, ldb, C, ldc, add)
+                          : fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
   if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
   m->seconds[FG_TIME_GEMM] += fg_now() - t0;
   m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
+}
+
+void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
+                     const float *B, int64_t ldb, float *C, int64_t ldc) {
+  const int64_t lds = ta ? M : K; /* S is n_out x w_in, packed */
+  if (m->S16[l])
+    fg_model_gemm_h(m, ta, M, N, K, m->S16[l], lds, B, ldb, C, ldc, 0);
+  else
+    timed_gemm(m, ta, 0, M, N, K, m->S[l], lds, B, ldb, 0.0f, C, ldc);
 }
 
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,

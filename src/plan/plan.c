@@ -356,9 +356,9 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const double s_esz =
         aggregates && fg_model_s16(in->bf16, 1, l, L, (int64_t)win,
                                    (int64_t)in->widths[l + 1] / g[a]) ? 2.0 : 4.0;
-    mem += nout * win * s_esz +
-           (nout * win * (in->self_term ? 1 : 0) + nout * wout * (vecs > 1 ? 2 : 1)) * 4.0 +
-           wblock + 4.0 * wblock / g[cc];
+    const double m_esz = in->bf16 && in->self_gemm && in->self_gemm[l] ? 2.0 : 4.0; /* M16 */
+    mem += nout * win * s_esz + (in->self_term ? nout * win * m_esz : 0.0) +
+           nout * wout * (vecs > 1 ? 2 : 1) * 4.0 + wblock + 4.0 * wblock / g[cc];
     max_in = FG_MAX(max_in, nin * win);
     max_w = FG_MAX(max_w, mats * win * wout + vecs * wout);
     max_dh = FG_MAX(max_dh, nout * win);

@@ -95,6 +95,9 @@ typedef struct fg_scheme_ops {
    * self term, a Linear's input, a residual projection's source), called under --precision bf16 only: out gets the rows of
    * bf16(in) (as fp32), which may cross ranks as bf16. May be NULL: move_rows (exact). */
   fg_status (*move_rows_bf16)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* move_rows_bf16 with the rows left as bf16 (out: n_out x f bf16), for a model that stores
+   * them so (fg_model.M16). May be NULL. */
+  fg_status (*move_rows16)(fg_scheme *s, int l, const float *in, fg_bf16 *out, int64_t f);
   /* block = layer l's `mats` whole (w_in x w_out) weight blocks followed by its `vecs` w_out
    * blocks of vectors over the output's columns (b; a norm's scale and shift, BatchNorm's
    * running mean and variance) and its `scalars` (GIN's epsilon), from every rank's piece
@@ -195,6 +198,9 @@ fg_status fg_scheme_move_rows_t(fg_scheme *s, int l, const fg_layer_shape *sh, c
  * fg_scheme_move_rows, which moves them exactly at either precision. */
 fg_status fg_scheme_move_rows_bf16(fg_scheme *s, int l, const fg_layer_shape *sh,
                                    const float *in, float *out, int64_t f);
+/* ops->move_rows16 (the rows of bf16(in), moved and left as bf16); FG_ERR_INTERNAL where the
+ * scheme has none (a model stores M16 only where it has). */
+fg_status fg_scheme_move_rows16(fg_scheme *s, int l, const float *in, fg_bf16 *out, int64_t f);
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_input_grad(fg_scheme *s, int l, float *buf, int64_t n);
 fg_status fg_scheme_reduce_grads(fg_scheme *s, float *grads, int64_t n);
@@ -267,6 +273,9 @@ fg_status fg_scheme_spmm_f32(fg_scheme *s, const fg_csr *A, const float *in, int
 /* The same on rows already in bf16 (in: A->ncols x f), at any precision setting. */
 void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                          float *out, int acc);
+/* The same with each fp32 sum rounded once into out (bf16, A->nrows x f): fg_spmm_bf16_out. */
+void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                             fg_bf16 *out);
 /* in (n elements) rounded to bf16 into s->rows16 (grown to n), returned in *out. */
 fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out);
 

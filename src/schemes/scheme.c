@@ -38,6 +38,13 @@ fg_status fg_scheme_move_rows_bf16(fg_scheme *s, int l, const fg_layer_shape *sh
   return fg_scheme_move_rows(s, l, sh, in, out, f);
 }
 
+fg_status fg_scheme_move_rows16(fg_scheme *s, int l, const float *in, fg_bf16 *out, int64_t f) {
+  if (!s->ops->move_rows16)
+    return fg_error_set(FG_ERR_INTERNAL, __FILE__, __LINE__,
+                        "--scheme %s moves no rows as bf16", s->ops->name);
+  return s->ops->move_rows16(s, l, in, out, f);
+}
+
 fg_status fg_scheme_reduce_product(fg_scheme *s, int l, float *buf, int64_t n) {
   return s->ops->reduce_product ? s->ops->reduce_product(s, l, buf, n) : FG_OK;
 }
@@ -291,6 +298,14 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
   fg_spmm_bf16(A, in, f, out, f, f, acc);
   s->seconds_spmm += fg_now() - t0;
   s->spmm_bytes += spmm_bytes(A, f, 2.0);
+}
+
+void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                             fg_bf16 *out) {
+  const double t0 = fg_now();
+  fg_spmm_bf16_out(A, in, f, out, f, f);
+  s->seconds_spmm += fg_now() - t0;
+  s->spmm_bytes += spmm_bytes(A, f, 2.0) - (double)A->nrows * (double)f * 2.0; /* rows out: 2 */
 }
 
 fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,

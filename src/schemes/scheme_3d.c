@@ -539,20 +539,27 @@ cleanup:
  * done (Plexus 5.2). The ranks of one group have the same rows and width, so they cut the same
  * blocks. Collective over the group. */
 static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
-                                float *out, int dim, spmm_mode mode) {
+                                float *out, fg_bf16 *out16, int dim, spmm_mode mode) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   fg_group *g = &t->grp[dim];
   const int64_t rows = A->nrows;
   const fg_bf16 *in16 = NULL; /* the input rounded once, where the SpMM gathers bf16 */
   const int wire16 = s->bf16 && mode == SPMM_MOVE_BF16 && g->size > 1;
+  /* out16 (SPMM_MOVE_BF16 only): the rows stay bf16, merged in place; out is not written */
+  fg_bf16 *w16 = out16 ? out16 : t->wire16;
   MPI_Request *req = NULL;
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
   if (g->size == 1) nb = 1;
   if (s->bf16 && mode != SPMM_MOVE_EXACT)
     FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &in16));
-  if (wire16) FG_CHECK(wire16_reserve(t, rows * f));
+  FG_REQUIRE(!out16 || (s->bf16 && mode == SPMM_MOVE_BF16), FG_ERR_INTERNAL,
+             "3d: bf16 output is for bf16 moves only");
+  if (wire16 && !out16) {
+    FG_CHECK(wire16_reserve(t, rows * f));
+    w16 = t->wire16;
+  }
   FG_ALLOC(req, FG_MAX(nb, 1));
   for (int i = 0; i < nb; i++) {
     const int64_t r0 = fg_block_start(rows, nb, i), r1 = fg_block_start(rows, nb, i + 1);
@@ -560,14 +567,17 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
     V.nrows = r1 - r0;
     V.nnz = A->rowptr[r1] - A->rowptr[r0];
     V.rowptr = A->rowptr + r0;
-    if (in16)
+    if (out16) /* exact: a row of the identity's shard holds at most one 1 */
+      fg_scheme_spmm_bf16_out(s, &V, in16, f, out16 + r0 * f);
+    else if (in16)
       fg_scheme_spmm_bf16(s, &V, in16, f, out + r0 * f, 0);
     else
       FG_CHECK(fg_scheme_spmm_f32(s, &V, in, f, out + r0 * f, 0));
     if (wire16) { /* exact: the rows are bf16 values already */
-      fg_bf16_from_f32(t->wire16 + r0 * f, out + r0 * f, (r1 - r0) * f);
-      FG_CHECK(fg_group_allmerge_u16(g, t->wire16 + r0 * f, (r1 - r0) * f,
-                                     nb > 1 ? &req[i] : NULL));
+      if (!out16) fg_bf16_from_f32(w16 + r0 * f, out + r0 * f, (r1 - r0) * f);
+      FG_CHECK(fg_group_allmerge_u16(g, w16 + r0 * f, (r1 - r0) * f, nb > 1 ? &req[i] : NULL));
+    } else if (out16) {
+      /* one rank along dim: its rows are all there are */
     } else if (nb > 1) {
       FG_CHECK(fg_group_iallreduce_f32(g, out + r0 * f, (r1 - r0) * f, &req[i]));
     } else {
@@ -580,7 +590,7 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
   }
   if (posted > 0) st = fg_group_waitall(g, req, posted);
   posted = 0;
-  if (st == FG_OK && wire16) fg_bf16_to_f32(out, t->wire16, rows * f);
+  if (st == FG_OK && wire16 && !out16) fg_bf16_to_f32(out, t->wire16, rows * f);
 cleanup:
   if (posted > 0) fg_group_waitall(g, req, posted);
   free(req);
@@ -591,7 +601,7 @@ static fg_status aggregate_3d(fg_scheme *s, int l, const float *in, float *out, 
   impl3d *t = s->impl;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
-  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, a, SPMM_AGG);
+  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, NULL, a, SPMM_AGG);
 }
 
 static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
@@ -601,7 +611,7 @@ static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out
   fg_layer_roles(l, &a, &b, &c);
   FG_REQUIRE(t->At[l % t->nkeys].rowptr != NULL, FG_ERR_INTERNAL,
              "3d: layer %d's transposed shard was not built", l);
-  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, c, SPMM_AGG);
+  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, NULL, c, SPMM_AGG);
 cleanup:
   return st;
 }
@@ -669,25 +679,31 @@ static fg_status identity_shards(fg_scheme *s, impl3d *t) {
 
 /* Input-layout rows to the output layout through the identity's shard, summed along a (the
  * row is nonzero on the one rank of the a group whose input block holds the node). */
-static fg_status move_rows_along_a(fg_scheme *s, int l, const float *in, float *out, int64_t f,
-                                   spmm_mode mode) {
+static fg_status move_rows_along_a(fg_scheme *s, int l, const float *in, float *out,
+                                   fg_bf16 *out16, int64_t f, spmm_mode mode) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, a, mode);
+  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, out16, a, mode);
 cleanup:
   return st;
 }
 
 static fg_status move_rows_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
-  return move_rows_along_a(s, l, in, out, f, SPMM_MOVE_EXACT);
+  return move_rows_along_a(s, l, in, out, NULL, f, SPMM_MOVE_EXACT);
 }
 
 /* GEMM operands: bf16 on the wire (fg_scheme_move_rows_bf16 calls it under bf16 only). */
 static fg_status move_rows_bf16_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
-  return move_rows_along_a(s, l, in, out, f, SPMM_MOVE_BF16);
+  return move_rows_along_a(s, l, in, out, NULL, f, SPMM_MOVE_BF16);
+}
+
+/* The same rows left as bf16 (the model's M16): the identity's SpMM narrows into out, merged
+ * there; no fp32 copy. */
+static fg_status move_rows16_3d(fg_scheme *s, int l, const float *in, fg_bf16 *out, int64_t f) {
+  return move_rows_along_a(s, l, in, NULL, out, f, SPMM_MOVE_BF16);
 }
 
 static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
@@ -696,7 +712,7 @@ static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, c, SPMM_MOVE_EXACT);
+  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, NULL, c, SPMM_MOVE_EXACT);
 cleanup:
   return st;
 }
@@ -848,6 +864,7 @@ static const fg_scheme_ops ops_3d = {
     .move_rows = move_rows_3d,
     .move_rows_t = move_rows_t_3d,
     .move_rows_bf16 = move_rows_bf16_3d,
+    .move_rows16 = move_rows16_3d,
     .gather_weights = gather_weights_3d,
     .reduce_product = reduce_product_3d,
     .reduce_input_grad = reduce_input_grad_3d,
