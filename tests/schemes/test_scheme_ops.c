@@ -25,9 +25,9 @@
  *    learned piece's gradient is its rows of Â_0ᵀ dH;
  *  - 3d counts, in the current phase, a ring all-reduce of each aggregation block along the
  *    group it sums over;
- *  - 3d under bf16: move_rows_bf16 is bf16(X)'s rows bit for bit at 2 bytes an element (half
- *    the fp32 move's), move_rows and move_rows_t still move X exactly at 4, and aggregate is
- *    Â bf16(X) with fp32 partial sums (4 bytes).
+ *  - 3d under bf16: move_rows_bf16 (and move_rows16, which keeps them as bf16) is bf16(X)'s
+ *    rows bit for bit at 2 bytes an element (half the fp32 move's), move_rows and move_rows_t
+ *    still move X exactly at 4, and aggregate is Â bf16(X) with fp32 partial sums (4 bytes).
  * A line per configuration on rank 0 gives the largest relative error over all ranks. */
 #include <math.h>
 #include <mpi.h>
@@ -320,6 +320,18 @@ static void check_bf16(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
       rounded &= c->y[i * f + j] ==
                  fg_bf16_to_float(fg_bf16_from_float(fx(sh->ids_out[i], sh->col0_in + j)));
   EXPECT_MSG(rounded, "%s layer %d: move_rows_bf16 is not bf16(X)'s rows", c->what, l);
+  { /* move_rows16: the same rows kept as bf16, at the same bytes */
+    fg_bf16 *y16 = malloc(sizeof(fg_bf16) * (size_t)(sh->n_out * f + 1));
+    int same = y16 != NULL;
+    reset_counters(c, FG_PHASE_FORWARD);
+    EXPECT_OK(fg_scheme_move_rows16(s, l, c->x, y16, f));
+    check_volume(c, l, "move_rows16", FG_PHASE_FORWARD,
+                 ring_bytes_esz(sh->n_out, f, G[0], c->su->agg_blocks, 2));
+    for (int64_t i = 0; same && i < sh->n_out * f; i++)
+      same &= fg_bf16_to_float(y16[i]) == c->y[i];
+    EXPECT_MSG(same, "%s layer %d: move_rows16 is not move_rows_bf16's rows", c->what, l);
+    free(y16);
+  }
   reset_counters(c, FG_PHASE_FORWARD);
   EXPECT_OK(fg_scheme_move_rows(s, l, sh, c->x, c->y, f));
   check_volume(c, l, "move_rows (bf16)", FG_PHASE_FORWARD,
