@@ -60,8 +60,9 @@ typedef struct fg_layer_kind {
   int aggregates;          /* multiplies by the operator (0: a linear layer: rows only moved) */
   int self_term;           /* uses the scheme's move_rows (a term in the input's own rows) */
   int self_gemm;           /* its forward's moved rows feed only GEMMs, which read them rounded
-                              to bf16: it moves them with fg_scheme_move_rows_bf16 (bf16 on 3d's
-                              wire under --precision bf16); 0: with fg_scheme_move_rows, exact */
+                              to bf16: it moves them with fg_scheme_move_rows16 into M16 (or
+                              fg_scheme_move_rows_bf16 into fp32 M; bf16 on 3d's wire under
+                              --precision bf16); 0: with fg_scheme_move_rows, exact */
   int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
   int agg_last_ok;         /* may multiply by the weights before aggregating (1D schemes) */
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
@@ -154,7 +155,7 @@ struct fg_model {
   float **M;              /* (layers): a self term's rows moved to the output layout (n_out x
                              w_in), when the kind has one and the scheme moves rows; else NULL */
   const float **Mv;       /* (layers): the self term's input for dW: M[l], D_l, or NULL:
-                             recompute dropout(H_0) (or M16[l] when set) */
+                             recompute dropout(H_0); not read where M16[l] is set */
   fg_bf16 **M16;          /* (layers): under bf16, M[l] of a kind whose moved rows feed only
                              GEMMs (self_gemm) stored as bf16 instead, moved so by the scheme
                              (move_rows16: 3d); M[l] then NULL */

@@ -214,8 +214,8 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates (S[l] stored as bf16 in s16_total, elements; a self term's M[l] when the scheme
- * moves rows, and a norm's X[l], counted with S;
+ * allocates (S[l] and, with move16, M[l] stored as bf16 in s16_total, elements; a self term's
+ * M[l] when the scheme moves rows, and a norm's X[l], counted with S;
  * the norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer
  * makes outside H and S: its output-sized products, the input-sized gradients of layers that
  * pass one back (l >= 1, or layer 0 with learned features or a learned GIN epsilon, whose
@@ -223,8 +223,9 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
  * dropout. */
 static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
                          const int *agg_first, int learn, int eps_learn, int residual,
-                         int move_ok, int norm, int bf16, int64_t *h_total, int64_t *s_total,
-                         int64_t *s16_total, int64_t *work_a, int64_t *work_b) {
+                         int move_ok, int move16, int norm, int bf16, int64_t *h_total,
+                         int64_t *s_total, int64_t *s16_total, int64_t *work_a,
+                         int64_t *work_b) {
   const int S = kind->stages;
   int64_t x = 0;
   *h_total = *s_total = *s16_total = 0;
@@ -239,8 +240,8 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
       *s16_total += sh[l].n_out * sh[l].w_in; /* S16[l] */
     else if (agg_first[l])
       *s_total += sh[l].n_out * sh[l].w_in;
-    if (move_ok && bf16 && stack_kind(kind, l)->self_gemm)
-      *s16_total += sh[l].n_out * sh[l].w_in; /* M16[l] (move16: move_ok under bf16) */
+    if (move16 && stack_kind(kind, l)->self_gemm)
+      *s16_total += sh[l].n_out * sh[l].w_in; /* M16[l] */
     else if (move_ok && stack_kind(kind, l)->self_term)
       *s_total += sh[l].n_out * sh[l].w_in;
     if (layer_vecs(norm, l, L) > 1) *s_total += sh[l].n_out * sh[l].w_out; /* X[l] */
@@ -308,7 +309,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
           (cfg->gin_eps_learn && k->eps);
   }
   if (cfg->label_prop > 0.0f) np += cfg->widths[0] * cfg->widths[L]; /* the label embedding */
-  buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
+  buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0, 0,
                cfg->norm, cfg->bf16 && !cfg->bf16_s32, &h, &sz, &s16, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
@@ -347,7 +348,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   const fg_model_kind *kind = cfg->kind ? cfg->kind : fg_model_kind_find(NULL);
   const int move_ok = s->ops->move_rows != NULL;
   /* self terms of GEMM-only rows kept as bf16 where the scheme moves them so */
-  const int move16 = move_ok && cfg->bf16 && !cfg->bf16_s32 && s->ops->move_rows16 != NULL;
+  const int move16 =
+      move_ok && cfg->bf16 && s->bf16 && !cfg->bf16_s32 && s->ops->move_rows16 != NULL;
   int64_t off = 0, blk = 0;
   FG_REQUIRE(L >= 1 && L <= FG_MAX_STACK, FG_ERR_INVALID_ARG,
              "a model needs 1 to %d stack layers, got %d", FG_MAX_STACK, L);
@@ -560,7 +562,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   {
     int64_t h, sz, s16, wa, wb;
     buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
-                 cfg->gin_eps_learn, cfg->residual, move_ok, m->norm, m->bf16 && !cfg->bf16_s32,
+                 cfg->gin_eps_learn, cfg->residual, move_ok, move16, m->norm,
+                 m->bf16 && !cfg->bf16_s32,
                  &h, &sz, &s16, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
