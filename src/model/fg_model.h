@@ -150,8 +150,10 @@ struct fg_model {
   fg_bf16 **S16;          /* (layers): under bf16, S[l] stored as bf16 instead (S[l] NULL)
                              where fg_model_s16 says so; else NULL. Only GEMMs read S, and they
                              round it to bf16 anyway: the same bits, half the bytes */
-  const float **Sv;       /* (layers): what backward multiplies into dW: S[l] or D_l (H[l], or
-                             for l = 0 the features; NULL: recompute dropout(H_0) in backward) */
+  const float **Sv;       /* (layers): for a layer that aggregates last, what backward
+                             multiplies into dW: D_l (H[l], or for l = 0 the features; NULL:
+                             recompute dropout(H_0) in backward); one that aggregates first
+                             multiplies S (fg_model_gemm_s) */
   float **M;              /* (layers): a self term's rows moved to the output layout (n_out x
                              w_in), when the kind has one and the scheme moves rows; else NULL */
   const float **Mv;       /* (layers): the self term's input for dW: M[l], D_l, or NULL:

@@ -17,7 +17,6 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
     /* S = Â D (n_out, wi); out = S W */
     FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
-    m->Sv[l] = m->S[l];
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {

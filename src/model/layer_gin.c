@@ -45,7 +45,6 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_axpy(sb, 1.0f + gin_eps(m, l), self, sh->n_out * wi);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   fg_model_s_store(m, l);
-  m->Sv[l] = m->S[l];
   fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, m->H[l + 1], wo);
   FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
 cleanup:
@@ -98,17 +97,17 @@ static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *self = d;
+  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
   if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
     FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
-  } else if (m->M[l]) {
-    FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
-    self = m->M[l];
-  }
-  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
-  if (m->M16[l])
     fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, m->W[l], wo, m->H[l + 1], wo, 0);
-  else
+  } else {
+    if (m->M[l]) {
+      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+      self = m->M[l];
+    }
     fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, self, wi, m->W[l], wo, m->H[l + 1], wo);
+  }
   FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
 cleanup:
   return st;

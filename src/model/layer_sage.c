@@ -26,19 +26,18 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
     const float *self = d;
     FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
-    m->Sv[l] = m->S[l];
+    fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
+    m->Mv[l] = m->M[l] ? m->M[l] : keep;
     if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
       FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
-    } else if (m->M[l]) {
-      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
-      self = m->M[l];
-    }
-    m->Mv[l] = m->M[l] ? m->M[l] : keep;
-    fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
-    if (m->M16[l])
       fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, Ws, wo, out, wo, 1);
-    else
+    } else {
+      if (m->M[l]) {
+        FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+        self = m->M[l];
+      }
       fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
+    }
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* a 1D scheme: D's rows are the output's, and no product is partial */

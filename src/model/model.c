@@ -114,6 +114,15 @@ static float *act_alloc(int64_t nfloats) {
               (long long)(n));                                                         \
   } while (0)
 
+/* The same for an activation stored as bf16 (S16, M16). */
+#define FG_ALLOC_ACT16(ptr, n)                                                         \
+  do {                                                                                 \
+    (ptr) = fg_malloc_huge((size_t)((n) > 0 ? (n) : 1) * sizeof(fg_bf16));             \
+    if (!(ptr))                                                                        \
+      FG_FAIL(FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",         \
+              (long long)(n));                                                         \
+  } while (0)
+
 #define FG_ALLOC_F(ptr, n)                                                             \
   do {                                                                                 \
     (ptr) = fg_malloc_aligned((size_t)((n) > 0 ? (n) : 1) * sizeof(float));            \
@@ -524,20 +533,14 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
       FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
     }
-    if (fg_model_s16(m->bf16 && !cfg->bf16_s32, m->agg_first[l], l, L, sh->w_in, sh->w_out)) {
-      m->S16[l] = fg_malloc_huge((size_t)FG_MAX(sh->n_out * sh->w_in, 1) * sizeof(fg_bf16));
-      FG_REQUIRE(m->S16[l], FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",
-                 (long long)(sh->n_out * sh->w_in));
-    } else if (m->agg_first[l]) {
+    if (fg_model_s16(m->bf16 && !cfg->bf16_s32, m->agg_first[l], l, L, sh->w_in, sh->w_out))
+      FG_ALLOC_ACT16(m->S16[l], sh->n_out * sh->w_in);
+    else if (m->agg_first[l])
       FG_ALLOC_ACT(m->S[l], sh->n_out * sh->w_in);
-    }
-    if (move16 && m->kinds[l]->self_gemm) {
-      m->M16[l] = fg_malloc_huge((size_t)FG_MAX(sh->n_out * sh->w_in, 1) * sizeof(fg_bf16));
-      FG_REQUIRE(m->M16[l], FG_ERR_NOMEM, "out of memory allocating %lld bf16 activations",
-                 (long long)(sh->n_out * sh->w_in));
-    } else if (move_ok && m->kinds[l]->self_term) {
+    if (move16 && m->kinds[l]->self_gemm)
+      FG_ALLOC_ACT16(m->M16[l], sh->n_out * sh->w_in);
+    else if (move_ok && m->kinds[l]->self_term)
       FG_ALLOC_ACT(m->M[l], sh->n_out * sh->w_in);
-    }
     if (l > 0 && fg_residual_source(m, l)) FG_ALLOC_ACT(m->Hres[l], sh->n_in * sh->w_in);
     if (fg_residual_end(m, l)) FG_ALLOC_ACT(m->Ares[l], sh->n_out * sh->w_out);
     if (move_ok && fg_residual_hop(m->residual, kind->stages, L, l)) {
@@ -610,18 +613,23 @@ cleanup:
   return st;
 }
 
+/* A product's accounting: its time since t0 and its flops, and the first failure of a pass. */
+static void gemm_done(fg_model *m, double t0, fg_status st, int64_t M, int64_t N, int64_t K) {
+  if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
+  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
+  m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
+}
+
 static void timed_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                        float *C, int64_t ldc) {
-  double t0 = fg_now();
-  if (!m->bf16) {
+  const double t0 = fg_now();
+  fg_status st = FG_OK;
+  if (!m->bf16)
     fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-  } else {
-    const fg_status st = bf16_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, beta != 0.0f, C, ldc);
-    if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
-  }
-  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
-  m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
+  else
+    st = bf16_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, beta != 0.0f, C, ldc);
+  gemm_done(m, t0, st, M, N, K);
 }
 
 void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
@@ -640,9 +648,7 @@ void fg_model_gemm_h(fg_model *m, int ta, int64_t M, int64_t N, int64_t K, const
   const double t0 = fg_now();
   const fg_status st = ta ? fg_bf16_gemm_wgrad_hf(K, M, N, A, lda, B, ldb, C, ldc, add)
                           : fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
-  if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
-  m->seconds[FG_TIME_GEMM] += fg_now() - t0;
-  m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
+  gemm_done(m, t0, st, M, N, K);
 }
 
 void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
