@@ -176,6 +176,10 @@ void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, in
  * together, read off the stored output d = dropout(relu(z)), which is positive exactly where
  * the element was kept and positive. With scale 1 it is fg_relu_backward in place. */
 void fg_masked_scale(float *g, const float *d, int64_t n, float scale);
+/* The same with d stored as bfloat16 (its bits, fg_bf16): the mask of the rounded output, which
+ * is what every reader of a bf16-stored activation saw (a positive fp32 denormal rounds to
+ * zero and is masked). */
+void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale);
 
 /* ---- quantized messages (quant.c) ------------------------------------------------------ */
 /* Each of rows x cols values becomes a `bits`-bit code (bits 2, 4 or 8): per row zero = its

@@ -136,3 +136,10 @@ void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
   FG_OMP_FOR_SIMD(n)
   for (int64_t i = 0; i < n; i++) g[i] = keep_or_zero(g[i] * scale, d[i] > 0.0f);
 }
+
+void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale) {
+  /* positive: sign clear and not zero, and not a NaN (0x7f81..0x7fff), as d > 0 would say */
+  FG_OMP_FOR_SIMD(n)
+  for (int64_t i = 0; i < n; i++)
+    g[i] = keep_or_zero(g[i] * scale, d[i] != 0 && d[i] <= 0x7f80u);
+}

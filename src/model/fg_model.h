@@ -27,7 +27,9 @@
  * H[l] for 0 < l < L (dropout is applied in place: backward needs D_l, and D_l > 0 exactly where
  * dropout kept a positive H_l, which is the mask of both backward passes); an evaluation
  * forward leaves H_l there. Under --precision bf16 an S[l] is stored as bf16 where its fp32
- * uses can borrow H[l + 1] (S16 below). With every hidden layer aggregating last that is L + 2 buffers of
+ * uses can borrow H[l + 1] (S16 below), and a hidden H[l] as bf16 where every reader of D_l
+ * rounds it anyway and its producer needs no fp32 buffer of its size beside the two scratch
+ * buffers (H16 below). With every hidden layer aggregating last that is L + 2 buffers of
  * n x width (L + 3 with the trainer's n x classes loss gradient). work_a is n x max(w_0, hidden)
  * (it takes dropout(H_0)), work_b n x max(hidden, classes). Backward may overwrite every H[l]
  * (l >= 1): the activations are dead after it until the next forward.
@@ -47,7 +49,10 @@ enum { FG_TIME_SPMM = 0, FG_TIME_GEMM, FG_TIME_OTHER, FG_TIME_COUNT };
 typedef struct fg_model fg_model;
 
 /* A layer kind: the math of one layer of the stack. forward reads its input d (n_in x w_in,
- * dropout already applied) and writes the pre-activation output to m->H[l + 1] (n_out x w_out).
+ * dropout already applied; NULL when it is stored as bf16 in m->H16[l], read through
+ * fg_model_in32 and fg_model_gemm_in) and writes the pre-activation output to
+ * fg_model_out(m, l, busy) (n_out x w_out: H[l + 1], or a scratch buffer when H[l + 1] is
+ * stored as bf16).
  * backward takes dZ (n_out x w_out) and writes the layer's parameter gradients (the blocks
  * dW[l], db[l], and its scalars' partial sums in ds[l]) and, for l > 0, *dd = dD_l (n_in x
  * w_in) in a scratch buffer; at l = 0 with learned features it leaves dD_0's piece in the
@@ -66,6 +71,9 @@ typedef struct fg_layer_kind {
   int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
   int agg_last_ok;         /* may multiply by the weights before aggregating (1D schemes) */
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
+  int s_scratch;           /* aggregating first, its backward uses S's fp32 buffer
+                              (fg_model_s_buf) as scratch: 1 always (SAGE), 2 with a learned
+                              epsilon (GIN); 0 never */
   fg_status (*forward)(fg_model *m, fg_scheme *s, int l, const float *d);
   fg_status (*backward)(fg_model *m, fg_scheme *s, int l, float *dz, float p, uint64_t seed,
                         uint64_t epoch, float **dd);
@@ -144,7 +152,12 @@ struct fg_model {
   int64_t n;              /* rows of the last layer's output (the scheme's n_local) */
   float **H;              /* (layers + 1): H[0] = the layer-0 input (scheme features, or the
                              gathered learned features), H[L] logits; after a training forward
-                             H[l] holds D_l (0 < l < L) */
+                             H[l] holds D_l (0 < l < L); NULL where H16[l] is set */
+  fg_bf16 **H16;          /* (layers + 1): under bf16, a hidden H[l] stored as bf16 where
+                             fg_model_h16 says so (GEMMs, the mask and the aggregation's rounded
+                             rows read it: the same bits; GIN's self term adds it rounded);
+                             else NULL */
+  float *zout;            /* the fp32 buffer the last fg_model_out gave layer l's output */
   float *input;           /* learned features: the gathered layer-0 input, else NULL */
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
   fg_bf16 **S16;          /* (layers): under bf16, S[l] stored as bf16 instead (S[l] NULL)
@@ -190,8 +203,8 @@ typedef struct fg_model_config {
                              nodes (fg_label_prop_node) adds a learned embedding of its label
                              (classes x features, from 0) to its input features; 0: off */
   int bf16;               /* --precision bf16: GEMM operands rounded to bf16 (fg_model.bf16) */
-  int bf16_s32;           /* under bf16, keep every S[l] in fp32 (no S16): the layout before
-                             S16, which tests compare it with bit for bit */
+  int bf16_s32;           /* under bf16, keep every S[l] and H[l] in fp32 (no S16, H16): the
+                             layout before them, which tests compare them with bit for bit */
 } fg_model_config;
 
 /* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label
@@ -312,14 +325,39 @@ float *fg_model_other_work(const fg_model *m, const float *x);
  * fg_model_gemm_s is the product with S[l] as its first operand: C = S B (ta 0: S is M x K) or
  * C = Sᵀ B (ta 1: S is K x M), from S16[l] when it is set. */
 int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_out);
+/* Whether hidden H[l] (0 < l < L) of a stack of kinds (its layers' kinds), aggregation orders agg
+ * and S16 choices s16 is stored as bf16 (fg_model.H16): under bf16, on a scheme that moves no
+ * rows (1D), without residual connections, and where the producing layer k = l - 1 needs no
+ * fp32 buffer of H[l]'s size besides the two scratch buffers: not a GCN or SAGE layer 0 that
+ * aggregates last (its backward keeps dT in H[1] beside dZ and D_0), not a SAGE layer that
+ * aggregates first with S16 (its backward's scratch is S's fp32 stand-in, H[k + 1]), not a GIN
+ * layer with S16 and a learned epsilon (likewise). */
+int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
+                 const fg_layer_kind *const *kinds, const int *agg, const int *s16, int L,
+                 int l);
+/* Layer l's fp32 output buffer: H[l + 1], or where H[l + 1] is stored as bf16 the scratch
+ * buffer that is not busy (the forward walk then rounds the finished output into H16[l + 1]);
+ * kept in m->zout. A kind that aggregates first passes work_a (where fg_model_in32 widens its
+ * input), so that S's fp32 stand-in (fg_model_s_buf) and the output share work_b. */
+float *fg_model_out(fg_model *m, int l, const float *busy);
+/* Layer l's input D_l in fp32: d, or H16[l] widened into work_a. */
+const float *fg_model_in32(fg_model *m, int l, const float *d);
+/* A timed product with D_l as first operand: C (+)= D B (ta 0: D n_in x K) or Dᵀ B (ta 1), from
+ * H16[l] when d is NULL, else from d. */
+void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int64_t N,
+                      int64_t K, const float *B, int64_t ldb, float *C, int64_t ldc, int add);
+/* Hidden H[l] in fp32 after a forward: H[l], or H16[l] widened into work_a. */
+const float *fg_model_hidden(fg_model *m, int l);
 float *fg_model_s_buf(const fg_model *m, int l);
 void fg_model_s_store(fg_model *m, int l);
 void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
                      const float *B, int64_t ldb, float *C, int64_t ldc);
-/* A timed bf16 product whose first operand is stored as bf16: C (+)= A B (ta 0, A M x K) or
- * Aᵀ B (ta 1, A K x M), lda A's row length; B fp32, rounded as it is read. */
-void fg_model_gemm_h(fg_model *m, int ta, int64_t M, int64_t N, int64_t K, const fg_bf16 *A,
-                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add);
+/* A timed bf16 product whose first operand is stored as bf16: C (+)= A op(B) (ta 0, A M x K)
+ * or Aᵀ B (ta 1, A K x M), lda A's row length; B fp32, rounded as it is read; tb (with ta 0
+ * only): B is N x K, transposed into fp32 scratch first. */
+void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                     const fg_bf16 *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, int add);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
  * without residual connections (the one rule, also before a model exists): whether stack layer

@@ -12,19 +12,21 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
-  float *out = m->H[l + 1]; /* (n_out, wo) */
+  float *out; /* (n_out, wo) */
   if (m->agg_first[l]) {
     /* S = Â D (n_out, wi); out = S W */
-    FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
+    FG_CHECK(s->ops->aggregate(s, l, fg_model_in32(m, l, d), fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
+    out = fg_model_out(m, l, m->work_a);
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* T = D W (n_in, wo); out = Â T */
-    float *t = fg_model_other_work(m, d);
+    float *t = d ? fg_model_other_work(m, d) : m->work_a;
     m->Sv[l] = d == m->work_a ? NULL : d; /* layer 0's D_0 in work_a: recomputed in backward */
-    fg_model_gemm(m, 0, 0, sh->n_in, wo, wi, d, wi, m->W[l], wo, t, wo);
+    fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, m->W[l], wo, t, wo, 0);
     FG_CHECK(fg_scheme_reduce_product(s, l, t, sh->n_in * wo));
+    out = fg_model_out(m, l, t);
     FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
   }
 cleanup:
@@ -63,11 +65,12 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
     float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
     const float *d = m->Sv[l];
     FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
-    if (!d) { /* layer 0 with dropout or a row map: D_0 again (counter-based masks) */
+    if (!d && !m->H16[l]) { /* layer 0 with dropout or a row map: D_0 again (counter-based
+                               masks) */
       fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
       d = m->work_a;
     }
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, m->dW[l], wo);
+    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_in, t, wo, m->dW[l], wo, 0);
     if (l == 0 && !m->dx0) return FG_OK;
     *dd = fg_model_other_work(m, t);
     fg_model_gemm(m, 0, 1, sh->n_in, wi, wo, t, wo, m->W[l], wo, *dd, wi);

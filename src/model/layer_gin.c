@@ -32,21 +32,24 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
-  const float *self = d;
+  const float *self = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
   float *sb = fg_model_s_buf(m, l); /* S, or its fp32 stand-in when stored as bf16 */
+  float *out;
   double t0;
-  FG_CHECK(s->ops->aggregate(s, l, d, sb, wi));
+  FG_CHECK(s->ops->aggregate(s, l, self, sb, wi));
   if (m->M[l]) {
     FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
     self = m->M[l];
   }
-  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d; /* D_0 in work_a: redone later */
+  /* D_0 in work_a or D_l stored as bf16: again from there later */
+  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
   t0 = fg_now();
   fg_axpy(sb, 1.0f + gin_eps(m, l), self, sh->n_out * wi);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   fg_model_s_store(m, l);
-  fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, m->H[l + 1], wo);
-  FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
+  out = fg_model_out(m, l, m->work_a);
+  fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);
+  FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
 cleanup:
   return st;
 }
@@ -69,7 +72,11 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
   if (m->scal[l]) {
     const float *mv = m->Mv[l];
-    if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
+    if (!mv && m->H16[l]) { /* D_l widened into S's buffer: dead now (fg_model_h16) */
+      fg_bf16_to_f32(sb, m->H16[l], sh->n_in * wi);
+      mv = sb;
+    } else if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D
+                         scheme */
       fg_model_redo_input(m, s, p, seed, epoch, sb);
       mv = sb;
     }
@@ -96,19 +103,18 @@ static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
-  const float *self = d;
+  float *out = fg_model_out(m, l, d);
   m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
   if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
     FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
-    fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, m->W[l], wo, m->H[l + 1], wo, 0);
-  } else {
-    if (m->M[l]) {
-      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
-      self = m->M[l];
-    }
-    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, self, wi, m->W[l], wo, m->H[l + 1], wo);
+    fg_model_gemm_h(m, 0, 0, sh->n_out, wo, wi, m->M16[l], wi, m->W[l], wo, out, wo, 0);
+  } else if (m->M[l]) {
+    FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+    fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->M[l], wi, m->W[l], wo, out, wo);
+  } else { /* the rows are the output's (1D): D itself, fp32 or stored as bf16 */
+    fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo, 0);
   }
-  FG_CHECK(fg_scheme_reduce_product(s, l, m->H[l + 1], sh->n_out * wo));
+  FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
 cleanup:
   return st;
 }
@@ -125,9 +131,10 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
   fg_bias_backward(m->db[l], dz, sh->n_out, wo);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   if (m->M16[l]) {
-    fg_model_gemm_h(m, 1, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, m->dW[l], wo, 0);
+    fg_model_gemm_h(m, 1, 0, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, m->dW[l], wo, 0);
   } else {
-    if (!mv) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if it is there */
+    if (!mv && !m->H16[l]) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if
+                                it is there */
       if (dz == m->work_a) {
         memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
         dz = m->work_b;
@@ -135,7 +142,7 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
       fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
       mv = m->work_a;
     }
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, m->dW[l], wo);
+    fg_model_gemm_in(m, l, mv, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo, 0);
   }
   if (l == 0 && !m->dx0) return FG_OK;
   u = fg_model_other_work(m, dz);
@@ -159,6 +166,7 @@ const fg_layer_kind fg_layer_gin = {
     .learn_features_ok = 0,
     .agg_last_ok = 0,
     .eps = 1,
+    .s_scratch = 2, /* D_l again for the learned epsilon's gradient */
     .forward = gin_forward,
     .backward = gin_backward,
 };

@@ -20,32 +20,33 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *Wn = m->W[l], *Ws = m->W[l] + wi * wo;
-  float *out = m->H[l + 1]; /* (n_out, wo) */
-  const float *keep = d == m->work_a ? NULL : d; /* D_0 in work_a: recomputed in backward */
+  float *out; /* (n_out, wo) */
+  /* D_0 in work_a: recomputed in backward; D_l stored as bf16 (d NULL): read there */
+  const float *keep = d == m->work_a ? NULL : d;
   if (m->agg_first[l]) {
-    const float *self = d;
-    FG_CHECK(s->ops->aggregate(s, l, d, fg_model_s_buf(m, l), wi));
+    FG_CHECK(s->ops->aggregate(s, l, fg_model_in32(m, l, d), fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
+    out = fg_model_out(m, l, m->work_a);
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
     m->Mv[l] = m->M[l] ? m->M[l] : keep;
     if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
       FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
-      fg_model_gemm_h(m, 0, sh->n_out, wo, wi, m->M16[l], wi, Ws, wo, out, wo, 1);
-    } else {
-      if (m->M[l]) {
-        FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
-        self = m->M[l];
-      }
-      fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, self, wi, Ws, wo, out, wo);
+      fg_model_gemm_h(m, 0, 0, sh->n_out, wo, wi, m->M16[l], wi, Ws, wo, out, wo, 1);
+    } else if (m->M[l]) {
+      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+      fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, m->M[l], wi, Ws, wo, out, wo);
+    } else { /* the rows are the output's (1D): D itself */
+      fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, Ws, wo, out, wo, 1);
     }
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* a 1D scheme: D's rows are the output's, and no product is partial */
-    float *t = fg_model_other_work(m, d);
+    float *t = d ? fg_model_other_work(m, d) : m->work_a;
     m->Sv[l] = m->Mv[l] = keep;
-    fg_model_gemm(m, 0, 0, sh->n_in, wo, wi, d, wi, Wn, wo, t, wo);
+    fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, Wn, wo, t, wo, 0);
+    out = fg_model_out(m, l, t);
     FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
-    fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, d, wi, Ws, wo, out, wo);
+    fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, Ws, wo, out, wo, 1);
   }
 cleanup:
   return st;
@@ -68,13 +69,14 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     float *u;
     fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dWn, wo);
     if (m->M16[l]) {
-      fg_model_gemm_h(m, 1, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, dWs, wo, 0);
+      fg_model_gemm_h(m, 1, 0, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, dWs, wo, 0);
     } else {
-      if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D scheme */
+      if (!mv && !m->H16[l]) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out
+                                  on a 1D scheme */
         fg_model_redo_input(m, s, p, seed, epoch, sb);
         mv = sb;
       }
-      fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, mv, wi, dz, wo, dWs, wo);
+      fg_model_gemm_in(m, l, mv, 1, wi, wo, sh->n_out, dz, wo, dWs, wo, 0);
     }
     if (l == 0 && !m->dx0) return FG_OK; /* no dX wanted (label propagation's) */
     /* sb takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(sb) */
@@ -96,8 +98,9 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), as the GCN does */
     float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
     const float *d = m->Sv[l];
+    fg_bf16 *dz16 = NULL;
     FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
-    if (!d) { /* D_0 again into work_a, moving dZ to work_b first if it is there */
+    if (!d && !m->H16[l]) { /* D_0 again into work_a, moving dZ to work_b first if it is there */
       if (dz == m->work_a) {
         memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
         dz = m->work_b;
@@ -105,16 +108,27 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
       fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
       d = m->work_a;
     }
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_in, d, wi, t, wo, dWn, wo);
-    fg_model_gemm(m, 1, 0, wi, wo, sh->n_out, d, wi, dz, wo, dWs, wo);
+    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_in, t, wo, dWn, wo, 0);
+    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_out, dz, wo, dWs, wo, 0);
     if (l == 0 && !m->dx0) return FG_OK;
     y = fg_model_other_work(m, t);
-    if (y == dz) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its size */
-      memcpy(m->H[l + 1], dz, (size_t)(sh->n_out * wo) * sizeof(float));
-      dz = m->H[l + 1];
+    if (y == dz) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its size; where
+                      it is stored as bf16, dZ goes there rounded, as the product reads it */
+      const double t1 = fg_now();
+      if (m->H16[l + 1]) {
+        dz16 = m->H16[l + 1];
+        fg_bf16_from_f32(dz16, dz, sh->n_out * wo);
+      } else {
+        memcpy(m->H[l + 1], dz, (size_t)(sh->n_out * wo) * sizeof(float));
+        dz = m->H[l + 1];
+      }
+      m->seconds[FG_TIME_OTHER] += fg_now() - t1;
     }
     fg_model_gemm(m, 0, 1, sh->n_in, wi, wo, t, wo, Wn, wo, y, wi);
-    fg_model_gemm_add(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, y, wi);
+    if (dz16)
+      fg_model_gemm_h(m, 0, 1, sh->n_out, wi, wo, dz16, wo, Ws, wo, y, wi, 1);
+    else
+      fg_model_gemm_add(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, y, wi);
   }
   *dd = y;
 cleanup:
@@ -127,6 +141,7 @@ const fg_layer_kind fg_layer_sage = {
     .aggregates = 1,
     .self_term = 1,
     .self_gemm = 1, /* M W_s, and dW_s = Mᵀ dZ */
+    .s_scratch = 1, /* dZ W_sᵀ, or D_0 again */
     .learn_features_ok = 0,
     .agg_last_ok = 1,
     .forward = sage_forward,

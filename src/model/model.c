@@ -167,6 +167,10 @@ void fg_model_destroy(fg_model **mp) {
     for (int l = 1; l <= m->layers; l++) free(m->H[l]);
     free(m->H);
   }
+  if (m->H16) {
+    for (int l = 1; l <= m->layers; l++) free(m->H16[l]);
+    free(m->H16);
+  }
   if (m->Hres)
     for (int l = 0; l <= m->layers; l++) free(m->Hres[l]);
   for (int l = 0; l < m->layers; l++) {
@@ -222,9 +226,24 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
          (fg_residual_starts(residual, S, L, l) && w[l] != w[l + S]);
 }
 
+/* Which hidden H[l] (h16, L + 1 entries) a model stores as bf16: fg_model_h16 over the stack,
+ * given fg_model_s16's choices. */
+static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
+                      const int *agg_first, int eps_learn, int residual, int move_ok, int bf16,
+                      int *h16) {
+  const fg_layer_kind *kinds[FG_MAX_STACK];
+  int s16[FG_MAX_STACK];
+  for (int l = 0; l < L; l++) {
+    kinds[l] = stack_kind(kind, l);
+    s16[l] = fg_model_s16(bf16, agg_first[l], l, L, sh[l].w_in, sh[l].w_out);
+  }
+  for (int l = 0; l <= L; l++)
+    h16[l] = fg_model_h16(bf16, move_ok, residual, eps_learn, kinds, agg_first, s16, L, l);
+}
+
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
- * allocates (S[l] and, with move16, M[l] stored as bf16 in s16_total, elements; a self term's
- * M[l] when the scheme moves rows, and a norm's X[l], counted with S;
+ * allocates (S[l], hidden H[l] and, with move16, M[l] stored as bf16 in s16_total, elements;
+ * a self term's M[l] when the scheme moves rows, and a norm's X[l], counted with S;
  * the norm's row statistics are ln_bytes). Scratch buffers take every intermediate a layer
  * makes outside H and S: its output-sized products, the input-sized gradients of layers that
  * pass one back (l >= 1, or layer 0 with learned features or a learned GIN epsilon, whose
@@ -237,6 +256,8 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
                          int64_t *work_b) {
   const int S = kind->stages;
   int64_t x = 0;
+  int h16[FG_MAX_STACK + 1];
+  storage16(kind, L, sh, agg_first, eps_learn, residual, move_ok, bf16, h16);
   *h_total = *s_total = *s16_total = 0;
   for (int l = 0; l < L; l++) {
     /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
@@ -244,7 +265,10 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
     if (fg_residual_ends(residual, S, L, l)) *s_total += sh[l].n_out * sh[l].w_out;
     if (move_ok && fg_residual_hop(residual, S, L, l))
       *s_total += sh[l].n_out * (sh[l].w_in + sh[l].w_out);
-    *h_total += sh[l].n_out * sh[l].w_out;
+    if (h16[l + 1])
+      *s16_total += sh[l].n_out * sh[l].w_out; /* H16[l + 1] */
+    else
+      *h_total += sh[l].n_out * sh[l].w_out;
     if (fg_model_s16(bf16, agg_first[l], l, L, sh[l].w_in, sh[l].w_out))
       *s16_total += sh[l].n_out * sh[l].w_in; /* S16[l] */
     else if (agg_first[l])
@@ -360,6 +384,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   const int move16 =
       move_ok && cfg->bf16 && s->bf16 && !cfg->bf16_s32 && s->ops->move_rows16 != NULL;
   int64_t off = 0, blk = 0;
+  int h16[FG_MAX_STACK + 1];
   FG_REQUIRE(L >= 1 && L <= FG_MAX_STACK, FG_ERR_INVALID_ARG,
              "a model needs 1 to %d stack layers, got %d", FG_MAX_STACK, L);
   for (int l = 0; l <= L; l++)
@@ -401,6 +426,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   FG_CALLOC(m->dW, L);
   FG_CALLOC(m->db, L);
   FG_CALLOC(m->H, L + 1);
+  FG_CALLOC(m->H16, L + 1);
   FG_CALLOC(m->S, L);
   FG_CALLOC(m->S16, L);
   FG_CALLOC(m->Sv, L);
@@ -489,6 +515,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_F(m->wblk, blk);
     FG_ALLOC_F(m->gblk, blk);
   }
+  storage16(kind, L, m->shape, m->agg_first, cfg->gin_eps_learn, cfg->residual, move_ok,
+            m->bf16 && !cfg->bf16_s32, h16);
   if (m->bf16) {
     /* the transposed weights' scratch at its largest now, so that running short of memory is
      * an error every rank agrees on here rather than one rank's failure inside a pass (the
@@ -528,7 +556,10 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     for (int64_t e = 0; m->vecs[l] > 3 && e < sh->bp_len; e++)
       piece[mats * sh->wp_len + 4 * sh->bp_len + e] = 1.0f;
     if (m->scal[l]) piece[mats * sh->wp_len + m->vecs[l] * sh->bp_len] = cfg->gin_eps;
-    FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
+    if (h16[l + 1])
+      FG_ALLOC_ACT16(m->H16[l + 1], sh->n_out * sh->w_out);
+    else
+      FG_ALLOC_ACT(m->H[l + 1], sh->n_out * sh->w_out);
     if (m->vecs[l] > 1) {
       FG_ALLOC_ACT(m->X[l], sh->n_out * sh->w_out);
       FG_ALLOC(m->rstd[l], FG_MAX(m->norm == FG_NORM_BATCH ? sh->w_out : sh->n_out, 1));
@@ -587,6 +618,14 @@ cleanup:
   return st;
 }
 
+/* B (N x K, row length ldb) transposed into m->wt (K x N); 0 if out of memory. */
+static int transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B, int64_t ldb) {
+  if (!grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float))) return 0;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
+  return 1;
+}
+
 /* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums (fg_bf16.h: the
  * activations are rounded a block of rows at a time inside the kernel, no copy kept). The
  * model's products: an activation times a weight (nn: the tall product, which rounds W too),
@@ -602,11 +641,9 @@ static fg_status bf16_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, in
   } else if (ta) { /* A: K x M, B: K x N */
     FG_CHECK(fg_bf16_gemm_wgrad_f32(K, M, N, A, lda, B, ldb, C, ldc, acc));
   } else { /* A: M x K, B: N x K */
-    FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
+    FG_REQUIRE(transpose_weight(m, N, K, B, ldb), FG_ERR_NOMEM,
                "out of memory for a transposed weight (%lld x %lld)", (long long)K,
                (long long)N);
-    for (int64_t i = 0; i < N; i++)
-      for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
     FG_CHECK(fg_bf16_gemm_tall_f32(M, K, N, A, lda, m->wt, N, C, ldc, acc));
   }
 cleanup:
@@ -643,11 +680,22 @@ void fg_model_gemm_add(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
   timed_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, 1.0f, C, ldc);
 }
 
-void fg_model_gemm_h(fg_model *m, int ta, int64_t M, int64_t N, int64_t K, const fg_bf16 *A,
-                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
+void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                     const fg_bf16 *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, int add) {
   const double t0 = fg_now();
-  const fg_status st = ta ? fg_bf16_gemm_wgrad_hf(K, M, N, A, lda, B, ldb, C, ldc, add)
-                          : fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
+  fg_status st;
+  if (ta) {
+    st = fg_bf16_gemm_wgrad_hf(K, M, N, A, lda, B, ldb, C, ldc, add);
+  } else if (!tb) {
+    st = fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
+  } else if (transpose_weight(m, N, K, B, ldb)) {
+    st = fg_bf16_gemm_tall(M, K, N, A, lda, m->wt, N, C, ldc, add);
+  } else {
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
+                      "out of memory for a transposed weight (%lld x %lld)", (long long)K,
+                      (long long)N);
+  }
   gemm_done(m, t0, st, M, N, K);
 }
 
@@ -655,9 +703,55 @@ void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K
                      const float *B, int64_t ldb, float *C, int64_t ldc) {
   const int64_t lds = ta ? M : K; /* S is n_out x w_in, packed */
   if (m->S16[l])
-    fg_model_gemm_h(m, ta, M, N, K, m->S16[l], lds, B, ldb, C, ldc, 0);
+    fg_model_gemm_h(m, ta, 0, M, N, K, m->S16[l], lds, B, ldb, C, ldc, 0);
   else
     timed_gemm(m, ta, 0, M, N, K, m->S[l], lds, B, ldb, 0.0f, C, ldc);
+}
+
+void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int64_t N,
+                      int64_t K, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
+  const int64_t ldd = m->shape[l].w_in; /* D is n_in x w_in, packed */
+  if (!d)
+    fg_model_gemm_h(m, ta, 0, M, N, K, m->H16[l], ldd, B, ldb, C, ldc, add);
+  else
+    timed_gemm(m, ta, 0, M, N, K, d, ldd, B, ldb, add ? 1.0f : 0.0f, C, ldc);
+}
+
+float *fg_model_out(fg_model *m, int l, const float *busy) {
+  m->zout = !m->H16[l + 1] ? m->H[l + 1] : busy == m->work_b ? m->work_a : m->work_b;
+  return m->zout;
+}
+
+/* H16[l] widened into out (its n_in x w_in elements). */
+static void widen_hidden(fg_model *m, int l, float *out) {
+  const double t0 = fg_now();
+  fg_bf16_to_f32(out, m->H16[l], m->shape[l].n_in * m->shape[l].w_in);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+}
+
+const float *fg_model_in32(fg_model *m, int l, const float *d) {
+  if (d) return d;
+  widen_hidden(m, l, m->work_a);
+  return m->work_a;
+}
+
+const float *fg_model_hidden(fg_model *m, int l) {
+  if (!m->H16[l]) return m->H[l];
+  widen_hidden(m, l, m->work_a);
+  return m->work_a;
+}
+
+int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
+                 const fg_layer_kind *const *kinds, const int *agg, const int *s16, int L,
+                 int l) {
+  const int k = l - 1; /* the layer that writes H[l] */
+  const fg_layer_kind *p;
+  if (!bf16 || move_ok || residual || l < 1 || l >= L) return 0;
+  p = kinds[k];
+  if (p->aggregates && !agg[k] && k == 0) return 0; /* dT in H[1] */
+  if (p->aggregates && agg[k] && s16[k] && (p->s_scratch == 1 || (p->s_scratch == 2 && eps_learn)))
+    return 0; /* S's fp32 stand-in in backward */
+  return 1;
 }
 
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
@@ -695,23 +789,23 @@ int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_
 }
 
 float *fg_model_s_buf(const fg_model *m, int l) {
-  return m->S16[l] ? m->H[l + 1] : m->S[l];
+  if (!m->S16[l]) return m->S[l];
+  return m->H16[l + 1] ? m->work_b : m->H[l + 1]; /* (fg_model_out's buffer beside work_a) */
 }
 
 void fg_model_s_store(fg_model *m, int l) {
   if (!m->S16[l]) return;
   const double t0 = fg_now();
-  fg_bf16_from_f32(m->S16[l], m->H[l + 1], m->shape[l].n_out * m->shape[l].w_in);
+  fg_bf16_from_f32(m->S16[l], fg_model_s_buf(m, l), m->shape[l].n_out * m->shape[l].w_in);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
-/* H[l + 1] = LayerNorm of layer l's output, in place, keeping X[l] and rstd[l]; the row
+/* z = LayerNorm of layer l's output z, in place, keeping X[l] and rstd[l]; the row
  * statistics over the output's column split (the scheme's row_sum of layer l). */
-static fg_status layer_norm(fg_model *m, fg_scheme *s, int l) {
+static fg_status layer_norm(fg_model *m, fg_scheme *s, int l, float *z) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t n = sh->n_out, w = sh->w_out, W = m->widths[l + 1];
-  float *z = m->H[l + 1];
   fg_ln_row_sums(z, n, w, NULL, m->ln_part);
   FG_CHECK(fg_scheme_row_sum(s, l, m->ln_part, n));
   fg_ln_stats(m->ln_part, n, W, 0, m->ln_mean, NULL);
@@ -738,15 +832,15 @@ cleanup:
   return st;
 }
 
-/* H[l + 1] = BatchNorm of layer l's output, in place. Training: the columns' statistics over
+/* z = BatchNorm of layer l's output z, in place. Training: the columns' statistics over
  * the graph's distinct rows (the scheme's col_sum of layer l), keeping X[l] and rstd[l], and the
  * running statistics updated in the gathered block and in this rank's piece of it (the block
  * is gathered again from the pieces before every forward); evaluation: the running ones. */
-static fg_status batch_norm(fg_model *m, fg_scheme *s, int l, int training) {
+static fg_status batch_norm(fg_model *m, fg_scheme *s, int l, int training, float *z) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t n = sh->n_out, w = sh->w_out, N = s->n_global;
-  float *z = m->H[l + 1], *run = m->b[l] + 3 * w; /* running mean, then variance */
+  float *run = m->b[l] + 3 * w; /* running mean, then variance */
   if (!training) {
     fg_bn_eval_stats(run, run + w, w, m->ln_mean, m->ln_part);
     fg_bn_forward(z, NULL, n, w, m->ln_mean, m->ln_part, m->b[l] + w, m->b[l] + 2 * w);
@@ -813,8 +907,9 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   t0 = fg_now();
   for (int l = 0; l < L; l++) {
     const fg_layer_shape *sh = &m->shape[l];
-    const float *d = m->H[l]; /* D_l (n_in, w_in): for l > 0 already dropped out in place */
-    float *out = m->H[l + 1]; /* (n_out, w_out) */
+    /* D_l (n_in, w_in): for l > 0 already dropped out in place; NULL: stored as bf16 */
+    const float *d = m->H[l];
+    float *out; /* (n_out, w_out): H[l + 1], or where the kind put it (H16[l + 1]) */
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (l == 0 && (drop || s->feature_rows || m->lp_off >= 0)) {
       /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
@@ -823,17 +918,18 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
       d = m->work_a;
     }
     FG_CHECK(m->kinds[l]->forward(m, s, l, d));
+    out = m->H16[l + 1] ? m->zout : m->H[l + 1];
     /* out = dropout_{l+1}(relu(norm(out + b))): without a norm in one sweep; the last layer
-     * only adds the bias */
+     * only adds the bias; then rounded into H16[l + 1] where it is stored so */
     t0 = fg_now();
     if (m->vecs[l] > 1) {
       fg_bias_add(out, m->b[l], sh->n_out, sh->w_out);
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
       /* (its time: elementwise passes and row or column reductions) */
       if (m->norm == FG_NORM_BATCH)
-        FG_CHECK(batch_norm(m, s, l, training));
+        FG_CHECK(batch_norm(m, s, l, training, out));
       else
-        FG_CHECK(layer_norm(m, s, l));
+        FG_CHECK(layer_norm(m, s, l, out));
       t0 = fg_now();
     }
     if (fg_residual_end(m, l)) {
@@ -854,6 +950,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out,
                          l + 1 < L, l + 1 < L && (l + 1) % m->kind->stages == 0 ? pp : 0.0f,
                          seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+    if (m->H16[l + 1]) fg_bf16_from_f32(m->H16[l + 1], out, sh->n_out * sh->w_out);
   }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 cleanup:
@@ -925,7 +1022,11 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
     } else {
       /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times
        * 1/(1-p) where dropout applied (a model layer's input) */
-      fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, l % m->kind->stages == 0 ? scale : 1.0f);
+      const float sc = l % m->kind->stages == 0 ? scale : 1.0f;
+      if (m->H16[l])
+        fg_masked_scale_bf16(v, m->H16[l], sh->n_in * sh->w_in, sc);
+      else
+        fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, sc);
     }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->vecs[l - 1] > 1)

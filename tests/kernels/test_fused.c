@@ -134,6 +134,38 @@ static void test_backward(void) {
   free(fused);
 }
 
+/* fg_masked_scale_bf16 on a bf16 output equals fg_masked_scale on its fp32 widening, at every
+ * one of the 65536 bit patterns (zeros of both signs, denormals, infinities, NaNs) and at
+ * lengths that leave vector tails. */
+static void test_masked_bf16(void) {
+  const int64_t n = 65536 + 13;
+  float *g = kt_alloc_f(n), *a = kt_alloc_f(n), *b = kt_alloc_f(n), *w = kt_alloc_f(n);
+  uint16_t *d = malloc((size_t)n * sizeof *d);
+  int64_t diff = 0, kept = 0;
+  fg_test_fill(g, n, 702, -3.0f, 3.0f);
+  for (int64_t i = 0; i < n; i++) {
+    const uint32_t u = (uint32_t)(d[i] = (uint16_t)(i * 40503u)) << 16;
+    memcpy(&w[i], &u, sizeof u);
+  }
+  for (int64_t len = n; len > n - 20; len -= 7) {
+    memcpy(a, g, (size_t)n * sizeof *g);
+    memcpy(b, g, (size_t)n * sizeof *g);
+    fg_masked_scale(a, w, len, 1.25f);
+    fg_masked_scale_bf16(b, d, len, 1.25f);
+    diff += memcmp(a, b, (size_t)n * sizeof *a) != 0;
+  }
+  for (int64_t i = 0; i < n; i++) kept += b[i] != 0.0f && b[i] != g[i];
+  printf("  masked backward on bf16: %lld of 3 lengths differ, %lld kept and scaled\n",
+         (long long)diff, (long long)kept);
+  EXPECT(diff == 0);
+  EXPECT(kept > n / 4 && kept < 3 * n / 4); /* about the positive half of the patterns */
+  free(g);
+  free(a);
+  free(b);
+  free(w);
+  free(d);
+}
+
 /* The gathering input pass: row r of the output is dropout(row in_rows[r] of the input) with
  * the mask of global id ids[r], bitwise as gather-then-reference-dropout, and as the plain
  * pass on a copy permuted by hand; rows may repeat; p == 0 is a plain gather. */
@@ -233,5 +265,6 @@ int main(void) {
   test_column_blocks();
   test_rows();
   test_backward();
+  test_masked_bf16();
   return fg_test_finish("kernels_fused");
 }

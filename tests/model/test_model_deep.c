@@ -28,53 +28,100 @@ enum { N = 17, L = 4, MAXW = 8 };
 static const int64_t kWidths[L + 1] = {5, 4, 8, 6, 3};
 static const uint64_t SEED = 11, EPOCH = 2;
 
-/* --precision bf16's storage of S[l] as bf16 (S16) against keeping it in fp32: the training
- * forward's logits, the gradients and the evaluation forward's logits bit for bit (only GEMMs
- * read S, and they round it anyway), with S16 in use wherever fg_model_s16 says (here layer 1,
- * 4 -> 8, when it aggregates first; a GIN's 4 -> 8 aggregation). */
+/* The relative 2-norm distance of a from b (n elements). */
+static double rel_dist(const float *a, const float *b, int64_t n) {
+  double num = 0.0, den = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    den += (double)b[i] * b[i];
+  }
+  return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* --precision bf16's storage of S[l] (S16) and hidden H[l] (H16) as bf16 against keeping them
+ * in fp32: the gradients and the evaluation forward's logits bit for bit (GEMMs, the mask and
+ * the SpMM's rounded rows are their only readers, and they round anyway), with S16 in use
+ * wherever fg_model_s16 says (here layer 1, 4 -> 8, when it aggregates first; a GIN's 4 -> 8
+ * aggregation) and H16 wherever fg_model_h16 does (not with residual connections). A GIN
+ * layer's self term adds its input: read from H16 it is rounded once more, so there the
+ * gradients and logits are checked against the fp32 model's (m[2]): H16's relative 2-norm
+ * distance from them at most 3 times the fp32-H layout's plus 5e-3. (bf16 alone moves this
+ * tiny 8-stack-layer GIN's gradients by 0.5-20 %; H16 adds a rounding of the same size.) */
 static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model mdl,
                          int agg_order, float p) {
-  fg_model *m[2] = {NULL, NULL};
+  fg_model *m[3] = {NULL, NULL, NULL};
   const int stages = kind->stages, Ls = L * stages;
   int64_t w[2 * L + 1];
-  int n16 = 0;
+  int n16 = 0, h16 = 0, exact = 1, s16[2 * L];
+  double d16, d32;
   uint8_t sel[N];
   EXPECT_OK(fg_model_widths(kind, L, 0, (const int[]){4, 8, 6}, kWidths[0], kWidths[L], w));
   for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN;
   s->bf16 = 1;
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     fg_model_config mc = {.layers = Ls, .widths = w, .agg_order = agg_order, .seed = 9,
                           .kind = kind,
                           .norm = fg_test_model_norm(mdl),
                           .gin_eps = mdl.gin_eps, .gin_eps_learn = mdl.eps_learn,
-                          .residual = mdl.residual, .bf16 = 1, .bf16_s32 = k};
+                          .residual = mdl.residual, .bf16 = k < 2, .bf16_s32 = k};
     EXPECT_OK(fg_model_create(&mc, s, &m[k]));
   }
-  if (!m[0] || !m[1]) goto done;
+  if (!m[0] || !m[1] || !m[2]) goto done;
   for (int l = 0; l < Ls; l++) {
     const int want = fg_model_s16(1, m[0]->agg_first[l], l, Ls, w[l], w[l + 1]);
     EXPECT(!m[1]->S16[l] && (m[0]->S16[l] != NULL) == want && (!want || !m[0]->S[l]));
     n16 += want;
   }
   EXPECT(agg_order == FG_AGG_LAST ? n16 == (stages > 1) : n16 >= 1);
-  for (int k = 0; k < 2; k++) {
+  for (int l = 0; l < Ls; l++) s16[l] = m[0]->S16[l] != NULL;
+  for (int l = 0; l <= Ls; l++) {
+    const int want = fg_model_h16(1, 0, mdl.residual, mdl.eps_learn, m[0]->kinds,
+                                  m[0]->agg_first, s16, Ls, l);
+    EXPECT(!m[1]->H16[l] && (m[0]->H16[l] != NULL) == want && (!want || !m[0]->H[l]));
+    h16 += want;
+    if (want && m[0]->kinds[l]->eps) exact = 0; /* a GIN aggregation reads it */
+  }
+  EXPECT(mdl.residual ? h16 == 0 : h16 >= 1);
+  for (int k = 0; k < 3; k++) {
     float dl[N * 3];
+    s->bf16 = k < 2;
     int64_t cnt, cor;
     EXPECT_OK(fg_model_forward(m[k], s, 1, p, SEED, EPOCH));
     fg_softmax_xent(m[k]->H[Ls], N, kWidths[L], s->labels, sel, 0.1f, dl, &cnt, &cor);
     EXPECT_OK(fg_model_backward(m[k], s, dl, p, SEED, EPOCH));
   }
-  EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
-             "bf16 %s order %d p %.1f: gradients with S16 differ from fp32 S", kind->name,
-             agg_order, (double)p);
-  for (int k = 0; k < 2; k++) EXPECT_OK(fg_model_forward(m[k], s, 0, 0.0f, SEED, EPOCH));
-  EXPECT_MSG(memcmp(m[0]->H[Ls], m[1]->H[Ls], sizeof(float) * N * kWidths[L]) == 0,
-             "bf16 %s order %d: evaluation logits with S16 differ from fp32 S", kind->name,
-             agg_order);
+  s->bf16 = 1;
+  d16 = rel_dist(m[0]->grads, m[2]->grads, m[0]->n_params);
+  d32 = rel_dist(m[1]->grads, m[2]->grads, m[0]->n_params);
+  if (exact)
+    EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
+               "bf16 %s order %d p %.1f: gradients with S16/H16 differ from fp32 S, H",
+               kind->name, agg_order, (double)p);
+  else
+    EXPECT_MSG(d16 <= 3.0 * d32 + 5e-3,
+               "bf16 %s order %d p %.1f: gradients with H16 %.3g from fp32's, with fp32 H %.3g",
+               kind->name, agg_order, (double)p, d16, d32);
+  for (int k = 0; k < 3; k++) {
+    s->bf16 = k < 2;
+    EXPECT_OK(fg_model_forward(m[k], s, 0, 0.0f, SEED, EPOCH));
+  }
+  if (exact) {
+    EXPECT_MSG(memcmp(m[0]->H[Ls], m[1]->H[Ls], sizeof(float) * N * kWidths[L]) == 0,
+               "bf16 %s order %d: evaluation logits with S16/H16 differ from fp32 S, H",
+               kind->name, agg_order);
+  } else {
+    const double e16 = rel_dist(m[0]->H[Ls], m[2]->H[Ls], N * kWidths[L]);
+    const double e32 = rel_dist(m[1]->H[Ls], m[2]->H[Ls], N * kWidths[L]);
+    EXPECT_MSG(e16 <= 3.0 * e32 + 5e-3,
+               "bf16 %s order %d: evaluation logits with H16 %.3g from fp32's, with fp32 H %.3g",
+               kind->name, agg_order, e16, e32);
+  }
+  printf("  bf16 %s order %d p %.1f: S16 on %d layers, H16 on %d (%s; gradients %.2g from "
+         "fp32's, with fp32 H %.2g)\n", kind->name, agg_order, (double)p, n16, h16,
+         exact ? "bit for bit" : "close", d16, d32);
 done:
   s->bf16 = 0;
-  fg_model_destroy(&m[0]);
-  fg_model_destroy(&m[1]);
+  for (int k = 0; k < 3; k++) fg_model_destroy(&m[k]);
 }
 
 static void run_case(fg_test_model mdl, int directed, int agg_order, float p,

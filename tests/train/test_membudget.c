@@ -34,13 +34,15 @@ static void test_estimate(const fg_dataset *ds) {
   EXPECT_OK(fg_train_memory(ds, &c, &e2));
   EXPECT(e2.activations > e.activations && e2.total > e.total);
   /* bf16's scratch: the SpMM input of n x F as bf16, weights of F x 128 transposed, and the
-   * row blocks of the widest product (not copies of whole operands: 2 n F bytes less each) */
+   * row blocks of the widest product (not copies of whole operands: 2 n F bytes less each);
+   * less half of H2 stored as bf16 (H16: layer 1 aggregates last; H1 stays fp32, since layer
+   * 0 aggregates last and its backward keeps dT there) */
   c.precision = "bf16";
   {
     fg_memory_estimate e3;
     EXPECT_OK(fg_train_memory(ds, &c, &e3));
     EXPECT(e3.activations - e2.activations ==
-           2 * n * F + 4 * F * 128 + fg_bf16_gemm_scratch_bytes(F, 128));
+           2 * n * F + 4 * F * 128 + fg_bf16_gemm_scratch_bytes(F, 128) - 2 * n * 128);
     EXPECT(fg_bf16_gemm_scratch_bytes(F, 128) == 4 * (4096 * (F + 128) + F * 128));
   }
   c.precision = NULL;
@@ -104,7 +106,10 @@ static void test_model_buffers(const fg_dataset *ds) {
      * (at most n x the widest) the scheme grows, and the row blocks the widest product takes;
      * less half of each S[l] stored as bf16 (S16: a layer aggregating first into no wider than
      * its output, not the last -- here layer 1, 32 -> 48, under every model and order that
-     * aggregates it first) */
+     * aggregates it first) and of each hidden H[l] stored as bf16 (H16: H[1] where layer 0
+     * aggregates first, which only --agg-order first does at 1433 -> 32; H[2] where layer 1
+     * is a GCN or aggregates last: a SAGE layer aggregating first with S16 keeps its
+     * backward's scratch in H[2]) */
     for (int k = 0; k < 6; k++) {
       fg_model_config mc = {.layers = 3, .widths = w, .agg_order = k % 3, .seed = 1,
                             .kind = fg_model_kind_find(k < 3 ? "gcn" : "sage")};
@@ -124,6 +129,15 @@ static void test_model_buffers(const fg_dataset *ds) {
           if (m->S16[l]) halved += 2 * s->n_local * w[l];
         }
         EXPECT(k % 3 == FG_AGG_LAST || halved == 2 * s->n_local * 32);
+        {
+          const int want1 = k % 3 == FG_AGG_FIRST, want2 = k < 3 || k % 3 == FG_AGG_LAST;
+          EXPECT_MSG(!m->H16[0] && !m->H16[3] && (m->H16[1] != NULL) == want1 &&
+                         (m->H16[2] != NULL) == want2 && (m->H[1] == NULL) == want1 &&
+                         (m->H[2] == NULL) == want2,
+                     "bf16 model %d: H16 %d %d, want %d %d", k, m->H16[1] != NULL,
+                     m->H16[2] != NULL, want1, want2);
+          halved += 2 * s->n_local * (want1 * w[1] + want2 * w[2]);
+        }
         const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * s->num_features + blocks - halved;
         EXPECT_MSG(act16 - act32 == extra, "bf16: %lld more activation bytes, allocated %lld",
                    (long long)(act16 - act32), (long long)extra);
