@@ -73,7 +73,7 @@ typedef struct fg_layer_kind {
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
   int s_scratch;           /* aggregating first, its backward uses S's fp32 buffer
                               (fg_model_s_buf) as scratch: 1 always (SAGE), 2 with a learned
-                              epsilon (GIN); 0 never */
+                              epsilon or moved rows (GIN); 0 never */
   fg_status (*forward)(fg_model *m, fg_scheme *s, int l, const float *d);
   fg_status (*backward)(fg_model *m, fg_scheme *s, int l, float *dz, float p, uint64_t seed,
                         uint64_t epoch, float **dd);
@@ -326,12 +326,12 @@ float *fg_model_other_work(const fg_model *m, const float *x);
  * C = Sᵀ B (ta 1: S is K x M), from S16[l] when it is set. */
 int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_out);
 /* Whether hidden H[l] (0 < l < L) of a stack of kinds (its layers' kinds), aggregation orders agg
- * and S16 choices s16 is stored as bf16 (fg_model.H16): under bf16, on a scheme that moves no
- * rows (1D), without residual connections, and where the producing layer k = l - 1 needs no
- * fp32 buffer of H[l]'s size besides the two scratch buffers: not a GCN or SAGE layer 0 that
- * aggregates last (its backward keeps dT in H[1] beside dZ and D_0), not a SAGE layer that
- * aggregates first with S16 (its backward's scratch is S's fp32 stand-in, H[k + 1]), not a GIN
- * layer with S16 and a learned epsilon (likewise). */
+ * and S16 choices s16 is stored as bf16 (fg_model.H16): under bf16, without residual
+ * connections, and where the producing layer k = l - 1 needs no fp32 buffer of H[l]'s size
+ * besides the two scratch buffers: not a GCN or SAGE layer 0 that aggregates last (its backward
+ * keeps dT in H[1] beside dZ and D_0), not a SAGE layer that aggregates first with S16 (its
+ * backward's scratch is S's fp32 stand-in, H[k + 1]), not a GIN layer with S16 and a learned
+ * epsilon or on a scheme that moves rows (move_ok: its backward moves dY through S's buffer). */
 int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
                  const fg_layer_kind *const *kinds, const int *agg, const int *s16, int L,
                  int l);

@@ -32,13 +32,14 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
-  const float *self = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
+  const float *d32 = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
+  const float *self = d32;
   float *sb = fg_model_s_buf(m, l); /* S, or its fp32 stand-in when stored as bf16 */
   float *out;
   double t0;
-  FG_CHECK(s->ops->aggregate(s, l, self, sb, wi));
+  FG_CHECK(s->ops->aggregate(s, l, d32, sb, wi));
   if (m->M[l]) {
-    FG_CHECK(fg_scheme_move_rows(s, l, sh, d, m->M[l], wi));
+    FG_CHECK(fg_scheme_move_rows(s, l, sh, d32, m->M[l], wi));
     self = m->M[l];
   }
   /* D_0 in work_a or D_l stored as bf16: again from there later */
@@ -105,11 +106,12 @@ static fg_status linear_forward(fg_model *m, fg_scheme *s, int l, const float *d
   const int64_t wi = sh->w_in, wo = sh->w_out;
   float *out = fg_model_out(m, l, d);
   m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
-  if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
-    FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
+  if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 (from work_a, widened, when
+                      D_l is stored as bf16) */
+    FG_CHECK(fg_scheme_move_rows16(s, l, fg_model_in32(m, l, d), m->M16[l], wi));
     fg_model_gemm_h(m, 0, 0, sh->n_out, wo, wi, m->M16[l], wi, m->W[l], wo, out, wo, 0);
   } else if (m->M[l]) {
-    FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+    FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, fg_model_in32(m, l, d), m->M[l], wi));
     fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, m->M[l], wi, m->W[l], wo, out, wo);
   } else { /* the rows are the output's (1D): D itself, fp32 or stored as bf16 */
     fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo, 0);

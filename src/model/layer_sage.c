@@ -24,16 +24,17 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
   /* D_0 in work_a: recomputed in backward; D_l stored as bf16 (d NULL): read there */
   const float *keep = d == m->work_a ? NULL : d;
   if (m->agg_first[l]) {
-    FG_CHECK(s->ops->aggregate(s, l, fg_model_in32(m, l, d), fg_model_s_buf(m, l), wi));
+    const float *d32 = fg_model_in32(m, l, d); /* (widened into work_a when stored as bf16) */
+    FG_CHECK(s->ops->aggregate(s, l, d32, fg_model_s_buf(m, l), wi));
     fg_model_s_store(m, l);
     out = fg_model_out(m, l, m->work_a);
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);
     m->Mv[l] = m->M[l] ? m->M[l] : keep;
     if (m->M16[l]) { /* GEMM operand only: moved and kept as bf16 */
-      FG_CHECK(fg_scheme_move_rows16(s, l, d, m->M16[l], wi));
+      FG_CHECK(fg_scheme_move_rows16(s, l, d32, m->M16[l], wi));
       fg_model_gemm_h(m, 0, 0, sh->n_out, wo, wi, m->M16[l], wi, Ws, wo, out, wo, 1);
     } else if (m->M[l]) {
-      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d, m->M[l], wi)); /* GEMM operand only */
+      FG_CHECK(fg_scheme_move_rows_bf16(s, l, sh, d32, m->M[l], wi)); /* GEMM operand only */
       fg_model_gemm_add(m, 0, 0, sh->n_out, wo, wi, m->M[l], wi, Ws, wo, out, wo);
     } else { /* the rows are the output's (1D): D itself */
       fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, Ws, wo, out, wo, 1);

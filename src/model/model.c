@@ -746,10 +746,11 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
                  int l) {
   const int k = l - 1; /* the layer that writes H[l] */
   const fg_layer_kind *p;
-  if (!bf16 || move_ok || residual || l < 1 || l >= L) return 0;
+  if (!bf16 || residual || l < 1 || l >= L) return 0;
   p = kinds[k];
   if (p->aggregates && !agg[k] && k == 0) return 0; /* dT in H[1] */
-  if (p->aggregates && agg[k] && s16[k] && (p->s_scratch == 1 || (p->s_scratch == 2 && eps_learn)))
+  if (p->aggregates && agg[k] && s16[k] &&
+      (p->s_scratch == 1 || (p->s_scratch == 2 && (eps_learn || move_ok))))
     return 0; /* S's fp32 stand-in in backward */
   return 1;
 }

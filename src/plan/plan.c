@@ -357,8 +357,16 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
         aggregates && fg_model_s16(in->bf16, 1, l, L, (int64_t)win,
                                    (int64_t)in->widths[l + 1] / g[a]) ? 2.0 : 4.0;
     const double m_esz = in->bf16 && in->self_gemm && in->self_gemm[l] ? 2.0 : 4.0; /* M16 */
+    /* H[l + 1] as bf16 where fg_model_h16 stores it on every rank: a hidden output without
+     * residual connections whose layer is a Linear or a GCN, or a SAGE or GIN one (a self term,
+     * whose backward borrows H[l + 1] where it keeps S16) where no rank keeps S16 (its
+     * narrowest input block against its widest output block) */
+    const int h16 = in->bf16 && !in->residual_stages && l + 1 < L &&
+                    (!aggregates || !in->self_term ||
+                     !fg_model_s16(1, 1, l, L, (int64_t)in->widths[l] / g[b], (int64_t)wout));
     mem += nout * win * s_esz + (in->self_term ? nout * win * m_esz : 0.0) +
-           nout * wout * (vecs > 1 ? 2 : 1) * 4.0 + wblock + 4.0 * wblock / g[cc];
+           nout * wout * ((h16 ? 2.0 : 4.0) + (vecs > 1 ? 4.0 : 0.0)) + wblock +
+           4.0 * wblock / g[cc];
     max_in = FG_MAX(max_in, nin * win);
     max_w = FG_MAX(max_w, mats * win * wout + vecs * wout);
     max_dh = FG_MAX(max_dh, nout * win);

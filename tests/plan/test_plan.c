@@ -1,6 +1,7 @@
 /* test_plan.c -- the performance model: cost formulas against values worked out by hand, the
  * least squares fit, the calibration file, and fg_plan's ranking. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -242,6 +243,35 @@ static void test_cost3d_bf16(void) {
     fg_cost3d(&in, &c, &s32);
     EXPECT_NEAR(p32.comm_seconds - p16.comm_seconds, 2 * 64 * (4 - 2) * 1e-9);
     EXPECT_NEAR(s32.comm_seconds, s16.comm_seconds);
+  }
+  {
+    /* H16: 2 layers 4 -> 8 -> 2 without --residual; under bf16 a GCN keeps its hidden H[1] as
+     * bf16 (2 bytes less an element of layer 0's n_out x w_out block), a self-term kind does
+     * not (its layer 0 keeps S16 on every rank -- every input block is no wider than its output
+     * block -- and its backward borrows H[1]): the difference of their memory moves by exactly
+     * that block between fp32 and bf16 (the moved self-term rows, fp32 here, cost both the
+     * same) */
+    const int64_t w3[3] = {4, 8, 2};
+    const double shard2[2] = {10, 10};
+    fg_plan_entry e[2][2];
+    int a, b, cc;
+    in.layers = 2;
+    in.widths = w3;
+    in.shard_nnz = shard2;
+    in.nkeys = 2;
+    in.mats = 1;
+    in.residual_stages = 0;
+    in.self_gemm = NULL;
+    for (int bf = 0; bf < 2; bf++)
+      for (int st = 0; st < 2; st++) {
+        in.bf16 = bf;
+        in.self_term = st;
+        fg_cost3d(&in, &c, &e[bf][st]);
+      }
+    fg_layer_roles(0, &a, &b, &cc);
+    (void)b;
+    EXPECT_NEAR((e[1][1].mem_bytes - e[1][0].mem_bytes) - (e[0][1].mem_bytes - e[0][0].mem_bytes),
+                2.0 * ceil(8.0 / in.g[cc]) * ceil(8.0 / in.g[a]));
   }
 }
 
