@@ -156,7 +156,9 @@ struct fg_model {
   fg_bf16 **H16;          /* (layers + 1): under bf16, a hidden H[l] stored as bf16 where
                              fg_model_h16 says so (GEMMs, the mask and the aggregation's rounded
                              rows read it: the same bits; GIN's self term adds it rounded);
-                             else NULL */
+                             H16[0]: D_0 = dropout(X) of a training forward, kept for the
+                             backward where layer 0 aggregates last (only GEMMs read it; H[0]
+                             stays the features); else NULL */
   float *zout;            /* the fp32 buffer the last fg_model_out gave layer l's output */
   float *input;           /* learned features: the gathered layer-0 input, else NULL */
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
@@ -175,6 +177,7 @@ struct fg_model {
                              GEMMs (self_gemm) stored as bf16 instead, moved so by the scheme
                              (move_rows16: 3d); M[l] then NULL */
   float *work_a, *work_b; /* scratch shared by all layers */
+  int64_t work_b_len;     /* work_b's floats */
   fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
   double *row_sum;        /* (n) and their sums of exp(z - max) */
   double seconds[FG_TIME_COUNT];
@@ -326,7 +329,9 @@ float *fg_model_other_work(const fg_model *m, const float *x);
  * C = Sᵀ B (ta 1: S is K x M), from S16[l] when it is set. */
 int fg_model_s16(int bf16, int agg_first, int l, int L, int64_t w_in, int64_t w_out);
 /* Whether hidden H[l] (0 < l < L) of a stack of kinds (its layers' kinds), aggregation orders agg
- * and S16 choices s16 is stored as bf16 (fg_model.H16): under bf16, without residual
+ * and S16 choices s16 is stored as bf16 (fg_model.H16), and for l = 0 whether a training
+ * forward keeps D_0 as bf16 (layer 0 aggregates last: only its GEMMs read D_0, and work_a need
+ * not hold it): under bf16, without residual
  * connections, and where the producing layer k = l - 1 needs no fp32 buffer of H[l]'s size
  * besides the two scratch buffers: not a GCN or SAGE layer 0 that aggregates last (its backward
  * keeps dT in H[1] beside dZ and D_0), not a SAGE layer that aggregates first with S16 (its

@@ -168,7 +168,7 @@ void fg_model_destroy(fg_model **mp) {
     free(m->H);
   }
   if (m->H16) {
-    for (int l = 1; l <= m->layers; l++) free(m->H16[l]);
+    for (int l = 0; l <= m->layers; l++) free(m->H16[l]);
     free(m->H16);
   }
   if (m->Hres)
@@ -227,10 +227,11 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
 }
 
 /* Which hidden H[l] (h16, L + 1 entries) a model stores as bf16: fg_model_h16 over the stack,
- * given fg_model_s16's choices. */
+ * given fg_model_s16's choices; D_0 (h16[0]) not where layer 0's backward computes its input's
+ * gradient (learn: label propagation, learned features), whose scratch holds n x w_0 anyway. */
 static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
-                      const int *agg_first, int eps_learn, int residual, int move_ok, int bf16,
-                      int *h16) {
+                      const int *agg_first, int learn, int eps_learn, int residual, int move_ok,
+                      int bf16, int *h16) {
   const fg_layer_kind *kinds[FG_MAX_STACK];
   int s16[FG_MAX_STACK];
   for (int l = 0; l < L; l++) {
@@ -239,6 +240,7 @@ static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh
   }
   for (int l = 0; l <= L; l++)
     h16[l] = fg_model_h16(bf16, move_ok, residual, eps_learn, kinds, agg_first, s16, L, l);
+  if (learn) h16[0] = 0;
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
@@ -257,7 +259,7 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
   const int S = kind->stages;
   int64_t x = 0;
   int h16[FG_MAX_STACK + 1];
-  storage16(kind, L, sh, agg_first, eps_learn, residual, move_ok, bf16, h16);
+  storage16(kind, L, sh, agg_first, learn, eps_learn, residual, move_ok, bf16, h16);
   *h_total = *s_total = *s16_total = 0;
   for (int l = 0; l < L; l++) {
     /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
@@ -285,7 +287,9 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
       x = FG_MAX(x, sh[l].n_out * sh[l].w_in);
     }
   }
-  *work_a = FG_MAX(x, sh[0].n_in * sh[0].w_in);
+  if (h16[0]) /* D_0 kept as bf16 (else in work_a) */
+    *s16_total += sh[0].n_in * sh[0].w_in;
+  *work_a = h16[0] ? x : FG_MAX(x, sh[0].n_in * sh[0].w_in);
   *work_b = x;
 }
 
@@ -348,10 +352,13 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) {
     *activation_bytes = 4 * (h + sz + wa + wb) + 2 * s16 + ln_bytes(cfg->norm, L, cfg->widths, n);
-    if (cfg->bf16) { /* the scheme's rows16, fg_model_create's wt, a product's row blocks */
+    if (cfg->bf16) { /* the scheme's rows16 (its widest SpMM input: an aggregating layer's
+                        input width where it aggregates first, else its output's, both ways),
+                        fg_model_create's wt, a product's row blocks */
       int64_t wmax = 1, mats = 1, blocks = 0;
       for (int l = 0; l < L; l++) {
-        wmax = FG_MAX(wmax, FG_MAX(cfg->widths[l], cfg->widths[l + 1]));
+        if (stack_kind(kind, l)->aggregates)
+          wmax = FG_MAX(wmax, agg[l] ? cfg->widths[l] : cfg->widths[l + 1]);
         mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
         blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(cfg->widths[l], cfg->widths[l + 1]));
       }
@@ -515,7 +522,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_F(m->wblk, blk);
     FG_ALLOC_F(m->gblk, blk);
   }
-  storage16(kind, L, m->shape, m->agg_first, cfg->gin_eps_learn, cfg->residual, move_ok,
+  storage16(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
+            cfg->gin_eps_learn, cfg->residual, move_ok,
             m->bf16 && !cfg->bf16_s32, h16);
   if (m->bf16) {
     /* the transposed weights' scratch at its largest now, so that running short of memory is
@@ -601,6 +609,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
                  &h, &sz, &s16, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
+    m->work_b_len = wb;
+    if (h16[0]) FG_ALLOC_ACT16(m->H16[0], m->shape[0].n_in * m->shape[0].w_in);
   }
   if (m->norm && L > 1) {
     int64_t rows = 1; /* LayerNorm's rows, BatchNorm's columns */
@@ -746,7 +756,8 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
                  int l) {
   const int k = l - 1; /* the layer that writes H[l] */
   const fg_layer_kind *p;
-  if (!bf16 || residual || l < 1 || l >= L) return 0;
+  if (!bf16 || residual || l < 0 || l >= L) return 0;
+  if (l == 0) return kinds[0]->aggregates && !agg[0]; /* D_0, read by GEMMs only */
   p = kinds[k];
   if (p->aggregates && !agg[k] && k == 0) return 0; /* dT in H[1] */
   if (p->aggregates && agg[k] && s16[k] &&
@@ -755,25 +766,48 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
   return 1;
 }
 
-void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
-                         float *out) {
+/* Rows [r0, r0 + rows) of the layer-0 input D_0 = dropout(X) (with label propagation's
+ * embedding added first) into out (rows x w_in). */
+static void input_rows(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
+                       int64_t r0, int64_t rows, float *out) {
   const fg_layer_shape *sh = &m->shape[0];
-  double t0 = fg_now();
+  const int64_t w = sh->w_in;
+  const int64_t *map = s->feature_rows ? s->feature_rows + r0 : NULL;
+  const float *x = s->feature_rows ? m->H[0] : m->H[0] + r0 * w;
   if (m->lp_off < 0) {
-    fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch, 0,
-                    sh->ids_in, sh->col0_in);
+    fg_dropout_rows(out, x, map, rows, w, p, seed, epoch, 0, sh->ids_in + r0, sh->col0_in);
   } else {
     /* X + Y E (a label node's row gets its label's embedding), then dropout with the masks
      * fg_dropout_rows draws */
     const float *E = m->params + m->lp_off + sh->col0_in; /* this rank's columns of E */
-    fg_dropout_rows(out, m->H[0], s->feature_rows, sh->n_in, sh->w_in, 0.0f, seed, epoch, 0,
-                    sh->ids_in, sh->col0_in);
-    for (int64_t i = 0; i < sh->n_in; i++)
-      if (m->lp_label[i] >= 0)
-        fg_axpy(out + i * sh->w_in, 1.0f, E + (int64_t)m->lp_label[i] * m->widths[0], sh->w_in);
+    fg_dropout_rows(out, x, map, rows, w, 0.0f, seed, epoch, 0, sh->ids_in + r0, sh->col0_in);
+    for (int64_t i = 0; i < rows; i++)
+      if (m->lp_label[r0 + i] >= 0)
+        fg_axpy(out + i * w, 1.0f, E + (int64_t)m->lp_label[r0 + i] * m->widths[0], w);
     if (p > 0.0f)
-      fg_bias_relu_dropout(out, out, NULL, sh->n_in, sh->w_in, 0, p, seed, epoch, 0, sh->ids_in,
+      fg_bias_relu_dropout(out, out, NULL, rows, w, 0, p, seed, epoch, 0, sh->ids_in + r0,
                            sh->col0_in);
+  }
+}
+
+void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
+                         float *out) {
+  const double t0 = fg_now();
+  input_rows(m, s, p, seed, epoch, 0, m->shape[0].n_in, out);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+}
+
+/* D_0 into H16[0] (fg_model.H16), a block of rows at a time through scratch (work_b, which
+ * holds nothing yet in a forward): 256 KiB of fp32 rows, read back from the cache to round */
+static void input16(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch) {
+  const fg_layer_shape *sh = &m->shape[0];
+  const int64_t w = FG_MAX(sh->w_in, 1);
+  const int64_t block = FG_MAX(1, FG_MIN((int64_t)65536 / w, m->work_b_len / w));
+  const double t0 = fg_now();
+  for (int64_t r0 = 0; r0 < sh->n_in; r0 += block) {
+    const int64_t rows = FG_MIN(block, sh->n_in - r0);
+    input_rows(m, s, p, seed, epoch, r0, rows, m->work_b);
+    fg_bf16_from_f32(m->H16[0] + r0 * w, m->work_b, rows * w);
   }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
@@ -914,9 +948,15 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (l == 0 && (drop || s->feature_rows || m->lp_off >= 0)) {
       /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
-       * another (--reorder borrows the dataset's features instead of permuting a copy) */
-      fg_model_redo_input(m, s, pp, seed, epoch, m->work_a);
-      d = m->work_a;
+       * another (--reorder borrows the dataset's features instead of permuting a copy); kept
+       * as bf16 where only GEMMs read it (H16[0]: backward reads it there, not redone) */
+      if (m->H16[0]) {
+        input16(m, s, pp, seed, epoch);
+        d = NULL;
+      } else {
+        fg_model_redo_input(m, s, pp, seed, epoch, m->work_a);
+        d = m->work_a;
+      }
     }
     FG_CHECK(m->kinds[l]->forward(m, s, l, d));
     out = m->H16[l + 1] ? m->zout : m->H[l + 1];

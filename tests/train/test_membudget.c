@@ -33,16 +33,19 @@ static void test_estimate(const fg_dataset *ds) {
   c.hidden = 128;
   EXPECT_OK(fg_train_memory(ds, &c, &e2));
   EXPECT(e2.activations > e.activations && e2.total > e.total);
-  /* bf16's scratch: the SpMM input of n x F as bf16, weights of F x 128 transposed, and the
-   * row blocks of the widest product (not copies of whole operands: 2 n F bytes less each);
-   * less half of H2 stored as bf16 (H16: layer 1 aggregates last; H1 stays fp32, since layer
-   * 0 aggregates last and its backward keeps dT there) */
+  /* bf16's scratch: the widest SpMM input as bf16 (n x 128: every layer aggregates last, so
+   * the SpMMs read n x 128 products), weights of F x 128 transposed, and the row blocks of the
+   * widest product (not copies of whole operands: 2 n F bytes less each); less half of H2
+   * stored as bf16 (H16: layer 1 aggregates last; H1 stays fp32, since layer 0 aggregates last
+   * and its backward keeps dT there); and D_0 kept as bf16 (2 n F) instead of in work_a, which
+   * shrinks from n x F to n x 128 floats */
   c.precision = "bf16";
   {
     fg_memory_estimate e3;
     EXPECT_OK(fg_train_memory(ds, &c, &e3));
     EXPECT(e3.activations - e2.activations ==
-           2 * n * F + 4 * F * 128 + fg_bf16_gemm_scratch_bytes(F, 128) - 2 * n * 128);
+           2 * n * 128 + 4 * F * 128 + fg_bf16_gemm_scratch_bytes(F, 128) - 2 * n * 128 +
+               2 * n * F - 4 * (n * F - n * 128));
     EXPECT(fg_bf16_gemm_scratch_bytes(F, 128) == 4 * (4096 * (F + 128) + F * 128));
   }
   c.precision = NULL;
@@ -131,14 +134,21 @@ static void test_model_buffers(const fg_dataset *ds) {
         EXPECT(k % 3 == FG_AGG_LAST || halved == 2 * s->n_local * 32);
         {
           const int want1 = k % 3 == FG_AGG_FIRST, want2 = k < 3 || k % 3 == FG_AGG_LAST;
-          EXPECT_MSG(!m->H16[0] && !m->H16[3] && (m->H16[1] != NULL) == want1 &&
-                         (m->H16[2] != NULL) == want2 && (m->H[1] == NULL) == want1 &&
-                         (m->H[2] == NULL) == want2,
-                     "bf16 model %d: H16 %d %d, want %d %d", k, m->H16[1] != NULL,
-                     m->H16[2] != NULL, want1, want2);
+          const int want0 = !want1; /* D_0 as bf16 where layer 0 aggregates last */
+          EXPECT_MSG((m->H16[0] != NULL) == want0 && !m->H16[3] &&
+                         (m->H16[1] != NULL) == want1 && (m->H16[2] != NULL) == want2 &&
+                         (m->H[1] == NULL) == want1 && (m->H[2] == NULL) == want2,
+                     "bf16 model %d: H16 %d %d %d, want %d %d %d", k, m->H16[0] != NULL,
+                     m->H16[1] != NULL, m->H16[2] != NULL, want0, want1, want2);
           halved += 2 * s->n_local * (want1 * w[1] + want2 * w[2]);
+          /* D_0: 2 n F bytes of bf16, and work_a shrinks from n x F to the widest other
+           * intermediate, n x 48 floats */
+          if (want0) halved += 4 * (s->n_local * w[0] - s->n_local * 48) - 2 * s->n_local * w[0];
         }
-        const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * s->num_features + blocks - halved;
+        /* the widest SpMM input: layer 0's F wide where it aggregates first, else layer 1's
+         * 32 (auto: it aggregates first) or 48 (last: its output) */
+        const int64_t aggw = k % 3 == FG_AGG_FIRST ? w[0] : k % 3 == FG_AGG_LAST ? 48 : 32;
+        const int64_t extra = 4 * m->wt_cap + 2 * s->n_local * aggw + blocks - halved;
         EXPECT_MSG(act16 - act32 == extra, "bf16: %lld more activation bytes, allocated %lld",
                    (long long)(act16 - act32), (long long)extra);
         fg_model_destroy(&m);
