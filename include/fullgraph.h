@@ -709,6 +709,7 @@ typedef struct fg_plan_config {
   const char *adj_norm;    /* as fg_train_config (NULL: the model's) */
   const char *norm;        /* as fg_train_config (NULL: none) */
   int residual;            /* as fg_train_config */
+  const char *gin_eps;     /* as fg_train_config (a learned epsilon changes what bf16 stores) */
   fg_agg_order agg_order;  /* 1D schemes (3d aggregates first) */
   int overlap;             /* 1d: --overlap, whose memory is a second broadcast buffer and the
                               own stage's product (fg_train_config's) */

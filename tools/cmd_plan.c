@@ -97,6 +97,7 @@ int cmd_plan(int argc, char **argv, int rank) {
       {"--residual", OPT_FLAG, &pc.residual, NULL, "residual connections (train's --residual)", NULL},
       {"--norm", OPT_STRING, &pc.norm, "KIND", "none (default), layer, batch", NULL},
       {"--adj-norm", OPT_STRING, &pc.adj_norm, "HOW", "sym, mean, sum (default: the model's)", NULL},
+      {"--gin-eps", OPT_STRING, &pc.gin_eps, "X|learn", "gin: as train (a learned epsilon keeps more in fp32 under bf16)", NULL},
       {"--hidden", OPT_INT, &pc.hidden, "N", "width of every hidden layer (default 16)", NULL},
       {"--widths", OPT_STRING, &widths_arg, "W1,W2,..", "hidden widths one by one", NULL},
       {"--agg-order", OPT_CHOICE, &agg, "ORDER", "1D schemes: as train (default auto)", plan_agg_choices},

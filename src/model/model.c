@@ -226,6 +226,13 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
          (fg_residual_starts(residual, S, L, l) && w[l] != w[l + S]);
 }
 
+/* D_0 kept as bf16 (H16[0]) is made through fp32 scratch a block of rows at a time: 64 Ki
+ * elements (256 KiB, read back from the cache to round), at least one row, at most all. */
+enum { INPUT16_BLOCK = 65536 };
+static int64_t input16_rows(const fg_layer_shape *sh) {
+  return FG_MIN(sh[0].n_in, FG_MAX(1, INPUT16_BLOCK / FG_MAX(sh[0].w_in, 1)));
+}
+
 /* Which hidden H[l] (h16, L + 1 entries) a model stores as bf16: fg_model_h16 over the stack,
  * given fg_model_s16's choices; D_0 (h16[0]) not where layer 0's backward computes its input's
  * gradient (learn: label propagation, learned features), whose scratch holds n x w_0 anyway. */
@@ -287,10 +294,10 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
       x = FG_MAX(x, sh[l].n_out * sh[l].w_in);
     }
   }
-  if (h16[0]) /* D_0 kept as bf16 (else in work_a) */
+  if (h16[0]) /* D_0 kept as bf16 (else in work_a), made a block of rows at a time in work_b */
     *s16_total += sh[0].n_in * sh[0].w_in;
   *work_a = h16[0] ? x : FG_MAX(x, sh[0].n_in * sh[0].w_in);
-  *work_b = x;
+  *work_b = h16[0] ? FG_MAX(x, input16_rows(sh) * sh[0].w_in) : x;
 }
 
 /* Whether stack layer l aggregates before its weight product (a layer that does not
@@ -797,12 +804,13 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
-/* D_0 into H16[0] (fg_model.H16), a block of rows at a time through scratch (work_b, which
- * holds nothing yet in a forward): 256 KiB of fp32 rows, read back from the cache to round */
+/* D_0 into H16[0] (fg_model.H16), input16_rows at a time (fewer where work_b_len says so: a
+ * test's hook) through scratch: work_b, which holds nothing yet in a forward and which
+ * buffer_sizes makes at least that large */
 static void input16(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch) {
   const fg_layer_shape *sh = &m->shape[0];
   const int64_t w = FG_MAX(sh->w_in, 1);
-  const int64_t block = FG_MAX(1, FG_MIN((int64_t)65536 / w, m->work_b_len / w));
+  const int64_t block = FG_MAX(1, FG_MIN(input16_rows(m->shape), m->work_b_len / w));
   const double t0 = fg_now();
   for (int64_t r0 = 0; r0 < sh->n_in; r0 += block) {
     const int64_t rows = FG_MIN(block, sh->n_in - r0);

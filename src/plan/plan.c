@@ -734,7 +734,7 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
   memset(e, 0, sizeof *e);
   e->scheme = self->name;
   e->replicate = self->replicate ? c : 0;
-  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, NULL, &mdl));
+  FG_CHECK(fg_model_choose(cfg->model, cfg->norm, cfg->adj_norm, cfg->gin_eps, &mdl));
   FG_CHECK(fg_precision_parse(cfg->precision, &bf16));
   const double esz = bf16 ? 2.0 : 4.0; /* bytes of a row element on the wire */
   rate = fg_calibration_gemm_rate(cal, bf16);
@@ -813,6 +813,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .seed = cfg->seed,
                                 .kind = mdl.kind,
                                 .norm = mdl.norm,
+                                .gin_eps = mdl.gin_eps,
+                                .gin_eps_learn = mdl.gin_eps_learn,
                                 .residual = cfg->residual,
                                 .label_prop = (float)cfg->label_prop,
                                 .bf16 = bf16};
@@ -1032,6 +1034,7 @@ fg_plan_config fg_plan_config_of(const fg_train_config *cfg, int ranks) {
       .adj_norm = cfg->adj_norm,
       .norm = cfg->norm,
       .residual = cfg->residual,
+      .gin_eps = cfg->gin_eps,
       .agg_order = cfg->agg_order,
       .overlap = cfg->overlap,
       .order = cfg->order,

@@ -127,6 +127,79 @@ done:
   for (int k = 0; k < 3; k++) fg_model_destroy(&m[k]);
 }
 
+/* D_0 kept as bf16 where the scratch buffers are narrower than one input row: 17 nodes of 96
+ * features into 2 classes (GCN and SAGE, 1 and 2 layers, aggregating last at layer 0), so
+ * every other intermediate is at most 17 x 4 floats. work_b must still take a block of D_0's
+ * rows (a heap overflow before, which the sanitizer builds would catch), and the training
+ * step's gradients equal those with D_0 in fp32 (bf16_s32) bit for bit. */
+static void bf16_wide_input(void) {
+  enum { F = 96, C = 2 };
+  fg_dataset ds;
+  fg_dist *dist = NULL;
+  fg_scheme *s = NULL;
+  fg_scheme_config sc;
+  int64_t src[N], dst[N];
+  uint8_t sel[N];
+  memset(&ds, 0, sizeof ds);
+  memset(&sc, 0, sizeof sc);
+  for (int i = 0; i < N; i++) {
+    src[i] = i;
+    dst[i] = (i * 5 + 3) % N;
+    sel[i] = i % 4 != 3;
+  }
+  ds.num_nodes = N;
+  EXPECT_OK(fg_csr_from_edges(N, src, dst, N, 1, 1, 1, &ds.adj));
+  ds.symmetric = 1;
+  ds.num_features = F;
+  ds.num_classes = C;
+  ds.features = malloc(sizeof(float) * N * F);
+  ds.labels = malloc(sizeof(int32_t) * N);
+  ds.split = malloc(N);
+  fg_test_fill(ds.features, N * F, 31, -1.0f, 1.0f);
+  for (int i = 0; i < N; i++) {
+    ds.labels[i] = i % C;
+    ds.split[i] = FG_SPLIT_TRAIN;
+  }
+  EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
+  EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
+  if (s) s->bf16 = 1;
+  for (int c = 0; s && c < 4; c++) {
+    const int layers = 1 + c % 2;
+    const int64_t w1[2] = {F, C}, w2[3] = {F, 4, C};
+    fg_model *m[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+      fg_model_config mc = {.layers = layers, .widths = layers == 1 ? w1 : w2,
+                            .agg_order = FG_AGG_AUTO, .seed = 5,
+                            .kind = fg_model_kind_find(c < 2 ? "gcn" : "sage"), .bf16 = 1,
+                            .bf16_s32 = k};
+      EXPECT_OK(fg_model_create(&mc, s, &m[k]));
+    }
+    if (m[0] && m[1]) {
+      float dl[N * C];
+      int64_t cnt, cor;
+      EXPECT(m[0]->H16[0] && !m[1]->H16[0] && !m[0]->agg_first[0]);
+      EXPECT_MSG(m[0]->work_b_len >= F, "work_b of %lld floats, a row of D_0 is %d",
+                 (long long)m[0]->work_b_len, F);
+      for (int k = 0; k < 2; k++) {
+        EXPECT_OK(fg_model_forward(m[k], s, 1, 0.4f, SEED, EPOCH));
+        fg_softmax_xent(m[k]->H[layers], N, C, s->labels, sel, 0.1f, dl, &cnt, &cor);
+        EXPECT_OK(fg_model_backward(m[k], s, dl, 0.4f, SEED, EPOCH));
+      }
+      EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
+                 "wide input, case %d: gradients with D_0 as bf16 differ", c);
+    }
+    fg_model_destroy(&m[0]);
+    fg_model_destroy(&m[1]);
+  }
+  printf("  bf16 D_0 of 96 features through a narrow work_b: 4 cases\n");
+  fg_scheme_destroy(&s);
+  fg_dist_destroy(&dist);
+  fg_csr_free(&ds.adj);
+  free(ds.features);
+  free(ds.labels);
+  free(ds.split);
+}
+
 static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
                      const char *reorder) {
   fg_dataset ds;
@@ -309,6 +382,7 @@ int main(int argc, char **argv) {
       {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1},
       {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1, .batch_norm = 1},
       {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1, .residual = 1}};
+  bf16_wide_input();
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
