@@ -345,14 +345,15 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
  * kept in m->zout. A kind that aggregates first passes work_a (where fg_model_in32 widens its
  * input), so that S's fp32 stand-in (fg_model_s_buf) and the output share work_b. */
 float *fg_model_out(fg_model *m, int l, const float *busy);
-/* Layer l's input D_l in fp32: d, or H16[l] widened into work_a. */
+/* H16[l] widened into out (n_in x w_in floats), timed with the elementwise passes. */
+void fg_model_widen(fg_model *m, int l, float *out);
+/* Layer l's input D_l in fp32: d, or (d NULL) H16[l] widened into work_a. After a forward,
+ * fg_model_in32(m, l, m->H[l]) is hidden H_l in fp32 wherever it is stored. */
 const float *fg_model_in32(fg_model *m, int l, const float *d);
 /* A timed product with D_l as first operand: C (+)= D B (ta 0: D n_in x K) or Dᵀ B (ta 1), from
  * H16[l] when d is NULL, else from d. */
 void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int64_t N,
                       int64_t K, const float *B, int64_t ldb, float *C, int64_t ldc, int add);
-/* Hidden H[l] in fp32 after a forward: H[l], or H16[l] widened into work_a. */
-const float *fg_model_hidden(fg_model *m, int l);
 float *fg_model_s_buf(const fg_model *m, int l);
 void fg_model_s_store(fg_model *m, int l);
 void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,

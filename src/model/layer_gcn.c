@@ -22,7 +22,7 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* T = D W (n_in, wo); out = Â T */
-    float *t = d ? fg_model_other_work(m, d) : m->work_a;
+    float *t = fg_model_other_work(m, d); /* (work_a when d is NULL) */
     m->Sv[l] = d == m->work_a ? NULL : d; /* layer 0's D_0 in work_a: recomputed in backward */
     fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, m->W[l], wo, t, wo, 0);
     FG_CHECK(fg_scheme_reduce_product(s, l, t, sh->n_in * wo));

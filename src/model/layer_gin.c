@@ -74,7 +74,7 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   if (m->scal[l]) {
     const float *mv = m->Mv[l];
     if (!mv && m->H16[l]) { /* D_l widened into S's buffer: dead now (fg_model_h16) */
-      fg_bf16_to_f32(sb, m->H16[l], sh->n_in * wi);
+      fg_model_widen(m, l, sb);
       mv = sb;
     } else if (!mv) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out on a 1D
                          scheme */

@@ -42,7 +42,7 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
     /* a 1D scheme: D's rows are the output's, and no product is partial */
-    float *t = d ? fg_model_other_work(m, d) : m->work_a;
+    float *t = fg_model_other_work(m, d); /* (work_a when d is NULL) */
     m->Sv[l] = m->Mv[l] = keep;
     fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, Wn, wo, t, wo, 0);
     out = fg_model_out(m, l, t);

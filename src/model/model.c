@@ -635,12 +635,16 @@ cleanup:
   return st;
 }
 
-/* B (N x K, row length ldb) transposed into m->wt (K x N); 0 if out of memory. */
-static int transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B, int64_t ldb) {
-  if (!grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float))) return 0;
+/* B (N x K, row length ldb) transposed into m->wt (K x N). */
+static fg_status transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
+                                  int64_t ldb) {
+  fg_status st = FG_OK;
+  FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
+             "out of memory for a transposed weight (%lld x %lld)", (long long)K, (long long)N);
   for (int64_t i = 0; i < N; i++)
     for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
-  return 1;
+cleanup:
+  return st;
 }
 
 /* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums (fg_bf16.h: the
@@ -658,9 +662,7 @@ static fg_status bf16_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, in
   } else if (ta) { /* A: K x M, B: K x N */
     FG_CHECK(fg_bf16_gemm_wgrad_f32(K, M, N, A, lda, B, ldb, C, ldc, acc));
   } else { /* A: M x K, B: N x K */
-    FG_REQUIRE(transpose_weight(m, N, K, B, ldb), FG_ERR_NOMEM,
-               "out of memory for a transposed weight (%lld x %lld)", (long long)K,
-               (long long)N);
+    FG_CHECK(transpose_weight(m, N, K, B, ldb));
     FG_CHECK(fg_bf16_gemm_tall_f32(M, K, N, A, lda, m->wt, N, C, ldc, acc));
   }
 cleanup:
@@ -706,12 +708,9 @@ void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t 
     st = fg_bf16_gemm_wgrad_hf(K, M, N, A, lda, B, ldb, C, ldc, add);
   } else if (!tb) {
     st = fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
-  } else if (transpose_weight(m, N, K, B, ldb)) {
-    st = fg_bf16_gemm_tall(M, K, N, A, lda, m->wt, N, C, ldc, add);
   } else {
-    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
-                      "out of memory for a transposed weight (%lld x %lld)", (long long)K,
-                      (long long)N);
+    st = transpose_weight(m, N, K, B, ldb);
+    if (st == FG_OK) st = fg_bf16_gemm_tall(M, K, N, A, lda, m->wt, N, C, ldc, add);
   }
   gemm_done(m, t0, st, M, N, K);
 }
@@ -739,8 +738,7 @@ float *fg_model_out(fg_model *m, int l, const float *busy) {
   return m->zout;
 }
 
-/* H16[l] widened into out (its n_in x w_in elements). */
-static void widen_hidden(fg_model *m, int l, float *out) {
+void fg_model_widen(fg_model *m, int l, float *out) {
   const double t0 = fg_now();
   fg_bf16_to_f32(out, m->H16[l], m->shape[l].n_in * m->shape[l].w_in);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
@@ -748,13 +746,7 @@ static void widen_hidden(fg_model *m, int l, float *out) {
 
 const float *fg_model_in32(fg_model *m, int l, const float *d) {
   if (d) return d;
-  widen_hidden(m, l, m->work_a);
-  return m->work_a;
-}
-
-const float *fg_model_hidden(fg_model *m, int l) {
-  if (!m->H16[l]) return m->H[l];
-  widen_hidden(m, l, m->work_a);
+  fg_model_widen(m, l, m->work_a);
   return m->work_a;
 }
 

@@ -896,7 +896,7 @@ static fg_status save_output(run *r, int which, const char *path, float *buf) {
     FG_CHECK(fg_scheme_gather_rows(r->s, r->m->H[L], sh->ids_out, sh->out_primary ? sh->n_out : 0,
                                    sh->col0_out, sh->w_out, w, all));
   else
-    FG_CHECK(fg_scheme_gather_rows(r->s, fg_model_hidden(r->m, lh), sh->ids_in,
+    FG_CHECK(fg_scheme_gather_rows(r->s, fg_model_in32(r->m, lh, r->m->H[lh]), sh->ids_in,
                                    sh->in_primary ? sh->n_in : 0, sh->col0_in, sh->w_in, w, all));
   if (d->rank == 0 && path) st = fg_npy_write_f32(path, all, n, w);
   if (buf) {
