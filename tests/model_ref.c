@@ -1,6 +1,7 @@
 /* model_ref.c -- see model_ref.h. */
 #include "model/fg_model.h"
 #include "model_ref.h"
+#include "testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -183,4 +184,30 @@ void fg_test_model_ref_running(const fg_dataset *ds, fg_test_model mdl, int L, c
 
 int fg_test_model_norm(fg_test_model mdl) {
   return mdl.batch_norm ? FG_NORM_BATCH : mdl.layer_norm ? FG_NORM_LAYER : FG_NORM_NONE;
+}
+
+fg_status fg_test_small_dataset(fg_dataset *ds, int64_t n, const int64_t *src, const int64_t *dst,
+                                int64_t ne, int undirected, int64_t F, int64_t C, uint64_t seed) {
+  fg_status st;
+  memset(ds, 0, sizeof *ds);
+  st = fg_csr_from_edges(n, src, dst, ne, undirected, 1, 1, &ds->adj);
+  if (st != FG_OK) return st;
+  ds->num_nodes = n;
+  ds->symmetric = fg_csr_is_symmetric(&ds->adj);
+  ds->num_features = F;
+  ds->num_classes = C;
+  ds->features = malloc(sizeof(float) * (size_t)(n * F));
+  ds->labels = malloc(sizeof(int32_t) * (size_t)n);
+  ds->split = malloc((size_t)n);
+  if (!ds->features || !ds->labels || !ds->split) return FG_ERR_NOMEM;
+  fg_test_fill(ds->features, n * F, seed, -1.0f, 1.0f);
+  return FG_OK;
+}
+
+void fg_test_small_dataset_free(fg_dataset *ds) {
+  fg_csr_free(&ds->adj);
+  free(ds->features);
+  free(ds->labels);
+  free(ds->split);
+  memset(ds, 0, sizeof *ds);
 }

@@ -31,6 +31,14 @@ typedef struct fg_test_model {
   int64_t lp_off;
 } fg_test_model;
 
+/* A small dataset for the model tests: n nodes, the ne edges src -> dst (both ways when
+ * undirected) and a self loop on every node, F features uniform in [-1, 1] drawn from seed, C
+ * classes; labels and split allocated for the caller to fill. ds is zeroed first;
+ * fg_test_small_dataset_free releases what it holds. */
+fg_status fg_test_small_dataset(fg_dataset *ds, int64_t n, const int64_t *src, const int64_t *dst,
+                                int64_t ne, int undirected, int64_t F, int64_t C, uint64_t seed);
+void fg_test_small_dataset_free(fg_dataset *ds);
+
 /* The fg_norm_kind mdl names (batch_norm, layer_norm, or none): fg_model_config.norm. */
 int fg_test_model_norm(fg_test_model mdl);
 

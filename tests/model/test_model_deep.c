@@ -155,15 +155,7 @@ static void bf16_wide_input(void) {
     dst[i] = (i * 5 + 3) % N;
     sel[i] = i % 4 != 3;
   }
-  ds.num_nodes = N;
-  EXPECT_OK(fg_csr_from_edges(N, src, dst, N, 1, 1, 1, &ds.adj));
-  ds.symmetric = 1;
-  ds.num_features = F;
-  ds.num_classes = C;
-  ds.features = malloc(sizeof(float) * N * F);
-  ds.labels = malloc(sizeof(int32_t) * N);
-  ds.split = malloc(N);
-  fg_test_fill(ds.features, N * F, 31, -1.0f, 1.0f);
+  EXPECT_OK(fg_test_small_dataset(&ds, N, src, dst, N, 1, F, C, 31));
   for (int i = 0; i < N; i++) {
     ds.labels[i] = i % C;
     ds.split[i] = FG_SPLIT_TRAIN;
@@ -202,10 +194,7 @@ static void bf16_wide_input(void) {
   printf("  bf16 D_0 of 96 features through a narrow work_b: 4 cases\n");
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
-  fg_csr_free(&ds.adj);
-  free(ds.features);
-  free(ds.labels);
-  free(ds.split);
+  fg_test_small_dataset_free(&ds);
 }
 
 static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
@@ -238,15 +227,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
       dst[ne++] = i;
     }
   }
-  ds.num_nodes = N;
-  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &ds.adj));
-  ds.symmetric = fg_csr_is_symmetric(&ds.adj);
-  ds.num_features = kWidths[0];
-  ds.num_classes = C;
-  ds.features = malloc(sizeof(float) * N * kWidths[0]);
-  ds.labels = malloc(sizeof(int32_t) * N);
-  ds.split = malloc(N);
-  fg_test_fill(ds.features, N * kWidths[0], 21, -1.0f, 1.0f);
+  EXPECT_OK(fg_test_small_dataset(&ds, N, src, dst, ne, !directed, kWidths[0], C, 21));
   for (int i = 0; i < N; i++) {
     ds.labels[i] = (i * 5) % (int)C;
     ds.split[i] = (i % 5 == 4) ? FG_SPLIT_VALID : FG_SPLIT_TRAIN;
@@ -360,10 +341,7 @@ done:
   bf16_storage(s, kind, mdl, agg_order, p);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
-  fg_csr_free(&ds.adj);
-  free(ds.features);
-  free(ds.labels);
-  free(ds.split);
+  fg_test_small_dataset_free(&ds);
 }
 
 int main(int argc, char **argv) {

@@ -48,16 +48,8 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
       dst[ne++] = (i * 5 + 2) % N;
     }
   }
-  ds.num_nodes = N;
-  EXPECT_OK(fg_csr_from_edges(N, src, dst, ne, !directed, 1, 1, &ds.adj));
-  ds.symmetric = fg_csr_is_symmetric(&ds.adj);
+  EXPECT_OK(fg_test_small_dataset(&ds, N, src, dst, ne, !directed, F, C, 11));
   EXPECT(ds.symmetric == !directed);
-  ds.num_features = F;
-  ds.num_classes = C;
-  ds.features = malloc(sizeof(float) * N * F);
-  ds.labels = malloc(sizeof(int32_t) * N);
-  ds.split = malloc(N);
-  fg_test_fill(ds.features, N * F, 11, -1.0f, 1.0f);
   for (int i = 0; i < N; i++) {
     ds.labels[i] = i % C;
     ds.split[i] = (i % 4 == 3) ? FG_SPLIT_VALID : FG_SPLIT_TRAIN;
@@ -149,10 +141,7 @@ static void run_case(fg_test_model mdl, int directed, int agg_order) {
   fg_model_destroy(&m);
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
-  fg_csr_free(&ds.adj);
-  free(ds.features);
-  free(ds.labels);
-  free(ds.split);
+  fg_test_small_dataset_free(&ds);
 }
 
 int main(int argc, char **argv) {
