@@ -161,6 +161,12 @@ void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_
 void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, int64_t rows,
                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                               uint64_t layer, const int64_t *global_ids, int64_t col0);
+/* The same written as bfloat16 (its bits, fg_bf16, by fg_bf16.h's rule) in the same sweep, out
+ * apart from in: a bf16-stored activation without a pass of its own. Bitwise equal to
+ * fg_bias_relu_dropout, then fg_bf16_from_f32. */
+void fg_bias_relu_dropout_bf16(uint16_t *out, const float *in, const float *bias, int64_t rows,
+                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                               uint64_t layer, const int64_t *global_ids, int64_t col0);
 /* out row r = dropout(in row in_rows[r]) (row r when in_rows is NULL), the mask keyed by
  * global_ids[r] as fg_dropout_forward; a plain gather when p == 0. out must not overlap in.
  * The input layer of a model whose rows were reordered reads the features in their stored
@@ -169,6 +175,11 @@ void fg_bias_relu_dropout_ref(float *out, const float *in, const float *bias, in
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                      const int64_t *global_ids, int64_t col0);
+/* The same rounded to bfloat16 (its bits, fg_bf16, by fg_bf16.h's rule) in the same pass: no
+ * fp32 copy of the output is stored. Bitwise equal to fg_dropout_rows, then fg_bf16_from_f32. */
+void fg_dropout_rows_bf16(uint16_t *out, const float *in, const int64_t *in_rows, int64_t rows,
+                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                          const int64_t *global_ids, int64_t col0);
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                          const int64_t *global_ids, int64_t col0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/fg_rng.h"
+#include "kernels/fg_bf16.h"
 #include "kernels/fg_kernel_util.h"
 #include "kernels/fg_kernels.h"
 
@@ -59,11 +60,13 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
   }
 }
 
-/* The pass behind fg_bias_relu_dropout and fg_dropout_rows: output row r reads input row
- * in_rows[r] (r when in_rows is NULL); local column c is global column col0 + c. */
-static void fused_rows(float *out, const float *in, const int64_t *in_rows, const float *bias,
-                       int64_t rows, int64_t cols, int relu, float p, uint64_t seed,
-                       uint64_t epoch, uint64_t layer, const int64_t *global_ids,
+/* The pass behind fg_bias_relu_dropout, fg_dropout_rows and their bf16 forms: output row r
+ * reads input row in_rows[r] (r when in_rows is NULL); local column c is global column
+ * col0 + c. The output is fp32 (out), or bf16 (out16, out NULL): each chunk rounded from a
+ * stack buffer, so the fp32 values are never stored and the rows take one parallel pass. */
+static void fused_rows(float *out, uint16_t *out16, const float *in, const int64_t *in_rows,
+                       const float *bias, int64_t rows, int64_t cols, int relu, float p,
+                       uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids,
                        int64_t col0) {
   assert(p >= 0.0f && p < 1.0f);
   if (rows <= 0 || cols <= 0) return;
@@ -73,24 +76,30 @@ static void fused_rows(float *out, const float *in, const int64_t *in_rows, cons
   FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     const float *x = in + (in_rows ? in_rows[r] : r) * cols; // (cols)
-    float *o = out + r * cols;      // (cols)
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
     uint16_t fields[FG_FUSED_CHUNK + 4];
+    float chunk[FG_FUSED_CHUNK]; /* a chunk's fp32 values before rounding (out16) */
     for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
       const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
       const float *b = bias ? bias + c0 : NULL;
+      float *o = out16 ? chunk : out + r * cols + c0; // (w)
       if (drop) {
         const uint16_t *m16 = dropout_fields(fields, key, col0 + c0, w);
-        if (bias && relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 1, 1);
-        else if (bias) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 1, 0, 1);
-        else if (relu) fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 0, 1, 1);
-        else fused_chunk(o + c0, x + c0, b, m16, w, thr, scale, 0, 0, 1);
+        if (bias && relu) fused_chunk(o, x + c0, b, m16, w, thr, scale, 1, 1, 1);
+        else if (bias) fused_chunk(o, x + c0, b, m16, w, thr, scale, 1, 0, 1);
+        else if (relu) fused_chunk(o, x + c0, b, m16, w, thr, scale, 0, 1, 1);
+        else fused_chunk(o, x + c0, b, m16, w, thr, scale, 0, 0, 1);
       } else {
-        if (bias && relu) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 1, 1, 0);
-        else if (bias) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 1, 0, 0);
-        else if (relu) fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 0, 1, 0);
-        else fused_chunk(o + c0, x + c0, b, NULL, w, thr, scale, 0, 0, 0);
+        if (bias && relu) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 1, 1, 0);
+        else if (bias) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 1, 0, 0);
+        else if (relu) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 0, 1, 0);
+        else fused_chunk(o, x + c0, b, NULL, w, thr, scale, 0, 0, 0);
+      }
+      if (out16) {
+        uint16_t *o16 = out16 + r * cols + c0; // (w)
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < w; c++) o16[c] = fg_bf16_from_float(chunk[c]);
       }
     }
   }
@@ -99,13 +108,29 @@ static void fused_rows(float *out, const float *in, const int64_t *in_rows, cons
 void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
                           int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                           uint64_t layer, const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids, col0);
+  fused_rows(out, NULL, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids,
+             col0);
+}
+
+void fg_bias_relu_dropout_bf16(uint16_t *out, const float *in, const float *bias, int64_t rows,
+                               int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                               uint64_t layer, const int64_t *global_ids, int64_t col0) {
+  fused_rows(NULL, out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids,
+             col0);
 }
 
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                      const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids, col0);
+  fused_rows(out, NULL, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids,
+             col0);
+}
+
+void fg_dropout_rows_bf16(uint16_t *out, const float *in, const int64_t *in_rows, int64_t rows,
+                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
+                          const int64_t *global_ids, int64_t col0) {
+  fused_rows(NULL, out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids,
+             col0);
 }
 
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,

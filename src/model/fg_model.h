@@ -177,7 +177,6 @@ struct fg_model {
                              GEMMs (self_gemm) stored as bf16 instead, moved so by the scheme
                              (move_rows16: 3d); M[l] then NULL */
   float *work_a, *work_b; /* scratch shared by all layers */
-  int64_t work_b_len;     /* work_b's floats */
   fg_maxloc *row_max;     /* (n) the logits' row maxima, over the scheme's column split */
   double *row_sum;        /* (n) and their sums of exp(z - max) */
   double seconds[FG_TIME_COUNT];

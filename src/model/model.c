@@ -226,13 +226,6 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
          (fg_residual_starts(residual, S, L, l) && w[l] != w[l + S]);
 }
 
-/* D_0 kept as bf16 (H16[0]) is made through fp32 scratch a block of rows at a time: 64 Ki
- * elements (256 KiB, read back from the cache to round), at least one row, at most all. */
-enum { INPUT16_BLOCK = 65536 };
-static int64_t input16_rows(const fg_layer_shape *sh) {
-  return FG_MIN(sh[0].n_in, FG_MAX(1, INPUT16_BLOCK / FG_MAX(sh[0].w_in, 1)));
-}
-
 /* Which hidden H[l] (h16, L + 1 entries) a model stores as bf16: fg_model_h16 over the stack,
  * given fg_model_s16's choices; D_0 (h16[0]) not where layer 0's backward computes its input's
  * gradient (learn: label propagation, learned features), whose scratch holds n x w_0 anyway. */
@@ -294,10 +287,10 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
       x = FG_MAX(x, sh[l].n_out * sh[l].w_in);
     }
   }
-  if (h16[0]) /* D_0 kept as bf16 (else in work_a), made a block of rows at a time in work_b */
+  if (h16[0]) /* D_0 kept as bf16 (else in work_a), rounded as the dropout pass writes it */
     *s16_total += sh[0].n_in * sh[0].w_in;
   *work_a = h16[0] ? x : FG_MAX(x, sh[0].n_in * sh[0].w_in);
-  *work_b = h16[0] ? FG_MAX(x, input16_rows(sh) * sh[0].w_in) : x;
+  *work_b = x;
 }
 
 /* Whether stack layer l aggregates before its weight product (a layer that does not
@@ -616,7 +609,6 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
                  &h, &sz, &s16, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
-    m->work_b_len = wb;
     if (h16[0]) FG_ALLOC_ACT16(m->H16[0], m->shape[0].n_in * m->shape[0].w_in);
   }
   if (m->norm && L > 1) {
@@ -796,19 +788,15 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
-/* D_0 into H16[0] (fg_model.H16), input16_rows at a time (fewer where work_b_len says so: a
- * test's hook) through scratch: work_b, which holds nothing yet in a forward and which
- * buffer_sizes makes at least that large */
+/* D_0 into H16[0] (fg_model.H16): the dropout pass rounds each row as it writes it, one
+ * parallel pass over the rows and no fp32 copy (layer 0's input is not label-propagated here:
+ * fg_model_h16) */
 static void input16(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch) {
   const fg_layer_shape *sh = &m->shape[0];
-  const int64_t w = FG_MAX(sh->w_in, 1);
-  const int64_t block = FG_MAX(1, FG_MIN(input16_rows(m->shape), m->work_b_len / w));
   const double t0 = fg_now();
-  for (int64_t r0 = 0; r0 < sh->n_in; r0 += block) {
-    const int64_t rows = FG_MIN(block, sh->n_in - r0);
-    input_rows(m, s, p, seed, epoch, r0, rows, m->work_b);
-    fg_bf16_from_f32(m->H16[0] + r0 * w, m->work_b, rows * w);
-  }
+  assert(m->lp_off < 0);
+  fg_dropout_rows_bf16(m->H16[0], m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch,
+                       0, sh->ids_in, sh->col0_in);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
@@ -961,7 +949,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     FG_CHECK(m->kinds[l]->forward(m, s, l, d));
     out = m->H16[l + 1] ? m->zout : m->H[l + 1];
     /* out = dropout_{l+1}(relu(norm(out + b))): without a norm in one sweep; the last layer
-     * only adds the bias; then rounded into H16[l + 1] where it is stored so */
+     * only adds the bias; the sweep writes H16[l + 1] rounded where it is stored so */
     t0 = fg_now();
     if (m->vecs[l] > 1) {
       fg_bias_add(out, m->b[l], sh->n_out, sh->w_out);
@@ -988,10 +976,16 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
                            (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
       continue;
     }
-    fg_bias_relu_dropout(out, out, m->vecs[l] > 1 ? NULL : m->b[l], sh->n_out, sh->w_out,
-                         l + 1 < L, l + 1 < L && (l + 1) % m->kind->stages == 0 ? pp : 0.0f,
-                         seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
-    if (m->H16[l + 1]) fg_bf16_from_f32(m->H16[l + 1], out, sh->n_out * sh->w_out);
+    {
+      const float *b = m->vecs[l] > 1 ? NULL : m->b[l];
+      const float pl = l + 1 < L && (l + 1) % m->kind->stages == 0 ? pp : 0.0f;
+      if (m->H16[l + 1]) /* rounded as the sweep writes it (out stays the pre-activation) */
+        fg_bias_relu_dropout_bf16(m->H16[l + 1], out, b, sh->n_out, sh->w_out, l + 1 < L, pl,
+                                  seed, epoch, (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+      else
+        fg_bias_relu_dropout(out, out, b, sh->n_out, sh->w_out, l + 1 < L, pl, seed, epoch,
+                             (uint64_t)(l + 1), sh->ids_out, sh->col0_out);
+    }
   }
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 cleanup:

@@ -1,9 +1,11 @@
 /* test_fused.c -- the fused elementwise passes against compositions of the reference kernels,
  * bit for bit: bias + ReLU + dropout in one sweep (every combination, widths around the
- * 256-column chunk, in place and not, node ids permuted), and the backward mask read off the
- * stored dropout output against dropout backward followed by ReLU backward. Also: results do
- * not depend on the thread count, and the masks are really applied (some kept, some dropped).
- * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference.
+ * 256-column chunk, in place and not, node ids permuted; its bf16 form against the reference
+ * rounded), and the backward mask read off the stored dropout output against dropout backward
+ * followed by ReLU backward. Also: results do not depend on the thread count, and the masks
+ * are really applied (some kept, some dropped).
+ * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference,
+ * and its bf16 form (fg_dropout_rows_bf16) against the reference rounded.
  * A column block [c0, c1) of a wider matrix, passed with col0 = c0, draws exactly its slice of
  * the whole matrix's mask (what a rank holding a column block relies on), in the fused pass and
  * the reference alike. */
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "kernel_testlib.h"
+#include "kernels/fg_bf16.h"
 
 static int bits_equal(const float *a, const float *b, int64_t n) {
   return memcmp(a, b, (size_t)n * sizeof *a) == 0;
@@ -28,7 +31,8 @@ static void test_forward(void) {
     float *in = kt_alloc_f(n), *bias = kt_alloc_f(cols), *ref = kt_alloc_f(n);
     float *out = kt_alloc_f(n), *inplace = kt_alloc_f(n);
     int64_t *ids = malloc((size_t)rows * sizeof *ids);
-    if (!ids) exit(2);
+    uint16_t *out16 = malloc((size_t)n * sizeof *out16);
+    if (!ids || !out16) exit(2);
     fg_test_fill(in, n, 500 + (uint64_t)si, -1.0f, 1.0f);
     fg_test_fill(bias, cols, 600 + (uint64_t)si, -0.5f, 0.5f);
     for (int64_t r = 0; r < rows; r++) ids[r] = (r * 7 + 3) % rows + 1000; /* not 0..rows-1 */
@@ -45,8 +49,13 @@ static void test_forward(void) {
               fg_bias_relu_dropout(out, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
               memcpy(inplace, in, (size_t)n * sizeof *in);
               fg_bias_relu_dropout(inplace, inplace, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
+              /* written as bf16 in the same sweep: the reference rounded (out16) */
+              memset(out16, 0xff, (size_t)n * sizeof *out16);
+              fg_bias_relu_dropout_bf16(out16, in, b, rows, cols, relu, ps[pi], 9, 4, 2, g, 0);
+              int64_t k = 0;
+              while (k < n && out16[k] == fg_bf16_from_float(ref[k])) k++;
               cases++;
-              if (!bits_equal(out, ref, n) || !bits_equal(inplace, ref, n)) {
+              if (!bits_equal(out, ref, n) || !bits_equal(inplace, ref, n) || k < n) {
                 if (bad++ < 5)
                   fprintf(stderr, "  fused %lldx%lld p=%g relu=%d bias=%d ids=%d threads=%d "
                           "differs from the reference\n", (long long)rows, (long long)cols,
@@ -89,6 +98,7 @@ static void test_forward(void) {
     free(out);
     free(inplace);
     free(ids);
+    free(out16);
   }
   kt_set_threads(saved);
   printf("  fused bias+relu+dropout: %d cases, %d differ from the reference\n", cases, bad);
@@ -179,8 +189,13 @@ static void test_rows(void) {
     float *in = kt_alloc_f(n), *ref = kt_alloc_f(n), *out = kt_alloc_f(n);
     float *moved = kt_alloc_f(n), *plain = kt_alloc_f(n);
     int64_t *map = malloc((size_t)rows * sizeof *map), *ids = malloc((size_t)rows * sizeof *ids);
-    if (!map || !ids) exit(2);
+    uint16_t *out16 = malloc((size_t)n * sizeof *out16);
+    if (!map || !ids || !out16) exit(2);
     fg_test_fill(in, n, 800 + (uint64_t)si, -1.0f, 1.0f);
+    if (n >= 4) { /* rounding's special cases: a denormal, a NaN, a tie, the largest finite */
+      const uint32_t special[4] = {0x00000301u, 0x7fc12345u, 0x3f808000u, 0x7f7fffffu};
+      for (int k = 0; k < 4; k++) memcpy(&in[k * (n / 4)], &special[k], sizeof special[k]);
+    }
     for (int64_t r = 0; r < rows; r++) {
       map[r] = (r * 5 + 2) % rows; /* a permutation when gcd(5, rows) == 1 */
       ids[r] = map[r] + 77;
@@ -200,6 +215,15 @@ static void test_rows(void) {
         if (!bits_equal(out, ref, n) && bad++ < 5)
           fprintf(stderr, "  dropout rows %lldx%lld p=%g threads=%d differs\n", (long long)rows,
                   (long long)cols, (double)ps[pi], t);
+        /* rounded to bf16 in the same pass: the reference's values rounded */
+        memset(out16, 0xff, (size_t)n * sizeof *out16);
+        fg_dropout_rows_bf16(out16, in, map, rows, cols, ps[pi], 3, 8, 0, ids, 0);
+        cases++;
+        int64_t i = 0;
+        while (i < n && out16[i] == fg_bf16_from_float(ref[i])) i++;
+        if (i < n && bad++ < 5)
+          fprintf(stderr, "  dropout rows to bf16 %lldx%lld p=%g threads=%d: element %lld\n",
+                  (long long)rows, (long long)cols, (double)ps[pi], t, (long long)i);
       }
       if (ps[pi] == 0.0f) EXPECT(bits_equal(ref, moved, n));
     }
@@ -214,6 +238,7 @@ static void test_rows(void) {
     free(plain);
     free(map);
     free(ids);
+    free(out16);
   }
   kt_set_threads(saved);
   printf("  dropout with a row map: %d cases, %d differ from the reference\n", cases, bad);
