@@ -58,7 +58,7 @@ Writes DIR/NAME.md (markdown) and DIR/NAME.json (everything measured), and print
 each run's own record as it ends (fullgraph's metrics, DIR/NAME_GRAPH_..._K.json; the peer's
 JSON, DIR/NAME_GRAPH_MODEL_torch_PRECISION_K.json), so a run cut off keeps what it measured.
 Uses only the Python standard library here; the peer needs Debian's python3-torch, -numpy and
--scipy.
+-scipy (FG_PEER_PYTHON names another interpreter for it, e.g. one with a newer PyTorch).
 """
 import argparse
 import array
@@ -181,7 +181,8 @@ def train(fg, path, extra, threads, epochs, reorder, metrics, model="gcn", env=N
 def peer(path, extra, threads, epochs, model="gcn", precision="fp32", keep=None):
     """The peer's JSON; keep (a path) also gets it, so that a run cut off later keeps it, as
     fullgraph's metrics files are kept."""
-    out = run(["/usr/bin/python3", os.path.join(HERE, "torch_gcn.py"), path,
+    out = run([os.environ.get("FG_PEER_PYTHON", "/usr/bin/python3"),
+               os.path.join(HERE, "torch_gcn.py"), path,
                "--threads", str(threads), "--epochs", str(epochs), "--model", model,
                "--precision", precision,
                "--widths", ",".join(str(w) for w in [FEATURES] + [HIDDEN] * (LAYERS - 1)
