@@ -697,22 +697,39 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
 #define FG_SPMM_BF16_TILE 64
 #define FG_SPMM_BF16_VL 8
 
-/* n (1..8) bf16 at p widened exactly to fp32 (lanes past n: 0); n == 8 is one 16-byte load. */
-static inline __m256 bf16_load8(const fg_bf16 *p, int n) {
-  __m128i h;
-  if (n == 8) {
-    h = _mm_loadu_si128((const __m128i *)(const void *)p);
+/* 16 bf16 at p (n of them, 1..16; lanes past n: 0; 16 and 8 are one load) widened exactly to
+ * fp32 without a shuffle: as 8 dwords, each holds two columns, so the even columns are the
+ * dwords shifted up by 16 and the odd ones the dwords with the low half cleared. *even gets
+ * columns 0, 2, ..., 14, *odd columns 1, 3, ..., 15 (bf16_interleave puts them in order). */
+static inline void bf16_load16_split(const fg_bf16 *p, int n, __m256 *even, __m256 *odd) {
+  __m256i v;
+  if (n == 16) {
+    v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+  } else if (n == 8) {
+    v = _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
   } else {
-    fg_bf16 tmp[8] = {0};
+    fg_bf16 tmp[16] = {0};
     memcpy(tmp, p, sizeof(fg_bf16) * (size_t)n);
-    h = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+    v = _mm256_loadu_si256((const __m256i *)(const void *)tmp);
   }
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  *even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  *odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+/* Columns 0..7 (*lo) and 8..15 (*hi) in order from the even and odd columns' vectors. */
+static inline void bf16_interleave(__m256 even, __m256 odd, __m256 *lo, __m256 *hi) {
+  const __m256 a = _mm256_unpacklo_ps(even, odd); /* columns 0-3 | 8-11 */
+  const __m256 b = _mm256_unpackhi_ps(even, odd); /* columns 4-7 | 12-15 */
+  *lo = _mm256_permute2f128_ps(a, b, 0x20);
+  *hi = _mm256_permute2f128_ps(a, b, 0x31);
 }
 
 /* Rows [r0, r1), w columns (1 <= w <= 64): bf16_tile's contract with 8-lane vectors, the last
- * of nv holding `rem` lanes (loads and stores under lane_mask). nv and has_val are constants
- * after inlining. */
+ * of nv holding `rem` lanes (loads and stores under lane_mask). The gathers read 16 columns a
+ * load into even and odd accumulators (bf16_load16_split: two integer operations a load instead
+ * of two widening shuffles and two shifts), put back in column order once a row; each column's
+ * sum takes the same products in the same order, so the bits are the plain loop's. nv and
+ * has_val are constants after inlining. */
 static inline __attribute__((always_inline)) void
 bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
           int64_t r0, int64_t r1, int accumulate, const int nv, int rem, const int has_val,
@@ -722,9 +739,11 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
   const float *val = A->val;
   const __m256i lane_mask =
       _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const int np = (nv + 1) / 2;                          /* 16-column groups */
+  const int last = 8 * (nv - 1) + rem - 16 * (np - 1); /* columns of the last group */
   for (int64_t r = r0; r < r1; r++) {
-    __m256 acc[8];
-    for (int i = 0; i < nv; i++) acc[i] = _mm256_setzero_ps();
+    __m256 acc[8], ev[4], od[4];
+    for (int q = 0; q < np; q++) ev[q] = od[q] = _mm256_setzero_ps();
     for (int64_t e = rowptr[r]; e < rowptr[r + 1]; e++) {
       const fg_bf16 *x = X + (int64_t)col[e] * ldx;
       if (e + ahead < kend) {
@@ -732,10 +751,18 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
         for (int l = 0; l < (nv + 3) / 4; l++) __builtin_prefetch(p + 64 * l, 0, 3);
       }
       const __m256 a = _mm256_set1_ps(has_val ? val[e] : 1.0f);
-      for (int i = 0; i < nv; i++) {
-        const __m256 xi = bf16_load8(x + 8 * i, i + 1 < nv ? 8 : rem);
-        acc[i] = _mm256_add_ps(acc[i], has_val ? _mm256_mul_ps(a, xi) : xi);
+      for (int q = 0; q < np; q++) {
+        __m256 xe, xo;
+        bf16_load16_split(x + 16 * q, q + 1 < np ? 16 : last, &xe, &xo);
+        ev[q] = _mm256_add_ps(ev[q], has_val ? _mm256_mul_ps(a, xe) : xe);
+        od[q] = _mm256_add_ps(od[q], has_val ? _mm256_mul_ps(a, xo) : xo);
       }
+    }
+    for (int q = 0; q < np; q++) {
+      __m256 lo, hi;
+      bf16_interleave(ev[q], od[q], &lo, &hi);
+      acc[2 * q] = lo;
+      if (2 * q + 1 < nv) acc[2 * q + 1] = hi;
     }
     if (Yb) {
       fg_bf16 *yb = Yb + r * ldy;

@@ -403,7 +403,7 @@ static void test_gemm_f32(void) {
 /* ---- SpMM ---------------------------------------------------------------------------------- */
 
 static void test_spmm(void) {
-  const int64_t fs[] = {1, 3, 8, 16, 17, 64, 128, 131, 300};
+  const int64_t fs[] = {1, 3, 8, 16, 17, 24, 40, 64, 128, 131, 300};
   for (int with_val = 0; with_val < 2; with_val++) {
     fg_csr A;
     kt_random_csr(&A, 257, 190, 11.0, 91 + (uint64_t)with_val, with_val);
