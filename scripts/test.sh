@@ -8,7 +8,8 @@
 # the PyTorch peer, little C of ours). The build without OpenMP runs what the ASan build runs
 # plus the main CLI script and the equivalence sweep on 3 ranks (every scheme and model without
 # OpenMP); the main build runs everything, on 1 to 8 ranks. The fuzz targets run $(nproc) at a
-# time, each for FG_FUZZ_SECONDS (default 10).
+# time, each for FG_FUZZ_SECONDS (default 5: a smoke run of the seeds and some mutation; a
+# campaign is fuzz/run.sh with minutes a target, docs/fuzzing.md).
 # Each stage's tests declare their cores (ctest PROCESSORS), so -j$(nproc) never oversubscribes.
 # FG_QUICK=1 runs only the main build's tests.
 set -euo pipefail
@@ -38,8 +39,8 @@ if [ "${FG_QUICK:-0}" != 1 ]; then
   run_suite noomp -LE "long|heavy|wide|again|python"
   ctest --test-dir build/noomp --output-on-failure -R "^(cli|test_equivalence_p3)$"
   if [ -x fuzz/run.sh ]; then
-    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-10} s, $jobs at a time"
-    fuzz/run.sh --jobs "$jobs" "${FG_FUZZ_SECONDS:-10}"
+    echo "== fuzz: each target for ${FG_FUZZ_SECONDS:-5} s, $jobs at a time"
+    fuzz/run.sh --jobs "$jobs" "${FG_FUZZ_SECONDS:-5}"
   fi
 fi
 run_suite ci

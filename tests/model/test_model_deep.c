@@ -370,6 +370,11 @@ int main(int argc, char **argv) {
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
         run_case(models[k], directed, order, 0.3f, NULL);
         run_case(models[k], directed, order, 0.0f, NULL);
+#ifdef FG_TEST_SANITIZED
+        /* under the sanitizers a model's reordered cases take one aggregation order of three,
+         * in turn (the row map is the same at every order; the other builds run them all) */
+        if ((order - FG_AGG_AUTO) % 3 != (int)(k + (size_t)directed) % 3) continue;
+#endif
         run_case(models[k], directed, order, 0.3f, "rcm");
         run_case(models[k], directed, order, 0.0f, "degree");
       }

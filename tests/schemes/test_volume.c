@@ -365,7 +365,14 @@ int main(int argc, char **argv) {
   if (rank == 0 && !test_have_metis())
     printf("note: no METIS in this build; --order metis not tested\n");
   check_agree();
-  for (int which = 0; which < TEST_DATA_COUNT; which++) check_dataset(which);
+  for (int which = 0; which < TEST_DATA_COUNT; which++) {
+#ifdef FG_TEST_SANITIZED
+    /* Cora's 1433-wide rows are two thirds of the time under the sanitizers (56 s at P = 3);
+     * the generated graphs take the same paths, and the other builds count Cora's bytes too */
+    if (which == TEST_DATA_CORA) continue;
+#endif
+    check_dataset(which);
+  }
   if (nprocs == 1)
     for (int which = 0; which < TEST_DATA_COUNT; which++) check_replicated_plan(which);
   MPI_Allreduce(&fg_test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
