@@ -573,9 +573,9 @@ static void check_quantized(const fg_dataset *ds) {
  *   - later epochs: the flipped elements change the gradients by the same small fraction,
  *     which Adam's normalized steps (at most lr = 0.01 a weight, m / sqrt(v) of a component
  *     near zero can change sign) carry into the weights: the losses within BF16_TOL = 2e-3
- *     relative, 20 epochs x 0.01 x the loss's sensitivity to a weight (<= 1 here: EPOCHS = 10
- *     is within it), and
- *     the final accuracies within 1 % (a handful of nodes whose logits tie within that).
+ *     relative, the bound for 20 epochs x 0.01 x the loss's sensitivity to a weight (<= 1
+ *     here; EPOCHS = 10 is within it), and the final accuracies within 1 % (a handful of
+ *     nodes whose logits tie within that).
  * And bf16 is in force: the serial bf16 losses are not fp32's. Rounding the operands moves
  * epoch 1's loss only ~5e-7 relative here (the errors average out over 2708 nodes), but the
  * EPOCHS epochs apart by more than BF16_APART. */
