@@ -340,7 +340,7 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
                  const fg_layer_kind *const *kinds, const int *agg, const int *s16, int L,
                  int l);
 /* Layer l's fp32 output buffer: H[l + 1], or where H[l + 1] is stored as bf16 the scratch
- * buffer that is not busy (the forward walk then rounds the finished output into H16[l + 1]);
+ * buffer that is not busy (the forward walk's last sweep then writes H16[l + 1] rounded);
  * kept in m->zout. A kind that aggregates first passes work_a (where fg_model_in32 widens its
  * input), so that S's fp32 stand-in (fg_model_s_buf) and the output share work_b. */
 float *fg_model_out(fg_model *m, int l, const float *busy);
@@ -349,6 +349,9 @@ void fg_model_widen(fg_model *m, int l, float *out);
 /* Layer l's input D_l in fp32: d, or (d NULL) H16[l] widened into work_a. After a forward,
  * fg_model_in32(m, l, m->H[l]) is hidden H_l in fp32 wherever it is stored. */
 const float *fg_model_in32(fg_model *m, int l, const float *d);
+/* out (n_out x w_in) = Â_l D_l through the scheme: H16[l] as it is where d is NULL and the
+ * scheme aggregates bf16 rows (aggregate16), else d or H16[l] widened (fg_model_in32). */
+fg_status fg_model_aggregate(fg_model *m, fg_scheme *s, int l, const float *d, float *out);
 /* A timed product with D_l as first operand: C (+)= D B (ta 0: D n_in x K) or Dᵀ B (ta 1), from
  * H16[l] when d is NULL, else from d. */
 void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int64_t N,

@@ -15,7 +15,7 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   float *out; /* (n_out, wo) */
   if (m->agg_first[l]) {
     /* S = Â D (n_out, wi); out = S W */
-    FG_CHECK(s->ops->aggregate(s, l, fg_model_in32(m, l, d), fg_model_s_buf(m, l), wi));
+    FG_CHECK(fg_model_aggregate(m, s, l, d, fg_model_s_buf(m, l)));
     fg_model_s_store(m, l);
     out = fg_model_out(m, l, m->work_a);
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);

@@ -24,8 +24,10 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
   /* D_0 in work_a: recomputed in backward; D_l stored as bf16 (d NULL): read there */
   const float *keep = d == m->work_a ? NULL : d;
   if (m->agg_first[l]) {
-    const float *d32 = fg_model_in32(m, l, d); /* (widened into work_a when stored as bf16) */
-    FG_CHECK(s->ops->aggregate(s, l, d32, fg_model_s_buf(m, l), wi));
+    /* D_l stored as bf16 (d NULL): widened into work_a for 3d's moved rows; else aggregated
+     * as it is where the scheme can (fg_model_aggregate) */
+    const float *d32 = m->M16[l] || m->M[l] ? fg_model_in32(m, l, d) : d;
+    FG_CHECK(fg_model_aggregate(m, s, l, d32, fg_model_s_buf(m, l)));
     fg_model_s_store(m, l);
     out = fg_model_out(m, l, m->work_a);
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, Wn, wo, out, wo);

@@ -742,6 +742,12 @@ const float *fg_model_in32(fg_model *m, int l, const float *d) {
   return m->work_a;
 }
 
+fg_status fg_model_aggregate(fg_model *m, fg_scheme *s, int l, const float *d, float *out) {
+  const int64_t w = m->shape[l].w_in;
+  if (!d && s->ops->aggregate16) return s->ops->aggregate16(s, l, m->H16[l], out, w);
+  return s->ops->aggregate(s, l, fg_model_in32(m, l, d), out, w);
+}
+
 int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
                  const fg_layer_kind *const *kinds, const int *agg, const int *s16, int L,
                  int l) {

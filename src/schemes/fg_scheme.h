@@ -83,6 +83,10 @@ typedef struct fg_scheme_ops {
   /* out (n_out x f) = Â_l · in, where in (n_in x f) is the rank's part of the layer's input
    * (f of its columns). Collective. */
   fg_status (*aggregate)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* The same from rows already bf16 (under --precision bf16, a hidden activation stored so):
+   * what aggregate gives for their widened values, without widening them first. May be NULL:
+   * the model widens them and calls aggregate. */
+  fg_status (*aggregate16)(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f);
   /* out (n_in x f) = Â_lᵀ · in, in (n_out x f). Collective. */
   fg_status (*aggregate_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
   /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern

@@ -15,6 +15,14 @@ static fg_status serial_aggregate(fg_scheme *s, int l, const float *in, float *o
   return fg_scheme_spmm(s, &im->A, in, f, out, 0);
 }
 
+/* bf16 rows as they are: aggregate would round their widened values back to the same rows */
+static fg_status serial_aggregate16(fg_scheme *s, int l, const fg_bf16 *in, float *out,
+                                    int64_t f) {
+  serial_impl *im = s->impl;
+  fg_scheme_spmm_bf16(s, &im->A, in, f, out, 0);
+  return FG_OK;
+}
+
 static fg_status serial_aggregate_t(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   serial_impl *im = s->impl;
   return fg_scheme_spmm(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
@@ -30,6 +38,7 @@ static const fg_scheme_ops serial_ops = {
     .name = "serial",
     .shape = fg_scheme_shape_rows,
     .aggregate = serial_aggregate,
+    .aggregate16 = serial_aggregate16,
     .aggregate_t = serial_aggregate_t,
     .reduce_grads = fg_scheme_allreduce_grads,
     .agg_last_ok = 1,
