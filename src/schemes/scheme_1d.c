@@ -13,8 +13,9 @@
  * progress while the SpMM runs instead of all in the next wait.
  *
  * Under --precision bf16 the blocks travel as bf16: the owner rounds its rows once per
- * aggregation (fg_scheme_rows_bf16, into s->rows16), broadcasts those, and every stage's SpMM
- * gathers the received bf16 block as it is (fg_scheme_spmm_bf16[_progress]). Every SpMM rounds
+ * aggregation (fg_scheme_rows_bf16, into s->rows16; a hidden the model stores as bf16 goes as
+ * it is, through aggregate16), broadcasts those, and every stage's SpMM gathers the received
+ * bf16 block as it is (fg_scheme_spmm_bf16[_progress]). Every SpMM rounds
  * its rows to bf16 anyway, so the values, and every bit of the result, are those of fp32 rows
  * rounded at the receiver; the bytes halve.
  *
@@ -194,14 +195,17 @@ cleanup:
   return st;
 }
 
-static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, float *out, int64_t f) {
+/* out = blk · the rows: in (fp32), or in16 (bf16 already, in NULL: aggregate16) */
+static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, const fg_bf16 *in16,
+                          float *out, int64_t f) {
   fg_status st = FG_OK;
   impl_1d *im = s->impl;
   fg_dist *d = s->dist;
   const int64_t *offs = im->part.offs;
   MPI_Datatype row = MPI_DATATYPE_NULL;
-  /* bf16 on the wire: the rows broadcast and gathered are this rank's input rounded once */
-  const int x16 = s->bf16 && d->size > 1;
+  /* bf16 on the wire: the rows broadcast and gathered are this rank's input rounded once (or
+   * the bf16 rows given, which are those) */
+  const int x16 = in16 || (s->bf16 && d->size > 1);
   const int64_t esz = x16 ? 2 : 4;
   const void *mine = in;
   int first = 1, fi = 0;
@@ -212,13 +216,15 @@ static fg_status apply_1d(fg_scheme *s, const fg_csr *blk, const float *in, floa
     FG_CHECK_MPI(MPI_Type_contiguous(fi, x16 ? MPI_UINT16_T : MPI_FLOAT, &row));
     FG_CHECK_MPI(MPI_Type_commit(&row));
   }
-  if (x16) {
+  if (in16) {
+    mine = in16;
+  } else if (x16) {
     const fg_bf16 *h = NULL;
     FG_CHECK(fg_scheme_rows_bf16(s, in, s->n_local * f, &h));
     mine = h;
   }
   if (d->size == 1) {
-    FG_CHECK(stage_multiply(s, &blk[0], in, 0, out, f, &first, NULL, 0));
+    FG_CHECK(stage_multiply(s, &blk[0], mine, x16, out, f, &first, NULL, 0));
   } else if (!im->overlap) {
     for (int k = 0; k < im->nstages; k++) {
       const int j = im->stages[k];
@@ -241,12 +247,18 @@ cleanup:
 
 static fg_status agg_1d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_1d *im = s->impl;
-  return apply_1d(s, im->blk_a, in, out, f);
+  return apply_1d(s, im->blk_a, in, NULL, out, f);
+}
+
+/* a hidden stored as bf16: broadcast as it is (no widening, no second rounding) */
+static fg_status agg16_1d(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_1d *im = s->impl;
+  return apply_1d(s, im->blk_a, NULL, in, out, f);
 }
 
 static fg_status agg_t_1d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_1d *im = s->impl;
-  return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, in, out, f);
+  return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, in, NULL, out, f);
 }
 
 static void destroy_1d(fg_scheme *s) {
@@ -266,6 +278,7 @@ static const fg_scheme_ops ops_1d = {
     .name = "1d",
     .shape = fg_scheme_shape_rows,
     .aggregate = agg_1d,
+    .aggregate16 = agg16_1d,
     .aggregate_t = agg_t_1d,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,
