@@ -187,7 +187,7 @@ static void bf16_wide_input(void) {
     fg_model_destroy(&m[0]);
     fg_model_destroy(&m[1]);
   }
-  printf("  bf16 D_0 of 96 features through a narrow work_b: 4 cases\n");
+  printf("  bf16 D_0 of 96 features, scratch of 4 columns: 4 cases\n");
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
   fg_test_small_dataset_free(&ds);

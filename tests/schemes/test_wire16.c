@@ -11,6 +11,8 @@
  *  - Bytes of those two aggregations on every rank: bf16's are exactly half of fp32's for the
  *    rows (some rank moves rows); 1.5d's all-reduce adds the same fp32 bytes at both precisions
  *    (2 n f 4 (c-1)/c each way).
+ *  - A scheme with aggregate16 (1d): the input's bf16 rows aggregated as they are give the bf16
+ *    aggregation's bits and bytes.
  *  - One training epoch (forward, backward, evaluation forward; the model under bf16 too):
  *    every rank's bytes and messages per phase equal fg_comm_plan's with precision "bf16",
  *    and 1d's bytes are exactly half of the fp32 epoch's.
@@ -123,6 +125,29 @@ static void check_values(fg_dist *d, int which) {
                    "%lld/%lld, all-reduce %lld", test_data_name(which), v->scheme, v->overlap,
                    c, (long long)f, rank, (long long)sent16, (long long)recv16,
                    (long long)sent32, (long long)recv32, (long long)R);
+      }
+      if (s->ops->aggregate16) {
+        /* the rows already bf16 (a hidden the model stores so): aggregated as they are */
+        fg_bf16 *h = malloc((size_t)FG_MAX(n, 1) * sizeof *h);
+        float *o = malloc((size_t)FG_MAX(n, 1) * sizeof *o);
+        int64_t b[2];
+        if (!h || !o) MPI_Abort(MPI_COMM_WORLD, 2);
+        fg_bf16_from_f32(h, in, n);
+        s->bf16 = 1;
+        for (int k = 0; k < 2; k++) { /* aggregate's bytes on fp32 rows, then aggregate16's */
+          memset(&d->counters, 0, sizeof d->counters);
+          d->phase = FG_PHASE_FORWARD;
+          if (k == 0) EXPECT_OK(s->ops->aggregate(s, 0, in, o, f));
+          else EXPECT_OK(s->ops->aggregate16(s, 0, h, o, f));
+          b[k] = d->counters.bytes_sent[FG_PHASE_FORWARD];
+        }
+        s->bf16 = 0;
+        EXPECT_MSG(memcmp(o, out16, (size_t)n * sizeof *o) == 0 && b[0] == b[1],
+                   "%s %s overlap %d f %lld rank %d: aggregate16 differs from the bf16 "
+                   "aggregation (bytes %lld against %lld)", test_data_name(which), v->scheme,
+                   v->overlap, (long long)f, rank, (long long)b[1], (long long)b[0]);
+        free(h);
+        free(o);
       }
       if (strcmp(v->scheme, "1d") == 0 && v->overlap)
         EXPECT_MSG(tests16 > 0, "1d overlap f %lld rank %d: no progress test between the bf16 "
