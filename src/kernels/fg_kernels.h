@@ -180,6 +180,15 @@ void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_
 void fg_dropout_rows_bf16(uint16_t *out, const float *in, const int64_t *in_rows, int64_t rows,
                           int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                           const int64_t *global_ids, int64_t col0);
+/* The layer-0 input under --precision bf16, where the features count as bf16(X): out row r =
+ * dropout(bf16(X) row in_rows[r]), X's rows read as bf16 (its bits) from in16 or, where in16 is
+ * NULL, rounded from the fp32 in as they are read (a dataset's array, borrowed in place). The
+ * result goes to out (fp32), or with out NULL to out16, rounded in the same pass. Bitwise equal
+ * to widening bf16(X), then fg_dropout_rows (then fg_bf16_from_f32). */
+void fg_dropout_rows_x16(float *out, uint16_t *out16, const float *in, const uint16_t *in16,
+                         const int64_t *in_rows, int64_t rows, int64_t cols, float p,
+                         uint64_t seed, uint64_t epoch, uint64_t layer,
+                         const int64_t *global_ids, int64_t col0);
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                          const int64_t *global_ids, int64_t col0);

@@ -64,10 +64,10 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
  * reads input row in_rows[r] (r when in_rows is NULL); local column c is global column
  * col0 + c. The output is fp32 (out), or bf16 (out16, out NULL): each chunk rounded from a
  * stack buffer, so the fp32 values are never stored and the rows take one parallel pass. */
-static void fused_rows(float *out, uint16_t *out16, const float *in, const int64_t *in_rows,
-                       const float *bias, int64_t rows, int64_t cols, int relu, float p,
-                       uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids,
-                       int64_t col0) {
+static void fused_rows(float *out, uint16_t *out16, const float *in, const uint16_t *in16,
+                       int round_in, const int64_t *in_rows, const float *bias, int64_t rows,
+                       int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
+                       uint64_t layer, const int64_t *global_ids, int64_t col0) {
   assert(p >= 0.0f && p < 1.0f);
   if (rows <= 0 || cols <= 0) return;
   const int drop = p > 0.0f;
@@ -75,26 +75,39 @@ static void fused_rows(float *out, uint16_t *out16, const float *in, const int64
   const uint32_t thr = fg_dropout_threshold(p);
   FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
-    const float *x = in + (in_rows ? in_rows[r] : r) * cols; // (cols)
+    const int64_t src = (in_rows ? in_rows[r] : r) * cols;
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
     uint16_t fields[FG_FUSED_CHUNK + 4];
     float chunk[FG_FUSED_CHUNK]; /* a chunk's fp32 values before rounding (out16) */
+    float xin[FG_FUSED_CHUNK];   /* a chunk of a bf16 input, widened (in16 or round_in) */
     for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
       const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
       const float *b = bias ? bias + c0 : NULL;
       float *o = out16 ? chunk : out + r * cols + c0; // (w)
+      const float *x = xin; // (w)
+      if (in16) {
+        const uint16_t *x16 = in16 + src + c0;
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < w; c++) xin[c] = fg_bf16_to_float(x16[c]);
+      } else if (round_in) {
+        const float *x32 = in + src + c0;
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < w; c++) xin[c] = fg_bf16_to_float(fg_bf16_from_float(x32[c]));
+      } else {
+        x = in + src + c0;
+      }
       if (drop) {
         const uint16_t *m16 = dropout_fields(fields, key, col0 + c0, w);
-        if (bias && relu) fused_chunk(o, x + c0, b, m16, w, thr, scale, 1, 1, 1);
-        else if (bias) fused_chunk(o, x + c0, b, m16, w, thr, scale, 1, 0, 1);
-        else if (relu) fused_chunk(o, x + c0, b, m16, w, thr, scale, 0, 1, 1);
-        else fused_chunk(o, x + c0, b, m16, w, thr, scale, 0, 0, 1);
+        if (bias && relu) fused_chunk(o, x, b, m16, w, thr, scale, 1, 1, 1);
+        else if (bias) fused_chunk(o, x, b, m16, w, thr, scale, 1, 0, 1);
+        else if (relu) fused_chunk(o, x, b, m16, w, thr, scale, 0, 1, 1);
+        else fused_chunk(o, x, b, m16, w, thr, scale, 0, 0, 1);
       } else {
-        if (bias && relu) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 1, 1, 0);
-        else if (bias) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 1, 0, 0);
-        else if (relu) fused_chunk(o, x + c0, b, NULL, w, thr, scale, 0, 1, 0);
-        else fused_chunk(o, x + c0, b, NULL, w, thr, scale, 0, 0, 0);
+        if (bias && relu) fused_chunk(o, x, b, NULL, w, thr, scale, 1, 1, 0);
+        else if (bias) fused_chunk(o, x, b, NULL, w, thr, scale, 1, 0, 0);
+        else if (relu) fused_chunk(o, x, b, NULL, w, thr, scale, 0, 1, 0);
+        else fused_chunk(o, x, b, NULL, w, thr, scale, 0, 0, 0);
       }
       if (out16) {
         uint16_t *o16 = out16 + r * cols + c0; // (w)
@@ -108,29 +121,37 @@ static void fused_rows(float *out, uint16_t *out16, const float *in, const int64
 void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
                           int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                           uint64_t layer, const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, NULL, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids,
-             col0);
+  fused_rows(out, NULL, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch, layer,
+             global_ids, col0);
 }
 
 void fg_bias_relu_dropout_bf16(uint16_t *out, const float *in, const float *bias, int64_t rows,
                                int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                                uint64_t layer, const int64_t *global_ids, int64_t col0) {
-  fused_rows(NULL, out, in, NULL, bias, rows, cols, relu, p, seed, epoch, layer, global_ids,
-             col0);
+  fused_rows(NULL, out, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch, layer,
+             global_ids, col0);
 }
 
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                      const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, NULL, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids,
-             col0);
+  fused_rows(out, NULL, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer,
+             global_ids, col0);
 }
 
 void fg_dropout_rows_bf16(uint16_t *out, const float *in, const int64_t *in_rows, int64_t rows,
                           int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                           const int64_t *global_ids, int64_t col0) {
-  fused_rows(NULL, out, in, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer, global_ids,
-             col0);
+  fused_rows(NULL, out, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer,
+             global_ids, col0);
+}
+
+void fg_dropout_rows_x16(float *out, uint16_t *out16, const float *in, const uint16_t *in16,
+                         const int64_t *in_rows, int64_t rows, int64_t cols, float p, uint64_t seed,
+                         uint64_t epoch, uint64_t layer, const int64_t *global_ids, int64_t col0) {
+  assert((out != NULL) != (out16 != NULL) && (in != NULL || in16 != NULL));
+  fused_rows(out, out16, in, in16, in16 == NULL, in_rows, NULL, rows, cols, 0, p, seed, epoch,
+             layer, global_ids, col0);
 }
 
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,

@@ -5,7 +5,8 @@
  * followed by ReLU backward. Also: results do not depend on the thread count, and the masks
  * are really applied (some kept, some dropped).
  * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference,
- * and its bf16 form (fg_dropout_rows_bf16) against the reference rounded.
+ * and its bf16 form (fg_dropout_rows_bf16) against the reference rounded; the bf16 features'
+ * form (fg_dropout_rows_x16) against the reference on features rounded by hand.
  * A column block [c0, c1) of a wider matrix, passed with col0 = c0, draws exactly its slice of
  * the whole matrix's mask (what a rank holding a column block relies on), in the fused pass and
  * the reference alike. */
@@ -245,6 +246,76 @@ static void test_rows(void) {
   EXPECT_MSG(bad == 0, "%d gathered dropout cases differ from the reference", bad);
 }
 
+/* fg_dropout_rows_x16: the features as bf16(X), read from their bf16 bits or rounded from an
+ * fp32 array as they are read, each into fp32 or bf16 output, against the reference dropout of
+ * the rounded features (widened by hand), at p with a scale that rounds (0.3) and without. */
+static void test_rows_x16(void) {
+  static const int64_t shapes[][2] = {{1, 1}, {7, 3}, {33, 128}, {9, 257}, {1200, 33}};
+  static const float ps[] = {0.0f, 0.3f, 0.5f};
+  const int saved = kt_max_threads();
+  int cases = 0, bad = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    const int64_t rows = shapes[si][0], cols = shapes[si][1], n = rows * cols;
+    float *in = kt_alloc_f(n), *rin = kt_alloc_f(n), *ref = kt_alloc_f(n), *out = kt_alloc_f(n);
+    int64_t *map = malloc((size_t)rows * sizeof *map), *ids = malloc((size_t)rows * sizeof *ids);
+    uint16_t *in16 = malloc((size_t)n * sizeof *in16), *out16 = malloc((size_t)n * sizeof *out16);
+    if (!map || !ids || !in16 || !out16) exit(2);
+    fg_test_fill(in, n, 900 + (uint64_t)si, -3.0f, 3.0f);
+    if (n >= 4) { /* a denormal, a NaN, a tie, the largest finite */
+      const uint32_t special[4] = {0x00000301u, 0x7fc12345u, 0x3f808000u, 0x7f7fffffu};
+      for (int k = 0; k < 4; k++) memcpy(&in[k * (n / 4)], &special[k], sizeof special[k]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+      in16[i] = fg_bf16_from_float(in[i]);
+      rin[i] = fg_bf16_to_float(in16[i]);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+      map[r] = (r * 7 + 1) % rows;
+      ids[r] = 3 * r + 5;
+    }
+    for (int pi = 0; pi < 3; pi++) {
+      fg_dropout_rows_ref(ref, rin, map, rows, cols, ps[pi], 4, 2, 0, ids, 0);
+      for (int t = 1; t <= 3; t += 2) {
+        kt_set_threads(t);
+        for (int from16 = 0; from16 < 2; from16++) {
+          const float *x = from16 ? NULL : in;
+          const uint16_t *x16 = from16 ? in16 : NULL;
+          memset(out, 0xff, (size_t)n * sizeof *out);
+          fg_dropout_rows_x16(out, NULL, x, x16, map, rows, cols, ps[pi], 4, 2, 0, ids, 0);
+          cases++;
+          if (!bits_equal(out, ref, n) && bad++ < 5)
+            fprintf(stderr, "  x16 rows %lldx%lld p=%g from16=%d threads=%d differs\n",
+                    (long long)rows, (long long)cols, (double)ps[pi], from16, t);
+          memset(out16, 0xff, (size_t)n * sizeof *out16);
+          fg_dropout_rows_x16(NULL, out16, x, x16, map, rows, cols, ps[pi], 4, 2, 0, ids, 0);
+          cases++;
+          int64_t i = 0;
+          while (i < n && out16[i] == fg_bf16_from_float(ref[i])) i++;
+          if (i < n && bad++ < 5)
+            fprintf(stderr, "  x16 rows to bf16 %lldx%lld p=%g from16=%d: element %lld\n",
+                    (long long)rows, (long long)cols, (double)ps[pi], from16, (long long)i);
+        }
+      }
+    }
+    /* the rounding is really applied: an input with low bits set reads as its rounded value */
+    if (n > 8) {
+      fg_dropout_rows_x16(out, NULL, in, NULL, NULL, rows, cols, 0.0f, 4, 2, 0, ids, 0);
+      EXPECT(!bits_equal(out, in, n) && bits_equal(out, rin, n));
+    }
+    free(in);
+    free(rin);
+    free(ref);
+    free(out);
+    free(map);
+    free(ids);
+    free(in16);
+    free(out16);
+  }
+  kt_set_threads(saved);
+  printf("  dropout of bf16 features: %d cases, %d differ from the reference\n", cases, bad);
+  EXPECT_MSG(bad == 0, "%d bf16-feature dropout cases differ from the reference", bad);
+}
+
 static void test_column_blocks(void) {
   static const int64_t starts[] = {0, 1, 2, 3, 5, 130, 255, 256, 257, 300};
   const int64_t rows = 37, W = 520, n = rows * W;
@@ -289,6 +360,7 @@ int main(void) {
   test_forward();
   test_column_blocks();
   test_rows();
+  test_rows_x16();
   test_backward();
   test_masked_bf16();
   return fg_test_finish("kernels_fused");
