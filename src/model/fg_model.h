@@ -186,6 +186,9 @@ struct fg_model {
    * rounded a block of rows at a time inside the kernel); the first failure (out of memory, a
    * shape oneDNN refuses) is kept in gemm_status and returned by the pass it happened in */
   int bf16;
+  int x16;                /* the features count as bf16(X) (fg_model_x16): layer 0 always reads
+                             them through the input pass, from the scheme's features16 or
+                             rounded from its fp32 features as read; H[0] is then NULL */
   float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
   int64_t wt_cap;
   fg_status gemm_status;
@@ -385,5 +388,10 @@ fg_status fg_residual_forward(fg_model *m, fg_scheme *s, int l1);
 fg_status fg_residual_backward(fg_model *m, fg_scheme *s, int l1, const float *dh);
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                          float *out);
+/* Whether a model of this configuration on s reads the input features as bf16(X): under
+ * --precision bf16, unless the features are parameters (--learn-features: fp32 master copies)
+ * or a residual connection adds them as they are. The trainer converts the scheme's own copy
+ * before the model is created (fg_scheme_features_to_bf16), halving the largest input. */
+int fg_model_x16(const fg_model_config *cfg, const fg_scheme *s);
 
 #endif /* FG_MODEL_H */

@@ -420,6 +420,10 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->residual = cfg->residual;
   m->gin_eps = cfg->gin_eps;
   m->bf16 = cfg->bf16;
+  m->x16 = fg_model_x16(cfg, s);
+  FG_REQUIRE(m->x16 || s->features16 == NULL, FG_ERR_INVALID_ARG,
+             "model: the scheme's features are stored as bf16; a %s model reads them in fp32",
+             cfg->residual ? "residual" : "fp32");
   m->layers = L;
   m->n = s->n_local;
   m->feat_off = -1;
@@ -594,7 +598,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
       memcpy(m->params + m->feat_off, s->features, (size_t)(s->feat_rows * w0) * sizeof(float));
     m->H[0] = m->input;
   } else {
-    m->H[0] = s->features;
+    m->H[0] = m->x16 ? NULL : s->features; /* x16: read by the input pass from the scheme */
   }
   if (fg_residual_source(m, 0) && s->feature_rows) {
     /* the source H_0 is the features, here read through a row map: gathered once */
@@ -765,19 +769,43 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
 
 /* Rows [r0, r0 + rows) of the layer-0 input D_0 = dropout(X) (with label propagation's
  * embedding added first) into out (rows x w_in). */
+int fg_model_x16(const fg_model_config *cfg, const fg_scheme *s) {
+  return cfg->bf16 && !cfg->residual && !s->learn_features;
+}
+
+/* Rows [r0, r0 + rows) of dropout(X) (rows of X through the scheme's row map where it has one)
+ * into out (fp32) or out16: of bf16(X) under fg_model.x16, read from the scheme's bf16 copy or
+ * rounded from its fp32 features as they are read. */
+static void x_rows(const fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
+                   int64_t r0, int64_t rows, float *out, fg_bf16 *out16) {
+  const fg_layer_shape *sh = &m->shape[0];
+  const int64_t w = sh->w_in, off = s->feature_rows ? 0 : r0 * w;
+  const int64_t *map = s->feature_rows ? s->feature_rows + r0 : NULL;
+  if (m->x16) {
+    const float *x = s->features16 ? NULL : s->features + off;
+    const fg_bf16 *x16 = s->features16 ? s->features16 + off : NULL;
+    fg_dropout_rows_x16(out, out16, x, x16, map, rows, w, p, seed, epoch, 0, sh->ids_in + r0,
+                        sh->col0_in);
+  } else if (out16) {
+    fg_dropout_rows_bf16(out16, m->H[0] + off, map, rows, w, p, seed, epoch, 0, sh->ids_in + r0,
+                         sh->col0_in);
+  } else {
+    fg_dropout_rows(out, m->H[0] + off, map, rows, w, p, seed, epoch, 0, sh->ids_in + r0,
+                    sh->col0_in);
+  }
+}
+
 static void input_rows(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                        int64_t r0, int64_t rows, float *out) {
   const fg_layer_shape *sh = &m->shape[0];
   const int64_t w = sh->w_in;
-  const int64_t *map = s->feature_rows ? s->feature_rows + r0 : NULL;
-  const float *x = s->feature_rows ? m->H[0] : m->H[0] + r0 * w;
   if (m->lp_off < 0) {
-    fg_dropout_rows(out, x, map, rows, w, p, seed, epoch, 0, sh->ids_in + r0, sh->col0_in);
+    x_rows(m, s, p, seed, epoch, r0, rows, out, NULL);
   } else {
     /* X + Y E (a label node's row gets its label's embedding), then dropout with the masks
      * fg_dropout_rows draws */
     const float *E = m->params + m->lp_off + sh->col0_in; /* this rank's columns of E */
-    fg_dropout_rows(out, x, map, rows, w, 0.0f, seed, epoch, 0, sh->ids_in + r0, sh->col0_in);
+    x_rows(m, s, 0.0f, seed, epoch, r0, rows, out, NULL);
     for (int64_t i = 0; i < rows; i++)
       if (m->lp_label[r0 + i] >= 0)
         fg_axpy(out + i * w, 1.0f, E + (int64_t)m->lp_label[r0 + i] * m->widths[0], w);
@@ -801,8 +829,7 @@ static void input16(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uin
   const fg_layer_shape *sh = &m->shape[0];
   const double t0 = fg_now();
   assert(m->lp_off < 0);
-  fg_dropout_rows_bf16(m->H16[0], m->H[0], s->feature_rows, sh->n_in, sh->w_in, p, seed, epoch,
-                       0, sh->ids_in, sh->col0_in);
+  x_rows(m, s, p, seed, epoch, 0, sh->n_in, NULL, m->H16[0]);
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
@@ -940,7 +967,7 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
     const float *d = m->H[l];
     float *out; /* (n_out, w_out): H[l + 1], or where the kind put it (H16[l + 1]) */
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-    if (l == 0 && (drop || s->feature_rows || m->lp_off >= 0)) {
+    if (l == 0 && (drop || s->feature_rows || m->lp_off >= 0 || m->x16)) {
       /* D_0 = dropout(X), its rows gathered in the scheme's order when they are stored in
        * another (--reorder borrows the dataset's features instead of permuting a copy); kept
        * as bf16 where only GEMMs read it (H16[0]: backward reads it there, not redone) */

@@ -164,6 +164,8 @@ struct fg_scheme {
   float *features;        /* normalized if asked; read only. When borrowed with feature_rows
                              set: the dataset's whole matrix in its own order, read through
                              feature_rows */
+  fg_bf16 *features16;    /* under --precision bf16, the scheme's own features rounded
+                             (fg_scheme_features_to_bf16; features then NULL); NULL: none */
   int features_borrowed;  /* features point into the dataset (one process, not
                              normalized): not freed, never written */
   const int64_t *feature_rows; /* NULL: input row i's features are row i of features; else row
@@ -237,6 +239,13 @@ void fg_scheme_destroy(fg_scheme **s);
  * agrees on the outcome (NULL and the error everywhere if one rank is out of memory). */
 fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
                         fg_scheme **out);
+
+/* Under --precision bf16: replace the scheme's own fp32 features (count elements: layer 0's
+ * n_in x w_in) by their bf16 rounding in features16, converted in place and the block shrunk,
+ * so the largest input takes half the memory and the two never coexist. Nothing when they are borrowed from the dataset (read in place,
+ * rounded as read: fg_dropout_rows_x16), are parameters (learn_features) or are bf16 already.
+ * Not collective. */
+fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count);
 
 /* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
  * dataset for the given local rows (global ids in scheme order). Unless normalize_features,

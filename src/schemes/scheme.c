@@ -106,6 +106,7 @@ void fg_scheme_destroy(fg_scheme **s) {
   free((*s)->impl);
   free((*s)->global_ids);
   if (!(*s)->features_borrowed) free((*s)->features);
+  free((*s)->features16);
   free((*s)->labels);
   free((*s)->split);
   free((*s)->targets);
@@ -114,6 +115,26 @@ void fg_scheme_destroy(fg_scheme **s) {
   free((*s)->rows16);
   free(*s);
   *s = NULL;
+}
+
+fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count) {
+  if (s->features16 || s->features_borrowed || s->learn_features || !s->features) return FG_OK;
+  /* in place, so that the fp32 array and its rounding never coexist: element i's two bytes go
+   * to [2i, 2i + 2), inside fp32 element i / 2 <= i, which is read by then. Through bytes
+   * (memcpy), so no type-based aliasing rule lets the compiler reorder the two; one pass, once
+   * per run. Then the tail is given back (a shrinking realloc: an mmapped block is unmapped
+   * past its new end). */
+  unsigned char *bytes = (unsigned char *)(void *)s->features;
+  for (int64_t i = 0; i < count; i++) {
+    float v;
+    memcpy(&v, bytes + 4 * i, sizeof v);
+    const fg_bf16 h = fg_bf16_from_float(v);
+    memcpy(bytes + 2 * i, &h, sizeof h);
+  }
+  void *shrunk = realloc(bytes, (size_t)FG_MAX(count, 1) * sizeof(fg_bf16));
+  s->features16 = shrunk ? shrunk : (void *)bytes; /* (a failed shrink keeps the block) */
+  s->features = NULL;
+  return FG_OK;
 }
 
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,

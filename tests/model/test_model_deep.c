@@ -11,7 +11,8 @@
  * permutation of the nodes and whose layer-0 input is gathered from the dataset's features
  * through a row map: same gradients against the reference in the dataset's numbering. Every
  * case also trains one step under --precision bf16 with S[l] stored as bf16 (S16) and with it
- * kept in fp32: the same bits (bf16_storage). */
+ * kept in fp32: the same bits (bf16_storage). The features stored as bf16 against fp32
+ * features rounded as read (bf16_features). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,109 @@ static void bf16_wide_input(void) {
   fg_test_small_dataset_free(&ds);
 }
 
+/* The features as bf16 (fg_model_x16): a scheme whose own features were converted in place
+ * (fg_scheme_features_to_bf16: fp32 array gone, each element the rounding of the fp32 one) and
+ * one that keeps them in fp32, rounded as the input pass reads them, give bf16 models the same
+ * gradients and evaluation logits bit for bit: GCN in both aggregation orders, SAGE, and GIN
+ * learning eps (whose backward redoes D_0 for its eps term), at p = 0.3 (a scale that rounds)
+ * and 0, in the dataset's order and reordered (rcm). A residual model, which adds the features
+ * as they are, is refused on the converted scheme and reads fp32 on the other. */
+static void bf16_features(void) {
+  enum { NF = 23, F = 6, C = 3 };
+  int64_t src[NF], dst[NF];
+  fg_dataset ds;
+  fg_dist *dist = NULL;
+  int cases = 0;
+  uint8_t sel[NF];
+  for (int i = 0; i < NF; i++) {
+    src[i] = i;
+    dst[i] = (i * 7 + 2) % NF;
+  }
+  EXPECT_OK(fg_test_small_dataset(&ds, NF, src, dst, NF, 1, F, C, 41));
+  for (int i = 0; i < NF; i++) {
+    ds.labels[i] = i % C;
+    ds.split[i] = i % 3 ? FG_SPLIT_TRAIN : FG_SPLIT_VALID;
+  }
+  EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
+  for (int ro = 0; ro < 2 && dist; ro++) {
+    fg_scheme *s[2] = {NULL, NULL};
+    fg_scheme_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.normalize_features = 1; /* the scheme's own copy */
+    sc.reorder = ro ? "rcm" : NULL;
+    for (int k = 0; k < 2; k++) {
+      EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s[k]));
+      if (s[k]) s[k]->bf16 = 1;
+    }
+    if (!s[0] || !s[1]) break;
+    for (int i = 0; i < NF; i++) sel[i] = s[0]->split[i] == FG_SPLIT_TRAIN;
+    EXPECT_OK(fg_scheme_features_to_bf16(s[0], NF * F));
+    EXPECT(s[0]->features == NULL && s[0]->features16 != NULL && s[1]->features16 == NULL);
+    for (int64_t i = 0; s[0]->features16 && i < NF * F; i++)
+      if (s[0]->features16[i] != fg_bf16_from_float(s[1]->features[i])) {
+        EXPECT_MSG(0, "converted feature %lld is not the fp32 one rounded", (long long)i);
+        break;
+      }
+    EXPECT_OK(fg_scheme_features_to_bf16(s[0], NF * F)); /* again: nothing to do */
+    for (int c = 0; c < 5; c++) {
+      const char *kn = c < 2 ? "gcn" : c < 4 ? "sage" : "gin";
+      const fg_model_kind *kind = fg_model_kind_find(kn);
+      int64_t w[5];
+      EXPECT_OK(fg_model_widths(kind, 2, 5, NULL, F, C, w));
+      for (int pi = 0; pi < 2; pi++) {
+        const float p = pi ? 0.0f : 0.3f;
+        fg_model *m[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+          fg_model_config mc = {.layers = fg_model_stack_layers(kind, 2), .widths = w,
+                                .agg_order = c == 0 ? FG_AGG_FIRST : c == 1 ? FG_AGG_LAST
+                                                                            : FG_AGG_AUTO,
+                                .seed = 5, .kind = kind, .gin_eps = 0.25f,
+                                .gin_eps_learn = c == 4, .bf16 = 1};
+          EXPECT_OK(fg_model_create(&mc, s[k], &m[k]));
+        }
+        if (m[0] && m[1]) {
+          const int Ls = m[0]->layers;
+          float dl[NF * C];
+          int64_t cnt, cor;
+          EXPECT(m[0]->x16 && m[1]->x16);
+          for (int k = 0; k < 2; k++) {
+            EXPECT_OK(fg_model_forward(m[k], s[k], 1, p, SEED, EPOCH));
+            fg_softmax_xent(m[k]->H[Ls], NF, C, s[k]->labels, sel, 0.1f, dl, &cnt, &cor);
+            EXPECT_OK(fg_model_backward(m[k], s[k], dl, p, SEED, EPOCH));
+          }
+          EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads,
+                            sizeof(float) * (size_t)m[0]->n_params) == 0,
+                     "bf16 features, %s case %d p %.1f reorder %d: gradients differ", kn, c,
+                     (double)p, ro);
+          for (int k = 0; k < 2; k++) EXPECT_OK(fg_model_forward(m[k], s[k], 0, 0.0f, SEED, 0));
+          EXPECT_MSG(memcmp(m[0]->H[Ls], m[1]->H[Ls], sizeof(float) * NF * C) == 0,
+                     "bf16 features, %s case %d reorder %d: logits differ", kn, c, ro);
+          cases++;
+        }
+        fg_model_destroy(&m[0]);
+        fg_model_destroy(&m[1]);
+      }
+    }
+    {
+      int64_t w[3];
+      fg_model *m = NULL;
+      EXPECT_OK(fg_model_widths(fg_model_kind_find("gcn"), 2, 5, NULL, F, C, w));
+      fg_model_config mc = {.layers = 2, .widths = w, .agg_order = FG_AGG_AUTO, .seed = 5,
+                            .kind = fg_model_kind_find("gcn"), .residual = 1, .bf16 = 1};
+      EXPECT(fg_model_create(&mc, s[0], &m) == FG_ERR_INVALID_ARG && m == NULL);
+      fg_model_destroy(&m);
+      EXPECT_OK(fg_model_create(&mc, s[1], &m));
+      EXPECT(m && !m->x16 && m->H[0] == s[1]->features);
+      fg_model_destroy(&m);
+    }
+    fg_scheme_destroy(&s[0]);
+    fg_scheme_destroy(&s[1]);
+  }
+  printf("  bf16 features, converted against rounded as read: %d cases\n", cases);
+  fg_dist_destroy(&dist);
+  fg_test_small_dataset_free(&ds);
+}
+
 static void run_case(fg_test_model mdl, int directed, int agg_order, float p,
                      const char *reorder) {
   fg_dataset ds;
@@ -365,6 +469,7 @@ int main(int argc, char **argv) {
       {.gin = 1, .norm = FG_ADJ_SUM, .no_self_loops = 1, .eps_learn = 1, .batch_norm = 1},
       {.sage = 1, .norm = FG_ADJ_MEAN, .no_self_loops = 1, .batch_norm = 1, .residual = 1}};
   bf16_wide_input();
+  bf16_features();
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
     for (int directed = 0; directed < 2; directed++)
       for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) {
