@@ -393,5 +393,7 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
  * or a residual connection adds them as they are. The trainer converts the scheme's own copy
  * before the model is created (fg_scheme_features_to_bf16), halving the largest input. */
 int fg_model_x16(const fg_model_config *cfg, const fg_scheme *s);
+/* The same rule from a run's options, for the memory models: 2 bytes a feature where it is 1. */
+int fg_model_features16(int bf16, int residual, int learn_features);
 
 #endif /* FG_MODEL_H */

@@ -769,8 +769,12 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
 
 /* Rows [r0, r0 + rows) of the layer-0 input D_0 = dropout(X) (with label propagation's
  * embedding added first) into out (rows x w_in). */
+int fg_model_features16(int bf16, int residual, int learn_features) {
+  return bf16 && !residual && !learn_features;
+}
+
 int fg_model_x16(const fg_model_config *cfg, const fg_scheme *s) {
-  return cfg->bf16 && !cfg->residual && !s->learn_features;
+  return fg_model_features16(cfg->bf16, cfg->residual, s->learn_features);
 }
 
 /* Rows [r0, r0 + rows) of dropout(X) (rows of X through the scheme's row map where it has one)

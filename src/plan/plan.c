@@ -392,7 +392,9 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   }
   /* input features, node ids, scratch */
   const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
-  mem += block * 4.0;
+  mem += block * (fg_model_features16(in->bf16, in->residual_stages > 0, in->learn_features)
+                      ? 2.0
+                      : 4.0); /* bf16: rounded in place (fg_scheme_features_to_bf16) */
   if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
   for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
   mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;
@@ -825,7 +827,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
     for (int k = i - i % c; k < i - i % c + c; k++) block_nnz += (double)pr[k].nnz;
     mem = (12.0 * (nnz + block_nnz) + 16.0 * rows) * (serial ? 0.5 : 1) *
               (ds->symmetric ? 1 : 2) +
-          rows * (double)w[0] * 4.0 + (double)act + (double)par +
+          rows * (double)w[0] * (fg_model_features16(bf16, cfg->residual, 0) ? 2.0 : 4.0) +
+          (double)act + (double)par +
           rows * ((double)w[L] * 4.0 + 6.0 + 17.0) /* + a mask and the row statistics */
           + rows * (double)ds->num_tasks; /* multi-label targets, T bytes a row */
     /* the rows received: sa's halo; 1d's broadcast buffer of the largest block, with --overlap

@@ -994,6 +994,7 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   /* this rank's bytes sent and received per phase, summed over the epochs this call runs (the
    * final record's rank_bytes); all_bytes: rank 0's gather of every rank's */
   double my_bytes[N_COMM_PHASES][2], *all_bytes = NULL;
+  int64_t *all_rss = NULL; /* rank 0: every rank's peak RSS at the end */
 
   memset(&r, 0, sizeof r);
   memset(&meta, 0, sizeof meta);
@@ -1332,6 +1333,13 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   FG_CHECK_MPI(MPI_Gather(my_bytes, 2 * N_COMM_PHASES, MPI_DOUBLE, all_bytes,
                           2 * N_COMM_PHASES, MPI_DOUBLE, 0, d->comm));
+  { /* and every rank's peak memory over the whole run (the epochs' figure is the maximum) */
+    const int64_t mine = fg_peak_rss_bytes();
+    if (d->rank == 0 && !(all_rss = fg_malloc_array((size_t)d->size, sizeof *all_rss)))
+      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    FG_CHECK(fg_dist_agree(d, st));
+    FG_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT64_T, all_rss, 1, MPI_INT64_T, 0, d->comm));
+  }
   if (d->rank == 0) {
     const int plain = r.task == FG_TASK_MULTICLASS && r.metric == FG_METRIC_ACCURACY;
     if (metrics) {
@@ -1358,7 +1366,10 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
         }
         fputc('}', metrics);
       }
-      fprintf(metrics, "}}\n");
+      fprintf(metrics, "}, \"peak_rss_bytes\": [");
+      for (int p = 0; p < d->size; p++)
+        fprintf(metrics, "%s%lld", p ? ", " : "", (long long)all_rss[p]);
+      fprintf(metrics, "]}\n");
     }
     st = metrics ? metrics_check(metrics, cfg->metrics_path) : FG_OK;
     if (cfg->verbose)
@@ -1373,6 +1384,7 @@ cleanup:
     st = fg_error_set(FG_ERR_IO, __FILE__, __LINE__, "--metrics %s: write failed: %s",
                       cfg->metrics_path, strerror(errno));
   free(all_bytes);
+  free(all_rss);
   fg_free_aligned(state.params);
   fg_free_aligned(state.adam_m);
   fg_free_aligned(state.adam_v);

@@ -1,7 +1,8 @@
 /* test_provenance.c -- the run record (provenance.c) as fg_train writes it: the metrics' first
  * line is valid JSON with this run's options, ranks, hosts, command and dataset fingerprint; a
  * resumed run appends its own record and no epoch appears twice, also after a second resume and
- * a resume from an older checkpoint; rank_bytes sum to the epochs' per-phase means times the
+ * a resume from an older checkpoint; the final record's per-rank peak RSS is at least the last
+ * epoch's; rank_bytes sum to the epochs' per-phase means times the
  * ranks; every .npy has a sidecar holding the same record; checkpoints carry it as section
  * "run", and files without it still load. Run on 1 and 2 ranks. */
 #define _POSIX_C_SOURCE 200809L
@@ -230,6 +231,24 @@ static void check_rank_bytes(const char *path) {
                  from_ranks, from_epochs);
       if (size > 1 && k < 3 && k != 1) EXPECT(from_ranks > 0);
     }
+  { /* each rank's peak RSS: positive, their maximum the last epoch's peak_rss_bytes (a peak
+       can only grow, and the final record reads it after the last epoch) */
+    const char *p = strstr(fin, "\"peak_rss_bytes\": [");
+    double mx = 0.0, last = NAN;
+    EXPECT_MSG(p != NULL, "the final record has no peak_rss_bytes");
+    for (int i = 0; i < n; i++)
+      if (strncmp(line[i], "{\"epoch\": ", 10) == 0)
+        last = number_after(line[i], "\"peak_rss_bytes\": ");
+    p = p ? strchr(p, '[') + 1 : NULL;
+    for (int r = 0; p && r < size; r++) {
+      char *end;
+      const double v = strtod(p, &end);
+      EXPECT(end != p && *end == (r + 1 < size ? ',' : ']') && v > 0);
+      mx = fmax(mx, v);
+      p = end + 1;
+    }
+    EXPECT_MSG(mx >= last, "final peak RSS %.0f below the last epoch's %.0f", mx, last);
+  }
   free(b);
 }
 
