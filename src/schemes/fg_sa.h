@@ -74,8 +74,10 @@ void fg_sa_exchange_free(fg_sa_exchange *x);
 
 /* Collective: out (M's rows x f) = the [col0, col1) part of M times H, where in (this rank's
  * block x f) is its rows of H. The local SpMMs are timed and counted in s. Under s->bf16 the
- * halo rows travel as bf16 (2 bytes an element), rounded once by their sender. */
+ * halo rows travel as bf16 (2 bytes an element), rounded once by their sender. With in NULL,
+ * in16 holds the rows already as bf16 (a hidden stored so: aggregate16): sent and multiplied as
+ * they are, the bits and bytes of rounding their fp32 values. */
 fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
-                      float *out, int64_t f);
+                      const fg_bf16 *in16, float *out, int64_t f);
 
 #endif /* FG_SA_H */

@@ -214,14 +214,14 @@ cleanup:
 }
 
 fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
-                      float *out, int64_t f) {
+                      const fg_bf16 *in16, float *out, int64_t f) {
   fg_status st = FG_OK;
   fg_dist *d = s->dist;
   const int P = d->size;
   MPI_Datatype row = MPI_DATATYPE_NULL;
   /* under bf16 the rows travel as bf16: packing rounds them (the receiver's SpMM would round
    * them to the same bits), the off part gathers the halo as it arrives */
-  const int x16 = s->bf16 && P > 1;
+  const int x16 = in16 || (s->bf16 && P > 1);
   const int64_t esz = x16 ? 2 : 4;
   int nreq = 0, fi = 0, posted = 0;
   double t0;
@@ -239,11 +239,13 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
       fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * esz);
     }
     for (int64_t k = 0; k < op->n_send; k++) {
-      const float *src = in + (int64_t)op->send_rows[k] * f;
-      if (x16)
-        fg_bf16_from_f32((fg_bf16 *)(void *)send + k * f, src, f);
+      const int64_t r = (int64_t)op->send_rows[k] * f;
+      if (in16)
+        memcpy((fg_bf16 *)(void *)send + k * f, in16 + r, (size_t)f * sizeof *in16);
+      else if (x16)
+        fg_bf16_from_f32((fg_bf16 *)(void *)send + k * f, in + r, f);
       else
-        memcpy(x->sendbuf + k * f, src, (size_t)f * sizeof(float));
+        memcpy(x->sendbuf + k * f, in + r, (size_t)f * sizeof(float));
     }
     for (int j = 0; j < P; j++) {
       if (op->send_count[j] == 0) continue;
@@ -256,8 +258,12 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
     if (!x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 0));
   }
   /* with overlap the messages move between the diagonal SpMM's row chunks */
-  FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
-                                   posted && x->overlap ? nreq : 0));
+  if (in16)
+    FG_CHECK(fg_scheme_spmm_bf16_progress(s, &op->diag, in16, f, out, 0, x->req,
+                                          posted && x->overlap ? nreq : 0));
+  else
+    FG_CHECK(fg_scheme_spmm_progress(s, &op->diag, in, f, out, 0, x->req,
+                                     posted && x->overlap ? nreq : 0));
   if (posted && x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 1));
   if (op->off.nnz > 0 && x16)
     fg_scheme_spmm_bf16(s, &op->off, (const fg_bf16 *)(const void *)x->halobuf, f, out, 1);

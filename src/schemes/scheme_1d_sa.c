@@ -26,13 +26,20 @@ typedef struct impl_sa {
 static fg_status agg_sa(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_sa *im = s->impl;
   (void)l;
-  return fg_sa_apply(s, &im->x, &im->a, in, out, f);
+  return fg_sa_apply(s, &im->x, &im->a, in, NULL, out, f);
+}
+
+/* a hidden stored as bf16: its halo rows sent as they are (no widening, no second rounding) */
+static fg_status agg16_sa(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_sa *im = s->impl;
+  (void)l;
+  return fg_sa_apply(s, &im->x, &im->a, NULL, in, out, f);
 }
 
 static fg_status agg_t_sa(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_sa *im = s->impl;
   (void)l;
-  return fg_sa_apply(s, &im->x, im->part.symmetric ? &im->a : &im->at, in, out, f);
+  return fg_sa_apply(s, &im->x, im->part.symmetric ? &im->a : &im->at, in, NULL, out, f);
 }
 
 static void destroy_sa(fg_scheme *s) {
@@ -47,6 +54,7 @@ static const fg_scheme_ops ops_sa = {
     .name = "1d-sa",
     .shape = fg_scheme_shape_rows,
     .aggregate = agg_sa,
+    .aggregate16 = agg16_sa,
     .aggregate_t = agg_t_sa,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,

@@ -53,11 +53,11 @@ typedef struct impl_15 {
 } impl_15;
 
 /* out = the replica's partial product, summed over the row's replicas. */
-static fg_status apply_15(fg_scheme *s, const fg_sa_op *op, const float *in, float *out,
-                          int64_t f) {
+static fg_status apply_15(fg_scheme *s, const fg_sa_op *op, const float *in,
+                          const fg_bf16 *in16, float *out, int64_t f) {
   fg_status st = FG_OK;
   impl_15 *im = s->impl;
-  FG_CHECK(fg_sa_apply(s, &im->x, op, in, out, f));
+  FG_CHECK(fg_sa_apply(s, &im->x, op, in, in16, out, f));
   if (im->c > 1) FG_CHECK(fg_group_allreduce_f32(&im->row, out, s->n_local * f));
 cleanup:
   return st;
@@ -66,13 +66,20 @@ cleanup:
 static fg_status agg_15(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_15 *im = s->impl;
   (void)l;
-  return apply_15(s, &im->a, in, out, f);
+  return apply_15(s, &im->a, in, NULL, out, f);
+}
+
+/* a hidden stored as bf16: its halo rows sent as they are */
+static fg_status agg16_15(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_15 *im = s->impl;
+  (void)l;
+  return apply_15(s, &im->a, NULL, in, out, f);
 }
 
 static fg_status agg_t_15(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   impl_15 *im = s->impl;
   (void)l;
-  return apply_15(s, im->part.symmetric ? &im->a : &im->at, in, out, f);
+  return apply_15(s, im->part.symmetric ? &im->a : &im->at, in, NULL, out, f);
 }
 
 static void shape_15(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out) {
@@ -109,6 +116,7 @@ static const fg_scheme_ops ops_15 = {
     .name = "1.5d",
     .shape = shape_15,
     .aggregate = agg_15,
+    .aggregate16 = agg16_15,
     .aggregate_t = agg_t_15,
     .reduce_grads = reduce_grads_15,
     .col_sum = col_sum_15,

@@ -362,7 +362,10 @@ static uint64_t message_key(fg_scheme *s, int transposed) {
 }
 
 /* out = the local graph's product + the received rows' (forward: Â in; transposed: Âᵀ in). */
-static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out, int64_t f) {
+/* out = Â in (transposed: Âᵀ in); in NULL: in16, the rows already bf16 (aggregate16), read as
+ * they are wherever the fp32 path would round them (the pack and local SpMMs). */
+static fg_status apply(fg_scheme *s, int transposed, const float *in, const fg_bf16 *in16,
+                       float *out, int64_t f) {
   fg_status st = FG_OK;
   impl_halo *im = s->impl;
   fg_dist *d = s->dist;
@@ -389,11 +392,16 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
   int nreq = 0, rbi = 0;
   double t0;
   const int P = d->size;
-  if (P == 1) {
-    return fg_scheme_spmm(s, local, in, f, out, 0);
+  if (P == 1 && in16) {
+    fg_scheme_spmm_bf16(s, local, in16, f, out, 0);
+    return FG_OK;
   }
+  if (P == 1) return fg_scheme_spmm(s, local, in, f, out, 0);
   FG_CHECK(ensure_buffers(s, f));
-  if (pack->nrows > 0) FG_CHECK(fg_scheme_spmm(s, pack, in, f, im->sendbuf, 0));
+  if (pack->nrows > 0 && in16)
+    fg_scheme_spmm_bf16(s, pack, in16, f, im->sendbuf, 0);
+  else if (pack->nrows > 0)
+    FG_CHECK(fg_scheme_spmm(s, pack, in, f, im->sendbuf, 0));
   if (im->bits) {
     const uint64_t key = message_key(s, transposed);
     fg_quantize_rows(im->sendbuf, pack->nrows, f, im->bits, im->seed, key, NULL, im->scodes,
@@ -426,7 +434,10 @@ static fg_status apply(fg_scheme *s, int transposed, const float *in, float *out
   if (im->bits) fg_dist_count_params(d, pack->nrows * 8, n_recv * 8);
   d->counters.seconds_comm += fg_now() - t0;
   /* the exchange moves between the local SpMM's row chunks (fg_scheme_spmm_progress) */
-  FG_CHECK(fg_scheme_spmm_progress(s, local, in, f, out, 0, req, nreq));
+  if (in16)
+    FG_CHECK(fg_scheme_spmm_bf16_progress(s, local, in16, f, out, 0, req, nreq));
+  else
+    FG_CHECK(fg_scheme_spmm_progress(s, local, in, f, out, 0, req, nreq));
   FG_CHECK(fg_dist_waitall(d, req, nreq, 1));
   if (im->bits) {
     for (int64_t k = 0; k < n_recv; k++)
@@ -445,12 +456,18 @@ cleanup:
 
 static fg_status agg_halo(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   (void)l; /* every layer aggregates with the same Â */
-  return apply(s, 0, in, out, f);
+  return apply(s, 0, in, NULL, out, f);
+}
+
+/* a hidden stored as bf16: packed and multiplied as it is (no widening, no second rounding) */
+static fg_status agg16_halo(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  (void)l;
+  return apply(s, 0, NULL, in, out, f);
 }
 
 static fg_status agg_t_halo(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
   (void)l;
-  return apply(s, 1, in, out, f);
+  return apply(s, 1, in, NULL, out, f);
 }
 
 static void destroy_halo(fg_scheme *s) {
@@ -481,6 +498,7 @@ static const fg_scheme_ops ops_halo = {
     .name = "halo",
     .shape = fg_scheme_shape_rows,
     .aggregate = agg_halo,
+    .aggregate16 = agg16_halo,
     .aggregate_t = agg_t_halo,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,
