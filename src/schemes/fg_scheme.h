@@ -48,6 +48,10 @@ typedef struct fg_scheme_config {
                           and rows cross ranks as bfloat16 (fg_scheme.bf16) */
   int input_grad;      /* layer 0's input gradient is wanted (label propagation): 3d keeps layer
                           0's transposed shard and gives each rank its input rows' labels */
+  int features16;      /* the model reads the features as bf16 (fg_model_features16): a scheme
+                          that lays them out from a dataset (1D, halo, 3d, serial normalized)
+                          packs them normalized and rounded on rank 0 and delivers them as bf16
+                          into features16, half the bytes, no fp32 block on any rank */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
                           shared with the planner and the memory check; NULL: build privately */
 } fg_scheme_config;
@@ -247,12 +251,18 @@ fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
  * Not collective. */
 fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count);
 
+/* The piece [f0, f1) of a feature row of F elements, row-normalized first when normalize (each
+ * element over the row's sum in double, the bits of fg_row_normalize), into o32 or, with o32
+ * NULL, rounded to bf16 into o16. */
+void fg_scheme_feature_row(const float *row, int64_t F, int normalize, int64_t f0, int64_t f1,
+                           float *o32, fg_bf16 *o16);
+
 /* Fill the fields every scheme shares (features normalized, labels, split, ids) from a
  * dataset for the given local rows (global ids in scheme order). Unless normalize_features,
  * the features are borrowed from ds (read through feature_rows when gids is not 0..n-1), so
  * ds must outlive s. Not collective. */
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
-                               int64_t n_local, int normalize_features);
+                               int64_t n_local, int normalize_features, int features16);
 
 /* Collective, after a scheme is created: the multi-label targets (ds->targets, rank 0's
  * dataset) of the rows each rank labels (s->global_ids), whole rows, into s->targets. Every

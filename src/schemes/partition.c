@@ -132,13 +132,18 @@ void fg_part_local_free(fg_part_local *p) {
 }
 
 
-/* Rank 0: features, labels, split and original ids of block r, packed. */
-static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, float *feat,
-                       int32_t *labels, int8_t *split, int64_t *gids) {
+/* Rank 0: features, labels, split and original ids of block r, packed. The features as they
+ * are, or with x16 normalized (when asked) and rounded to bf16 into feat's first half. */
+static void pack_block(const fg_dataset *ds, const fg_layout *g, int r, int x16, int normalize,
+                       float *feat, int32_t *labels, int8_t *split, int64_t *gids) {
   const int64_t F = ds->num_features;
   for (int64_t k = g->offs[r]; k < g->offs[r + 1]; k++) {
     const int64_t v = g->perm[k], i = k - g->offs[r];
-    if (F > 0) memcpy(feat + i * F, ds->features + v * F, (size_t)F * sizeof *feat);
+    if (F > 0 && x16)
+      fg_scheme_feature_row(ds->features + v * F, F, normalize, 0, F, NULL,
+                            (fg_bf16 *)(void *)feat + i * F);
+    else if (F > 0)
+      memcpy(feat + i * F, ds->features + v * F, (size_t)F * sizeof *feat);
     labels[i] = ds->labels ? ds->labels[v] : -1;
     split[i] = ds->split ? ds->split[v] : (int8_t)FG_SPLIT_NONE;
     gids[i] = v;
@@ -250,10 +255,13 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
       s->num_features = F;
       s->num_classes = hdr[2];
       s->global_ids = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->global_ids);
-      s->features = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features);
+      if (cfg->features16) /* (delivered as bf16: fg_scheme_config.features16) */
+        s->features16 = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features16);
+      else
+        s->features = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features);
       s->labels = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->labels);
       s->split = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->split);
-      if (!s->global_ids || !s->features || !s->labels || !s->split)
+      if (!s->global_ids || !(s->features || s->features16) || !s->labels || !s->split)
         st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__,
                           "out of memory for a block of %lld nodes x %lld features", (long long)nl,
                           (long long)F);
@@ -268,17 +276,23 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
     const int b = r / (P / K);
     const int64_t r0 = p.offs[b], r1 = p.offs[b + 1], nr = r1 - r0, F = hdr[1];
     if (me != 0 && me != r) continue;
-    if (me == 0 && r % (P / K) == 0) pack_block(ds, gl, b, pack_f, pack_l, pack_s, pack_g);
+    if (me == 0 && r % (P / K) == 0)
+      pack_block(ds, gl, b, cfg->features16, cfg->normalize_features, pack_f, pack_l, pack_s,
+                 pack_g);
     st = fg_deliver_rows(d, r, gl ? &gl->B : NULL, r0, r1, &p.A, FG_TAG_SCATTER);
     if (st == FG_OK && !p.symmetric)
       st = fg_deliver_rows(d, r, gl ? &gl->Bt : NULL, r0, r1, &p.At, FG_TAG_SCATTER);
-    if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_f, s->features, nr * F * 4, FG_TAG_SCATTER);
+    if (st == FG_OK)
+      st = cfg->features16
+               ? fg_deliver_bytes(d, r, pack_f, s->features16, nr * F * 2, FG_TAG_SCATTER)
+               : fg_deliver_bytes(d, r, pack_f, s->features, nr * F * 4, FG_TAG_SCATTER);
     if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_l, s->labels, nr * 4, FG_TAG_SCATTER);
     if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_s, s->split, nr, FG_TAG_SCATTER);
     if (st == FG_OK) st = fg_deliver_bytes(d, r, pack_g, s->global_ids, nr * 8, FG_TAG_SCATTER);
   }
   FG_CHECK(fg_dist_agree(d, st));
-  if (cfg->normalize_features) fg_row_normalize(s->features, s->n_local, s->num_features);
+  if (cfg->normalize_features && s->features)
+    fg_row_normalize(s->features, s->n_local, s->num_features);
   s->local_nnz = p.A.nnz;
   *out = p;
   memset(&p, 0, sizeof p);

@@ -137,8 +137,20 @@ fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count) {
   return FG_OK;
 }
 
+void fg_scheme_feature_row(const float *row, int64_t F, int normalize, int64_t f0, int64_t f1,
+                           float *o32, fg_bf16 *o16) {
+  double s = 0.0;
+  if (normalize)
+    for (int64_t j = 0; j < F; j++) s += (double)row[j];
+  for (int64_t j = f0; j < f1; j++) {
+    const float v = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
+    if (o32) o32[j - f0] = v;
+    else o16[j - f0] = fg_bf16_from_float(v);
+  }
+}
+
 fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t *gids,
-                               int64_t n_local, int normalize_features) {
+                               int64_t n_local, int normalize_features, int features16) {
   fg_status st = FG_OK;
   const int64_t F = ds->num_features;
   s->n_global = ds->num_nodes;
@@ -157,6 +169,10 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
     s->features = ds->features;
     s->features_borrowed = 1;
     s->feature_rows = same ? NULL : s->global_ids;
+  } else if (features16) { /* normalized and rounded row by row: no fp32 copy */
+    s->features16 = fg_malloc_huge((size_t)FG_MAX(n_local * F, 1) * sizeof(fg_bf16));
+    FG_REQUIRE(s->features16 != NULL, FG_ERR_NOMEM,
+               "out of memory for %lld x %lld bf16 features", (long long)n_local, (long long)F);
   } else {
     s->features = fg_malloc_huge((size_t)(n_local * F) * sizeof(float));
     FG_REQUIRE(s->features != NULL, FG_ERR_NOMEM, "out of memory for %lld x %lld features",
@@ -165,12 +181,14 @@ fg_status fg_scheme_fill_local(fg_scheme *s, const fg_dataset *ds, const int64_t
   for (int64_t i = 0; i < n_local; i++) {
     const int64_t g = gids[i];
     s->global_ids[i] = g;
-    if (!s->features_borrowed)
+    if (s->features16)
+      fg_scheme_feature_row(ds->features + g * F, F, 1, 0, F, NULL, s->features16 + i * F);
+    else if (!s->features_borrowed)
       memcpy(s->features + i * F, ds->features + g * F, (size_t)F * sizeof(float));
     s->labels[i] = ds->labels ? ds->labels[g] : -1;
     s->split[i] = ds->split ? ds->split[g] : FG_SPLIT_NONE;
   }
-  if (normalize_features) fg_row_normalize(s->features, n_local, F);
+  if (normalize_features && s->features) fg_row_normalize(s->features, n_local, F);
 cleanup:
   return st;
 }

@@ -212,24 +212,16 @@ cleanup:
   return st;
 }
 
-/* Columns [f0, f1) of one feature row (F) into o (f1 - f0), row-normalized over the whole row
- * first when asked, exactly as fg_row_normalize does. */
-static void feature_row(const float *row, int64_t F, int normalize, int64_t f0, int64_t f1,
-                        float *o) {
-  double s = 0.0;
-  if (normalize)
-    for (int64_t j = 0; j < F; j++) s += (double)row[j];
-  for (int64_t j = f0; j < f1; j++)
-    o[j - f0] = (normalize && s != 0.0) ? (float)((double)row[j] / s) : row[j];
-}
 
-/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf. */
-static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int64_t r0,
-                          int64_t r1, int64_t f0, int64_t f1) {
-  const int64_t F = ds->num_features;
+/* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf (x16: rounded to bf16 into its
+ * first half). */
+static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int x16,
+                          int64_t r0, int64_t r1, int64_t f0, int64_t f1) {
+  const int64_t F = ds->num_features, w = f1 - f0;
   for (int64_t k = r0; k < r1; k++)
-    feature_row(ds->features + r->lay->pi[0][k] * F, F, normalize, f0, f1,
-                r->featbuf + (k - r0) * (f1 - f0));
+    fg_scheme_feature_row(ds->features + r->lay->pi[0][k] * F, F, normalize, f0, f1,
+                          x16 ? NULL : r->featbuf + (k - r0) * w,
+                          x16 ? (fg_bf16 *)(void *)r->featbuf + (k - r0) * w : NULL);
 }
 
 /* Rank 0: labels and split of the logit rows [s0, s0 + len) of pi[L % 2]. */
@@ -244,7 +236,7 @@ static void pack_labels(const fg_dataset *ds, const root_data *r, int L, int64_t
 
 /* Allocate what rank q receives (sizes from the geometry and its row of the nnz table; with
  * no table the shards are left to the per-rank read, which sizes them itself). */
-static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
+static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row, int features16) {
   fg_status st = FG_OK;
   int need[3][2];
   int64_t r0, r1, c0, c1, f0, f1;
@@ -271,7 +263,10 @@ static fg_status local_alloc(fg_scheme *s, impl3d *t, const int64_t *nnz_row) {
   s->feat_row0 = r0 - fg_block_start(s->n_global, t->g[FG_DIM_X], t->q[FG_DIM_X]);
   s->feat_rows = r1 - r0;
   t->feat_cols = f1 - f0;
-  FG_ALLOC(s->features, s->feat_rows * t->feat_cols > 0 ? s->feat_rows * t->feat_cols : 1);
+  if (features16 && !s->learn_features) /* delivered as bf16 (fg_scheme_config) */
+    FG_ALLOC(s->features16, FG_MAX(s->feat_rows * t->feat_cols, 1));
+  else
+    FG_ALLOC(s->features, FG_MAX(s->feat_rows * t->feat_cols, 1));
   fg_layer_roles(t->layers, &a, &b, &c);
   s->n_local = fg_block_size(s->n_global, t->g[a], t->q[a]);
   FG_ALLOC(s->labels, s->n_local > 0 ? s->n_local : 1);
@@ -312,9 +307,13 @@ static fg_status deliver_3d(fg_dist *d, const fg_dataset *ds, root_data *r,
     }
   }
   feature_range(n, s->num_features, t->g, q, s->learn_features, &r0, &r1, &f0, &f1);
-  if (root) pack_features(ds, r, cfg->normalize_features, r0, r1, f0, f1);
-  FG_CHECK(fg_deliver_bytes(d, rk, r->featbuf, s->features, (r1 - r0) * (f1 - f0) * 4,
-                            FG_TAG_3D));
+  if (root) pack_features(ds, r, cfg->normalize_features, s->features16 != NULL, r0, r1, f0, f1);
+  if (s->features16)
+    FG_CHECK(fg_deliver_bytes(d, rk, r->featbuf, s->features16, (r1 - r0) * (f1 - f0) * 2,
+                              FG_TAG_3D));
+  else
+    FG_CHECK(fg_deliver_bytes(d, rk, r->featbuf, s->features, (r1 - r0) * (f1 - f0) * 4,
+                              FG_TAG_3D));
   fg_layer_roles(t->layers, &a, &b, &c);
   r0 = fg_block_start(n, t->g[a], q[a]);
   r1 = r0 + fg_block_size(n, t->g[a], q[a]);
@@ -411,8 +410,11 @@ static fg_status prep_read_3d(fg_prep_src *src, const fg_scheme_config *cfg, fg_
     if (lo < hi) { /* its feature rows: the file whole */
       FG_CHECK(fg_prep_node_read(src, i, &buf, sec));
       for (int64_t k = lo; k < hi; k++)
-        feature_row((const float *)(void *)(buf + sec[FG_PREP_SEC_FEAT]) + (k - ib) * F, F,
-                    cfg->normalize_features, f0, f1, s->features + (k - flo) * (f1 - f0));
+        fg_scheme_feature_row(
+            (const float *)(void *)(buf + sec[FG_PREP_SEC_FEAT]) + (k - ib) * F, F,
+            cfg->normalize_features, f0, f1,
+            s->features ? s->features + (k - flo) * (f1 - f0) : NULL,
+            s->features16 ? s->features16 + (k - flo) * (f1 - f0) : NULL);
       pid = buf + sec[FG_PREP_SEC_INDEX];
       plab = buf + sec[FG_PREP_SEC_LABELS];
       pspl = buf + sec[FG_PREP_SEC_SPLIT];
@@ -969,7 +971,7 @@ fg_status fg_scheme_3d_create(fg_dist *d, const fg_dataset *ds, const fg_scheme_
   s->n_global = hdr[0];
   s->num_features = hdr[1];
   s->num_classes = hdr[2];
-  st = local_alloc(s, t, pdir ? NULL : nnz_all + (int64_t)me * nkeys);
+  st = local_alloc(s, t, pdir ? NULL : nnz_all + (int64_t)me * nkeys, sc->features16);
   FG_CHECK(fg_dist_agree(d, st));
 
   /* 3. rank 0 sends every rank its pieces, in rank order; or every rank reads its own */

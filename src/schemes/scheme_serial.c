@@ -89,7 +89,8 @@ fg_status fg_scheme_serial_create(fg_dist *dist, const fg_dataset *ds,
   /* the backward reuses Â when its values are symmetric, which needs a symmetric pattern */
   im->symmetric = ds->symmetric && fg_csr_is_symmetric(&im->A);
   if (!im->symmetric) FG_CHECK(fg_csr_transpose(&im->A, &im->At));
-  FG_CHECK(fg_scheme_fill_local(s, ds, ids, ds->num_nodes, cfg->normalize_features));
+  FG_CHECK(fg_scheme_fill_local(s, ds, ids, ds->num_nodes, cfg->normalize_features,
+                                cfg->features16));
   s->local_nnz = im->A.nnz;
   *out = s;
   s = NULL;

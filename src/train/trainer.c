@@ -422,6 +422,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   sc.learn_features = cfg->learn_features;
   sc.input_grad = cfg->label_prop > 0;
   FG_CHECK(fg_precision_parse(cfg->precision, &sc.bf16)); /* validated: agreed */
+  /* bf16 features: laid out as bf16 by the schemes that pack them (fg_scheme_config) */
+  sc.features16 = fg_model_features16(sc.bf16, cfg->residual, cfg->learn_features);
   if (cfg->bf16_path) { /* where native is missing every rank says so (a uniform cluster) */
     st = fg_set_bf16_path(cfg->bf16_path);
     FG_CHECK(fg_dist_agree(d, st));
@@ -456,7 +458,8 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                 .residual = cfg->residual,
                                 .label_prop = (float)cfg->label_prop,
                                 .bf16 = sc.bf16};
-    if (fg_model_x16(&mc, r->s)) { /* the features as bf16, before the activations exist */
+    if (fg_model_x16(&mc, r->s)) { /* the features as bf16, before the activations exist (a
+                                      prepared per-rank read gives fp32: rounded in place) */
       fg_layer_shape sh0;
       r->s->ops->shape(r->s, 0, r->widths, &sh0);
       st = fg_scheme_features_to_bf16(r->s, sh0.n_in * sh0.w_in);

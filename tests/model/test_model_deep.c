@@ -195,7 +195,8 @@ static void bf16_wide_input(void) {
 }
 
 /* The features as bf16 (fg_model_x16): a scheme whose own features were converted in place
- * (fg_scheme_features_to_bf16: fp32 array gone, each element the rounding of the fp32 one) and
+ * (fg_scheme_features_to_bf16: fp32 array gone, each element the rounding of the fp32 one; the
+ * same bits as laying them out as bf16 from the start, fg_scheme_config.features16) and
  * one that keeps them in fp32, rounded as the input pass reads them, give bf16 models the same
  * gradients and evaluation logits bit for bit: GCN in both aggregation orders, SAGE, and GIN
  * learning eps (whose backward redoes D_0 for its eps term), at p = 0.3 (a scale that rounds)
@@ -238,6 +239,15 @@ static void bf16_features(void) {
         break;
       }
     EXPECT_OK(fg_scheme_features_to_bf16(s[0], NF * F)); /* again: nothing to do */
+    { /* laid out as bf16 from the start (fg_scheme_config.features16): the same bits */
+      fg_scheme *s16 = NULL;
+      sc.features16 = 1;
+      EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s16));
+      sc.features16 = 0;
+      EXPECT(s16 && !s16->features && s16->features16 && s[0]->features16 &&
+             memcmp(s16->features16, s[0]->features16, sizeof(fg_bf16) * NF * F) == 0);
+      fg_scheme_destroy(&s16);
+    }
     for (int c = 0; c < 5; c++) {
       const char *kn = c < 2 ? "gcn" : c < 4 ? "sage" : "gin";
       const fg_model_kind *kind = fg_model_kind_find(kn);

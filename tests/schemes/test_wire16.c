@@ -16,6 +16,8 @@
  *    fp32 rows' result, not bitwise; its bytes halve as the others'.
  *  - A scheme with aggregate16 (1d, 1d-sa, 1.5d, halo): the input's bf16 rows aggregated as they are
  *    give the bf16 aggregation's bits and bytes (with and without overlap).
+ *  - Features delivered as bf16 (fg_scheme_config.features16) by 1d, 1d-sa, 1.5d, halo and 3d,
+ *    normalized or not: the rounding of the fp32 features the scheme lays out otherwise.
  *  - One training epoch (forward, backward, evaluation forward; the model under bf16 too):
  *    every rank's bytes and messages per phase equal fg_comm_plan's with precision "bf16",
  *    and 1d's bytes are exactly half of the fp32 epoch's.
@@ -291,6 +293,56 @@ static void check_epoch(fg_dist *d, int which) {
   fg_dataset_destroy(&ds);
 }
 
+/* bf16 features delivered as bf16 (fg_scheme_config.features16): every scheme that lays the
+ * features out from the dataset (1d, 1d-sa, 1.5d, halo, 3d), with and without
+ * --normalize-features, holds in features16 exactly the rounding of the fp32 features the same
+ * scheme holds without it, and no fp32 block. */
+static void check_features(fg_dist *d, int which) {
+  static const char *const names[] = {"1d", "1d-sa", "1.5d", "halo", "3d"};
+  fg_dataset *ds = NULL;
+  int64_t w[3];
+  if (rank == 0) EXPECT_OK(test_data_make(which, &ds));
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    for (int norm = 0; norm < 2; norm++) {
+      fg_scheme *s[2] = {NULL, NULL};
+      int64_t bad = 0, count = 0;
+      for (int x16 = 0; x16 < 2; x16++) {
+        fg_scheme_config sc;
+        memset(&sc, 0, sizeof sc);
+        sc.name = names[k];
+        sc.seed = 5;
+        sc.layers = 2;
+        sc.normalize_features = norm;
+        sc.features16 = x16;
+        sc.bf16 = x16;
+        sc.agg_blocks = 1;
+        sc.replicate = strcmp(names[k], "1.5d") == 0 ? largest_c(nprocs) : 0;
+        sc.grid[0] = 1;
+        sc.grid[1] = nprocs % 2 == 0 ? 2 : 1;
+        sc.grid[2] = nprocs / sc.grid[1];
+        EXPECT_OK(fg_scheme_create(d, rank == 0 ? ds : NULL, &sc, &s[x16]));
+      }
+      if (s[0] && s[1]) {
+        fg_layer_shape sh;
+        w[0] = s[0]->num_features, w[1] = 8, w[2] = s[0]->num_classes;
+        s[0]->ops->shape(s[0], 0, w, &sh);
+        count = sh.n_in * sh.w_in;
+        EXPECT(s[0]->features && !s[0]->features16 && !s[1]->features && s[1]->features16);
+        for (int64_t i = 0; s[1]->features16 && s[0]->features && i < count; i++)
+          bad += s[1]->features16[i] != fg_bf16_from_float(s[0]->features[i]);
+        EXPECT_MSG(bad == 0, "%s %s normalize %d rank %d: %lld of %lld bf16 features are not "
+                   "the fp32 ones rounded", test_data_name(which), names[k], norm, rank,
+                   (long long)bad, (long long)count);
+      }
+      if (rank == 0 && norm)
+        printf("P=%d %-6s %-5s: features delivered as bf16 are the fp32 ones rounded (%lld on "
+               "rank 0)\n", nprocs, test_data_name(which), names[k], (long long)count);
+      fg_scheme_destroy(&s[0]);
+      fg_scheme_destroy(&s[1]);
+    }
+  fg_dataset_destroy(&ds);
+}
+
 int main(int argc, char **argv) {
   fg_dist *d = NULL;
   int failures = 0;
@@ -299,6 +351,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
   EXPECT_OK(fg_dist_create(MPI_COMM_WORLD, &d));
   if (d) {
+    check_features(d, TEST_DATA_CORA);
+    check_features(d, TEST_DATA_RMAT);
     check_values(d, TEST_DATA_RMAT);
     check_values(d, TEST_DATA_CORA);
     check_epoch(d, TEST_DATA_RMAT);
