@@ -206,7 +206,9 @@ fg_status fg_part_distribute(fg_dist *d, const fg_dataset *ds, const fg_scheme_c
       hdr[3] = g.symmetric;
       hdr[4] = g.cut;
       hdr[5] = mx;
-      pack_f = fg_malloc_array((size_t)FG_MAX(mx * ds->num_features, 1), sizeof *pack_f);
+      const int64_t fe = mx * ds->num_features; /* bf16 rows take half (features16) */
+      pack_f = fg_malloc_array((size_t)FG_MAX(cfg->features16 ? (fe + 1) / 2 : fe, 1),
+                               sizeof *pack_f);
       pack_l = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_l);
       pack_s = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_s);
       pack_g = fg_malloc_array((size_t)FG_MAX(mx, 1), sizeof *pack_g);

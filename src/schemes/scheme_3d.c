@@ -205,6 +205,7 @@ static fg_status root_prepare(const fg_dataset *ds, const fg_scheme_config *cfg,
     FG_ALLOC(r->insplitbuf, FG_MAX(max_in, 1));
   }
   FG_CHECK(fg_scheme_alloc_csr(&r->pack, max_rows, n, max_nnz));
+  if (cfg->features16 && !cfg->learn_features) max_feat = (max_feat + 1) / 2; /* bf16 rows */
   FG_ALLOC(r->featbuf, max_feat > 0 ? max_feat : 1);
   FG_ALLOC(r->labbuf, max_out > 0 ? max_out : 1);
   FG_ALLOC(r->splitbuf, max_out > 0 ? max_out : 1);
