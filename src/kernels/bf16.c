@@ -254,11 +254,22 @@ typedef struct bf16_src {
 
 /* Rows a product takes at a time from an fp32 operand (both paths) and from any operand on
  * the convert path: sgemm's rate holds from a few thousand rows (the reduction's inner
- * dimension is these rows), and 4096 x 602 floats is 10 MB. */
+ * dimension is these rows), so 4096 of them where a block of both fp32 operands fits in 8 MiB
+ * (k + m <= 512: every hidden width up to 256), fewer for a wide input layer (Cora's 1433
+ * features, chameleon's 2325), down to 256: a block of n rows would otherwise be a whole fp32
+ * copy of a small graph's widest operand, more than bf16 saves elsewhere. */
 #define FG_BF16_BLOCK_ROWS 4096
+#define FG_BF16_BLOCK_MIN_ROWS 256
+#define FG_BF16_BLOCK_BYTES (8 << 20)
 
-int64_t fg_bf16_gemm_scratch_bytes(int64_t k, int64_t m) {
-  return 4 * ((int64_t)FG_BF16_BLOCK_ROWS * (k + m) + k * m);
+static int64_t block_rows(int64_t n, int64_t k, int64_t m) {
+  const int64_t fit = FG_BF16_BLOCK_BYTES / (4 * FG_MAX(k + m, 1));
+  return FG_MIN(n, FG_MAX(FG_MIN(fit, (int64_t)FG_BF16_BLOCK_ROWS),
+                          (int64_t)FG_BF16_BLOCK_MIN_ROWS));
+}
+
+int64_t fg_bf16_gemm_scratch_bytes(int64_t n, int64_t k, int64_t m) {
+  return 4 * (block_rows(n, k, m) * (k + m) + k * m);
 }
 
 /* dst[rows x cols] (ld cols) = rows r0.. of a as fp32 values of bf16 (widened, or rounded and
@@ -292,7 +303,7 @@ static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, bf16_src A, 
                                    int64_t ldw, float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
   float *wf = NULL, *buf = NULL;
-  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
+  const int64_t block = block_rows(n, k, m);
   FG_ALLOC(wf, k * m);
   FG_ALLOC(buf, block * k);
   bf16_round_weights(wf, W, ldw, k, m);
@@ -311,7 +322,7 @@ static fg_status bf16_wgrad_convert(int64_t n, int64_t k, int64_t m, bf16_src A,
                                     float *dW, int64_t ldw, int accumulate) {
   fg_status st = FG_OK;
   float *ba = NULL, *bg = NULL;
-  const int64_t block = FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
+  const int64_t block = block_rows(n, k, m);
   FG_ALLOC(ba, block * k);
   FG_ALLOC(bg, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
@@ -473,7 +484,7 @@ static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, bf16_src A, c
                                   int64_t ldw, float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
   fg_bf16 *wb = NULL, *buf = NULL; /* (k x m), (block x k) */
-  const int64_t block = A.h ? n : FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
+  const int64_t block = A.h ? n : block_rows(n, k, m);
   FG_ALLOC(wb, k * m);
   if (!A.h) FG_ALLOC(buf, block * k);
   for (int64_t p = 0; p < k; p++) fg_bf16_from_f32(wb + p * m, W + p * ldw, m);
@@ -494,7 +505,7 @@ static fg_status bf16_wgrad_native(int64_t n, int64_t k, int64_t m, bf16_src A, 
                                    float *dW, int64_t ldw, int accumulate) {
   fg_status st = FG_OK;
   fg_bf16 *ba = NULL, *bg = NULL; /* (block x k), (block x m) for fp32 operands */
-  const int64_t block = A.h && G.h ? n : FG_MIN(n, (int64_t)FG_BF16_BLOCK_ROWS);
+  const int64_t block = A.h && G.h ? n : block_rows(n, k, m);
   if (!A.h) FG_ALLOC(ba, block * k);
   if (!G.h) FG_ALLOC(bg, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) { /* the blocks add up in row order */

@@ -97,16 +97,17 @@ fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, 
 /* The same two products on fp32 activations (A, and G), each read rounded to bf16 by the rule
  * above: the bits of rounding the whole operand with fg_bf16_from_f32 and calling the bf16
  * product on the convert path (within the accumulation tolerance on the native path, which
- * then sums the rows in blocks). The rounding is done FG_BF16_BLOCK_ROWS rows at a time into a
- * buffer of the call's own, so no rounded copy of an operand is kept: a call allocates at most
- * fg_bf16_gemm_scratch_bytes(k, m) and frees it before it returns. */
+ * then sums the rows in blocks). The rounding is done a block of rows at a time into a buffer
+ * of the call's own (4096 rows, fewer where k + m > 512: at most 8 MiB of fp32 operands, at
+ * least 256 rows), so no rounded copy of an operand is kept: a call allocates at most
+ * fg_bf16_gemm_scratch_bytes(n, k, m) and frees it before it returns. */
 fg_status fg_bf16_gemm_tall_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
                                 const float *W, int64_t ldw, float *C, int64_t ldc,
                                 int accumulate);
 fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
                                  const float *G, int64_t ldg, float *dW, int64_t ldw,
                                  int accumulate);
-int64_t fg_bf16_gemm_scratch_bytes(int64_t k, int64_t m);
+int64_t fg_bf16_gemm_scratch_bytes(int64_t n, int64_t k, int64_t m);
 /* The weight gradient with A stored as bf16 and G fp32 (rounded as it is read, as above). */
 fg_status fg_bf16_gemm_wgrad_hf(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
                                 const float *G, int64_t ldg, float *dW, int64_t ldw,

@@ -360,7 +360,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
         if (stack_kind(kind, l)->aggregates)
           wmax = FG_MAX(wmax, agg[l] ? cfg->widths[l] : cfg->widths[l + 1]);
         mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
-        blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(cfg->widths[l], cfg->widths[l + 1]));
+        blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(n, cfg->widths[l], cfg->widths[l + 1]));
       }
       *activation_bytes += 2 * n * wmax + 4 * mats + blocks;
     }

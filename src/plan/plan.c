@@ -286,7 +286,8 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
     const int bwd_spmm = l > 0 || in->learn_features || in->input_grad;
     double s, cm;
     max_nnz = FG_MAX(max_nnz, nnz);
-    max_blk = FG_MAX(max_blk, (double)fg_bf16_gemm_scratch_bytes((int64_t)win, (int64_t)wout));
+    max_blk = FG_MAX(max_blk, (double)fg_bf16_gemm_scratch_bytes((int64_t)FG_MAX(nin, nout),
+                                                                 (int64_t)win, (int64_t)wout));
     /* forward, twice (training and evaluation) */
     s = fg_cost_spmm(c, nnz, nout, nin, win);
     cm = fg_cost_allreduce(alpha[a], beta[a], g[a], nout * win * 4.0);

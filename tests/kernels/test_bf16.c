@@ -304,7 +304,8 @@ static void test_gemms(void) {
  * a time inside the call; and _wgrad_hf, A bf16 and G fp32) against rounding the whole operand first and calling the bf16
  * product: the same bits on the convert path; on the native path, which sums the rows of a
  * weight gradient block by block, within twice the accumulation bound. n spans three of the
- * blocks of 4096 rows; the operands' padding columns are NaN and must never be read; the values
+ * blocks of 4096 rows, or two of a wide layer's shorter blocks; the operands' padding columns
+ * are NaN and must never be read; the values
  * are arbitrary fp32 (they round), with denormals and halfway cases among them. */
 static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int accumulate) {
   const int64_t lda = k + 3, ldg = m + 1, ldw = m + 2, ldc = m + 5;
@@ -395,9 +396,14 @@ static void test_gemm_f32(void) {
     for (int acc = 0; acc < 2; acc++) {
       test_gemm_f32_shape(wgrad, 9000, 40, 24, acc);
       test_gemm_f32_shape(wgrad, 5, 3, 2, acc);
+      test_gemm_f32_shape(wgrad, 3500, 1100, 16, acc); /* a wide layer: blocks of 1879 rows */
     }
-  /* a call's scratch: its row blocks of fp32 and the weights, whatever n is */
-  EXPECT(fg_bf16_gemm_scratch_bytes(40, 24) == 4 * (4096 * 64 + 40 * 24));
+  /* a call's scratch: its row blocks of fp32 and the weights: 4096 rows where k + m <= 512,
+   * fewer (8 MiB of operands, at least 256 rows) for a wide layer, at most n */
+  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (4096 * 64 + 40 * 24));
+  EXPECT(fg_bf16_gemm_scratch_bytes(100, 40, 24) == 4 * (100 * 64 + 40 * 24));
+  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (1024 * 2048 + 2000 * 48));
+  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (256 * 20480 + 20000 * 480));
 }
 
 /* ---- SpMM ---------------------------------------------------------------------------------- */
