@@ -42,7 +42,7 @@ for cfg in "${configs[@]}"; do
                 --precision "$prec" --metrics "$T/m.jsonl" $opts |
               sed -n 's/^test accuracy \([0-9.]*\) .*/\1/p')
         secs=$(grep -o '"seconds": [0-9.e-]*' "$T/m.jsonl" | tail -n +2 | awk '{s += $2; n++} END {printf "%.5f", s / n}')
-        rss=$(grep -o '"peak_rss_bytes": [0-9]*' "$T/m.jsonl" | awk '{if ($2 > m) m = $2} END {print m}')
+        rss=$(grep -o '"peak_rss_bytes": [0-9][0-9]*' "$T/m.jsonl" | awk '{if ($2 > m) m = $2} END {print m}')
         echo "$name|$model|$seed|$prec|$acc|$secs|$rss" | tee -a "$results"
       done
     done

@@ -118,7 +118,7 @@ for r in 0 1; do
 done
 p0=$(sed -n 's/^  rank 0 read .*peak resident \([0-9]*\) bytes.*/\1/p' "$T/o")
 # the direct path's rank 0 holds the whole dataset beside its block: more than the per-rank peak
-dpeak=$(grep -o '"peak_rss_bytes": [0-9]*' "$T/d.jsonl" | tail -1 | sed 's/.*: //')
+dpeak=$(grep -o '"peak_rss_bytes": [0-9][0-9]*' "$T/d.jsonl" | tail -1 | sed 's/.*: //')
 [ -n "$dpeak" ] && [ "$dpeak" -gt "$p0" ]
 check_rc "the direct path's peak ($dpeak) is above the per-rank read's rank 0 ($p0)" $?
 
