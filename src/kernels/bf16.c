@@ -97,6 +97,12 @@ void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = fg_bf16_to_float(src[i]);
 }
 
+void fg_axpy_bf16(float *y, float a, const fg_bf16 *x, int64_t n) {
+  if (n <= 0) return;
+  FG_OMP_FOR_SIMD(n)
+  for (int64_t i = 0; i < n; i++) y[i] += a * fg_bf16_to_float(x[i]);
+}
+
 /* ---- path ------------------------------------------------------------------------------- */
 
 static int g_path = -1; /* fg_bf16_path, -1 until the first fg_bf16_get_path */

@@ -61,6 +61,9 @@ static inline float fg_bf16_to_float(fg_bf16 h) {
 void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n);
 /* dst[i] = src[i] exactly. */
 void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n);
+/* y[i] += a * x[i] with x as bf16 (widened): bitwise fg_axpy on fg_bf16_to_f32's copy of x,
+ * without the copy (GIN's (1 + eps) D term on a D stored as bf16). */
+void fg_axpy_bf16(float *y, float a, const fg_bf16 *x, int64_t n);
 
 /* ---- path ------------------------------------------------------------------------------ */
 /* 1 when this build has oneDNN and the CPU runs bf16 dot products (oneDNN's effective ISA

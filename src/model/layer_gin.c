@@ -32,21 +32,31 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
-  const float *d32 = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
-  const float *self = d32;
   float *sb = fg_model_s_buf(m, l); /* S, or its fp32 stand-in when stored as bf16 */
   float *out;
   double t0;
-  FG_CHECK(s->ops->aggregate(s, l, d32, sb, wi));
-  if (m->M[l]) {
-    FG_CHECK(fg_scheme_move_rows(s, l, sh, d32, m->M[l], wi));
-    self = m->M[l];
+  if (!d && !m->M[l] && s->ops->aggregate16) {
+    /* D_l stored as bf16, its rows the output's (1D): aggregated as they are, the self term
+     * added from them (the bits of widening them first, without the copy in work_a) */
+    FG_CHECK(s->ops->aggregate16(s, l, m->H16[l], sb, wi));
+    m->Mv[l] = NULL;
+    t0 = fg_now();
+    fg_axpy_bf16(sb, 1.0f + gin_eps(m, l), m->H16[l], sh->n_out * wi);
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  } else {
+    const float *d32 = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
+    const float *self = d32;
+    FG_CHECK(s->ops->aggregate(s, l, d32, sb, wi));
+    if (m->M[l]) {
+      FG_CHECK(fg_scheme_move_rows(s, l, sh, d32, m->M[l], wi));
+      self = m->M[l];
+    }
+    /* D_0 in work_a or D_l stored as bf16: again from there later */
+    m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
+    t0 = fg_now();
+    fg_axpy(sb, 1.0f + gin_eps(m, l), self, sh->n_out * wi);
+    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   }
-  /* D_0 in work_a or D_l stored as bf16: again from there later */
-  m->Mv[l] = m->M[l] ? m->M[l] : d == m->work_a ? NULL : d;
-  t0 = fg_now();
-  fg_axpy(sb, 1.0f + gin_eps(m, l), self, sh->n_out * wi);
-  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
   fg_model_s_store(m, l);
   out = fg_model_out(m, l, m->work_a);
   fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);

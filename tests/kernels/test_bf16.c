@@ -575,6 +575,36 @@ static void test_path_switch(void) {
   printf("bf16 path: %s\n", fg_bf16_describe());
 }
 
+/* fg_axpy_bf16 against fg_axpy on the widened copy: the same bits, at 1 and 3 threads, over
+ * every class of value (NaNs, infinities, denormals among them) and an odd length. */
+static void test_axpy16(void) {
+  enum { N = 100003 };
+  float *x = kt_alloc_f(N), *y0 = kt_alloc_f(N), *y1 = kt_alloc_f(N), *y2 = kt_alloc_f(N);
+  fg_bf16 *h = malloc(sizeof(fg_bf16) * N);
+  const int saved = kt_max_threads();
+  if (!h) exit(2);
+  for (int64_t i = 0; i < N; i++) {
+    h[i] = (fg_bf16)(kt_u(7, (uint64_t)i, 0) * 65536.0);
+    y0[i] = (float)kt_u(8, (uint64_t)i, 0) * 4.0f - 2.0f;
+  }
+  fg_bf16_to_f32(x, h, N);
+  memcpy(y1, y0, sizeof(float) * N);
+  fg_axpy(y1, 1.25f, x, N);
+  for (int t = 1; t <= 3; t += 2) {
+    kt_set_threads(t);
+    memcpy(y2, y0, sizeof(float) * N);
+    fg_axpy_bf16(y2, 1.25f, h, N);
+    EXPECT_MSG(memcmp(y1, y2, sizeof(float) * N) == 0,
+               "fg_axpy_bf16 differs from fg_axpy on the widened copy (%d threads)", t);
+  }
+  kt_set_threads(saved);
+  free(x);
+  free(y0);
+  free(y1);
+  free(y2);
+  free(h);
+}
+
 int main(void) {
   test_path_switch();
   test_chosen_values();
@@ -583,6 +613,7 @@ int main(void) {
   test_gemm_f32();
   test_spmm();
   test_spmm_chunked();
+  test_axpy16();
   fg_bf16_release();
   return fg_test_finish("kernels_bf16");
 }
