@@ -189,6 +189,12 @@ void fg_dropout_rows_x16(float *out, uint16_t *out16, const float *in, const uin
                          const int64_t *in_rows, int64_t rows, int64_t cols, float p,
                          uint64_t seed, uint64_t epoch, uint64_t layer,
                          const int64_t *global_ids, int64_t col0);
+/* y += alpha * (fg_dropout_rows_x16's rows), without storing them: bitwise fg_dropout_rows_x16
+ * into a buffer, then fg_axpy (GIN's (1 + eps) D_0 term where D_0 is kept only as bf16). */
+void fg_dropout_rows_x16_axpy(float *y, float alpha, const float *in, const uint16_t *in16,
+                              const int64_t *in_rows, int64_t rows, int64_t cols, float p,
+                              uint64_t seed, uint64_t epoch, uint64_t layer,
+                              const int64_t *global_ids, int64_t col0);
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                          int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                          const int64_t *global_ids, int64_t col0);

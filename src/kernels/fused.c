@@ -64,10 +64,11 @@ static inline void fused_chunk(float *o, const float *x, const float *b, const u
  * reads input row in_rows[r] (r when in_rows is NULL); local column c is global column
  * col0 + c. The output is fp32 (out), or bf16 (out16, out NULL): each chunk rounded from a
  * stack buffer, so the fp32 values are never stored and the rows take one parallel pass. */
-static void fused_rows(float *out, uint16_t *out16, const float *in, const uint16_t *in16,
-                       int round_in, const int64_t *in_rows, const float *bias, int64_t rows,
-                       int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
-                       uint64_t layer, const int64_t *global_ids, int64_t col0) {
+static void fused_rows(float *out, uint16_t *out16, float *acc, float alpha, const float *in,
+                       const uint16_t *in16, int round_in, const int64_t *in_rows,
+                       const float *bias, int64_t rows, int64_t cols, int relu, float p,
+                       uint64_t seed, uint64_t epoch, uint64_t layer, const int64_t *global_ids,
+                       int64_t col0) {
   assert(p >= 0.0f && p < 1.0f);
   if (rows <= 0 || cols <= 0) return;
   const int drop = p > 0.0f;
@@ -84,7 +85,7 @@ static void fused_rows(float *out, uint16_t *out16, const float *in, const uint1
     for (int64_t c0 = 0; c0 < cols; c0 += FG_FUSED_CHUNK) {
       const int64_t w = FG_MIN(cols - c0, (int64_t)FG_FUSED_CHUNK);
       const float *b = bias ? bias + c0 : NULL;
-      float *o = out16 ? chunk : out + r * cols + c0; // (w)
+      float *o = out16 || acc ? chunk : out + r * cols + c0; // (w)
       const float *x = xin; // (w)
       if (in16) {
         const uint16_t *x16 = in16 + src + c0;
@@ -113,6 +114,10 @@ static void fused_rows(float *out, uint16_t *out16, const float *in, const uint1
         uint16_t *o16 = out16 + r * cols + c0; // (w)
         FG_OMP_SIMD
         for (int64_t c = 0; c < w; c++) o16[c] = fg_bf16_from_float(chunk[c]);
+      } else if (acc) { /* as fg_axpy on the stored values */
+        float *y = acc + r * cols + c0; // (w)
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < w; c++) y[c] += alpha * chunk[c];
       }
     }
   }
@@ -121,37 +126,46 @@ static void fused_rows(float *out, uint16_t *out16, const float *in, const uint1
 void fg_bias_relu_dropout(float *out, const float *in, const float *bias, int64_t rows,
                           int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                           uint64_t layer, const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, NULL, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch, layer,
-             global_ids, col0);
+  fused_rows(out, NULL, NULL, 0.0f, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch,
+             layer, global_ids, col0);
 }
 
 void fg_bias_relu_dropout_bf16(uint16_t *out, const float *in, const float *bias, int64_t rows,
                                int64_t cols, int relu, float p, uint64_t seed, uint64_t epoch,
                                uint64_t layer, const int64_t *global_ids, int64_t col0) {
-  fused_rows(NULL, out, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch, layer,
-             global_ids, col0);
+  fused_rows(NULL, out, NULL, 0.0f, in, NULL, 0, NULL, bias, rows, cols, relu, p, seed, epoch,
+             layer, global_ids, col0);
 }
 
 void fg_dropout_rows(float *out, const float *in, const int64_t *in_rows, int64_t rows,
                      int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                      const int64_t *global_ids, int64_t col0) {
-  fused_rows(out, NULL, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer,
-             global_ids, col0);
+  fused_rows(out, NULL, NULL, 0.0f, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch,
+             layer, global_ids, col0);
 }
 
 void fg_dropout_rows_bf16(uint16_t *out, const float *in, const int64_t *in_rows, int64_t rows,
                           int64_t cols, float p, uint64_t seed, uint64_t epoch, uint64_t layer,
                           const int64_t *global_ids, int64_t col0) {
-  fused_rows(NULL, out, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch, layer,
-             global_ids, col0);
+  fused_rows(NULL, out, NULL, 0.0f, in, NULL, 0, in_rows, NULL, rows, cols, 0, p, seed, epoch,
+             layer, global_ids, col0);
 }
 
 void fg_dropout_rows_x16(float *out, uint16_t *out16, const float *in, const uint16_t *in16,
                          const int64_t *in_rows, int64_t rows, int64_t cols, float p, uint64_t seed,
                          uint64_t epoch, uint64_t layer, const int64_t *global_ids, int64_t col0) {
   assert((out != NULL) != (out16 != NULL) && (in != NULL || in16 != NULL));
-  fused_rows(out, out16, in, in16, in16 == NULL, in_rows, NULL, rows, cols, 0, p, seed, epoch,
-             layer, global_ids, col0);
+  fused_rows(out, out16, NULL, 0.0f, in, in16, in16 == NULL, in_rows, NULL, rows, cols, 0, p,
+             seed, epoch, layer, global_ids, col0);
+}
+
+void fg_dropout_rows_x16_axpy(float *y, float alpha, const float *in, const uint16_t *in16,
+                              const int64_t *in_rows, int64_t rows, int64_t cols, float p,
+                              uint64_t seed, uint64_t epoch, uint64_t layer,
+                              const int64_t *global_ids, int64_t col0) {
+  assert(y != NULL && (in != NULL || in16 != NULL));
+  fused_rows(NULL, NULL, y, alpha, in, in16, in16 == NULL, in_rows, NULL, rows, cols, 0, p,
+             seed, epoch, layer, global_ids, col0);
 }
 
 void fg_dropout_rows_ref(float *out, const float *in, const int64_t *in_rows, int64_t rows,

@@ -186,6 +186,8 @@ struct fg_model {
    * rounded a block of rows at a time inside the kernel); the first failure (out of memory, a
    * shape oneDNN refuses) is kept in gemm_status and returned by the pass it happened in */
   int bf16;
+  float in_p;             /* the running forward's input dropout (p, seed, epoch): a layer that */
+  uint64_t in_seed, in_epoch; /* adds D_0's rows again (fg_model_input_axpy) */
   int x16;                /* the features count as bf16(X) (fg_model_x16): layer 0 always reads
                              them through the input pass, from the scheme's features16 or
                              rounded from its fp32 features as read; H[0] is then NULL */
@@ -388,6 +390,10 @@ fg_status fg_residual_forward(fg_model *m, fg_scheme *s, int l1);
 fg_status fg_residual_backward(fg_model *m, fg_scheme *s, int l1, const float *dh);
 void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                          float *out);
+/* y (layer 0's n_in x w_in) += alpha D_0 of the running forward, its rows made again from the
+ * features (fg_dropout_rows_x16_axpy): GIN's (1 + eps) D_0 term exact where D_0 is kept only as
+ * bf16 (H16[0]); under fg_model.x16, without label propagation. */
+void fg_model_input_axpy(fg_model *m, const fg_scheme *s, float alpha, float *y);
 /* Whether a model of this configuration on s reads the input features as bf16(X): under
  * --precision bf16, unless the features are parameters (--learn-features: fp32 master copies)
  * or a residual connection adds them as they are. The trainer converts the scheme's own copy

@@ -40,9 +40,13 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
      * added from them (the bits of widening them first, without the copy in work_a) */
     FG_CHECK(s->ops->aggregate16(s, l, m->H16[l], sb, wi));
     m->Mv[l] = NULL;
-    t0 = fg_now();
-    fg_axpy_bf16(sb, 1.0f + gin_eps(m, l), m->H16[l], sh->n_out * wi);
-    m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    if (l == 0) { /* D_0's rows made again, exact (fg_model_h16: no learned eps here) */
+      fg_model_input_axpy(m, s, 1.0f + gin_eps(m, l), sb);
+    } else {
+      t0 = fg_now();
+      fg_axpy_bf16(sb, 1.0f + gin_eps(m, l), m->H16[l], sh->n_out * wi);
+      m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+    }
   } else {
     const float *d32 = fg_model_in32(m, l, d); /* D_l stored as bf16: widened into work_a */
     const float *self = d32;

@@ -241,6 +241,18 @@ static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh
   for (int l = 0; l <= L; l++)
     h16[l] = fg_model_h16(bf16, move_ok, residual, eps_learn, kinds, agg_first, s16, L, l);
   if (learn) h16[0] = 0;
+  if (bf16 && !residual && !learn && !move_ok && agg_first[0] && kinds[0]->aggregates &&
+      !(eps_learn && kinds[0]->eps)) {
+    /* D_0 where layer 0 aggregates first, on a scheme that aggregates bf16 rows as they are
+     * (aggregate16; not 3d, which moves rows), where that saves memory: wider than every
+     * buffer the scratch must hold anyway, so work_a need not hold it (its readers round it,
+     * and GIN's self term makes its rows again, fg_model_input_axpy) */
+    int widest = 1;
+    for (int l = 0; l < L; l++)
+      widest &= sh[l].n_out * sh[l].w_out < sh[0].n_in * sh[0].w_in &&
+                (l == 0 || sh[l].n_in * sh[l].w_in < sh[0].n_in * sh[0].w_in);
+    h16[0] = widest;
+  }
 }
 
 /* Floats of each activation buffer for the layers' shapes: the layout fg_model_create
@@ -356,8 +368,12 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
                         input width where it aggregates first, else its output's, both ways),
                         fg_model_create's wt, a product's row blocks */
       int64_t wmax = 1, mats = 1, blocks = 0;
+      int h16[FG_MAX_STACK + 1];
+      storage16(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
+                cfg->bf16 && !cfg->bf16_s32, h16);
       for (int l = 0; l < L; l++) {
-        if (stack_kind(kind, l)->aggregates)
+        /* (layer 0 aggregating D_0 kept as bf16 rounds nothing: aggregate16) */
+        if (stack_kind(kind, l)->aggregates && !(l == 0 && agg[0] && h16[0]))
           wmax = FG_MAX(wmax, agg[l] ? cfg->widths[l] : cfg->widths[l + 1]);
         mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
         blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(n, cfg->widths[l], cfg->widths[l + 1]));
@@ -837,6 +853,16 @@ static void input16(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uin
   m->seconds[FG_TIME_OTHER] += fg_now() - t0;
 }
 
+void fg_model_input_axpy(fg_model *m, const fg_scheme *s, float alpha, float *y) {
+  const fg_layer_shape *sh = &m->shape[0];
+  const double t0 = fg_now();
+  assert(m->x16 && m->lp_off < 0);
+  fg_dropout_rows_x16_axpy(y, alpha, s->features16 ? NULL : s->features, s->features16,
+                           s->feature_rows, sh->n_in, sh->w_in, m->in_p, m->in_seed,
+                           m->in_epoch, 0, sh->ids_in, sh->col0_in);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+}
+
 float *fg_model_other_work(const fg_model *m, const float *x) {
   return x == m->work_a ? m->work_b : m->work_a;
 }
@@ -960,6 +986,9 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
   const float pp = drop ? p : 0.0f;
   double t0;
   s->epoch = epoch; /* keys the scheme's own random draws (quantized messages) */
+  m->in_p = pp;
+  m->in_seed = seed;
+  m->in_epoch = epoch;
   for (int l = 0; l < L && m->wblk; l++)
     FG_CHECK(s->ops->gather_weights(s, l, &m->shape[l], m->mats[l], m->vecs[l],
                                     m->scal[l], m->params + m->poff[l], m->W[l]));

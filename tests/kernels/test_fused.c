@@ -6,7 +6,8 @@
  * are really applied (some kept, some dropped).
  * The input pass that gathers rows through a map (fg_dropout_rows) against gather + reference,
  * and its bf16 form (fg_dropout_rows_bf16) against the reference rounded; the bf16 features'
- * form (fg_dropout_rows_x16) against the reference on features rounded by hand.
+ * form (fg_dropout_rows_x16) against the reference on features rounded by hand, and its adding
+ * form (fg_dropout_rows_x16_axpy) against fg_axpy of those rows.
  * A column block [c0, c1) of a wider matrix, passed with col0 = c0, draws exactly its slice of
  * the whole matrix's mask (what a rank holding a column block relies on), in the fused pass and
  * the reference alike. */
@@ -257,6 +258,7 @@ static void test_rows_x16(void) {
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
     const int64_t rows = shapes[si][0], cols = shapes[si][1], n = rows * cols;
     float *in = kt_alloc_f(n), *rin = kt_alloc_f(n), *ref = kt_alloc_f(n), *out = kt_alloc_f(n);
+    float *acc = kt_alloc_f(n);
     int64_t *map = malloc((size_t)rows * sizeof *map), *ids = malloc((size_t)rows * sizeof *ids);
     uint16_t *in16 = malloc((size_t)n * sizeof *in16), *out16 = malloc((size_t)n * sizeof *out16);
     if (!map || !ids || !in16 || !out16) exit(2);
@@ -294,6 +296,15 @@ static void test_rows_x16(void) {
           if (i < n && bad++ < 5)
             fprintf(stderr, "  x16 rows to bf16 %lldx%lld p=%g from16=%d: element %lld\n",
                     (long long)rows, (long long)cols, (double)ps[pi], from16, (long long)i);
+          /* added in: y + 1.5 * rows, as fg_axpy on the stored rows */
+          for (int64_t k = 0; k < n; k++) out[k] = rin[(k * 7) % n] - 0.25f;
+          memcpy(acc, out, (size_t)n * sizeof *out);
+          fg_axpy(acc, 1.5f, ref, n);
+          fg_dropout_rows_x16_axpy(out, 1.5f, x, x16, map, rows, cols, ps[pi], 4, 2, 0, ids, 0);
+          cases++;
+          if (!bits_equal(out, acc, n) && bad++ < 5)
+            fprintf(stderr, "  x16 rows added %lldx%lld p=%g from16=%d threads=%d differs\n",
+                    (long long)rows, (long long)cols, (double)ps[pi], from16, t);
         }
       }
     }
@@ -304,6 +315,7 @@ static void test_rows_x16(void) {
     }
     free(in);
     free(rin);
+    free(acc);
     free(ref);
     free(out);
     free(map);

@@ -135,10 +135,12 @@ done:
 }
 
 /* D_0 kept as bf16 where the scratch buffers are narrower than one input row: 17 nodes of 96
- * features into 2 classes (GCN and SAGE, 1 and 2 layers, aggregating last at layer 0), so
- * every other intermediate is at most 17 x 4 floats (D_0 once went through a scratch buffer
- * that size: a heap overflow, which the sanitizer builds caught), and the training step's
- * gradients equal those with D_0 in fp32 (bf16_s32) bit for bit. */
+ * features into 2 classes (GCN and SAGE, 1 and 2 layers, aggregating last at layer 0; GCN,
+ * SAGE and GIN aggregating first, D_0 aggregated as bf16 and GIN's (1 + eps) D_0 made again
+ * from the features), so every other intermediate is at most 17 x 4 floats (D_0 once went
+ * through a scratch buffer that size: a heap overflow, which the sanitizer builds caught), and
+ * the training step's gradients and the evaluation logits equal those with D_0 in fp32
+ * (bf16_s32) bit for bit, at a dropout of 0.4 (a scale that rounds). */
 static void bf16_wide_input(void) {
   enum { F = 96, C = 2 };
   fg_dataset ds;
@@ -162,33 +164,46 @@ static void bf16_wide_input(void) {
   EXPECT_OK(fg_dist_create(MPI_COMM_SELF, &dist));
   EXPECT_OK(fg_scheme_serial_create(dist, &ds, &sc, &s));
   if (s) s->bf16 = 1;
-  for (int c = 0; s && c < 4; c++) {
-    const int layers = 1 + c % 2;
-    const int64_t w1[2] = {F, C}, w2[3] = {F, 4, C};
+  for (int c = 0; s && c < 9; c++) {
+    /* 0-3: GCN and SAGE aggregating last at layer 0; 4-8: GCN, SAGE and a one-layer GIN (fixed
+     * eps; a deeper one's hidden GIN layers add their rounded D, bf16_storage) aggregating
+     * first, whose D_0 is aggregated as bf16 and GIN's self term made again */
+    const int layers = 1 + c % 2, first = c >= 4;
+    const fg_model_kind *kind =
+        fg_model_kind_find(c < 2 ? "gcn" : c < 4 ? "sage" : c < 6 ? "gcn" : c < 8 ? "sage" : "gin");
+    int64_t w[5];
     fg_model *m[2] = {NULL, NULL};
+    EXPECT_OK(fg_model_widths(kind, layers, 4, NULL, F, C, w));
     for (int k = 0; k < 2; k++) {
-      fg_model_config mc = {.layers = layers, .widths = layers == 1 ? w1 : w2,
-                            .agg_order = FG_AGG_AUTO, .seed = 5,
-                            .kind = fg_model_kind_find(c < 2 ? "gcn" : "sage"), .bf16 = 1,
-                            .bf16_s32 = k};
+      fg_model_config mc = {.layers = fg_model_stack_layers(kind, layers), .widths = w,
+                            .agg_order = first ? FG_AGG_FIRST : FG_AGG_AUTO, .seed = 5,
+                            .kind = kind, .gin_eps = 0.25f, .bf16 = 1, .bf16_s32 = k};
       EXPECT_OK(fg_model_create(&mc, s, &m[k]));
     }
     if (m[0] && m[1]) {
-      float dl[N * C];
+      const int Ls = m[0]->layers;
+      float dl[N * C], lg[N * C];
       int64_t cnt, cor;
-      EXPECT(m[0]->H16[0] && !m[1]->H16[0] && !m[0]->agg_first[0]);
+      EXPECT_MSG(m[0]->H16[0] && !m[1]->H16[0] && m[0]->agg_first[0] == first,
+                 "wide input, case %d: H16[0] %p, aggregating first %d", c,
+                 (void *)m[0]->H16[0], m[0]->agg_first[0]);
       for (int k = 0; k < 2; k++) {
         EXPECT_OK(fg_model_forward(m[k], s, 1, 0.4f, SEED, EPOCH));
-        fg_softmax_xent(m[k]->H[layers], N, C, s->labels, sel, 0.1f, dl, &cnt, &cor);
+        fg_softmax_xent(m[k]->H[Ls], N, C, s->labels, sel, 0.1f, dl, &cnt, &cor);
         EXPECT_OK(fg_model_backward(m[k], s, dl, 0.4f, SEED, EPOCH));
       }
       EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
                  "wide input, case %d: gradients with D_0 as bf16 differ", c);
+      EXPECT_OK(fg_model_forward(m[0], s, 0, 0.0f, SEED, EPOCH));
+      memcpy(lg, m[0]->H[Ls], sizeof lg);
+      EXPECT_OK(fg_model_forward(m[1], s, 0, 0.0f, SEED, EPOCH));
+      EXPECT_MSG(memcmp(lg, m[1]->H[Ls], sizeof lg) == 0,
+                 "wide input, case %d: evaluation logits with D_0 as bf16 differ", c);
     }
     fg_model_destroy(&m[0]);
     fg_model_destroy(&m[1]);
   }
-  printf("  bf16 D_0 of 96 features, scratch of 4 columns: 4 cases\n");
+  printf("  bf16 D_0 of 96 features, scratch of 4 columns: 9 cases\n");
   fg_scheme_destroy(&s);
   fg_dist_destroy(&dist);
   fg_test_small_dataset_free(&ds);
