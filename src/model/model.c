@@ -783,8 +783,6 @@ int fg_model_h16(int bf16, int move_ok, int residual, int eps_learn,
   return 1;
 }
 
-/* Rows [r0, r0 + rows) of the layer-0 input D_0 = dropout(X) (with label propagation's
- * embedding added first) into out (rows x w_in). */
 int fg_model_features16(int bf16, int residual, int learn_features) {
   return bf16 && !residual && !learn_features;
 }
@@ -815,6 +813,8 @@ static void x_rows(const fg_model *m, const fg_scheme *s, float p, uint64_t seed
   }
 }
 
+/* Rows [r0, r0 + rows) of the layer-0 input D_0 = dropout(X) (with label propagation's
+ * embedding added first) into out (rows x w_in). */
 static void input_rows(fg_model *m, const fg_scheme *s, float p, uint64_t seed, uint64_t epoch,
                        int64_t r0, int64_t rows, float *out) {
   const fg_layer_shape *sh = &m->shape[0];

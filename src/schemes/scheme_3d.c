@@ -213,7 +213,6 @@ cleanup:
   return st;
 }
 
-
 /* Rank 0: the feature piece [r0, r1) x [f0, f1) into featbuf (x16: rounded to bf16 into its
  * first half). */
 static void pack_features(const fg_dataset *ds, const root_data *r, int normalize, int x16,
