@@ -396,8 +396,8 @@ void fg_model_redo_input(fg_model *m, const fg_scheme *s, float p, uint64_t seed
 void fg_model_input_axpy(fg_model *m, const fg_scheme *s, float alpha, float *y);
 /* Whether a model of this configuration on s reads the input features as bf16(X): under
  * --precision bf16, unless the features are parameters (--learn-features: fp32 master copies)
- * or a residual connection adds them as they are. The trainer converts the scheme's own copy
- * before the model is created (fg_scheme_features_to_bf16), halving the largest input. */
+ * or a residual connection adds them as they are. The trainer has the scheme lay its own copy
+ * out as bf16 (fg_scheme_config.features16), halving the largest input. */
 int fg_model_x16(const fg_model_config *cfg, const fg_scheme *s);
 /* The same rule from a run's options, for the memory models: 2 bytes a feature where it is 1. */
 int fg_model_features16(int bf16, int residual, int learn_features);

@@ -395,7 +395,7 @@ void fg_cost3d(const fg_cost3d_input *in, const fg_calibration *c, fg_plan_entry
   const double block = ceil_div(n, g[FG_DIM_X]) * ceil_div((double)in->widths[0], g[FG_DIM_Y]);
   mem += block * (fg_model_features16(in->bf16, in->residual_stages > 0, in->learn_features)
                       ? 2.0
-                      : 4.0); /* bf16: rounded in place (fg_scheme_features_to_bf16) */
+                      : 4.0); /* bf16: laid out so (fg_scheme_config.features16) */
   if (in->learn_features) mem += 4.0 * 4.0 * block / g[FG_DIM_Z];
   for (int d = 0; d < 3; d++) mem += 2 * 8.0 * ceil_div(n, g[d]);
   mem += (max_in + 3 * max_w + max_dh + 2 * max_g) * 4.0;

@@ -49,9 +49,9 @@ typedef struct fg_scheme_config {
   int input_grad;      /* layer 0's input gradient is wanted (label propagation): 3d keeps layer
                           0's transposed shard and gives each rank its input rows' labels */
   int features16;      /* the model reads the features as bf16 (fg_model_features16): a scheme
-                          that lays them out from a dataset (1D, halo, 3d, serial normalized)
-                          packs them normalized and rounded on rank 0 and delivers them as bf16
-                          into features16, half the bytes, no fp32 block on any rank */
+                          that lays them out (1D, halo, 3d, serial normalized, a prepared
+                          read) normalizes and rounds each row as it packs or reads it (rank 0
+                          sends them as bf16) into features16: no fp32 block on any rank */
   struct fg_layouts *layouts; /* rank 0: the run's layouts (fg_layouts.h), built once and
                           shared with the planner and the memory check; NULL: build privately */
 } fg_scheme_config;
@@ -168,8 +168,9 @@ struct fg_scheme {
   float *features;        /* normalized if asked; read only. When borrowed with feature_rows
                              set: the dataset's whole matrix in its own order, read through
                              feature_rows */
-  fg_bf16 *features16;    /* under --precision bf16, the scheme's own features rounded
-                             (fg_scheme_features_to_bf16; features then NULL); NULL: none */
+  fg_bf16 *features16;    /* under --precision bf16, the scheme's own features rounded, laid
+                             out so (fg_scheme_config.features16; features then NULL); NULL:
+                             none */
   int features_borrowed;  /* features point into the dataset (one process, not
                              normalized): not freed, never written */
   const int64_t *feature_rows; /* NULL: input row i's features are row i of features; else row
@@ -243,13 +244,6 @@ void fg_scheme_destroy(fg_scheme **s);
  * agrees on the outcome (NULL and the error everywhere if one rank is out of memory). */
 fg_status fg_scheme_new(fg_dist *d, const fg_scheme_ops *ops, size_t impl_bytes,
                         fg_scheme **out);
-
-/* Under --precision bf16: replace the scheme's own fp32 features (count elements: layer 0's
- * n_in x w_in) by their bf16 rounding in features16, converted in place and the block shrunk,
- * so the largest input takes half the memory and the two never coexist. Nothing when they are borrowed from the dataset (read in place,
- * rounded as read: fg_dropout_rows_x16), are parameters (learn_features) or are bf16 already.
- * Not collective. */
-fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count);
 
 /* The piece [f0, f1) of a feature row of F elements, row-normalized first when normalize (each
  * element over the row's sum in double, the bits of fg_row_normalize), into o32 or, with o32

@@ -42,10 +42,14 @@ static fg_status read_local(fg_prep_src *src, const fg_scheme_config *cfg, int64
   s->num_features = F;
   s->num_classes = m->C;
   s->global_ids = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->global_ids);
-  s->features = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features);
+  if (cfg->features16) /* read as bf16 (fg_scheme_config.features16) */
+    s->features16 = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features16);
+  else
+    s->features = fg_malloc_huge((size_t)FG_MAX(nl * F, 1) * sizeof *s->features);
   s->labels = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->labels);
   s->split = fg_malloc_array((size_t)FG_MAX(nl, 1), sizeof *s->split);
-  FG_REQUIRE(s->global_ids && s->features && s->labels && s->split, FG_ERR_NOMEM,
+  FG_REQUIRE(s->global_ids && (s->features || s->features16) && s->labels && s->split,
+             FG_ERR_NOMEM,
              "out of memory for a block of %lld nodes x %lld features", (long long)nl,
              (long long)F);
   if (T > 0) {
@@ -59,7 +63,13 @@ static fg_status read_local(fg_prep_src *src, const fg_scheme_config *cfg, int64
     const int64_t at = m->offs[i] - p->row0, nr = m->offs[i + 1] - m->offs[i];
     int64_t sec[6];
     FG_CHECK(fg_prep_node_read(src, i, &buf, sec));
-    if (F > 0) memcpy(s->features + at * F, buf + sec[FG_PREP_SEC_FEAT], (size_t)(4 * nr * F));
+    if (F > 0 && s->features16) /* each row normalized (when asked) and rounded as read */
+      for (int64_t r = 0; r < nr; r++)
+        fg_scheme_feature_row((const float *)(void *)(buf + sec[FG_PREP_SEC_FEAT]) + r * F, F,
+                              cfg->normalize_features, 0, F, NULL,
+                              s->features16 + (at + r) * F);
+    else if (F > 0)
+      memcpy(s->features + at * F, buf + sec[FG_PREP_SEC_FEAT], (size_t)(4 * nr * F));
     memcpy(s->global_ids + at, buf + sec[FG_PREP_SEC_INDEX], (size_t)(8 * nr));
     memcpy(s->split + at, buf + sec[FG_PREP_SEC_SPLIT], (size_t)nr);
     if (T > 0) {
@@ -146,7 +156,8 @@ fg_status fg_part_read_prepared(fg_dist *d, const char *dir, const fg_scheme_con
     FG_CHECK(fg_dist_allreduce_i64(d, &cut, 1));
     p.cut = cut;
   }
-  if (cfg->normalize_features) fg_row_normalize(s->features, s->n_local, s->num_features);
+  if (cfg->normalize_features && s->features)
+    fg_row_normalize(s->features, s->n_local, s->num_features);
   s->local_nnz = p.A.nnz;
   p.bytes_read = (int64_t)src.bytes;
   snprintf(p.prep_order, sizeof p.prep_order, "%s", m.order);

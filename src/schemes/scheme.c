@@ -117,26 +117,6 @@ void fg_scheme_destroy(fg_scheme **s) {
   *s = NULL;
 }
 
-fg_status fg_scheme_features_to_bf16(fg_scheme *s, int64_t count) {
-  if (s->features16 || s->features_borrowed || s->learn_features || !s->features) return FG_OK;
-  /* in place, so that the fp32 array and its rounding never coexist: element i's two bytes go
-   * to [2i, 2i + 2), inside fp32 element i / 2 <= i, which is read by then. Through bytes
-   * (memcpy), so no type-based aliasing rule lets the compiler reorder the two; one pass, once
-   * per run. Then the tail is given back (a shrinking realloc: an mmapped block is unmapped
-   * past its new end). */
-  unsigned char *bytes = (unsigned char *)(void *)s->features;
-  for (int64_t i = 0; i < count; i++) {
-    float v;
-    memcpy(&v, bytes + 4 * i, sizeof v);
-    const fg_bf16 h = fg_bf16_from_float(v);
-    memcpy(bytes + 2 * i, &h, sizeof h);
-  }
-  void *shrunk = realloc(bytes, (size_t)FG_MAX(count, 1) * sizeof(fg_bf16));
-  s->features16 = shrunk ? shrunk : (void *)bytes; /* (a failed shrink keeps the block) */
-  s->features = NULL;
-  return FG_OK;
-}
-
 void fg_scheme_feature_row(const float *row, int64_t F, int normalize, int64_t f0, int64_t f1,
                            float *o32, fg_bf16 *o16) {
   double s = 0.0;

@@ -73,7 +73,7 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
     /* labels, split, ids; the features too unless the serial scheme borrows the dataset's
      * (not normalized, read through a row map when reordered: fg_scheme_fill_local) */
     out->inputs = 4 * n + n + 8 * n + n * T; /* (and the scheme's copy of the targets) */
-    if (cfg->normalize_features || !borrows) /* (bf16: rounded in place, fg_model_x16) */
+    if (cfg->normalize_features || !borrows) /* (bf16: stored so, fg_model_features16) */
       out->inputs += (fg_model_features16(bf16, cfg->residual, cfg->learn_features) ? 2 : 4) *
                      n * F;
     out->activations = act;

@@ -458,13 +458,7 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
                                 .residual = cfg->residual,
                                 .label_prop = (float)cfg->label_prop,
                                 .bf16 = sc.bf16};
-    if (fg_model_x16(&mc, r->s)) { /* the features as bf16, before the activations exist (a
-                                      prepared per-rank read gives fp32: rounded in place) */
-      fg_layer_shape sh0;
-      r->s->ops->shape(r->s, 0, r->widths, &sh0);
-      st = fg_scheme_features_to_bf16(r->s, sh0.n_in * sh0.w_in);
-    }
-    if (st == FG_OK) st = fg_model_create(&mc, r->s, &r->m);
+    st = fg_model_create(&mc, r->s, &r->m);
   }
   if (st == FG_OK) {
     const fg_layer_shape *sh = &r->m->shape[L - 1];

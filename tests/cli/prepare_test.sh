@@ -3,7 +3,8 @@
 # a directory written whole (manifest last, no temporary left); `info` and `train` reading it
 # whole give the direct path's losses for every scheme; under mpirun, 1d, 1d-sa and halo (each
 # --aggregation rule, int8 rows, --label-prop) read it per
-# rank (P = 2, 4 on 4 blocks, P = 3 on 6; P = 1 reads it whole) with the direct path's losses (within 1e-6), each
+# rank (P = 2, 4 on 4 blocks, P = 3 on 6; P = 1 reads it whole) with the direct path's losses (within 1e-6;
+# bf16 features normalized, bit for bit), each
 # rank reading exactly its share of the files, holding its rows' degrees and one other block's
 # at once, and rank 0 no more memory than the others; a P
 # that does not fit and another --order are refused; the malformed corpus (tests/corpus/
@@ -162,6 +163,14 @@ $MPI -n 4 "$FG" train "$T/p4" --scheme halo --label-prop 0.5 $EP --metrics "$T/r
     --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
   grep -q "rank 3 read" "$T/o" && same_losses "$T/r.jsonl" "$T/d.jsonl"
 check_rc "halo --label-prop on 4 ranks: per rank = direct" $?
+# bf16 features: the per-rank read normalizes and rounds each row as it reads it, as the direct
+# path's rank 0 does as it packs it -- the same bits
+B16="--precision bf16 --normalize-features --dropout 0.3"
+$MPI -n 2 "$FG" train "$T/p4" --scheme 1d-sa $B16 $EP --metrics "$T/r.jsonl" > "$T/o" 2>&1 &&
+  $MPI -n 2 "$FG" train "$DATA" --scheme 1d-sa --order random $B16 $EP \
+    --metrics "$T/d.jsonl" > /dev/null 2>&1 &&
+  grep -q "rank 1 read" "$T/o" && same_losses "$T/r.jsonl" "$T/d.jsonl" 0
+check_rc "bf16 normalized features on 2 ranks: per rank = direct, bit for bit" $?
 $MPI -n 2 "$FG" train "$T/p4" --scheme halo --order metis --epochs 1 > "$T/o" 2>&1
 [ $? = 2 ] && grep -q "prepared in order random; --order metis" "$T/o"
 check_rc "halo: a given order other than the directory's refused (exit 2)" $?

@@ -268,7 +268,7 @@ static void test_reorder_borrows(const fg_dataset *ds) {
     c.normalize_features = 1;
     EXPECT_OK(fg_train_memory(ds, &c, &e));
     EXPECT(e.inputs == e0.inputs + 4 * n * F);
-    /* bf16: the owned copy rounded in place, 2 bytes a feature; not with residual connections,
+    /* bf16: the owned copy stored as bf16, 2 bytes a feature; not with residual connections,
      * which add the features as they are */
     c.precision = "bf16";
     EXPECT_OK(fg_train_memory(ds, &c, &e));
