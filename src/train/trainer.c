@@ -970,6 +970,19 @@ cleanup:
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
+/* Collective: each rank's peak resident bytes so far into *out on rank 0 (ranks entries,
+ * allocated here; NULL elsewhere). */
+static fg_status gather_peak_rss(fg_dist *d, int64_t **out) {
+  fg_status st = FG_OK;
+  const int64_t mine = fg_peak_rss_bytes();
+  if (d->rank == 0 && !(*out = fg_malloc_array((size_t)d->size, sizeof **out)))
+    st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+  FG_CHECK(fg_dist_agree(d, st));
+  FG_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT64_T, *out, 1, MPI_INT64_T, 0, d->comm));
+cleanup:
+  return st;
+}
+
 fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *cfg,
                    fg_train_result *result) {
   fg_status st = FG_OK;
@@ -1035,15 +1048,9 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   {
     /* the setup's cost for the run record: its time, and every rank's peak memory so far (the
      * load's, before any epoch allocates) */
-    int64_t mine = fg_peak_rss_bytes();
     r.setup_seconds = fg_now() - t_entry;
+    FG_CHECK(gather_peak_rss(d, &r.setup_rss));
     FG_CHECK(fg_dist_max_f64(d, &r.setup_seconds, 1));
-    if (d->rank == 0) {
-      r.setup_rss = fg_malloc_array((size_t)d->size, sizeof *r.setup_rss);
-      if (!r.setup_rss) st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    }
-    FG_CHECK(fg_dist_agree(d, st));
-    FG_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT64_T, r.setup_rss, 1, MPI_INT64_T, 0, d->comm));
   }
   FG_REQUIRE(r.counts[0] > 0, FG_ERR_INVALID_ARG, "the training split is empty");
 
@@ -1330,13 +1337,8 @@ fg_status fg_train(MPI_Comm comm, const fg_dataset *ds, const fg_train_config *c
   }
   FG_CHECK_MPI(MPI_Gather(my_bytes, 2 * N_COMM_PHASES, MPI_DOUBLE, all_bytes,
                           2 * N_COMM_PHASES, MPI_DOUBLE, 0, d->comm));
-  { /* and every rank's peak memory over the whole run (the epochs' figure is the maximum) */
-    const int64_t mine = fg_peak_rss_bytes();
-    if (d->rank == 0 && !(all_rss = fg_malloc_array((size_t)d->size, sizeof *all_rss)))
-      st = fg_error_set(FG_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    FG_CHECK(fg_dist_agree(d, st));
-    FG_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT64_T, all_rss, 1, MPI_INT64_T, 0, d->comm));
-  }
+  /* and every rank's peak memory over the whole run (the epochs' figure is the maximum) */
+  FG_CHECK(gather_peak_rss(d, &all_rss));
   if (d->rank == 0) {
     const int plain = r.task == FG_TASK_MULTICLASS && r.metric == FG_METRIC_ACCURACY;
     if (metrics) {
