@@ -40,7 +40,8 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
      * added from them (the bits of widening them first, without the copy in work_a) */
     FG_CHECK(s->ops->aggregate16(s, l, m->H16[l], sb, wi));
     m->Mv[l] = NULL;
-    if (l == 0) { /* D_0's rows made again, exact (fg_model_h16: no learned eps here) */
+    if (l == 0) { /* D_0's rows made again, exact (storage16 keeps D_0 as bf16 for a fixed
+                     eps only) */
       fg_model_input_axpy(m, s, 1.0f + gin_eps(m, l), sb);
     } else {
       t0 = fg_now();
