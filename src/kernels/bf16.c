@@ -607,6 +607,30 @@ fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A
   return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
+fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                   const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc) {
+  fg_status st = FG_OK;
+  float *blk = NULL; /* (block x m): a block of the fp32 product, rounded as it is stored */
+  const int64_t block = block_rows(n, k, m);
+  assert(ldc >= m);
+  if (n == 0 || m == 0) return FG_OK;
+  FG_ALLOC(blk, block * m);
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t rows = FG_MIN(block, n - r0);
+    const bf16_src a = {NULL, A + r0 * lda, lda};
+    /* the product of these rows as fg_bf16_gemm_tall_f32 computes it (the same row blocks) */
+    FG_CHECK(bf16_tall(rows, k, m, a, W, ldw, blk, m, 0));
+    if (ldc == m) {
+      fg_bf16_from_f32(C + r0 * ldc, blk, rows * m);
+    } else {
+      for (int64_t i = 0; i < rows; i++) fg_bf16_from_f32(C + (r0 + i) * ldc, blk + i * m, m);
+    }
+  }
+cleanup:
+  free(blk);
+  return st;
+}
+
 /* ---- SpMM on bf16 rows -------------------------------------------------------------------- */
 
 void fg_spmm_bf16_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, int64_t ldy,

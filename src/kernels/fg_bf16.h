@@ -111,6 +111,12 @@ fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A
                                  const float *G, int64_t ldg, float *dW, int64_t ldw,
                                  int accumulate);
 int64_t fg_bf16_gemm_scratch_bytes(int64_t n, int64_t k, int64_t m);
+/* The layer product stored as bf16: C[n x m] (ldc) = A W as fg_bf16_gemm_tall_f32 computes it,
+ * each fp32 sum rounded to bf16 (fg_bf16_from_f32) as it is written: the bits of that product
+ * rounded afterwards, without its fp32 copy. A block of rows of the fp32 product at a time in
+ * the call's own scratch (with the operands' blocks, fg_bf16_gemm_scratch_bytes(n, k, m)). */
+fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                   const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc);
 /* The weight gradient with A stored as bf16 and G fp32 (rounded as it is read, as above). */
 fg_status fg_bf16_gemm_wgrad_hf(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
                                 const float *G, int64_t ldg, float *dW, int64_t ldw,

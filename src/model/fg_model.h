@@ -191,6 +191,10 @@ struct fg_model {
   int x16;                /* the features count as bf16(X) (fg_model_x16): layer 0 always reads
                              them through the input pass, from the scheme's features16 or
                              rounded from its fp32 features as read; H[0] is then NULL */
+  int g16;                /* under bf16, the gradient dZ Wᵀ that a layer aggregating first
+                             multiplies by Âᵀ is stored as bf16 (fg_model_grad_aggregate_t):
+                             where the scheme aggregates bf16 rows (aggregate16_t) and completes
+                             no partial products (no reduce_input_grad: not 3d) */
   float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
   int64_t wt_cap;
   fg_status gemm_status;
@@ -210,8 +214,9 @@ typedef struct fg_model_config {
                              nodes (fg_label_prop_node) adds a learned embedding of its label
                              (classes x features, from 0) to its input features; 0: off */
   int bf16;               /* --precision bf16: GEMM operands rounded to bf16 (fg_model.bf16) */
-  int bf16_s32;           /* under bf16, keep every S[l] and H[l] in fp32 (no S16, H16): the
-                             layout before them, which tests compare them with bit for bit */
+  int bf16_s32;           /* under bf16, keep every S[l] and H[l] in fp32 (no S16, H16) and
+                             every gradient (no g16): the layout before them, which tests
+                             compare them with bit for bit */
 } fg_model_config;
 
 /* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label
@@ -371,6 +376,14 @@ void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K
 void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K,
                      const fg_bf16 *A, int64_t lda, const float *B, int64_t ldb, float *C,
                      int64_t ldc, int add);
+/* The backward of an aggregation done first, Z = (Â D) W: out (n_in x w_in) = Âᵀ (dz Wᵀ), the
+ * product u = dz Wᵀ (n_out x w_in) completed over the scheme's column split
+ * (reduce_input_grad) in u's buffer (a scratch buffer of n_out x w_in floats, neither dz nor
+ * out). Under fg_model.g16 u is stored there as bf16, each sum rounded as the product writes
+ * it, and aggregated as it is (aggregate16_t): the bits of the fp32 u, which every bf16 SpMM
+ * rounds the same way as it reads it, with half its bytes and no rounding pass. */
+fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const float *dz,
+                                    const float *W, float *u, float *out);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
  * without residual connections (the one rule, also before a model exists): whether stack layer

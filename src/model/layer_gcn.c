@@ -49,14 +49,14 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
     fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo);
     if (l == 0 && !learn0 && !m->dx0) return FG_OK; /* no dX wanted */
     u = fg_model_other_work(m, dz);
-    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
-    FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
     v = fg_model_other_work(m, u);
     if (learn0) {
+      fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+      FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
       FG_CHECK(s->ops->input_grad(s, u, v, m->grads + m->feat_off));
       return FG_OK;
     }
-    FG_CHECK(s->ops->aggregate_t(s, l, u, v, wi));
+    FG_CHECK(fg_model_grad_aggregate_t(m, s, l, dz, m->W[l], u, v)); /* (dS as bf16: g16) */
     *dd = v;
   } else {
     /* Z = Â T with T = D W:  dT = Âᵀ dZ;  dW = Dᵀ dT;  dD = dT Wᵀ. Layer 0 puts dT in H[1]

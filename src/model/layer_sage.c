@@ -86,10 +86,8 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, sb, wi);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, sb, sh->n_out * wi));
     u = fg_model_other_work(m, dz);
-    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Wn, wo, u, wi);
-    FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
     y = fg_model_other_work(m, u);
-    FG_CHECK(s->ops->aggregate_t(s, l, u, y, wi));
+    FG_CHECK(fg_model_grad_aggregate_t(m, s, l, dz, Wn, u, y)); /* (dZ W_nᵀ as bf16: g16) */
     if (s->ops->move_rows_t) { /* (a 1D scheme's rows are already the input's: no copy) */
       FG_CHECK(s->ops->move_rows_t(s, l, sb, u, wi));
       self = u;

@@ -437,6 +437,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->gin_eps = cfg->gin_eps;
   m->bf16 = cfg->bf16;
   m->x16 = fg_model_x16(cfg, s);
+  m->g16 = cfg->bf16 && !cfg->bf16_s32 && s->ops->aggregate16_t && !s->ops->reduce_input_grad;
   FG_REQUIRE(m->x16 || s->features16 == NULL, FG_ERR_INVALID_ARG,
              "model: the scheme's features are stored as bf16; a %s model reads them in fp32",
              cfg->residual ? "residual" : "fp32");
@@ -743,6 +744,29 @@ void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int
     fg_model_gemm_h(m, ta, 0, M, N, K, m->H16[l], ldd, B, ldb, C, ldc, add);
   else
     timed_gemm(m, ta, 0, M, N, K, d, ldd, B, ldb, add ? 1.0f : 0.0f, C, ldc);
+}
+
+fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const float *dz,
+                                    const float *W, float *u, float *out) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  if (m->g16) {
+    fg_bf16 *u16 = (fg_bf16 *)(void *)u; /* the first half of u's buffer */
+    const double t0 = fg_now();
+    /* W (wi x wo) transposed, as the fp32 product's nt case does; a failure is the pass's
+     * (gemm_status), and every rank still takes part in the aggregation */
+    st = transpose_weight(m, wi, wo, W, wo);
+    if (st == FG_OK)
+      st = fg_bf16_gemm_tall_f32_16(sh->n_out, wo, wi, dz, wo, m->wt, wi, u16, wi);
+    gemm_done(m, t0, st, sh->n_out, wi, wo);
+    return s->ops->aggregate16_t(s, l, u16, out, wi);
+  }
+  fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, W, wo, u, wi);
+  FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
+  FG_CHECK(s->ops->aggregate_t(s, l, u, out, wi));
+cleanup:
+  return st;
 }
 
 float *fg_model_out(fg_model *m, int l, const float *busy) {

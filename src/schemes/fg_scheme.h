@@ -93,6 +93,10 @@ typedef struct fg_scheme_ops {
   fg_status (*aggregate16)(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f);
   /* out (n_in x f) = Â_lᵀ · in, in (n_out x f). Collective. */
   fg_status (*aggregate_t)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
+  /* The same from rows already bf16 (under --precision bf16, a gradient the model stores so):
+   * what aggregate_t gives for their widened values under bf16, without widening them. May be
+   * NULL: the model keeps that gradient in fp32 and calls aggregate_t. */
+  fg_status (*aggregate16_t)(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f);
   /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern
    * replaced by the identity (a self term, a residual). May be NULL: n_in = n_out, a copy. */
   fg_status (*move_rows)(fg_scheme *s, int l, const float *in, float *out, int64_t f);

@@ -261,6 +261,13 @@ static fg_status agg_t_1d(fg_scheme *s, int l, const float *in, float *out, int6
   return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, in, NULL, out, f);
 }
 
+/* a gradient stored as bf16: broadcast as it is */
+static fg_status agg16_t_1d(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_1d *im = s->impl;
+  (void)l;
+  return apply_1d(s, im->blk_at ? im->blk_at : im->blk_a, NULL, in, out, f);
+}
+
 static void destroy_1d(fg_scheme *s) {
   impl_1d *im = s->impl;
   free_blocks(im->blk_a, im->part.parts);
@@ -280,6 +287,7 @@ static const fg_scheme_ops ops_1d = {
     .aggregate = agg_1d,
     .aggregate16 = agg16_1d,
     .aggregate_t = agg_t_1d,
+    .aggregate16_t = agg16_t_1d,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,
     .agg_last_ok = 1,

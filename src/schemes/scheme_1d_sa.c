@@ -42,6 +42,13 @@ static fg_status agg_t_sa(fg_scheme *s, int l, const float *in, float *out, int6
   return fg_sa_apply(s, &im->x, im->part.symmetric ? &im->a : &im->at, in, NULL, out, f);
 }
 
+/* a gradient stored as bf16: its halo rows sent as they are */
+static fg_status agg16_t_sa(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_sa *im = s->impl;
+  (void)l;
+  return fg_sa_apply(s, &im->x, im->part.symmetric ? &im->a : &im->at, NULL, in, out, f);
+}
+
 static void destroy_sa(fg_scheme *s) {
   impl_sa *im = s->impl;
   fg_sa_op_free(&im->a);
@@ -56,6 +63,7 @@ static const fg_scheme_ops ops_sa = {
     .aggregate = agg_sa,
     .aggregate16 = agg16_sa,
     .aggregate_t = agg_t_sa,
+    .aggregate16_t = agg16_t_sa,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,
     .agg_last_ok = 1,

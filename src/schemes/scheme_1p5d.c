@@ -82,6 +82,13 @@ static fg_status agg_t_15(fg_scheme *s, int l, const float *in, float *out, int6
   return apply_15(s, im->part.symmetric ? &im->a : &im->at, in, NULL, out, f);
 }
 
+/* a gradient stored as bf16: its halo rows sent as they are */
+static fg_status agg16_t_15(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl_15 *im = s->impl;
+  (void)l;
+  return apply_15(s, im->part.symmetric ? &im->a : &im->at, NULL, in, out, f);
+}
+
 static void shape_15(const fg_scheme *s, int l, const int64_t *widths, fg_layer_shape *out) {
   const impl_15 *im = s->impl;
   fg_scheme_shape_rows(s, l, widths, out);
@@ -118,6 +125,7 @@ static const fg_scheme_ops ops_15 = {
     .aggregate = agg_15,
     .aggregate16 = agg16_15,
     .aggregate_t = agg_t_15,
+    .aggregate16_t = agg16_t_15,
     .reduce_grads = reduce_grads_15,
     .col_sum = col_sum_15,
     .agg_last_ok = 1,

@@ -470,6 +470,12 @@ static fg_status agg_t_halo(fg_scheme *s, int l, const float *in, float *out, in
   return apply(s, 1, in, NULL, out, f);
 }
 
+/* a gradient stored as bf16: packed and multiplied as it is */
+static fg_status agg16_t_halo(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  (void)l;
+  return apply(s, 1, NULL, in, out, f);
+}
+
 static void destroy_halo(fg_scheme *s) {
   impl_halo *im = s->impl;
   fg_csr *m[] = {&im->diag, &im->diag_t, &im->S, &im->St, &im->R, &im->Rt};
@@ -500,6 +506,7 @@ static const fg_scheme_ops ops_halo = {
     .aggregate = agg_halo,
     .aggregate16 = agg16_halo,
     .aggregate_t = agg_t_halo,
+    .aggregate16_t = agg16_t_halo,
     .reduce_grads = fg_scheme_allreduce_grads,
     .col_sum = fg_scheme_allreduce_cols,
     .agg_last_ok = 1,

@@ -28,6 +28,14 @@ static fg_status serial_aggregate_t(fg_scheme *s, int l, const float *in, float 
   return fg_scheme_spmm(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
 }
 
+static fg_status serial_aggregate16_t(fg_scheme *s, int l, const fg_bf16 *in, float *out,
+                                      int64_t f) {
+  serial_impl *im = s->impl;
+  (void)l;
+  fg_scheme_spmm_bf16(s, im->symmetric ? &im->A : &im->At, in, f, out, 0);
+  return FG_OK;
+}
+
 static void serial_destroy(fg_scheme *s) {
   serial_impl *im = s->impl;
   fg_csr_free(&im->A);
@@ -40,6 +48,7 @@ static const fg_scheme_ops serial_ops = {
     .aggregate = serial_aggregate,
     .aggregate16 = serial_aggregate16,
     .aggregate_t = serial_aggregate_t,
+    .aggregate16_t = serial_aggregate16_t,
     .reduce_grads = fg_scheme_allreduce_grads,
     .agg_last_ok = 1,
     .destroy = serial_destroy,

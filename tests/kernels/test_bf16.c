@@ -301,7 +301,7 @@ static void test_gemms(void) {
 }
 
 /* The products on fp32 operands (fg_bf16_gemm_tall_f32 / _wgrad_f32: rounded a block of rows at
- * a time inside the call; and _wgrad_hf, A bf16 and G fp32) against rounding the whole operand first and calling the bf16
+ * a time inside the call; _wgrad_hf, A bf16 and G fp32; _tall_f32_16, stored as bf16) against rounding the whole operand first and calling the bf16
  * product: the same bits on the convert path; on the native path, which sums the rows of a
  * weight gradient block by block, within twice the accumulation bound. n spans three of the
  * blocks of 4096 rows, or two of a wide layer's shorter blocks; the operands' padding columns
@@ -379,6 +379,21 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
     for (int64_t i = 0; i < crow; i++)
       for (int64_t j = m; j < ldc; j++) pad_ok &= got[i * ldc + j] == 7.0f;
     EXPECT_MSG(pad_ok, "%s_f32: the output's padding columns were written", wgrad ? "wgrad" : "tall");
+    if (!wgrad && !accumulate) {
+      /* stored as bf16 (fg_bf16_gemm_tall_f32_16): the fp32 product rounded, bit for bit on
+       * either path (the same row blocks), its padding (0x7777) never written */
+      fg_bf16 *g16 = malloc(sizeof(fg_bf16) * (size_t)(crow * ldc));
+      int same = 1;
+      if (!g16) exit(2);
+      for (int64_t i = 0; i < crow * ldc; i++) g16[i] = 0x7777;
+      EXPECT_OK(fg_bf16_gemm_tall_f32_16(n, k, m, A, lda, W, ldw, g16, ldc));
+      for (int64_t i = 0; i < crow; i++)
+        for (int64_t j = 0; j < ldc; j++)
+          same &= g16[i * ldc + j] == (j < m ? fg_bf16_from_float(got[i * ldc + j]) : 0x7777);
+      EXPECT_MSG(same, "tall_f32_16 n=%lld k=%lld m=%lld, %s path: not the fp32 product rounded",
+                 (long long)n, (long long)k, (long long)m, fg_bf16_path_name(path_at(p)));
+      free(g16);
+    }
   }
   free(A);
   free(G);

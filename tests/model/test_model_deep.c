@@ -39,8 +39,9 @@ static double rel_dist(const float *a, const float *b, int64_t n) {
   return den > 0.0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* --precision bf16's storage of S[l] (S16) and hidden H[l] (H16) as bf16 against keeping them
- * in fp32: the gradients and the evaluation forward's logits bit for bit (GEMMs, the mask and
+/* --precision bf16's storage of S[l] (S16), hidden H[l] (H16) and the gradient dZ Wᵀ that a
+ * layer aggregating first multiplies by Âᵀ (g16) as bf16 against keeping them in fp32: the
+ * gradients and the evaluation forward's logits bit for bit (GEMMs, the mask and
  * the SpMM's rounded rows are their only readers, and they round anyway), with S16 in use
  * wherever fg_model_s16 says (here layer 1, 4 -> 8, when it aggregates first; a GIN's 4 -> 8
  * aggregation) and H16 wherever fg_model_h16 does (not with residual connections). A GIN
@@ -87,6 +88,8 @@ static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model 
   }
   EXPECT(mdl.residual ? h16 == 0 : h16 >= 1);
   EXPECT(exact || nm == 3);
+  /* the gradient a layer aggregating first multiplies by Âᵀ, stored as bf16 (g16) */
+  EXPECT(m[0]->g16 && !m[1]->g16);
   for (int k = 0; k < nm; k++) {
     float dl[N * 3];
     s->bf16 = k < 2;

@@ -15,7 +15,8 @@
  *    halo: its pre rows (partial sums) are rounded on the wire, so within a bf16 rounding of the
  *    fp32 rows' result, not bitwise; its bytes halve as the others'.
  *  - A scheme with aggregate16 (1d, 1d-sa, 1.5d, halo): the input's bf16 rows aggregated as they are
- *    give the bf16 aggregation's bits and bytes (with and without overlap).
+ *    give the bf16 aggregation's bits and bytes (with and without overlap), and so does
+ *    aggregate16_t the transposed one's.
  *  - Features delivered as bf16 (fg_scheme_config.features16) by 1d, 1d-sa, 1.5d, halo and 3d,
  *    normalized or not: the rounding of the fp32 features the scheme lays out otherwise.
  *  - One training epoch (forward, backward, evaluation forward; the model under bf16 too):
@@ -158,11 +159,24 @@ static void check_values(fg_dist *d, int which) {
           else EXPECT_OK(s->ops->aggregate16(s, 0, h, o, f));
           b[k] = d->counters.bytes_sent[FG_PHASE_FORWARD];
         }
-        s->bf16 = 0;
         EXPECT_MSG(memcmp(o, out16, (size_t)n * sizeof *o) == 0 && b[0] == b[1],
                    "%s %s overlap %d f %lld rank %d: aggregate16 differs from the bf16 "
                    "aggregation (bytes %lld against %lld)", test_data_name(which), v->scheme,
                    v->overlap, (long long)f, rank, (long long)b[1], (long long)b[0]);
+        /* and transposed (a gradient the model stores as bf16): aggregate16_t */
+        EXPECT(s->ops->aggregate16_t != NULL);
+        for (int k = 0; k < 2 && s->ops->aggregate16_t; k++) {
+          memset(&d->counters, 0, sizeof d->counters);
+          d->phase = FG_PHASE_BACKWARD;
+          if (k == 0) EXPECT_OK(s->ops->aggregate_t(s, 0, in, o, f));
+          else EXPECT_OK(s->ops->aggregate16_t(s, 0, h, o, f));
+          b[k] = d->counters.bytes_sent[FG_PHASE_BACKWARD];
+        }
+        s->bf16 = 0;
+        EXPECT_MSG(memcmp(o, out16 + n, (size_t)n * sizeof *o) == 0 && b[0] == b[1],
+                   "%s %s overlap %d f %lld rank %d: aggregate16_t differs from the bf16 "
+                   "transposed aggregation (bytes %lld against %lld)", test_data_name(which),
+                   v->scheme, v->overlap, (long long)f, rank, (long long)b[1], (long long)b[0]);
         free(h);
         free(o);
       }
