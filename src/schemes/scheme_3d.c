@@ -8,6 +8,8 @@
  * block likewise, replicated along b). The operations:
  *   aggregate      H = Â_l D on the shard, all-reduced along a (in --agg-blocks row blocks,
  *                  each block's nonblocking all-reduce started as soon as it is computed)
+ *   aggregate16    the same from a hidden stored as bf16 (under --precision bf16), its rows
+ *                  gathered as they are rather than widened by the model and rounded back
  *   aggregate_t    dD = Â_lᵀ dH on the transposed shard, all-reduced along c (blocked too)
  *   move_rows      the identity's shard in place of Â_l's, all-reduced along a
  *   move_rows_bf16 the same for GEMM operands: under --precision bf16 the rows move as bf16
@@ -536,17 +538,19 @@ cleanup:
   return st;
 }
 
-/* out (A->nrows x f) = A in, summed over the group of dimension dim, under `mode` (above). With
- * more than one block, each row block's nonblocking all-reduce starts as soon as its SpMM is
+/* out (A->nrows x f) = A in, summed over the group of dimension dim, under `mode` (above); in
+ * NULL: given16 holds the rows already as bf16 (aggregate16: SPMM_AGG), gathered as they are,
+ * where under bf16 in would be rounded to them. With more than one block, each row block's nonblocking all-reduce starts as soon as its SpMM is
  * done (Plexus 5.2). The ranks of one group have the same rows and width, so they cut the same
  * blocks. Collective over the group. */
-static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, int64_t f,
-                                float *out, fg_bf16 *out16, int dim, spmm_mode mode) {
+static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in,
+                                const fg_bf16 *given16, int64_t f, float *out, fg_bf16 *out16,
+                                int dim, spmm_mode mode) {
   fg_status st = FG_OK;
   impl3d *t = s->impl;
   fg_group *g = &t->grp[dim];
   const int64_t rows = A->nrows;
-  const fg_bf16 *in16 = NULL; /* the input rounded once, where the SpMM gathers bf16 */
+  const fg_bf16 *in16 = given16; /* the input rounded once, where the SpMM gathers bf16 */
   const int wire16 = s->bf16 && mode == SPMM_MOVE_BF16 && g->size > 1;
   /* out16 (SPMM_MOVE_BF16 only): the rows stay bf16, merged in place; out is not written */
   fg_bf16 *w16 = out16 ? out16 : t->wire16;
@@ -554,7 +558,9 @@ static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in, 
   int nb = (int)FG_MIN((int64_t)t->agg_blocks, rows), posted = 0;
   if (f == 0 || rows == 0) return FG_OK;
   if (g->size == 1) nb = 1;
-  if (s->bf16 && mode != SPMM_MOVE_EXACT)
+  FG_REQUIRE(in || (given16 && mode == SPMM_AGG), FG_ERR_INTERNAL,
+             "3d: bf16 input rows are for aggregations only");
+  if (in && s->bf16 && mode != SPMM_MOVE_EXACT)
     FG_CHECK(fg_scheme_rows_bf16(s, in, A->ncols * f, &in16));
   FG_REQUIRE(!out16 || (s->bf16 && mode == SPMM_MOVE_BF16), FG_ERR_INTERNAL,
              "3d: bf16 output is for bf16 moves only");
@@ -603,7 +609,15 @@ static fg_status aggregate_3d(fg_scheme *s, int l, const float *in, float *out, 
   impl3d *t = s->impl;
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
-  return spmm_allreduce(s, &t->A[l % t->nkeys], in, f, out, NULL, a, SPMM_AGG);
+  return spmm_allreduce(s, &t->A[l % t->nkeys], in, NULL, f, out, NULL, a, SPMM_AGG);
+}
+
+/* a hidden stored as bf16: its rows gathered as they are, not widened first */
+static fg_status aggregate16_3d(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f) {
+  impl3d *t = s->impl;
+  int a, b, c;
+  fg_layer_roles(l, &a, &b, &c);
+  return spmm_allreduce(s, &t->A[l % t->nkeys], NULL, in, f, out, NULL, a, SPMM_AGG);
 }
 
 static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out, int64_t f) {
@@ -613,7 +627,7 @@ static fg_status aggregate_t_3d(fg_scheme *s, int l, const float *in, float *out
   fg_layer_roles(l, &a, &b, &c);
   FG_REQUIRE(t->At[l % t->nkeys].rowptr != NULL, FG_ERR_INTERNAL,
              "3d: layer %d's transposed shard was not built", l);
-  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, f, out, NULL, c, SPMM_AGG);
+  st = spmm_allreduce(s, &t->At[l % t->nkeys], in, NULL, f, out, NULL, c, SPMM_AGG);
 cleanup:
   return st;
 }
@@ -688,7 +702,7 @@ static fg_status move_rows_along_a(fg_scheme *s, int l, const float *in, float *
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, f, out, out16, a, mode);
+  st = spmm_allreduce(s, &t->I[l % t->nkeys], in, NULL, f, out, out16, a, mode);
 cleanup:
   return st;
 }
@@ -714,7 +728,7 @@ static fg_status move_rows_t_3d(fg_scheme *s, int l, const float *in, float *out
   int a, b, c;
   fg_layer_roles(l, &a, &b, &c);
   FG_CHECK(identity_shards(s, t));
-  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, f, out, NULL, c, SPMM_MOVE_EXACT);
+  st = spmm_allreduce(s, &t->It[l % t->nkeys], in, NULL, f, out, NULL, c, SPMM_MOVE_EXACT);
 cleanup:
   return st;
 }
@@ -862,6 +876,7 @@ static const fg_scheme_ops ops_3d = {
     .name = "3d",
     .shape = shape_3d,
     .aggregate = aggregate_3d,
+    .aggregate16 = aggregate16_3d,
     .aggregate_t = aggregate_t_3d,
     .move_rows = move_rows_3d,
     .move_rows_t = move_rows_t_3d,

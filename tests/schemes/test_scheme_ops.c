@@ -27,7 +27,8 @@
  *    group it sums over;
  *  - 3d under bf16: move_rows_bf16 (and move_rows16, which keeps them as bf16) is bf16(X)'s
  *    rows bit for bit at 2 bytes an element (half the fp32 move's), move_rows and move_rows_t
- *    still move X exactly at 4, and aggregate is Â bf16(X) with fp32 partial sums (4 bytes).
+ *    still move X exactly at 4, and aggregate is Â bf16(X) with fp32 partial sums (4 bytes);
+ *    aggregate16 on bf16(X)'s rows gives aggregate's bits and bytes.
  * A line per configuration on rank 0 gives the largest relative error over all ranks. */
 #include <math.h>
 #include <mpi.h>
@@ -303,7 +304,8 @@ static double ref_mul16(const fg_csr *M, int64_t v, int64_t j) {
 /* 3d under --precision bf16 (s->bf16 set as the trainer sets it): move_rows_bf16 (GEMM
  * operands) gives bf16(X)'s rows bit for bit and counts half move_rows' bytes; move_rows and
  * move_rows_t still move X exactly (their rows are added in fp32), at fp32's bytes; aggregate
- * is Â bf16(X) with its partial sums all-reduced in fp32 (fp32's bytes). */
+ * is Â bf16(X) with its partial sums all-reduced in fp32 (fp32's bytes), and aggregate16 on
+ * bf16(X)'s rows its bits and bytes. */
 static void check_bf16(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
   const int64_t f = sh->w_in;
   int G[3], q[3], exact = 1, rounded = 1, agg = 1;
@@ -346,6 +348,22 @@ static void check_bf16(ctx *c, fg_scheme *s, int l, const fg_layer_shape *sh) {
     for (int64_t j = 0; j < f; j++)
       agg &= rel(c->y[i * f + j], ref_mul16(c->A, sh->ids_out[i], sh->col0_in + j)) <= TOL;
   EXPECT_MSG(agg, "%s layer %d: aggregate under bf16 is not Â bf16(X)", c->what, l);
+  { /* aggregate16: bf16(X) given as bf16 rows, gathered as they are: aggregate's bits, bytes */
+    fg_bf16 *x16 = malloc(sizeof(fg_bf16) * (size_t)(sh->n_in * f + 1));
+    float *y2 = malloc(sizeof(float) * (size_t)(sh->n_out * f + 1));
+    int same = x16 && y2 && s->ops->aggregate16;
+    if (same) {
+      fg_bf16_from_f32(x16, c->x, sh->n_in * f);
+      reset_counters(c, FG_PHASE_FORWARD);
+      EXPECT_OK(s->ops->aggregate16(s, l, x16, y2, f));
+      check_volume(c, l, "aggregate16", FG_PHASE_FORWARD,
+                   ring_bytes(sh->n_out, f, G[0], c->su->agg_blocks));
+      same = memcmp(y2, c->y, sizeof(float) * (size_t)(sh->n_out * f)) == 0;
+    }
+    EXPECT_MSG(same, "%s layer %d: aggregate16 is not aggregate's bits under bf16", c->what, l);
+    free(x16);
+    free(y2);
+  }
   for (int64_t i = 0; i < sh->n_out; i++)
     for (int64_t j = 0; j < f; j++) c->x[i * f + j] = fx(sh->ids_out[i], sh->col0_in + j);
   reset_counters(c, FG_PHASE_BACKWARD);
