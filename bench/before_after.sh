@@ -4,7 +4,8 @@
 # (3 layers, hidden 128, 2 threads), the 1D schemes at P = 2 and 4 (Kipf's 2-layer GCN, one
 # thread a rank) and 3d grids of 4 ranks (3 layers, hidden 32). Prints one line per run: the
 # means over epochs 2.. of the metrics' epoch, SpMM, GEMM, communication and other seconds, and
-# the peak RSS (the largest rank's).
+# the peak RSS (the largest rank's). FG_ARGS (environment) adds options to every train command,
+# e.g. FG_ARGS="--precision bf16 --agg-order first".
 # usage: bench/before_after.sh FULLGRAPH_A FULLGRAPH_B RMAT18_FILE [OUTDIR]
 set -u
 cd "$(dirname "$0")/.."
@@ -21,7 +22,8 @@ run() { # label build args...
   local label=$1 b=$2; shift 2
   local tag=$([ "$b" = "$A" ] && echo before || echo after)
   local f=$O/$label.$tag.$RANDOM.json
-  "$@" --metrics "$f" --quiet --no-progress > /dev/null 2>&1 || echo "FAILED $label $tag"
+  # shellcheck disable=SC2086 # FG_ARGS is a list of options
+  "$@" ${FG_ARGS:-} --metrics "$f" --quiet --no-progress > /dev/null 2>&1 || echo "FAILED $label $tag"
   echo "$label $tag epoch $(mean $f seconds) spmm $(mean $f seconds_spmm) gemm $(mean $f seconds_gemm) comm $(mean $f seconds_comm) other $(mean $f seconds_other) rss $(mean $f peak_rss_bytes)"
 }
 for r in 1 2 3; do
