@@ -191,10 +191,11 @@ struct fg_model {
   int x16;                /* the features count as bf16(X) (fg_model_x16): layer 0 always reads
                              them through the input pass, from the scheme's features16 or
                              rounded from its fp32 features as read; H[0] is then NULL */
-  int g16;                /* under bf16, the gradient dZ Wᵀ that a layer aggregating first
-                             multiplies by Âᵀ is stored as bf16 (fg_model_grad_aggregate_t):
-                             where the scheme aggregates bf16 rows (aggregate16_t) and completes
-                             no partial products (no reduce_input_grad: not 3d) */
+  int g16;                /* under bf16 (the model's and the scheme's), the gradient dZ Wᵀ that
+                             a layer aggregating first multiplies by Âᵀ is stored as bf16
+                             (fg_model_grad_aggregate_t): where the scheme aggregates bf16 rows
+                             (aggregate16_t) and completes no partial products (no
+                             reduce_input_grad: not 3d) */
   float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
   int64_t wt_cap;
   fg_status gemm_status;

@@ -35,7 +35,7 @@ static fg_status gin_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   float *sb = fg_model_s_buf(m, l); /* S, or its fp32 stand-in when stored as bf16 */
   float *out;
   double t0;
-  if (!d && !m->M[l] && s->ops->aggregate16) {
+  if (!d && !s->ops->move_rows && s->ops->aggregate16) {
     /* D_l stored as bf16, its rows the output's (1D): aggregated as they are, the self term
      * added from them (the bits of widening them first, without the copy in work_a) */
     FG_CHECK(s->ops->aggregate16(s, l, m->H16[l], sb, wi));

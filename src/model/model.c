@@ -244,7 +244,7 @@ static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh
   if (bf16 && !residual && !learn && !move_ok && agg_first[0] && kinds[0]->aggregates &&
       !(eps_learn && kinds[0]->eps)) {
     /* D_0 where layer 0 aggregates first, on a scheme that aggregates bf16 rows as they are
-     * (aggregate16; not 3d, which moves rows), where that saves memory: wider than every
+     * (aggregate16) and moves none (not 3d), where that saves memory: wider than every
      * buffer the scratch must hold anyway, so work_a need not hold it (its readers round it,
      * and GIN's self term makes its rows again, fg_model_input_axpy) */
     int widest = 1;
@@ -437,7 +437,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   m->gin_eps = cfg->gin_eps;
   m->bf16 = cfg->bf16;
   m->x16 = fg_model_x16(cfg, s);
-  m->g16 = cfg->bf16 && !cfg->bf16_s32 && s->ops->aggregate16_t && !s->ops->reduce_input_grad;
+  m->g16 = cfg->bf16 && s->bf16 && !cfg->bf16_s32 && s->ops->aggregate16_t &&
+           !s->ops->reduce_input_grad;
   FG_REQUIRE(m->x16 || s->features16 == NULL, FG_ERR_INVALID_ARG,
              "model: the scheme's features are stored as bf16; a %s model reads them in fp32",
              cfg->residual ? "residual" : "fp32");

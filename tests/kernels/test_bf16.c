@@ -390,6 +390,12 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
       for (int64_t i = 0; i < crow; i++)
         for (int64_t j = 0; j < ldc; j++)
           same &= g16[i * ldc + j] == (j < m ? fg_bf16_from_float(got[i * ldc + j]) : 0x7777);
+      /* and packed (ldc = m: one rounding call a block, the model's case) */
+      for (int64_t i = 0; i < n * m; i++) g16[i] = 0x7777;
+      EXPECT_OK(fg_bf16_gemm_tall_f32_16(n, k, m, A, lda, W, ldw, g16, m));
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < m; j++)
+          same &= g16[i * m + j] == fg_bf16_from_float(got[i * ldc + j]);
       EXPECT_MSG(same, "tall_f32_16 n=%lld k=%lld m=%lld, %s path: not the fp32 product rounded",
                  (long long)n, (long long)k, (long long)m, fg_bf16_path_name(path_at(p)));
       free(g16);

@@ -14,7 +14,7 @@
  *    (2 n f 4 (c-1)/c each way).
  *    halo: its pre rows (partial sums) are rounded on the wire, so within a bf16 rounding of the
  *    fp32 rows' result, not bitwise; its bytes halve as the others'.
- *  - A scheme with aggregate16 (1d, 1d-sa, 1.5d, halo): the input's bf16 rows aggregated as they are
+ *  - The schemes here (1d, 1d-sa, 1.5d, halo; 3d's in test_scheme_ops): the input's bf16 rows aggregated as they are
  *    give the bf16 aggregation's bits and bytes (with and without overlap), and so does
  *    aggregate16_t the transposed one's.
  *  - Features delivered as bf16 (fg_scheme_config.features16) by 1d, 1d-sa, 1.5d, halo and 3d,
