@@ -607,8 +607,17 @@ fg_status fg_bf16_gemm_wgrad_f32(int64_t n, int64_t k, int64_t m, const float *A
   return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
-fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
-                                   const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc) {
+fg_status fg_bf16_gemm_wgrad_fh(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                                int accumulate) {
+  const bf16_src a = {NULL, A, lda}, g = {G, NULL, ldg};
+  return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
+}
+
+/* C (bf16) = A W, a block of rows at a time: each block's fp32 product as bf16_tall computes
+ * it on the convert path (the same row blocks), rounded as it is stored. */
+static fg_status bf16_tall_16(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                              int64_t ldw, fg_bf16 *C, int64_t ldc) {
   fg_status st = FG_OK;
   float *blk = NULL; /* (block x m): a block of the fp32 product, rounded as it is stored */
   const int64_t block = block_rows(n, k, m);
@@ -617,8 +626,7 @@ fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float 
   FG_ALLOC(blk, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
-    const bf16_src a = {NULL, A + r0 * lda, lda};
-    /* the product of these rows as fg_bf16_gemm_tall_f32 computes it (the same row blocks) */
+    const bf16_src a = {A.h ? A.h + r0 * A.ld : NULL, A.f ? A.f + r0 * A.ld : NULL, A.ld};
     FG_CHECK(bf16_tall(rows, k, m, a, W, ldw, blk, m, 0));
     if (ldc == m) {
       fg_bf16_from_f32(C + r0 * ldc, blk, rows * m);
@@ -629,6 +637,18 @@ fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float 
 cleanup:
   free(blk);
   return st;
+}
+
+fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                   const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc) {
+  const bf16_src a = {NULL, A, lda};
+  return bf16_tall_16(n, k, m, a, W, ldw, C, ldc);
+}
+
+fg_status fg_bf16_gemm_tall_16(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                               const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc) {
+  const bf16_src a = {A, NULL, lda};
+  return bf16_tall_16(n, k, m, a, W, ldw, C, ldc);
 }
 
 /* ---- SpMM on bf16 rows -------------------------------------------------------------------- */

@@ -7,7 +7,6 @@
 #include "kernels/fg_kernels.h"
 
 /* rows of this many floats per block in the bias gradient's partial sums */
-#define FG_BIAS_BLOCK_ROWS 1024
 
 /* ---- ReLU ------------------------------------------------------------------------- */
 

@@ -117,6 +117,15 @@ int64_t fg_bf16_gemm_scratch_bytes(int64_t n, int64_t k, int64_t m);
  * the call's own scratch (with the operands' blocks, fg_bf16_gemm_scratch_bytes(n, k, m)). */
 fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
                                    const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc);
+/* The same with A stored as bf16 (a gradient stored so, times a weight's transpose): the bits
+ * of fg_bf16_gemm_tall's product rounded on the convert path (within the accumulation bound on
+ * the native path, which then multiplies in row blocks). */
+fg_status fg_bf16_gemm_tall_16(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
+                               const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc);
+/* The weight gradient with A fp32 (rounded as it is read) and G stored as bf16. */
+fg_status fg_bf16_gemm_wgrad_fh(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
+                                const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
+                                int accumulate);
 /* The weight gradient with A stored as bf16 and G fp32 (rounded as it is read, as above). */
 fg_status fg_bf16_gemm_wgrad_hf(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, int64_t lda,
                                 const float *G, int64_t ldg, float *dW, int64_t ldw,

@@ -16,6 +16,9 @@
 
 /* Elementwise loops shorter than this run on one thread (a fork costs more than the work). */
 #define FG_PAR_MIN_ELEMS 32768
+/* Rows a bias gradient sums in a block (fg_bias_backward, fg_masked_scale_bias_bf16): fixed, so
+ * that its bits do not depend on the thread count. */
+#define FG_BIAS_BLOCK_ROWS 1024
 /* A static parallel loop (FG_OMP_FOR_SIMD: vectorized too) over n elements, on one thread when
  * n is at most FG_PAR_MIN_ELEMS. */
 #define FG_OMP_FOR(n) FG_PRAGMA(omp parallel for schedule(static) if ((n) > FG_PAR_MIN_ELEMS))

@@ -206,6 +206,14 @@ void fg_masked_scale(float *g, const float *d, int64_t n, float scale);
  * is what every reader of a bf16-stored activation saw (a positive fp32 denormal rounds to
  * zero and is masked). */
 void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale);
+/* The same pass storing its result as bf16, with the bias gradient of that result taken on
+ * the way: g16[i] = bf16(v_i), v_i = d[i] > 0 ? g[i] * scale : 0 (g, d rows x cols), and, when
+ * dbias is not NULL, dbias = fg_bias_backward of the fp32 v, bit for bit (the same row blocks,
+ * summed in the same order). g16 may be d itself (the dZ of a layer stored over the activation
+ * whose mask it is: each element's mask is read before it is written); g must not overlap
+ * g16. One parallel pass over the blocks of rows. */
+void fg_masked_scale_bias_bf16(uint16_t *g16, const float *g, const uint16_t *d, int64_t rows,
+                               int64_t cols, float scale, float *dbias);
 
 /* ---- quantized messages (quant.c) ------------------------------------------------------ */
 /* Each of rows x cols values becomes a `bits`-bit code (bits 2, 4 or 8): per row zero = its

@@ -197,9 +197,63 @@ void fg_masked_scale(float *g, const float *d, int64_t n, float scale) {
   for (int64_t i = 0; i < n; i++) g[i] = keep_or_zero(g[i] * scale, d[i] > 0.0f);
 }
 
+/* A bf16 value's d > 0: sign clear and not zero, and not a NaN (0x7f81..0x7fff). */
+static inline int bf16_positive(uint16_t d) { return d != 0 && d <= 0x7f80u; }
+
 void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale) {
-  /* positive: sign clear and not zero, and not a NaN (0x7f81..0x7fff), as d > 0 would say */
   FG_OMP_FOR_SIMD(n)
-  for (int64_t i = 0; i < n; i++)
-    g[i] = keep_or_zero(g[i] * scale, d[i] != 0 && d[i] <= 0x7f80u);
+  for (int64_t i = 0; i < n; i++) g[i] = keep_or_zero(g[i] * scale, bf16_positive(d[i]));
+}
+
+void fg_masked_scale_bias_bf16(fg_bf16 *g16, const float *g, const uint16_t *d, int64_t rows,
+                               int64_t cols, float scale, float *dbias) {
+  const int64_t nblocks = rows > 0 ? (rows + FG_BIAS_BLOCK_ROWS - 1) / FG_BIAS_BLOCK_ROWS : 0;
+  double *part = NULL; /* (nblocks x cols) each block's column sums, as fg_bias_backward's */
+  if (cols <= 0) return;
+  if (dbias) part = fg_malloc_array((size_t)FG_MAX(nblocks * cols, 1), sizeof *part);
+  if (dbias && !part) { /* no memory for the blocks' sums: fg_bias_backward's column order */
+    for (int64_t c = 0; c < cols; c++) {
+      double s = 0.0;
+      for (int64_t b = 0; b < nblocks; b++) {
+        const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
+        double bs = 0.0;
+        for (int64_t r = b * FG_BIAS_BLOCK_ROWS; r < r1; r++)
+          bs += (double)keep_or_zero(g[r * cols + c] * scale, bf16_positive(d[r * cols + c]));
+        s += bs;
+      }
+      dbias[c] = (float)s;
+    }
+  }
+  FG_OMP_FOR(rows * cols)
+  for (int64_t b = 0; b < nblocks; b++) {
+    double *p = part ? part + b * cols : NULL; // (cols)
+    const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
+    if (p)
+      for (int64_t c = 0; c < cols; c++) p[c] = 0.0;
+    for (int64_t r = b * FG_BIAS_BLOCK_ROWS; r < r1; r++) {
+      const float *gr = g + r * cols;  // (cols)
+      const uint16_t *dr = d + r * cols; // (cols), may be g16's row: read before it is written
+      fg_bf16 *o = g16 + r * cols;     // (cols)
+      if (p) {
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < cols; c++) {
+          const float v = keep_or_zero(gr[c] * scale, bf16_positive(dr[c]));
+          p[c] += (double)v;
+          o[c] = fg_bf16_from_float(v);
+        }
+      } else {
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < cols; c++)
+          o[c] = fg_bf16_from_float(keep_or_zero(gr[c] * scale, bf16_positive(dr[c])));
+      }
+    }
+  }
+  if (part) {
+    for (int64_t c = 0; c < cols; c++) {
+      double s = 0.0;
+      for (int64_t b = 0; b < nblocks; b++) s += part[b * cols + c];
+      dbias[c] = (float)s;
+    }
+    free(part);
+  }
 }

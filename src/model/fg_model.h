@@ -71,6 +71,8 @@ typedef struct fg_layer_kind {
   int learn_features_ok;   /* the layer-0 input gradient is the scheme's input_grad (Âᵀ) */
   int agg_last_ok;         /* may multiply by the weights before aggregating (1D schemes) */
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
+  int dz16;                /* its backward takes dZ stored as bf16 (fg_model.dz16), its bias
+                              gradient already taken (fg_model_backward's mask pass) */
   int s_scratch;           /* aggregating first, its backward uses S's fp32 buffer
                               (fg_model_s_buf) as scratch: 1 always (SAGE), 2 with a learned
                               epsilon or moved rows (GIN); 0 never */
@@ -196,6 +198,11 @@ struct fg_model {
                              (fg_model_grad_aggregate_t): where the scheme aggregates bf16 rows
                              (aggregate16_t) and completes no partial products (no
                              reduce_input_grad: not 3d) */
+  fg_bf16 *dz16;          /* during a layer's backward: its dZ stored as bf16 (over the hidden
+                             H16[l + 1] whose mask made it; the fp32 dz it is passed is then
+                             stale), its bias gradient already in db[l]; else NULL. Where
+                             fg_model.g16, the layer's kind takes it (fg_layer_kind.dz16), it has
+                             no norm and ends no residual block, and H[l + 1] is stored as bf16 */
   float *wt;              /* a weight transposed (A Bᵀ products; wt_cap elements) */
   int64_t wt_cap;
   fg_status gemm_status;
@@ -385,6 +392,12 @@ void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t 
  * rounds the same way as it reads it, with half its bytes and no rounding pass. */
 fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const float *dz,
                                     const float *W, float *u, float *out);
+/* A layer's dZ where its backward reads it (fg_model.dz16: dz is then stale): db[l] from dz
+ * unless the mask pass took it (fg_model_bias_grad); dW = Sᵀ dZ (fg_model_wgrad_s: S[l] or
+ * S16[l], n_out x w_in, times dZ); Âᵀ dZ (fg_model_aggregate_t_dz, width w_out). */
+void fg_model_bias_grad(fg_model *m, int l, const float *dz);
+void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW);
+fg_status fg_model_aggregate_t_dz(fg_model *m, fg_scheme *s, int l, const float *dz, float *out);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or
  * without residual connections (the one rule, also before a model exists): whether stack layer

@@ -39,14 +39,12 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const int learn0 = l == 0 && m->input != NULL;
-  double t0 = fg_now();
   *dd = NULL;
-  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
-  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
   if (m->agg_first[l]) {
     /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */
     float *u, *v;
-    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo);
+    fg_model_wgrad_s(m, l, dz, m->dW[l]);
     if (l == 0 && !learn0 && !m->dx0) return FG_OK; /* no dX wanted */
     u = fg_model_other_work(m, dz);
     v = fg_model_other_work(m, u);
@@ -64,7 +62,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
      * for D_0 */
     float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
     const float *d = m->Sv[l];
-    FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
+    FG_CHECK(fg_model_aggregate_t_dz(m, s, l, dz, t));
     if (!d && !m->H16[l]) { /* layer 0 with dropout or a row map: D_0 again (counter-based
                                masks) */
       fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
@@ -84,6 +82,7 @@ const fg_layer_kind fg_layer_gcn = {
     .name = "gcn",
     .mats = 1,
     .aggregates = 1,
+    .dz16 = 1,
     .self_term = 0,
     .learn_features_ok = 1,
     .agg_last_ok = 1,

@@ -758,7 +758,9 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
     /* W (wi x wo) transposed, as the fp32 product's nt case does; a failure is the pass's
      * (gemm_status), and every rank still takes part in the aggregation */
     st = transpose_weight(m, wi, wo, W, wo);
-    if (st == FG_OK)
+    if (st == FG_OK && m->dz16)
+      st = fg_bf16_gemm_tall_16(sh->n_out, wo, wi, m->dz16, wo, m->wt, wi, u16, wi);
+    else if (st == FG_OK)
       st = fg_bf16_gemm_tall_f32_16(sh->n_out, wo, wi, dz, wo, m->wt, wi, u16, wi);
     gemm_done(m, t0, st, sh->n_out, wi, wo);
     return s->ops->aggregate16_t(s, l, u16, out, wi);
@@ -768,6 +770,35 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
   FG_CHECK(s->ops->aggregate_t(s, l, u, out, wi));
 cleanup:
   return st;
+}
+
+void fg_model_bias_grad(fg_model *m, int l, const float *dz) {
+  const double t0 = fg_now();
+  if (!m->dz16) fg_bias_backward(m->db[l], dz, m->shape[l].n_out, m->shape[l].w_out);
+  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+}
+
+void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  double t0;
+  fg_status st;
+  if (!m->dz16) {
+    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dW, wo);
+    return;
+  }
+  t0 = fg_now();
+  if (m->S16[l])
+    st = fg_bf16_gemm_wgrad(sh->n_out, wi, wo, m->S16[l], wi, m->dz16, wo, dW, wo, 0);
+  else
+    st = fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, m->S[l], wi, m->dz16, wo, dW, wo, 0);
+  gemm_done(m, t0, st, wi, wo, sh->n_out);
+}
+
+fg_status fg_model_aggregate_t_dz(fg_model *m, fg_scheme *s, int l, const float *dz, float *out) {
+  const int64_t wo = m->shape[l].w_out;
+  if (m->dz16) return s->ops->aggregate16_t(s, l, m->dz16, out, wo);
+  return s->ops->aggregate_t(s, l, dz, out, wo);
 }
 
 float *fg_model_out(fg_model *m, int l, const float *busy) {
@@ -1083,17 +1114,26 @@ cleanup:
   return gemm_outcome(m, st);
 }
 
+/* Whether layer k's dZ is stored as bf16 (fg_model.dz16) by the backward's mask pass. */
+static int dz16_ok(const fg_model *m, int k) {
+  return m->g16 && m->kinds[k]->dz16 && m->H16[k + 1] && m->vecs[k] == 1 &&
+         !fg_residual_end(m, k) && !(k == 0 && m->input); /* (input_grad takes fp32) */
+}
+
 fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, uint64_t seed,
                             uint64_t epoch) {
   fg_status st = FG_OK;
   const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
   float *cur = dlogits; /* dZ_l (n_out, w_out) */
   s->epoch = epoch;
+  m->dz16 = NULL;
   for (int l = m->layers - 1; l >= 0; l--) {
     const fg_layer_shape *sh = &m->shape[l];
     float *v = NULL; /* dD_l (n_in, w_in) */
     double t0;
-    FG_CHECK(m->kinds[l]->backward(m, s, l, cur, p, seed, epoch, &v));
+    st = m->kinds[l]->backward(m, s, l, cur, p, seed, epoch, &v);
+    m->dz16 = NULL;
+    FG_CHECK(st);
     if (m->norm == FG_NORM_BATCH && m->vecs[l] > 1) {
       /* BatchNorm subtracts each column's batch mean, so b does not change the training loss:
        * its gradient is exactly 0, and the column sums of dZ are only rounding noise, which
@@ -1149,10 +1189,15 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       /* dZ_{l-1} = dD_l where D_l > 0 (kept by dropout and positive after ReLU), times
        * 1/(1-p) where dropout applied (a model layer's input) */
       const float sc = l % m->kind->stages == 0 ? scale : 1.0f;
-      if (m->H16[l])
+      if (dz16_ok(m, l - 1)) { /* stored as bf16 over D_l (dead now), db taken on the way */
+        fg_masked_scale_bias_bf16(m->H16[l], v, m->H16[l], sh->n_in, sh->w_in, sc,
+                                  m->db[l - 1]);
+        m->dz16 = m->H16[l];
+      } else if (m->H16[l]) {
         fg_masked_scale_bf16(v, m->H16[l], sh->n_in * sh->w_in, sc);
-      else
+      } else {
         fg_masked_scale(v, m->H[l], sh->n_in * sh->w_in, sc);
+      }
     }
     m->seconds[FG_TIME_OTHER] += fg_now() - t0;
     if (m->vecs[l - 1] > 1)

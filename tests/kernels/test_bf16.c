@@ -363,6 +363,16 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
       EXPECT_MSG(worst_ratio(hf, ldc, want, ldc, S, crow, m, n) <= 1.0,
                  "wgrad_hf n=%lld, %s path: past twice the bound", (long long)n,
                  fg_bf16_path_name(path_at(p)));
+      /* A fp32, G stored as bf16 (the weight gradient of a dZ stored so) */
+      memcpy(hf, C0, sizeof(float) * (size_t)(crow * ldc));
+      EXPECT_OK(fg_bf16_gemm_wgrad_fh(n, k, m, A, lda, G16, m, hf, ldc, accumulate));
+      if (path_at(p) == FG_BF16_CONVERT)
+        EXPECT_MSG(memcmp(hf, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
+                   "wgrad_fh n=%lld acc=%d: not the bits of the rounded operands'", (long long)n,
+                   accumulate);
+      EXPECT_MSG(worst_ratio(hf, ldc, want, ldc, S, crow, m, n) <= 1.0,
+                 "wgrad_fh n=%lld, %s path: past twice the bound", (long long)n,
+                 fg_bf16_path_name(path_at(p)));
       free(hf);
     } else {
       EXPECT_OK(fg_bf16_gemm_tall(n, k, m, A16, k, W, ldw, want, ldc, accumulate));
@@ -396,6 +406,18 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
       for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < m; j++)
           same &= g16[i * m + j] == fg_bf16_from_float(got[i * ldc + j]);
+      /* A stored as bf16 (fg_bf16_gemm_tall_16): fg_bf16_gemm_tall's product rounded, bit for
+       * bit on the convert path, within a bf16 rounding of it past the bound on the native */
+      for (int64_t i = 0; i < n * m; i++) g16[i] = 0x7777;
+      EXPECT_OK(fg_bf16_gemm_tall_16(n, k, m, A16, k, W, ldw, g16, m));
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < m; j++) {
+          const float w16 = fg_bf16_to_float(g16[i * m + j]), wv = want[i * ldc + j];
+          if (path_at(p) == FG_BF16_CONVERT)
+            same &= g16[i * m + j] == fg_bf16_from_float(wv);
+          else
+            same &= fabs((double)w16 - wv) <= S[i * m + j] + fabs((double)wv) / 128.0;
+        }
       EXPECT_MSG(same, "tall_f32_16 n=%lld k=%lld m=%lld, %s path: not the fp32 product rounded",
                  (long long)n, (long long)k, (long long)m, fg_bf16_path_name(path_at(p)));
       free(g16);

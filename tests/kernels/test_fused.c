@@ -178,6 +178,55 @@ static void test_masked_bf16(void) {
   free(d);
 }
 
+/* fg_masked_scale_bias_bf16 (dZ stored as bf16, its bias gradient on the way): the values are
+ * fg_masked_scale_bf16's rounded, and the bias gradient fg_bias_backward's of them, bit for
+ * bit; in place over the mask (g16 = d) too; every bf16 pattern as a mask (NaNs, denormals,
+ * both zeros), rows past one and several 1024-row blocks, widths with vector tails, dbias NULL
+ * (values only), and 1 and 2 threads. */
+static void test_masked_bias_bf16(void) {
+  static const int64_t shapes[][2] = {{1, 1}, {5, 3}, {1024, 7}, {1025, 16}, {3000, 37}};
+  const int saved = kt_max_threads();
+  int bad = 0, cases = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    const int64_t rows = shapes[si][0], cols = shapes[si][1], n = rows * cols;
+    float *g = kt_alloc_f(n), *a = kt_alloc_f(n), *db_ref = kt_alloc_f(cols),
+          *db = kt_alloc_f(cols);
+    uint16_t *d = malloc((size_t)n * sizeof *d), *o = malloc((size_t)n * sizeof *o),
+             *ip = malloc((size_t)n * sizeof *ip);
+    if (!d || !o || !ip) exit(2);
+    fg_test_fill(g, n, 910 + (uint64_t)si, -2.0f, 2.0f);
+    for (int64_t i = 0; i < n; i++) d[i] = (uint16_t)(i * 40503u + 17u * (uint64_t)si);
+    memcpy(a, g, (size_t)n * sizeof *g);
+    fg_masked_scale_bf16(a, d, n, 1.5f);
+    fg_bias_backward(db_ref, a, rows, cols);
+    for (int t = 1; t <= 2; t++) {
+      kt_set_threads(t);
+      for (int mode = 0; mode < 3; mode++) { /* separate, in place, no bias */
+        uint16_t *out = mode == 1 ? ip : o;
+        if (mode == 1) memcpy(ip, d, (size_t)n * sizeof *d);
+        for (int64_t c = 0; c < cols; c++) db[c] = -7.0f;
+        fg_masked_scale_bias_bf16(out, g, mode == 1 ? ip : d, rows, cols, 1.5f,
+                                  mode == 2 ? NULL : db);
+        for (int64_t i = 0; i < n; i++) bad += out[i] != fg_bf16_from_float(a[i]);
+        for (int64_t c = 0; c < cols; c++)
+          bad += mode == 2 ? db[c] != -7.0f : memcmp(&db[c], &db_ref[c], sizeof db[c]) != 0;
+        cases++;
+      }
+    }
+    free(g);
+    free(a);
+    free(db_ref);
+    free(db);
+    free(d);
+    free(o);
+    free(ip);
+  }
+  kt_set_threads(saved);
+  printf("  masked backward stored as bf16 with its bias gradient: %d cases, %d mismatches\n",
+         cases, bad);
+  EXPECT(bad == 0);
+}
+
 /* The gathering input pass: row r of the output is dropout(row in_rows[r] of the input) with
  * the mask of global id ids[r], bitwise as gather-then-reference-dropout, and as the plain
  * pass on a copy permuted by hand; rows may repeat; p == 0 is a plain gather. */
@@ -375,5 +424,6 @@ int main(void) {
   test_rows_x16();
   test_backward();
   test_masked_bf16();
+  test_masked_bias_bf16();
   return fg_test_finish("kernels_fused");
 }
