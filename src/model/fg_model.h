@@ -394,9 +394,13 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
                                     const float *W, float *u, float *out);
 /* A layer's dZ where its backward reads it (fg_model.dz16: dz is then stale): db[l] from dz
  * unless the mask pass took it (fg_model_bias_grad); dW = Sᵀ dZ (fg_model_wgrad_s: S[l] or
- * S16[l], n_out x w_in, times dZ); Âᵀ dZ (fg_model_aggregate_t_dz, width w_out). */
+ * S16[l], n_out x w_in, times dZ); dW = Dᵀ dZ (fg_model_wgrad_in: D_l = d, or H16[l] where d
+ * is NULL; a 1D layer's rows); C (+)= dZ Wᵀ (fg_model_gemm_dz_wt: n_out x w_in, fp32, W the
+ * layer's w_in x w_out matrix); Âᵀ dZ (fg_model_aggregate_t_dz, width w_out). */
 void fg_model_bias_grad(fg_model *m, int l, const float *dz);
 void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW);
+void fg_model_wgrad_in(fg_model *m, int l, const float *d, const float *dz, float *dW);
+void fg_model_gemm_dz_wt(fg_model *m, int l, const float *dz, const float *W, float *C, int add);
 fg_status fg_model_aggregate_t_dz(fg_model *m, fg_scheme *s, int l, const float *dz, float *out);
 
 /* residual.c, for the stack. The blocks of a stack of L layers, S a model layer, with or

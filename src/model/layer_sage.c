@@ -62,16 +62,15 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
   const int64_t wi = sh->w_in, wo = sh->w_out, nw = wi * wo;
   const float *Wn = m->W[l], *Ws = m->W[l] + nw;
   float *dWn = m->dW[l], *dWs = m->dW[l] + nw, *y;
-  double t0 = fg_now();
+  double t0;
   *dd = NULL;
-  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
-  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
+  fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
   if (m->agg_first[l]) {
     float *sb = fg_model_s_buf(m, l); /* S[l]'s fp32 buffer: scratch from here on */
     const float *mv = m->Mv[l], *self = sb;
     float *u;
-    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dWn, wo);
-    if (m->M16[l]) {
+    fg_model_wgrad_s(m, l, dz, dWn);
+    if (m->M16[l]) { /* (3d: dZ is never bf16 there) */
       fg_model_gemm_h(m, 1, 0, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, dWs, wo, 0);
     } else {
       if (!mv && !m->H16[l]) { /* D_0 again, into S[0]'s buffer: dead now, and n_in = n_out
@@ -79,11 +78,11 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
         fg_model_redo_input(m, s, p, seed, epoch, sb);
         mv = sb;
       }
-      fg_model_gemm_in(m, l, mv, 1, wi, wo, sh->n_out, dz, wo, dWs, wo, 0);
+      fg_model_wgrad_in(m, l, mv, dz, dWs);
     }
     if (l == 0 && !m->dx0) return FG_OK; /* no dX wanted (label propagation's) */
     /* sb takes dZ W_sᵀ, u dZ W_nᵀ; y = Ãᵀ u + move_rows_t(sb) */
-    fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, Ws, wo, sb, wi);
+    fg_model_gemm_dz_wt(m, l, dz, Ws, sb, 0);
     FG_CHECK(fg_scheme_reduce_input_grad(s, l, sb, sh->n_out * wi));
     u = fg_model_other_work(m, dz);
     y = fg_model_other_work(m, u);
@@ -99,8 +98,8 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
     /* layer 0 puts dT in H[1] (n x w_1, dead once dZ_0 exists), as the GCN does */
     float *t = l == 0 ? m->H[1] : fg_model_other_work(m, dz);
     const float *d = m->Sv[l];
-    fg_bf16 *dz16 = NULL;
-    FG_CHECK(s->ops->aggregate_t(s, l, dz, t, wo));
+    const fg_bf16 *dz16 = m->dz16;
+    FG_CHECK(fg_model_aggregate_t_dz(m, s, l, dz, t));
     if (!d && !m->H16[l]) { /* D_0 again into work_a, moving dZ to work_b first if it is there */
       if (dz == m->work_a) {
         memcpy(m->work_b, dz, (size_t)(sh->n_out * wo) * sizeof(float));
@@ -110,15 +109,16 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
       d = m->work_a;
     }
     fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_in, t, wo, dWn, wo, 0);
-    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_out, dz, wo, dWs, wo, 0);
+    fg_model_wgrad_in(m, l, d, dz, dWs);
     if (l == 0 && !m->dx0) return FG_OK;
     y = fg_model_other_work(m, t);
-    if (y == dz) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its size; where
-                      it is stored as bf16, dZ goes there rounded, as the product reads it */
+    if (y == dz && !dz16) { /* dZ is still needed: H[l + 1] (D_{l+1}) is dead by now and its
+                               size; where it is stored as bf16, dZ goes there rounded, as the
+                               product reads it */
       const double t1 = fg_now();
       if (m->H16[l + 1]) {
         dz16 = m->H16[l + 1];
-        fg_bf16_from_f32(dz16, dz, sh->n_out * wo);
+        fg_bf16_from_f32(m->H16[l + 1], dz, sh->n_out * wo);
       } else {
         memcpy(m->H[l + 1], dz, (size_t)(sh->n_out * wo) * sizeof(float));
         dz = m->H[l + 1];
@@ -142,6 +142,7 @@ const fg_layer_kind fg_layer_sage = {
     .aggregates = 1,
     .self_term = 1,
     .self_gemm = 1, /* M W_s, and dW_s = Mᵀ dZ */
+    .dz16 = 1,
     .s_scratch = 1, /* dZ W_sᵀ, or D_0 again */
     .learn_features_ok = 0,
     .agg_last_ok = 1,

@@ -795,6 +795,32 @@ void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW) {
   gemm_done(m, t0, st, wi, wo, sh->n_out);
 }
 
+void fg_model_wgrad_in(fg_model *m, int l, const float *d, const float *dz, float *dW) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  double t0;
+  fg_status st;
+  if (!m->dz16) {
+    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_out, dz, wo, dW, wo, 0);
+    return;
+  }
+  t0 = fg_now();
+  if (d)
+    st = fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, d, wi, m->dz16, wo, dW, wo, 0);
+  else
+    st = fg_bf16_gemm_wgrad(sh->n_out, wi, wo, m->H16[l], wi, m->dz16, wo, dW, wo, 0);
+  gemm_done(m, t0, st, wi, wo, sh->n_out);
+}
+
+void fg_model_gemm_dz_wt(fg_model *m, int l, const float *dz, const float *W, float *C, int add) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  if (m->dz16)
+    fg_model_gemm_h(m, 0, 1, sh->n_out, wi, wo, m->dz16, wo, W, wo, C, wi, add);
+  else
+    timed_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, W, wo, add ? 1.0f : 0.0f, C, wi);
+}
+
 fg_status fg_model_aggregate_t_dz(fg_model *m, fg_scheme *s, int l, const float *dz, float *out) {
   const int64_t wo = m->shape[l].w_out;
   if (m->dz16) return s->ops->aggregate16_t(s, l, m->dz16, out, wo);
