@@ -77,14 +77,13 @@ static fg_status gin_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float eps = gin_eps(m, l);
   float *u, *y, *sb = fg_model_s_buf(m, l); /* S's fp32 buffer: scratch after dW */
-  double t0 = fg_now();
+  double t0;
   *dd = NULL;
-  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
-  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo);
+  fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
+  fg_model_wgrad_s(m, l, dz, m->dW[l]);
   if (l == 0 && !m->scal[l] && !m->dx0) return FG_OK; /* no dX wanted */
-  u = fg_model_other_work(m, dz); /* dY (n_out, wi) */
-  fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+  u = fg_model_other_work(m, dz); /* dY (n_out, wi), fp32: the self term adds it */
+  fg_model_gemm_dz_wt(m, l, dz, m->W[l], u, 0);
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
   if (m->scal[l]) {
     const float *mv = m->Mv[l];
@@ -143,11 +142,9 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const float *mv = m->Mv[l];
   float *u;
-  double t0 = fg_now();
   *dd = NULL;
-  fg_bias_backward(m->db[l], dz, sh->n_out, wo);
-  m->seconds[FG_TIME_OTHER] += fg_now() - t0;
-  if (m->M16[l]) {
+  fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
+  if (m->M16[l]) { /* (3d: dZ is never bf16 there) */
     fg_model_gemm_h(m, 1, 0, wi, wo, sh->n_out, m->M16[l], wi, dz, wo, m->dW[l], wo, 0);
   } else {
     if (!mv && !m->H16[l]) { /* layer 0's D_0 again into work_a, moving dZ to work_b first if
@@ -159,11 +156,11 @@ static fg_status linear_backward(fg_model *m, fg_scheme *s, int l, float *dz, fl
       fg_model_redo_input(m, s, p, seed, epoch, m->work_a);
       mv = m->work_a;
     }
-    fg_model_gemm_in(m, l, mv, 1, wi, wo, sh->n_out, dz, wo, m->dW[l], wo, 0);
+    fg_model_wgrad_in(m, l, mv, dz, m->dW[l]);
   }
   if (l == 0 && !m->dx0) return FG_OK;
   u = fg_model_other_work(m, dz);
-  fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, m->W[l], wo, u, wi);
+  fg_model_gemm_dz_wt(m, l, dz, m->W[l], u, 0);
   FG_CHECK(fg_scheme_reduce_input_grad(s, l, u, sh->n_out * wi));
   *dd = u;
   if (s->ops->move_rows_t) {
@@ -183,6 +180,7 @@ const fg_layer_kind fg_layer_gin = {
     .learn_features_ok = 0,
     .agg_last_ok = 0,
     .eps = 1,
+    .dz16 = 1,
     .s_scratch = 2, /* D_l again for the learned epsilon's gradient */
     .forward = gin_forward,
     .backward = gin_backward,
@@ -194,6 +192,7 @@ const fg_layer_kind fg_layer_linear = {
     .aggregates = 0,
     .self_term = 1,
     .self_gemm = 1, /* M W, and dW = Mᵀ dZ */
+    .dz16 = 1,
     .learn_features_ok = 0,
     .agg_last_ok = 0,
     .forward = linear_forward,
