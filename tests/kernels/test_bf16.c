@@ -352,28 +352,25 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
     if (wgrad) {
       EXPECT_OK(fg_bf16_gemm_wgrad(n, k, m, A16, k, G16, m, want, ldc, accumulate));
       EXPECT_OK(fg_bf16_gemm_wgrad_f32(n, k, m, A, lda, G, ldg, got, ldc, accumulate));
-      /* A stored as bf16, G fp32 (the model's S16 products) */
-      float *hf = kt_alloc_f(crow * ldc);
-      memcpy(hf, C0, sizeof(float) * (size_t)(crow * ldc));
-      EXPECT_OK(fg_bf16_gemm_wgrad_hf(n, k, m, A16, k, G, ldg, hf, ldc, accumulate));
-      if (path_at(p) == FG_BF16_CONVERT)
-        EXPECT_MSG(memcmp(hf, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
-                   "wgrad_hf n=%lld acc=%d: not the bits of the rounded operands'", (long long)n,
-                   accumulate);
-      EXPECT_MSG(worst_ratio(hf, ldc, want, ldc, S, crow, m, n) <= 1.0,
-                 "wgrad_hf n=%lld, %s path: past twice the bound", (long long)n,
-                 fg_bf16_path_name(path_at(p)));
-      /* A fp32, G stored as bf16 (the weight gradient of a dZ stored so) */
-      memcpy(hf, C0, sizeof(float) * (size_t)(crow * ldc));
-      EXPECT_OK(fg_bf16_gemm_wgrad_fh(n, k, m, A, lda, G16, m, hf, ldc, accumulate));
-      if (path_at(p) == FG_BF16_CONVERT)
-        EXPECT_MSG(memcmp(hf, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
-                   "wgrad_fh n=%lld acc=%d: not the bits of the rounded operands'", (long long)n,
-                   accumulate);
-      EXPECT_MSG(worst_ratio(hf, ldc, want, ldc, S, crow, m, n) <= 1.0,
-                 "wgrad_fh n=%lld, %s path: past twice the bound", (long long)n,
-                 fg_bf16_path_name(path_at(p)));
-      free(hf);
+      /* one operand stored as bf16, the other fp32: hf, A bf16 (the model's S16 products);
+       * fh, G bf16 (the weight gradient of a dZ stored so) */
+      float *mixed = kt_alloc_f(crow * ldc);
+      for (int fh = 0; fh < 2; fh++) {
+        const char *name = fh ? "wgrad_fh" : "wgrad_hf";
+        memcpy(mixed, C0, sizeof(float) * (size_t)(crow * ldc));
+        if (fh)
+          EXPECT_OK(fg_bf16_gemm_wgrad_fh(n, k, m, A, lda, G16, m, mixed, ldc, accumulate));
+        else
+          EXPECT_OK(fg_bf16_gemm_wgrad_hf(n, k, m, A16, k, G, ldg, mixed, ldc, accumulate));
+        if (path_at(p) == FG_BF16_CONVERT)
+          EXPECT_MSG(memcmp(mixed, want, sizeof(float) * (size_t)(crow * ldc)) == 0,
+                     "%s n=%lld acc=%d: not the bits of the rounded operands'", name,
+                     (long long)n, accumulate);
+        EXPECT_MSG(worst_ratio(mixed, ldc, want, ldc, S, crow, m, n) <= 1.0,
+                   "%s n=%lld, %s path: past twice the bound", name, (long long)n,
+                   fg_bf16_path_name(path_at(p)));
+      }
+      free(mixed);
     } else {
       EXPECT_OK(fg_bf16_gemm_tall(n, k, m, A16, k, W, ldw, want, ldc, accumulate));
       EXPECT_OK(fg_bf16_gemm_tall_f32(n, k, m, A, lda, W, ldw, got, ldc, accumulate));
