@@ -160,7 +160,8 @@ struct fg_model {
                              rows read it: the same bits; GIN's self term adds it rounded);
                              H16[0]: D_0 = dropout(X) of a training forward, kept for the
                              backward where layer 0 aggregates last (only GEMMs read it; H[0]
-                             stays the features); else NULL */
+                             stays the features); else NULL. In backward the mask pass may
+                             overwrite H16[l] with dZ_{l-1} (fg_model.dz16): D_l is dead then */
   float *zout;            /* the fp32 buffer the last fg_model_out gave layer l's output */
   float *input;           /* learned features: the gathered layer-0 input, else NULL */
   float **S;              /* (layers): Â D_l for layers that aggregate first, else NULL */
