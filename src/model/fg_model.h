@@ -398,6 +398,13 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
  * S16[l], n_out x w_in, times dZ); dW = Dᵀ dZ (fg_model_wgrad_in: D_l = d, or H16[l] where d
  * is NULL; a 1D layer's rows); C (+)= dZ Wᵀ (fg_model_gemm_dz_wt: n_out x w_in, fp32, W the
  * layer's w_in x w_out matrix); Âᵀ dZ (fg_model_aggregate_t_dz, width w_out). */
+/* The forward of a layer that aggregates last (a 1D scheme): T = D W (D_l = d, or H16[l] where d
+ * is NULL; W w_in x w_out) into t (a scratch buffer of n_in x w_out floats, not d), then
+ * *out = Â T (fg_model_out's buffer beside t). Under fg_model.g16 T is stored as bf16 in t's
+ * buffer as the product writes it and aggregated as it is (aggregate16): the bits of rounding
+ * the fp32 T, which the bf16 aggregation did. */
+fg_status fg_model_product_aggregate(fg_model *m, fg_scheme *s, int l, const float *d,
+                                     const float *W, float *t, float **out);
 void fg_model_bias_grad(fg_model *m, int l, const float *dz);
 void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW);
 void fg_model_wgrad_in(fg_model *m, int l, const float *d, const float *dz, float *dW);

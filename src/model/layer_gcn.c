@@ -21,13 +21,10 @@ static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
     fg_model_gemm_s(m, l, 0, sh->n_out, wo, wi, m->W[l], wo, out, wo);
     FG_CHECK(fg_scheme_reduce_product(s, l, out, sh->n_out * wo));
   } else {
-    /* T = D W (n_in, wo); out = Â T */
+    /* T = D W (n_in, wo; as bf16 under g16); out = Â T */
     float *t = fg_model_other_work(m, d); /* (work_a when d is NULL) */
     m->Sv[l] = d == m->work_a ? NULL : d; /* layer 0's D_0 in work_a: recomputed in backward */
-    fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, m->W[l], wo, t, wo, 0);
-    FG_CHECK(fg_scheme_reduce_product(s, l, t, sh->n_in * wo));
-    out = fg_model_out(m, l, t);
-    FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
+    FG_CHECK(fg_model_product_aggregate(m, s, l, d, m->W[l], t, &out));
   }
 cleanup:
   return st;

@@ -46,9 +46,7 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
     /* a 1D scheme: D's rows are the output's, and no product is partial */
     float *t = fg_model_other_work(m, d); /* (work_a when d is NULL) */
     m->Sv[l] = m->Mv[l] = keep;
-    fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, Wn, wo, t, wo, 0);
-    out = fg_model_out(m, l, t);
-    FG_CHECK(s->ops->aggregate(s, l, t, out, wo));
+    FG_CHECK(fg_model_product_aggregate(m, s, l, d, Wn, t, &out)); /* (T as bf16 under g16) */
     fg_model_gemm_in(m, l, d, 0, sh->n_out, wo, wi, Ws, wo, out, wo, 1);
   }
 cleanup:

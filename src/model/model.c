@@ -772,6 +772,28 @@ cleanup:
   return st;
 }
 
+fg_status fg_model_product_aggregate(fg_model *m, fg_scheme *s, int l, const float *d,
+                                     const float *W, float *t, float **out) {
+  fg_status st = FG_OK;
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  if (m->g16 && s->ops->aggregate16) {
+    fg_bf16 *t16 = (fg_bf16 *)(void *)t; /* the first half of t's buffer */
+    const double t0 = fg_now();
+    st = d ? fg_bf16_gemm_tall_f32_16(sh->n_in, wi, wo, d, wi, W, wo, t16, wo)
+           : fg_bf16_gemm_tall_16(sh->n_in, wi, wo, m->H16[l], wi, W, wo, t16, wo);
+    gemm_done(m, t0, st, sh->n_in, wo, wi); /* (a failure is the pass's: gemm_status) */
+    *out = fg_model_out(m, l, t);
+    return s->ops->aggregate16(s, l, t16, *out, wo);
+  }
+  fg_model_gemm_in(m, l, d, 0, sh->n_in, wo, wi, W, wo, t, wo, 0);
+  FG_CHECK(fg_scheme_reduce_product(s, l, t, sh->n_in * wo));
+  *out = fg_model_out(m, l, t);
+  FG_CHECK(s->ops->aggregate(s, l, t, *out, wo));
+cleanup:
+  return st;
+}
+
 void fg_model_bias_grad(fg_model *m, int l, const float *dz) {
   const double t0 = fg_now();
   if (!m->dz16) fg_bias_backward(m->db[l], dz, m->shape[l].n_out, m->shape[l].w_out);
