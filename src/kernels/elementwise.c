@@ -6,8 +6,6 @@
 #include "kernels/fg_kernel_util.h"
 #include "kernels/fg_kernels.h"
 
-/* rows of this many floats per block in the bias gradient's partial sums */
-
 /* ---- ReLU ------------------------------------------------------------------------- */
 
 void fg_relu_forward(float *out, const float *in, int64_t n) {

@@ -747,6 +747,28 @@ void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int
     timed_gemm(m, ta, 0, M, N, K, d, ldd, B, ldb, add ? 1.0f : 0.0f, C, ldc);
 }
 
+/* C16 (n x mm, packed) = A W stored as bf16, A fp32 (a) or bf16 (a16), lda k; timed as a
+ * GEMM, a failure kept for the pass (gemm_status). */
+static void tall16(fg_model *m, int64_t n, int64_t k, int64_t mm, const float *a,
+                   const fg_bf16 *a16, const float *W, fg_bf16 *C16) {
+  const double t0 = fg_now();
+  const fg_status st = a16 ? fg_bf16_gemm_tall_16(n, k, mm, a16, k, W, mm, C16, mm)
+                           : fg_bf16_gemm_tall_f32_16(n, k, mm, a, k, W, mm, C16, mm);
+  gemm_done(m, t0, st, n, mm, k);
+}
+
+/* dW = Aᵀ dZ (w_in x w_out) with dZ stored as bf16 (fg_model.dz16), A (n_out x w_in) stored as
+ * bf16 (a16) or fp32 (a); timed as a GEMM. */
+static void wgrad16(fg_model *m, int l, const float *a, const fg_bf16 *a16, float *dW) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const double t0 = fg_now();
+  const fg_status st =
+      a16 ? fg_bf16_gemm_wgrad(sh->n_out, wi, wo, a16, wi, m->dz16, wo, dW, wo, 0)
+          : fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, a, wi, m->dz16, wo, dW, wo, 0);
+  gemm_done(m, t0, st, wi, wo, sh->n_out);
+}
+
 fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const float *dz,
                                     const float *W, float *u, float *out) {
   fg_status st = FG_OK;
@@ -754,15 +776,13 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
   const int64_t wi = sh->w_in, wo = sh->w_out;
   if (m->g16) {
     fg_bf16 *u16 = (fg_bf16 *)(void *)u; /* the first half of u's buffer */
-    const double t0 = fg_now();
     /* W (wi x wo) transposed, as the fp32 product's nt case does; a failure is the pass's
      * (gemm_status), and every rank still takes part in the aggregation */
     st = transpose_weight(m, wi, wo, W, wo);
-    if (st == FG_OK && m->dz16)
-      st = fg_bf16_gemm_tall_16(sh->n_out, wo, wi, m->dz16, wo, m->wt, wi, u16, wi);
-    else if (st == FG_OK)
-      st = fg_bf16_gemm_tall_f32_16(sh->n_out, wo, wi, dz, wo, m->wt, wi, u16, wi);
-    gemm_done(m, t0, st, sh->n_out, wi, wo);
+    if (st == FG_OK)
+      tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
+    else
+      gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
     return s->ops->aggregate16_t(s, l, u16, out, wi);
   }
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, W, wo, u, wi);
@@ -779,10 +799,7 @@ fg_status fg_model_product_aggregate(fg_model *m, fg_scheme *s, int l, const flo
   const int64_t wi = sh->w_in, wo = sh->w_out;
   if (m->g16 && s->ops->aggregate16) {
     fg_bf16 *t16 = (fg_bf16 *)(void *)t; /* the first half of t's buffer */
-    const double t0 = fg_now();
-    st = d ? fg_bf16_gemm_tall_f32_16(sh->n_in, wi, wo, d, wi, W, wo, t16, wo)
-           : fg_bf16_gemm_tall_16(sh->n_in, wi, wo, m->H16[l], wi, W, wo, t16, wo);
-    gemm_done(m, t0, st, sh->n_in, wo, wi); /* (a failure is the pass's: gemm_status) */
+    tall16(m, sh->n_in, wi, wo, d, d ? NULL : m->H16[l], W, t16);
     *out = fg_model_out(m, l, t);
     return s->ops->aggregate16(s, l, t16, *out, wo);
   }
@@ -802,36 +819,18 @@ void fg_model_bias_grad(fg_model *m, int l, const float *dz) {
 
 void fg_model_wgrad_s(fg_model *m, int l, const float *dz, float *dW) {
   const fg_layer_shape *sh = &m->shape[l];
-  const int64_t wi = sh->w_in, wo = sh->w_out;
-  double t0;
-  fg_status st;
-  if (!m->dz16) {
-    fg_model_gemm_s(m, l, 1, wi, wo, sh->n_out, dz, wo, dW, wo);
-    return;
-  }
-  t0 = fg_now();
-  if (m->S16[l])
-    st = fg_bf16_gemm_wgrad(sh->n_out, wi, wo, m->S16[l], wi, m->dz16, wo, dW, wo, 0);
+  if (m->dz16)
+    wgrad16(m, l, m->S[l], m->S16[l], dW);
   else
-    st = fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, m->S[l], wi, m->dz16, wo, dW, wo, 0);
-  gemm_done(m, t0, st, wi, wo, sh->n_out);
+    fg_model_gemm_s(m, l, 1, sh->w_in, sh->w_out, sh->n_out, dz, sh->w_out, dW, sh->w_out);
 }
 
 void fg_model_wgrad_in(fg_model *m, int l, const float *d, const float *dz, float *dW) {
   const fg_layer_shape *sh = &m->shape[l];
-  const int64_t wi = sh->w_in, wo = sh->w_out;
-  double t0;
-  fg_status st;
-  if (!m->dz16) {
-    fg_model_gemm_in(m, l, d, 1, wi, wo, sh->n_out, dz, wo, dW, wo, 0);
-    return;
-  }
-  t0 = fg_now();
-  if (d)
-    st = fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, d, wi, m->dz16, wo, dW, wo, 0);
+  if (m->dz16)
+    wgrad16(m, l, d, d ? NULL : m->H16[l], dW);
   else
-    st = fg_bf16_gemm_wgrad(sh->n_out, wi, wo, m->H16[l], wi, m->dz16, wo, dW, wo, 0);
-  gemm_done(m, t0, st, wi, wo, sh->n_out);
+    fg_model_gemm_in(m, l, d, 1, sh->w_in, sh->w_out, sh->n_out, dz, sh->w_out, dW, sh->w_out, 0);
 }
 
 void fg_model_gemm_dz_wt(fg_model *m, int l, const float *dz, const float *W, float *C, int add) {

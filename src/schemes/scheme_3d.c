@@ -540,8 +540,8 @@ cleanup:
 
 /* out (A->nrows x f) = A in, summed over the group of dimension dim, under `mode` (above); in
  * NULL: given16 holds the rows already as bf16 (aggregate16: SPMM_AGG), gathered as they are,
- * where under bf16 in would be rounded to them. With more than one block, each row block's nonblocking all-reduce starts as soon as its SpMM is
- * done (Plexus 5.2). The ranks of one group have the same rows and width, so they cut the same
+ * where under bf16 in would be rounded to them. With more than one block, each row block's
+ * nonblocking all-reduce starts as soon as its SpMM is done (Plexus 5.2). The ranks of one group have the same rows and width, so they cut the same
  * blocks. Collective over the group. */
 static fg_status spmm_allreduce(fg_scheme *s, const fg_csr *A, const float *in,
                                 const fg_bf16 *given16, int64_t f, float *out, fg_bf16 *out16,
