@@ -17,7 +17,10 @@
  *     Haswell kernels on Zen 5.
  * The fixed rule: on the native path both shapes go to oneDNN's bf16 matmul at every width;
  * the convert path exists for CPUs without bf16 dot products and builds without oneDNN, and
- * for the tests to compare the native path with. No timing is done at run time.
+ * for the tests to compare the native path with. No timing is done at run time. On a Sapphire
+ * Rapids machine at 16 threads, convert beat native in a sweep of 4096-row products, but at
+ * the epoch (with the native row blocks below) native was faster on every graph measured but
+ * one (Cora at 16 threads, by 8 %), so no shape is sent to convert.
  *
  * oneDNN is optional at build time (FG_HAVE_DNNL): a build without it has the convert path
  * only. A primitive is created per shape (0.3-12 ms measured: more than a whole 10^4 x 32 x 32
@@ -267,11 +270,22 @@ typedef struct bf16_src {
 #define FG_BF16_BLOCK_ROWS 4096
 #define FG_BF16_BLOCK_MIN_ROWS 256
 #define FG_BF16_BLOCK_BYTES (8 << 20)
+/* On the native path a block has at least this many rows a thread (at most n): oneDNN's bf16
+ * matmul runs a 4096-row block at 16 threads (256 rows a thread) at 0.3-0.5x the rate of
+ * the same product on 18772 or 65536 rows, and at or below fp32's (Sapphire Rapids,
+ * docs/benchmarks.md, "Native bf16 on Sapphire Rapids again"); with blocks of 2048 rows a thread,
+ * ca-AstroPh's bf16 epoch at 16 threads took half the time. At 2 threads this is the 4096
+ * rows above. The staging it costs is bf16 (2 bytes an element) and grows with the threads. */
+#ifndef FG_BF16_NATIVE_ROWS_PER_THREAD
+#define FG_BF16_NATIVE_ROWS_PER_THREAD 2048
+#endif
 
 static int64_t block_rows(int64_t n, int64_t k, int64_t m) {
   const int64_t fit = FG_BF16_BLOCK_BYTES / (4 * FG_MAX(k + m, 1));
-  return FG_MIN(n, FG_MAX(FG_MIN(fit, (int64_t)FG_BF16_BLOCK_ROWS),
-                          (int64_t)FG_BF16_BLOCK_MIN_ROWS));
+  int64_t rows = FG_MAX(FG_MIN(fit, (int64_t)FG_BF16_BLOCK_ROWS), (int64_t)FG_BF16_BLOCK_MIN_ROWS);
+  if (fg_bf16_get_path() == FG_BF16_NATIVE)
+    rows = FG_MAX(rows, (int64_t)FG_BF16_NATIVE_ROWS_PER_THREAD * fg_max_threads());
+  return FG_MIN(n, rows);
 }
 
 int64_t fg_bf16_gemm_scratch_bytes(int64_t n, int64_t k, int64_t m) {
@@ -693,10 +707,26 @@ void fg_spmm_bf16_out_ref(const fg_csr *A, const fg_bf16 *X, int64_t ldx, fg_bf1
 #define FG_SPMM_BF16_TILE 128
 #define FG_SPMM_BF16_VL 16 /* fp32 lanes a vector */
 
-/* 16 bf16 (or the lanes of mask) widened exactly to fp32: zero-extend, shift into the top. */
-static inline __m512 bf16_load16(const fg_bf16 *p, __mmask16 mask) {
-  const __m256i h = _mm256_maskz_loadu_epi16(mask, p);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+/* 32 bf16 at p (n of them, 1..32; lanes past n: 0) widened exactly to fp32 without a shuffle:
+ * as 16 dwords, each holds two columns, so the even columns are the dwords shifted up by 16
+ * and the odd ones the dwords with the low half cleared (the AVX2 tile's trick, twice as
+ * wide). *even gets columns 0, 2, ..., 30, *odd columns 1, 3, ..., 31. */
+static inline void bf16_load32_split(const fg_bf16 *p, int n, __m512 *even, __m512 *odd) {
+  const __mmask32 mask = n == 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << n) - 1u);
+  const __m512i v = _mm512_maskz_loadu_epi16(mask, p);
+  *even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  *odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* Columns 0..15 (*lo) and 16..31 (*hi) in order from the even and odd columns' vectors. */
+static inline void bf16_interleave32(__m512 even, __m512 odd, __m512 *lo, __m512 *hi) {
+  const __m512 a = _mm512_unpacklo_ps(even, odd); /* columns 0-3 | 8-11 | 16-19 | 24-27 */
+  const __m512 b = _mm512_unpackhi_ps(even, odd); /* columns 4-7 | 12-15 | 20-23 | 28-31 */
+  const __m512i ilo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i ihi =
+      _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  *lo = _mm512_permutex2var_ps(a, ilo, b);
+  *hi = _mm512_permutex2var_ps(a, ihi, b);
 }
 
 /* The lanes of mask of v rounded to bf16 at p (the instruction where the build has it, else
@@ -714,7 +744,10 @@ static inline void bf16_store16(fg_bf16 *p, __mmask16 mask, __m512 v) {
 
 /* Rows [r0, r1), w columns (1 <= w <= tile) starting at X and at the output's tile: Y (fp32),
  * or Yb (bf16, rounded; then not accumulating) when Yb != NULL; nv vectors, the last of
- * them holding rem lanes (the mask `tail`). nv and has_val are constants after inlining. */
+ * them holding rem lanes (the mask `tail`). The gathers read 32 columns a load into even and
+ * odd accumulators (bf16_load32_split), put back in column order once a row; each column's
+ * sum takes the same products in the same order, so the bits are the plain loop's. nv and
+ * has_val are constants after inlining. */
 static inline __attribute__((always_inline)) void
 bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb, int64_t ldy,
           int64_t r0, int64_t r1, int accumulate, const int nv, int rem, const int has_val,
@@ -723,20 +756,30 @@ bf16_tile(const fg_csr *A, const fg_bf16 *X, int64_t ldx, float *Y, fg_bf16 *Yb,
   const int64_t *rowptr = A->rowptr;
   const int32_t *col = A->col;
   const float *val = A->val;
+  const int np = (nv + 1) / 2;                           /* 32-column groups */
+  const int last = 16 * (nv - 1) + rem - 32 * (np - 1); /* columns of the last group */
   for (int64_t r = r0; r < r1; r++) {
-    __m512 acc[8];
-    for (int i = 0; i < nv; i++) acc[i] = _mm512_setzero_ps();
+    __m512 acc[8], ev[4], od[4];
+    for (int q = 0; q < np; q++) ev[q] = od[q] = _mm512_setzero_ps();
     for (int64_t e = rowptr[r]; e < rowptr[r + 1]; e++) {
       const fg_bf16 *x = X + (int64_t)col[e] * ldx;
       if (e + ahead < kend) {
         const char *p = (const char *)(X + (int64_t)col[e + ahead] * ldx);
-        for (int l = 0; l < (nv + 1) / 2; l++) __builtin_prefetch(p + 64 * l, 0, 3);
+        for (int l = 0; l < np; l++) __builtin_prefetch(p + 64 * l, 0, 3);
       }
       const __m512 a = _mm512_set1_ps(has_val ? val[e] : 1.0f);
-      for (int i = 0; i < nv; i++) {
-        const __m512 xi = bf16_load16(x + 16 * i, i + 1 < nv ? (__mmask16)0xffff : tail);
-        acc[i] = _mm512_add_ps(acc[i], has_val ? _mm512_mul_ps(a, xi) : xi);
+      for (int q = 0; q < np; q++) {
+        __m512 xe, xo;
+        bf16_load32_split(x + 32 * q, q + 1 < np ? 32 : last, &xe, &xo);
+        ev[q] = _mm512_add_ps(ev[q], has_val ? _mm512_mul_ps(a, xe) : xe);
+        od[q] = _mm512_add_ps(od[q], has_val ? _mm512_mul_ps(a, xo) : xo);
       }
+    }
+    for (int q = 0; q < np; q++) {
+      __m512 lo, hi;
+      bf16_interleave32(ev[q], od[q], &lo, &hi);
+      acc[2 * q] = lo;
+      if (2 * q + 1 < nv) acc[2 * q + 1] = hi;
     }
     if (Yb) {
       fg_bf16 *yb = Yb + r * ldy;

@@ -440,16 +440,37 @@ static void test_gemm_f32(void) {
     }
   /* a call's scratch: its row blocks of fp32 and the weights: 4096 rows where k + m <= 512,
    * fewer (8 MiB of operands, at least 256 rows) for a wide layer, at most n */
-  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (4096 * 64 + 40 * 24));
-  EXPECT(fg_bf16_gemm_scratch_bytes(100, 40, 24) == 4 * (100 * 64 + 40 * 24));
-  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (1024 * 2048 + 2000 * 48));
-  EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (256 * 20480 + 20000 * 480));
+  const fg_bf16_path was = fg_bf16_get_path();
+  EXPECT_OK(fg_bf16_set_path(FG_BF16_CONVERT));
+  for (int t = 1; t <= 16; t *= 4) {
+    kt_set_threads(t);
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (4096 * 64 + 40 * 24));
+    EXPECT(fg_bf16_gemm_scratch_bytes(100, 40, 24) == 4 * (100 * 64 + 40 * 24));
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (1024 * 2048 + 2000 * 48));
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (256 * 20480 + 20000 * 480));
+  }
+  /* the native path's blocks have at least 2048 rows a thread (at most n) */
+  if (fg_bf16_native_available()) {
+    EXPECT_OK(fg_bf16_set_path(FG_BF16_NATIVE));
+    kt_set_threads(1);
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (4096 * 64 + 40 * 24));
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (2048 * 2048 + 2000 * 48));
+    kt_set_threads(4);
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (8192 * 64 + 40 * 24));
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (8192 * 20480 + 20000 * 480));
+    kt_set_threads(16);
+    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (9000 * 64 + 40 * 24));
+  }
+  EXPECT_OK(fg_bf16_set_path(was));
+  kt_set_threads(1);
 }
 
 /* ---- SpMM ---------------------------------------------------------------------------------- */
 
 static void test_spmm(void) {
-  const int64_t fs[] = {1, 3, 8, 16, 17, 24, 40, 64, 128, 131, 300};
+  /* every vector count of a tile (16 and 8 lanes: AVX-512 and AVX2), full and partial last
+   * vectors, and two or three tiles a row */
+  const int64_t fs[] = {1, 3, 8, 16, 17, 24, 40, 64, 72, 100, 113, 120, 128, 131, 300};
   for (int with_val = 0; with_val < 2; with_val++) {
     fg_csr A;
     kt_random_csr(&A, 257, 190, 11.0, 91 + (uint64_t)with_val, with_val);
