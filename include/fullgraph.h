@@ -347,6 +347,17 @@ const char *fg_bf16_info(void);
  * positive, the operands cannot be allocated or the kernel fails (fg_last_error says why). */
 double fg_bench_gemm_bf16(int trans_a, int64_t m, int64_t n, int64_t k, int reps);
 
+/* The aggregation kernel alone (`bench spmm`): GCN's Â of ds (sym, self loops as loaded) times
+ * an n x f matrix, fp32 (fg_spmm) and bf16 rows (fg_spmm_bf16, fp32 output), interleaved, reps
+ * timed calls each after an untimed one, at each of the nthreads thread counts given (0: the
+ * current count; the current count is set again at the end). With
+ * gemm_between, each call follows an untimed n x f x f GEMM of its precision (sgemm; the bf16
+ * path's product), as in training. Writes a header and a row a thread count to out: best and
+ * median seconds, the median's effective GB/s (the bytes an SpMM must move: Â's 8 bytes an
+ * entry, the gathered rows, the fp32 output) and bf16's median over fp32's. */
+fg_status fg_bench_spmm(const fg_dataset *ds, int64_t f, const int *threads, int nthreads,
+                        int reps, int gemm_between, FILE *out);
+
 /* ---- training -------------------------------------------------------------- */
 
 typedef enum fg_weight_decay_layers { FG_WD_FIRST = 0, FG_WD_ALL = 1 } fg_weight_decay_layers;

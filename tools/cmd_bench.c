@@ -1,5 +1,6 @@
-/* cmd_bench.c -- `fullgraph bench stream`, `fullgraph bench gemm` and `fullgraph bench
- * --calibrate`: machine measurements for benchmarks and the performance model. */
+/* cmd_bench.c -- `fullgraph bench stream`, `fullgraph bench gemm`, `fullgraph bench spmm` and
+ * `fullgraph bench --calibrate`: machine measurements for benchmarks and the performance
+ * model. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -88,6 +89,41 @@ static int bench_gemm(const char *shapes, int reps, int bf16) {
   return CLI_OK;
 }
 
+/* `bench spmm DATA`: the thread counts of --thread-counts ("1,2,16"; NULL: the current one),
+ * then the kernel's table (fg_bench_spmm). */
+static int bench_spmm(const char *data, const char *counts, int64_t width, int reps,
+                      int gemm_between) {
+  int threads[64], n = 0;
+  fg_load_config lc = fg_load_config_default();
+  fg_dataset *ds = NULL;
+  fg_status st;
+  if (width < 1 || reps < 1) {
+    fprintf(stderr, "fullgraph bench spmm: --width and --reps must be positive\n");
+    return CLI_USAGE;
+  }
+  if (counts) { /* (none: one row at the current thread count) */
+    for (const char *p = counts;;) {
+      char *e = NULL;
+      errno = 0;
+      const long v = strtol(p, &e, 10);
+      if (e == p || errno || (*e != ',' && *e != '\0') || n == 64 || v < 1 ||
+          v > fg_max_threads_allowed()) {
+        fprintf(stderr, "fullgraph bench spmm: bad --thread-counts at '%.20s': want up to 64 "
+                        "counts in [1, %d], comma-separated\n", p, fg_max_threads_allowed());
+        return CLI_USAGE;
+      }
+      threads[n++] = (int)v;
+      if (!*e) break;
+      p = e + 1;
+    }
+  }
+  st = fg_dataset_load(data, &lc, &ds);
+  if (st == FG_OK) st = fg_bench_spmm(ds, width, threads, n, reps, gemm_between, stdout);
+  fg_dataset_destroy(&ds);
+  cli_report(0, "bench spmm", st);
+  return st == FG_OK ? CLI_OK : CLI_FAILED;
+}
+
 /* --bf16-path PATH for `fullgraph WHAT`: CLI_OK, or the exit code after naming the problem (an
  * unknown path is a usage error; native on a CPU or build without it, a failure). */
 static int bench_set_bf16_path(const char *path, const char *what, int rank) {
@@ -98,9 +134,10 @@ static int bench_set_bf16_path(const char *path, const char *what, int rank) {
 }
 
 int cmd_bench(int argc, char **argv, int rank) {
-  int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0;
+  int npos = 0, rc, reps = 10, threads = INT_MIN, calibrate = 0, rpn = 0, width = 128;
+  int gemm_between = 0;
   double mfloats = 32.0;
-  const char *pos[1], *output = "fullgraph-calibration.txt", *shapes = NULL;
+  const char *pos[2], *output = "fullgraph-calibration.txt", *shapes = NULL, *counts = NULL;
   const char *bf16_path = NULL;
   int precision = 0; /* bench_precision_choices */
   const cli_opt opts[] = {
@@ -110,20 +147,26 @@ int cmd_bench(int argc, char **argv, int rank) {
       {"--precision", OPT_CHOICE, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", bench_precision_choices},
       {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16 and --calibrate's bf16 rate: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
+      {"--width", OPT_INT, &width, "F", "spmm: columns of the dense matrix (default 128)", NULL},
+      {"--thread-counts", OPT_STRING, &counts, "LIST", "spmm: a row for each of these thread counts, e.g. 1,2,4,16 (default: --threads)", NULL},
+      {"--gemm-between", OPT_FLAG, &gemm_between, NULL, "spmm: an untimed n x F x F GEMM of the same precision before each SpMM, as in training", NULL},
       {"--calibrate", OPT_FLAG, &calibrate, NULL, "fit the performance model (run under mpirun with the job's ranks)", NULL},
       {"--output", OPT_STRING, &output, "FILE", "--calibrate: where to write (default fullgraph-calibration.txt)", NULL},
       {"--ranks-per-node", OPT_INT, &rpn, "R", "--calibrate: ranks per node, to measure across nodes (default: one node)", NULL},
   };
-  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] [--precision fp32|bf16] [--bf16-path native|convert] | bench --calibrate [--output FILE] [--bf16-path native|convert]",
+  const cli_command cmd = {"bench", "bench stream [--size M] [--reps R] | bench gemm --shapes LIST [--reps R] [--precision fp32|bf16] [--bf16-path native|convert] | bench spmm DATA [--width F] [--thread-counts LIST] [--gemm-between] [--reps R] [--bf16-path native|convert] | bench --calibrate [--output FILE] [--bf16-path native|convert]",
                            "Measure the STREAM triad bandwidth a = b + s*c (what memory-bound kernels\n"
                            "such as the SpMM are compared with), the time of one sgemm of each shape\n"
                            "given (the best of R calls: what bench/bench_single.sh's epoch bound\n"
                            "uses; --precision bf16: the bf16 kernels' GEMM on the path\n"
-                           "--bf16-path or FULLGRAPH_BF16_PATH names), or with --calibrate, time SpMMs of\n"
+                           "--bf16-path or FULLGRAPH_BF16_PATH names), the aggregation kernel on a\n"
+                           "dataset's GCN operator in fp32 and on bf16 rows, interleaved (spmm: best\n"
+                           "and median seconds, effective GB/s, bf16 over fp32, by thread count),\n"
+                           "or with --calibrate, time SpMMs of\n"
                            "several shapes, GEMMs (fp32 and bf16) and all-reduces on every rank at once and fit the\n"
                            "coefficients of the performance model that `fullgraph plan`, --grid auto\n"
                            "and --scheme auto use.",
-                           opts, (int)(sizeof opts / sizeof opts[0]), 0, 1};
+                           opts, (int)(sizeof opts / sizeof opts[0]), 0, 2};
   rc = cli_parse(&cmd, argc, argv, pos, &npos, rank == 0);
   if (rc == -1) return CLI_OK;
   if (rc != CLI_OK) return rc;
@@ -163,12 +206,34 @@ int cmd_bench(int argc, char **argv, int rank) {
     return st == FG_OK ? CLI_OK : CLI_FAILED;
   }
   if (npos == 0) {
-    if (rank == 0) fprintf(stderr, "fullgraph bench: missing benchmark (stream, gemm, or --calibrate)\n");
+    if (rank == 0) fprintf(stderr, "fullgraph bench: missing benchmark (stream, gemm, spmm, or --calibrate)\n");
     return CLI_USAGE;
   }
-  if (strcmp(pos[0], "stream") != 0 && strcmp(pos[0], "gemm") != 0) {
-    if (rank == 0) fprintf(stderr, "fullgraph bench: unknown benchmark '%s' (available: stream, gemm)\n", pos[0]);
+  if (strcmp(pos[0], "stream") != 0 && strcmp(pos[0], "gemm") != 0 &&
+      strcmp(pos[0], "spmm") != 0) {
+    if (rank == 0) fprintf(stderr, "fullgraph bench: unknown benchmark '%s' (available: stream, gemm, spmm)\n", pos[0]);
     return CLI_USAGE;
+  }
+  if ((npos == 2) != (strcmp(pos[0], "spmm") == 0)) {
+    if (rank == 0)
+      fprintf(stderr, "fullgraph bench: %s\n", npos == 2 ? "only spmm takes a dataset"
+                                                         : "bench spmm needs a dataset: bench spmm DATA");
+    return CLI_USAGE;
+  }
+  if (strcmp(pos[0], "spmm") != 0 && (counts || gemm_between || width != 128)) {
+    if (rank == 0) fprintf(stderr, "fullgraph bench: --width, --thread-counts and --gemm-between belong to bench spmm\n");
+    return CLI_USAGE;
+  }
+  if (strcmp(pos[0], "spmm") == 0) {
+    if (precision_given || shapes) {
+      if (rank == 0) fprintf(stderr, "fullgraph bench spmm: it times both precisions; %s belongs to bench gemm\n", shapes ? "--shapes" : "--precision");
+      return CLI_USAGE;
+    }
+    if (bf16_path) {
+      rc = bench_set_bf16_path(bf16_path, "bench spmm", rank);
+      if (rc != CLI_OK) return rc;
+    }
+    return rank == 0 ? bench_spmm(pos[1], counts, width, reps, gemm_between) : CLI_OK;
   }
   if (strcmp(pos[0], "gemm") == 0) {
     if (reps < 1) {

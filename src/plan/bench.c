@@ -2,8 +2,11 @@
  * compare against, and the time of one sgemm of a given shape, which bench/single_process.py
  * turns into an epoch's lower bound (fg_bench_stream_triad and fg_bench_gemm in the public
  * header). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "graph/fg_graph.h"
 #include "kernels/fg_bf16.h"
 #include "kernels/fg_kernels.h"
 
@@ -92,4 +95,91 @@ double fg_bench_gemm_bf16(int trans_a, int64_t m, int64_t n, int64_t k, int reps
   fg_free_aligned(w);
   fg_free_aligned(c);
   return best;
+}
+
+/* ---- bench spmm: the aggregation kernel alone, fp32 against bf16 ---------------------------- */
+
+/* The bytes an SpMM moves at least (scheme.c's count): Â's indices and values, the rows it
+ * gathers (esz bytes an element) and the fp32 rows it writes. */
+static double spmm_min_bytes(const fg_csr *A, int64_t f, double esz) {
+  return (double)A->nnz * 8.0 + (double)A->nnz * (double)f * esz + (double)A->nrows * f * 4.0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+fg_status fg_bench_spmm(const fg_dataset *ds, int64_t f, const int *threads, int nthreads,
+                        int reps, int gemm_between, FILE *out) {
+  fg_status st = FG_OK;
+  fg_csr A;
+  const int64_t n = ds->num_nodes;
+  float *X = NULL, *Y = NULL, *W = NULL, *Z = NULL;
+  fg_bf16 *X16 = NULL;
+  double *t32 = NULL, *t16 = NULL;
+  const fg_adj_spec gcn = {FG_ADJ_SYM, 0};
+  memset(&A, 0, sizeof A);
+  const int current = fg_max_threads();
+  FG_REQUIRE(f >= 1 && reps >= 1 && nthreads >= 0, FG_ERR_INVALID_ARG,
+             "bench spmm: width and repetitions must be positive");
+  if (nthreads == 0) { /* one row at the current thread count */
+    threads = &current;
+    nthreads = 1;
+  }
+  FG_CHECK(fg_adj_operator(&ds->adj, gcn, &A));
+  X = fg_malloc_aligned((size_t)(n * f) * sizeof(float));
+  Y = fg_malloc_aligned((size_t)(n * f) * sizeof(float));
+  X16 = fg_malloc_aligned((size_t)(n * f) * sizeof(fg_bf16));
+  if (gemm_between) {
+    W = fg_malloc_aligned((size_t)(f * f) * sizeof(float));
+    Z = fg_malloc_aligned((size_t)(n * f) * sizeof(float));
+  }
+  t32 = malloc((size_t)reps * sizeof(double));
+  t16 = malloc((size_t)reps * sizeof(double));
+  FG_REQUIRE(X && Y && X16 && t32 && t16 && (!gemm_between || (W && Z)), FG_ERR_NOMEM,
+             "bench spmm: out of memory for %lld x %lld rows", (long long)n, (long long)f);
+  /* small values of both signs (no denormals), the same rows in both precisions */
+  for (int64_t i = 0; i < n * f; i++) X[i] = (float)((i * 7 + 3) % 17 - 8) * 0.0625f;
+  for (int64_t i = 0; gemm_between && i < f * f; i++) W[i] = (float)((i * 5 + 1) % 13 - 6) / 64.0f;
+  fg_bf16_from_f32(X16, X, n * f);
+  fprintf(out, "spmm %s: %lld nodes, %lld entries of GCN's A-hat, width %lld, %d reps "
+               "(interleaved fp32, bf16)%s; bf16 path %s\n",
+          ds->source ? ds->source : "(dataset)", (long long)n, (long long)A.nnz, (long long)f,
+          reps, gemm_between ? ", each after a GEMM of its precision (n x f x f, untimed)" : "",
+          fg_bf16_path_current());
+  fprintf(out, "%7s %12s %12s %9s %12s %12s %9s %10s\n", "threads", "fp32 best s",
+          "fp32 median", "fp32 GB/s", "bf16 best s", "bf16 median", "bf16 GB/s", "bf16/fp32");
+  for (int ti = 0; ti < nthreads; ti++) {
+    fg_set_threads(threads[ti]);
+    for (int r = -1; r < reps; r++) { /* r == -1: untimed, pages and threads warm */
+      double t0;
+      if (gemm_between) fg_gemm(0, 0, n, f, f, 1.0f, X, f, W, f, 0.0f, Z, f);
+      t0 = fg_now();
+      fg_spmm(&A, X, f, Y, f, f);
+      if (r >= 0) t32[r] = fg_now() - t0;
+      if (gemm_between) FG_CHECK(fg_bf16_gemm_tall(n, f, f, X16, f, W, f, Z, f, 0));
+      t0 = fg_now();
+      fg_spmm_bf16(&A, X16, f, Y, f, f, 0);
+      if (r >= 0) t16[r] = fg_now() - t0;
+    }
+    qsort(t32, (size_t)reps, sizeof(double), cmp_double);
+    qsort(t16, (size_t)reps, sizeof(double), cmp_double);
+    const double m32 = t32[reps / 2], m16 = t16[reps / 2];
+    fprintf(out, "%7d %12.4e %12.4e %9.1f %12.4e %12.4e %9.1f %10.2f\n", threads[ti], t32[0],
+            m32, spmm_min_bytes(&A, f, 4.0) / m32 / 1e9, t16[0], m16,
+            spmm_min_bytes(&A, f, 2.0) / m16 / 1e9, m16 / m32);
+    fflush(out);
+  }
+  fg_set_threads(current);
+cleanup:
+  fg_csr_free(&A);
+  fg_free_aligned(X);
+  fg_free_aligned(Y);
+  fg_free_aligned(X16);
+  fg_free_aligned(W);
+  fg_free_aligned(Z);
+  free(t32);
+  free(t16);
+  return st;
 }

@@ -3,9 +3,12 @@
 # paths run and say which ran, FULLGRAPH_BF16_PATH picks the default, bad values exit 2 with the
 # problem named, native where this build or CPU lacks it exits 1 naming why. The fp32 GEMM
 # library: --version's line follows FULLGRAPH_GEMM, a bad value there is named and ignored.
-# usage: bf16_bench_test.sh FULLGRAPH
+# `bench spmm DATA`: a row a thread count with both precisions' times, GB/s and their ratio;
+# its flags' misuse exits 2 naming the problem.
+# usage: bf16_bench_test.sh FULLGRAPH DATA
 set -u
 FG=$1
+DATA=$2
 pass=0 fail=0
 . "$(dirname "$0")/../expect.sh"
 
@@ -63,6 +66,26 @@ else
   expect 0 "FULLGRAPH_GEMM=onednn ignored: this build has no oneDNN" env FULLGRAPH_GEMM=onednn \
     "$FG" bench gemm --shapes nn:10x10x10 --reps 1
 fi
+
+sec='[0-9.]+e[-+][0-9]+'
+row=" +$sec +$sec +[0-9.]+ +$sec +$sec +[0-9.]+ +[0-9.]+$"
+expect 0 "^spmm .*: 2708 nodes, 13264 entries of GCN's A-hat, width 24, 2 reps" "$FG" bench spmm \
+  "$DATA" --width 24 --reps 2 --thread-counts 1,2
+expect 0 "^ +1$row" "$FG" bench spmm "$DATA" --width 24 --reps 2 --thread-counts 1,2
+expect 0 "^ +2$row" "$FG" bench spmm "$DATA" --width 24 --reps 2 --thread-counts 1,2
+expect 0 "each after a GEMM of its precision.*bf16 path convert" "$FG" bench spmm "$DATA" \
+  --width 8 --reps 1 --gemm-between --bf16-path convert
+expect 0 "^ +2$row" "$FG" bench spmm "$DATA" --width 8 --reps 1 --threads 2
+expect 2 "bad --thread-counts at '0,2'" "$FG" bench spmm "$DATA" --thread-counts 1,0,2
+expect 2 "bad --thread-counts at 'x'" "$FG" bench spmm "$DATA" --thread-counts 1,x
+expect 2 "--width and --reps must be positive" "$FG" bench spmm "$DATA" --width 0
+expect 2 "bench spmm needs a dataset" "$FG" bench spmm
+expect 2 "only spmm takes a dataset" "$FG" bench stream "$DATA"
+expect 2 "--width, --thread-counts and --gemm-between belong to bench spmm" "$FG" bench gemm \
+  --shapes nn:10x10x10 --gemm-between
+expect 2 "it times both precisions; --precision belongs to bench gemm" "$FG" bench spmm "$DATA" \
+  --precision bf16
+expect 1 "bench spmm: error: .*no-such-file" "$FG" bench spmm /no-such-file
 
 echo "bf16_bench_test: $pass passed, $fail failed"
 [ "$fail" = 0 ]
