@@ -60,7 +60,7 @@ void fg_bias_add(float *x, const float *bias, int64_t rows, int64_t cols) {
  * order is followed one column at a time. */
 void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols) {
   if (cols <= 0) return;
-  const int64_t nblocks = rows > 0 ? (rows + FG_BIAS_BLOCK_ROWS - 1) / FG_BIAS_BLOCK_ROWS : 0;
+  const int64_t nblocks = fg_bias_blocks(rows);
   double *part = nblocks > 1 ? fg_malloc_array((size_t)(nblocks * cols), sizeof *part) : NULL;
   if (!part) {
     for (int64_t c = 0; c < cols; c++) {
@@ -86,11 +86,7 @@ void fg_bias_backward(float *dbias, const float *dy, int64_t rows, int64_t cols)
       for (int64_t c = 0; c < cols; c++) p[c] += (double)row[c];
     }
   }
-  for (int64_t c = 0; c < cols; c++) {
-    double s = 0.0;
-    for (int64_t b = 0; b < nblocks; b++) s += part[b * cols + c];
-    dbias[c] = (float)s;
-  }
+  fg_bias_sum_blocks(dbias, part, nblocks, cols);
   free(part);
 }
 

@@ -70,4 +70,18 @@ void fg_spmm_in_chunks(const struct fg_csr *A, int64_t step,
                        void (*run)(void *arg, const struct fg_csr *rows, int64_t r0), void *arg,
                        int (*between)(void *ctx), void *ctx);
 
+/* The bias gradient's fixed row blocks (fg_bias_backward, fg_masked_scale_bias_bf16): their
+ * count, and the columns' sums of the blocks' partial sums part[b * cols + c], in block order. */
+static inline int64_t fg_bias_blocks(int64_t rows) {
+  return rows > 0 ? (rows + FG_BIAS_BLOCK_ROWS - 1) / FG_BIAS_BLOCK_ROWS : 0;
+}
+static inline void fg_bias_sum_blocks(float *dbias, const double *part, int64_t nblocks,
+                                      int64_t cols) {
+  for (int64_t c = 0; c < cols; c++) {
+    double s = 0.0;
+    for (int64_t b = 0; b < nblocks; b++) s += part[b * cols + c];
+    dbias[c] = (float)s;
+  }
+}
+
 #endif /* FG_KERNEL_UTIL_H */

@@ -207,7 +207,7 @@ void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale) {
 
 void fg_masked_scale_bias_bf16(fg_bf16 *g16, const float *g, const uint16_t *d, int64_t rows,
                                int64_t cols, float scale, float *dbias) {
-  const int64_t nblocks = rows > 0 ? (rows + FG_BIAS_BLOCK_ROWS - 1) / FG_BIAS_BLOCK_ROWS : 0;
+  const int64_t nblocks = fg_bias_blocks(rows);
   double *part = NULL; /* (nblocks x cols) each block's column sums, as fg_bias_backward's */
   if (cols <= 0) return;
   if (dbias) part = fg_malloc_array((size_t)FG_MAX(nblocks * cols, 1), sizeof *part);
@@ -249,11 +249,7 @@ void fg_masked_scale_bias_bf16(fg_bf16 *g16, const float *g, const uint16_t *d, 
     }
   }
   if (part) {
-    for (int64_t c = 0; c < cols; c++) {
-      double s = 0.0;
-      for (int64_t b = 0; b < nblocks; b++) s += part[b * cols + c];
-      dbias[c] = (float)s;
-    }
+    fg_bias_sum_blocks(dbias, part, nblocks, cols);
     free(part);
   }
 }
