@@ -142,10 +142,10 @@ int cmd_bench(int argc, char **argv, int rank) {
   int precision = 0; /* bench_precision_choices */
   const cli_opt opts[] = {
       {"--size", OPT_DOUBLE, &mfloats, "M", "millions of floats per array (default 32: 384 MB moved a run)", NULL},
-      {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (default 10)", NULL},
+      {"--reps", OPT_INT, &reps, "R", "repetitions; the best is reported (spmm: the best and the median) (default 10)", NULL},
       {"--shapes", OPT_STRING, &shapes, "LIST", "gemm: TT:MxNxK,... (TT: nn, nt, tn or tt: op(A) M x K, op(B) K x N)", NULL},
       {"--precision", OPT_CHOICE, &precision, "P", "gemm: fp32 (default, sgemm) or bf16 (bf16 inputs, fp32 accumulation; shapes nn and tn)", bench_precision_choices},
-      {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16 and --calibrate's bf16 rate: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
+      {"--bf16-path", OPT_STRING, &bf16_path, "PATH", "gemm --precision bf16, spmm's bf16 GEMM (--gemm-between) and --calibrate's bf16 rate: native (oneDNN bf16 matmul) or convert (bf16 -> fp32, sgemm); default native where available", NULL},
       {"--threads", OPT_INT, &threads, "N", "OpenMP threads, at least 1 (default: OMP_NUM_THREADS or all cores)", NULL},
       {"--width", OPT_INT, &width, "F", "spmm: columns of the dense matrix (default 128)", NULL},
       {"--thread-counts", OPT_STRING, &counts, "LIST", "spmm: a row for each of these thread counts, e.g. 1,2,4,16 (default: --threads)", NULL},

@@ -279,12 +279,18 @@ typedef struct bf16_src {
 #ifndef FG_BF16_NATIVE_ROWS_PER_THREAD
 #define FG_BF16_NATIVE_ROWS_PER_THREAD 2048
 #endif
+/* ... within this many bytes of block (counted as fp32, as fg_bf16_gemm_scratch_bytes counts
+ * it: 64 MiB, 65536 rows at k + m = 256), so that a very wide layer at many threads does not
+ * stage gigabytes */
+#define FG_BF16_NATIVE_BLOCK_BYTES (64 << 20)
 
 static int64_t block_rows(int64_t n, int64_t k, int64_t m) {
   const int64_t fit = FG_BF16_BLOCK_BYTES / (4 * FG_MAX(k + m, 1));
   int64_t rows = FG_MAX(FG_MIN(fit, (int64_t)FG_BF16_BLOCK_ROWS), (int64_t)FG_BF16_BLOCK_MIN_ROWS);
-  if (fg_bf16_get_path() == FG_BF16_NATIVE)
-    rows = FG_MAX(rows, (int64_t)FG_BF16_NATIVE_ROWS_PER_THREAD * fg_max_threads());
+  if (fg_bf16_get_path() == FG_BF16_NATIVE) {
+    const int64_t cap = FG_BF16_NATIVE_BLOCK_BYTES / (4 * FG_MAX(k + m, 1));
+    rows = FG_MAX(rows, FG_MIN((int64_t)FG_BF16_NATIVE_ROWS_PER_THREAD * fg_max_threads(), cap));
+  }
   return FG_MIN(n, rows);
 }
 

@@ -102,9 +102,9 @@ fg_status fg_bf16_gemm_wgrad(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, 
  * product on the convert path (within the accumulation tolerance on the native path, which
  * then sums the rows in blocks). The rounding is done a block of rows at a time into a buffer
  * of the call's own (4096 rows, fewer where k + m > 512: at most 8 MiB of fp32 operands, at
- * least 256 rows; on the native path at least 2048 rows a thread, since oneDNN's bf16 matmul
- * runs short blocks at a fraction of its rate), so no rounded copy of an operand is kept (up
- * to 2048 x threads rows on the native path): a call allocates at most
+ * least 256 rows; on the native path at least 2048 rows a thread within 64 MiB, since
+ * oneDNN's bf16 matmul runs short blocks at a fraction of its rate), so no rounded copy of an
+ * operand is kept beyond a block: a call allocates at most
  * fg_bf16_gemm_scratch_bytes(n, k, m) and frees it before it returns. */
 fg_status fg_bf16_gemm_tall_f32(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
                                 const float *W, int64_t ldw, float *C, int64_t ldc,

@@ -550,7 +550,8 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
   if (m->bf16) {
     /* the transposed weights' scratch at its largest now, so that running short of memory is
      * an error every rank agrees on here rather than one rank's failure inside a pass (the
-     * products' own row blocks are fg_bf16_gemm_scratch_bytes, a few MB, per call) */
+     * products' own row blocks are fg_bf16_gemm_scratch_bytes a call: a few MB, up to 64 MiB
+     * on the native path at many threads) */
     int64_t mats_in = 1;
     for (int l = 0; l < L; l++) mats_in = FG_MAX(mats_in, m->shape[l].w_in * m->shape[l].w_out);
     FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)), FG_ERR_NOMEM,

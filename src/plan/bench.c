@@ -122,7 +122,10 @@ fg_status fg_bench_spmm(const fg_dataset *ds, int64_t f, const int *threads, int
   memset(&A, 0, sizeof A);
   const int current = fg_max_threads();
   FG_REQUIRE(f >= 1 && reps >= 1 && nthreads >= 0, FG_ERR_INVALID_ARG,
-             "bench spmm: width and repetitions must be positive");
+             "bench spmm: width and repetitions must be positive, thread counts not negative");
+  for (int i = 0; i < nthreads; i++)
+    FG_REQUIRE(threads[i] >= 1, FG_ERR_INVALID_ARG, "bench spmm: thread count %d is not positive",
+               threads[i]);
   if (nthreads == 0) { /* one row at the current thread count */
     threads = &current;
     nthreads = 1;
@@ -171,8 +174,8 @@ fg_status fg_bench_spmm(const fg_dataset *ds, int64_t f, const int *threads, int
             spmm_min_bytes(&A, f, 2.0) / m16 / 1e9, m16 / m32);
     fflush(out);
   }
-  fg_set_threads(current);
 cleanup:
+  fg_set_threads(current);
   fg_csr_free(&A);
   fg_free_aligned(X);
   fg_free_aligned(Y);

@@ -391,6 +391,11 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   memset(&sc, 0, sizeof sc);
   r->d = d;
   r->mem_bytes = -1.0;
+  if (cfg->bf16_path) { /* before the memory models: a bf16 product's row blocks follow the
+                           path. Where native is missing every rank says so (a uniform cluster) */
+    st = fg_set_bf16_path(cfg->bf16_path);
+    FG_CHECK(fg_dist_agree(d, st));
+  }
   FG_CHECK(choose_scheme(d, ds, cfg, log, r));
   fg_layouts_keep(&r->lay, !r->info->grid, r->info->grid); /* what the chosen scheme needs */
   /* refuse a run that would not fit before allocating for it (membudget.c): one process from
@@ -424,10 +429,6 @@ static fg_status run_create(fg_dist *d, const fg_dataset *ds, const fg_train_con
   FG_CHECK(fg_precision_parse(cfg->precision, &sc.bf16)); /* validated: agreed */
   /* bf16 features: laid out as bf16 by the schemes that pack them (fg_scheme_config) */
   sc.features16 = fg_model_features16(sc.bf16, cfg->residual, cfg->learn_features);
-  if (cfg->bf16_path) { /* where native is missing every rank says so (a uniform cluster) */
-    st = fg_set_bf16_path(cfg->bf16_path);
-    FG_CHECK(fg_dist_agree(d, st));
-  }
   {
     fg_halo_rule rule = FG_HALO_HYBRID;
     st = fg_halo_rule_parse(cfg->aggregation, &rule);

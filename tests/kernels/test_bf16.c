@@ -436,7 +436,8 @@ static void test_gemm_f32(void) {
     for (int acc = 0; acc < 2; acc++) {
       test_gemm_f32_shape(wgrad, 9000, 40, 24, acc);
       test_gemm_f32_shape(wgrad, 5, 3, 2, acc);
-      test_gemm_f32_shape(wgrad, 3500, 1100, 16, acc); /* a wide layer: blocks of 1879 rows */
+      test_gemm_f32_shape(wgrad, 3500, 1100, 16, acc); /* a wide layer: blocks of 1879 rows
+                                                           (convert; native: 2048 a thread) */
     }
   /* a call's scratch: its row blocks of fp32 and the weights: 4096 rows where k + m <= 512,
    * fewer (8 MiB of operands, at least 256 rows) for a wide layer, at most n */
@@ -449,17 +450,22 @@ static void test_gemm_f32(void) {
     EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (1024 * 2048 + 2000 * 48));
     EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (256 * 20480 + 20000 * 480));
   }
-  /* the native path's blocks have at least 2048 rows a thread (at most n) */
+  /* the native path's blocks have at least 2048 rows a thread (at most n, and within 64 MiB
+   * counted as fp32) */
   if (fg_bf16_native_available()) {
     EXPECT_OK(fg_bf16_set_path(FG_BF16_NATIVE));
-    kt_set_threads(1);
-    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (4096 * 64 + 40 * 24));
-    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) == 4 * (2048 * 2048 + 2000 * 48));
-    kt_set_threads(4);
-    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (8192 * 64 + 40 * 24));
-    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) == 4 * (8192 * 20480 + 20000 * 480));
-    kt_set_threads(16);
-    EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) == 4 * (9000 * 64 + 40 * 24));
+    for (int t = 1; t <= 16; t *= 4) {
+      kt_set_threads(t);
+      const int64_t per = 2048 * (int64_t)fg_max_threads(); /* (1 without OpenMP) */
+      EXPECT(fg_bf16_gemm_scratch_bytes(9000, 40, 24) ==
+             4 * (FG_MIN(9000, FG_MAX(4096, per)) * 64 + 40 * 24));
+      EXPECT(fg_bf16_gemm_scratch_bytes(9000, 2000, 48) ==
+             4 * (FG_MIN(9000, FG_MAX(1024, FG_MIN(per, (64 << 20) / (4 * 2048)))) * 2048 +
+                  2000 * 48));
+      /* a very wide layer: the 819 rows 64 MiB holds, not 2048 a thread */
+      EXPECT(fg_bf16_gemm_scratch_bytes(9000, 20000, 480) ==
+             4 * (FG_MAX(256, FG_MIN(per, (64 << 20) / (4 * 20480))) * 20480 + 20000 * 480));
+    }
   }
   EXPECT_OK(fg_bf16_set_path(was));
   kt_set_threads(1);
@@ -470,7 +476,7 @@ static void test_gemm_f32(void) {
 static void test_spmm(void) {
   /* every vector count of a tile (16 and 8 lanes: AVX-512 and AVX2), full and partial last
    * vectors, and two or three tiles a row */
-  const int64_t fs[] = {1, 3, 8, 16, 17, 24, 40, 64, 72, 100, 113, 120, 128, 131, 300};
+  const int64_t fs[] = {1, 3, 8, 16, 17, 24, 32, 40, 64, 72, 88, 100, 113, 120, 128, 131, 300};
   for (int with_val = 0; with_val < 2; with_val++) {
     fg_csr A;
     kt_random_csr(&A, 257, 190, 11.0, 91 + (uint64_t)with_val, with_val);
