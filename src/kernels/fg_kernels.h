@@ -27,6 +27,10 @@ fg_status fg_csr_transpose(const fg_csr *A, fg_csr *B);
 /* ---- SpMM: Y (nrows x f) = A (nrows x ncols) * X (ncols x f) ------------------ */
 void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
 void fg_spmm(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
+/* The bytes an SpMM of width f must move at least: A's indices and values (4 + 4 a nonzero),
+ * the rows it gathers (esz bytes an element: 4 fp32, 2 bf16) and the rows it writes (out_esz
+ * bytes): what the schemes' spmm_bytes counts and `bench spmm`'s GB/s divide. */
+double fg_spmm_min_bytes(const fg_csr *A, int64_t f, double esz, double out_esz);
 /* Same but Y += A X (accumulate). */
 void fg_spmm_acc(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t ldy, int64_t f);
 /* Y = A X (accumulate == 0) or Y += A X, in row chunks of about chunk_bytes of memory traffic

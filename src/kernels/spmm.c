@@ -56,6 +56,11 @@ void fg_spmm_ref(const fg_csr *A, const float *X, int64_t ldx, float *Y, int64_t
   }
 }
 
+double fg_spmm_min_bytes(const fg_csr *A, int64_t f, double esz, double out_esz) {
+  return (double)A->nnz * 8.0 + (double)A->nnz * (double)f * esz +
+         (double)A->nrows * (double)f * out_esz;
+}
+
 #if defined(__GNUC__)
 #define FG_INLINE static inline __attribute__((always_inline))
 #else

@@ -99,12 +99,6 @@ double fg_bench_gemm_bf16(int trans_a, int64_t m, int64_t n, int64_t k, int reps
 
 /* ---- bench spmm: the aggregation kernel alone, fp32 against bf16 ---------------------------- */
 
-/* The bytes an SpMM moves at least (scheme.c's count): Â's indices and values, the rows it
- * gathers (esz bytes an element) and the fp32 rows it writes. */
-static double spmm_min_bytes(const fg_csr *A, int64_t f, double esz) {
-  return (double)A->nnz * 8.0 + (double)A->nnz * (double)f * esz + (double)A->nrows * f * 4.0;
-}
-
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -171,8 +165,8 @@ fg_status fg_bench_spmm(const fg_dataset *ds, int64_t f, const int *threads, int
     const double m32 = t32[reps / 2], m16 = t16[reps / 2];
     /* (the count in force: a build without OpenMP runs one thread whatever was asked) */
     fprintf(out, "%7d %12.4e %12.4e %9.1f %12.4e %12.4e %9.1f %10.2f\n", fg_max_threads(), t32[0],
-            m32, spmm_min_bytes(&A, f, 4.0) / m32 / 1e9, t16[0], m16,
-            spmm_min_bytes(&A, f, 2.0) / m16 / 1e9, m16 / m32);
+            m32, fg_spmm_min_bytes(&A, f, 4.0, 4.0) / m32 / 1e9, t16[0], m16,
+            fg_spmm_min_bytes(&A, f, 2.0, 4.0) / m16 / 1e9, m16 / m32);
     fflush(out);
   }
 cleanup:

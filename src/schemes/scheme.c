@@ -289,13 +289,6 @@ int64_t fg_scheme_lower_bound(const int32_t *v, int64_t lo, int64_t hi, int64_t 
   return lo;
 }
 
-/* The bytes an SpMM must move at least: A's indices and values (4 + 4 a nonzero), the rows it
- * gathers (esz bytes an element: 4 fp32, 2 bf16) and the rows it writes (out_esz bytes). */
-static double spmm_bytes(const fg_csr *A, int64_t f, double esz, double out_esz) {
-  return (double)A->nnz * 8.0 + (double)A->nnz * (double)f * esz +
-         (double)A->nrows * (double)f * out_esz;
-}
-
 fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out) {
   fg_status st = FG_OK;
   if (n > s->rows16_cap) {
@@ -316,7 +309,7 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
   const double t0 = fg_now();
   fg_spmm_bf16(A, in, f, out, f, f, acc);
   s->seconds_spmm += fg_now() - t0;
-  s->spmm_bytes += spmm_bytes(A, f, 2.0, 4.0);
+  s->spmm_bytes += fg_spmm_min_bytes(A, f, 2.0, 4.0);
 }
 
 void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
@@ -324,7 +317,7 @@ void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, i
   const double t0 = fg_now();
   fg_spmm_bf16_out(A, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
-  s->spmm_bytes += spmm_bytes(A, f, 2.0, 2.0);
+  s->spmm_bytes += fg_spmm_min_bytes(A, f, 2.0, 2.0);
 }
 
 fg_status fg_scheme_spmm(fg_scheme *s, const fg_csr *A, const float *in, int64_t f, float *out,
@@ -349,7 +342,7 @@ fg_status fg_scheme_spmm_f32(fg_scheme *s, const fg_csr *A, const float *in, int
   else
     fg_spmm(A, in, f, out, f, f);
   s->seconds_spmm += fg_now() - t0;
-  s->spmm_bytes += spmm_bytes(A, f, 4.0, 4.0);
+  s->spmm_bytes += fg_spmm_min_bytes(A, f, 4.0, 4.0);
   return FG_OK;
 }
 
@@ -391,7 +384,7 @@ static fg_status spmm_progress(fg_scheme *s, const fg_csr *A, const float *in,
     fg_spmm_chunked(A, in, f, out, f, f, acc, chunk, progress_between, &c);
   s->seconds_spmm += fg_now() - t0 - c.seconds;
   s->dist->counters.seconds_comm += c.seconds;
-  s->spmm_bytes += spmm_bytes(A, f, in16 ? 2.0 : 4.0, 4.0);
+  s->spmm_bytes += fg_spmm_min_bytes(A, f, in16 ? 2.0 : 4.0, 4.0);
   FG_CHECK_MPI(c.rc);
 cleanup:
   return st;
