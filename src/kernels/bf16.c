@@ -634,29 +634,48 @@ fg_status fg_bf16_gemm_wgrad_fh(int64_t n, int64_t k, int64_t m, const float *A,
   return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
-/* C (bf16) = A W, a block of rows at a time: each block's fp32 product as bf16_tall computes
- * it on the convert path (the same row blocks), rounded as it is stored. */
-static fg_status bf16_tall_16(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
-                              int64_t ldw, fg_bf16 *C, int64_t ldc) {
+/* A W a block of rows at a time, each block's fp32 product as bf16_tall computes it on the
+ * convert path (the same row blocks), handed to sink in row order. */
+static fg_status bf16_tall_rows(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                                int64_t ldw, fg_rows_sink sink, void *ctx) {
   fg_status st = FG_OK;
-  float *blk = NULL; /* (block x m): a block of the fp32 product, rounded as it is stored */
+  float *blk = NULL; /* (block x m): a block of the fp32 product */
   const int64_t block = block_rows(n, k, m);
-  assert(ldc >= m);
   if (n == 0 || m == 0) return FG_OK;
   FG_ALLOC(blk, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
     const bf16_src a = {A.h ? A.h + r0 * A.ld : NULL, A.f ? A.f + r0 * A.ld : NULL, A.ld};
     FG_CHECK(bf16_tall(rows, k, m, a, W, ldw, blk, m, 0));
-    if (ldc == m) {
-      fg_bf16_from_f32(C + r0 * ldc, blk, rows * m);
-    } else {
-      for (int64_t i = 0; i < rows; i++) fg_bf16_from_f32(C + (r0 + i) * ldc, blk + i * m, m);
-    }
+    sink(ctx, r0, rows, blk);
   }
 cleanup:
   free(blk);
   return st;
+}
+
+/* fg_rows_sink that rounds a block into C (bf16, ldc) */
+typedef struct round_sink {
+  fg_bf16 *C;
+  int64_t ldc, m;
+} round_sink;
+
+static void round_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+  const round_sink *a = ctx;
+  if (a->ldc == a->m) {
+    fg_bf16_from_f32(a->C + r0 * a->ldc, blk, rows * a->m);
+  } else {
+    for (int64_t i = 0; i < rows; i++)
+      fg_bf16_from_f32(a->C + (r0 + i) * a->ldc, blk + i * a->m, a->m);
+  }
+}
+
+/* C (bf16) = A W: each block's fp32 product rounded as it is stored. */
+static fg_status bf16_tall_16(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
+                              int64_t ldw, fg_bf16 *C, int64_t ldc) {
+  round_sink a = {C, ldc, m};
+  assert(ldc >= m);
+  return bf16_tall_rows(n, k, m, A, W, ldw, round_rows, &a);
 }
 
 fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
@@ -669,6 +688,14 @@ fg_status fg_bf16_gemm_tall_16(int64_t n, int64_t k, int64_t m, const fg_bf16 *A
                                const float *W, int64_t ldw, fg_bf16 *C, int64_t ldc) {
   const bf16_src a = {A, NULL, lda};
   return bf16_tall_16(n, k, m, a, W, ldw, C, ldc);
+}
+
+fg_status fg_bf16_gemm_tall_rows(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                 const float *Af, int64_t lda, const float *W, int64_t ldw,
+                                 fg_rows_sink sink, void *ctx) {
+  const bf16_src a = {A, A ? NULL : Af, lda};
+  assert((A != NULL) != (Af != NULL));
+  return bf16_tall_rows(n, k, m, a, W, ldw, sink, ctx);
 }
 
 /* ---- SpMM on bf16 rows -------------------------------------------------------------------- */

@@ -140,6 +140,20 @@ void fg_bf16_gemm_wgrad_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, i
                             const fg_bf16 *G, int64_t ldg, float *dW, int64_t ldw,
                             int accumulate);
 
+/* A consumer of a product's rows as they are completed: rows [r0, r0 + rows) of the fp32
+ * result in blk (rows x cols, row length cols), called in row order from the calling thread,
+ * outside any parallel region (it may run its own). What an epilogue fused into a producer
+ * takes: the next layer's bias, ReLU and dropout, or backward's mask, each rounding into a
+ * bf16 matrix, so that no fp32 copy of the whole result is stored. */
+typedef void (*fg_rows_sink)(void *ctx, int64_t r0, int64_t rows, const float *blk);
+/* The layer product A W (A bf16, or Af fp32 rounded as it is read: exactly one of them) handed
+ * to sink a block of rows at a time: the blocks, and each block's bits, of
+ * fg_bf16_gemm_tall_16 (which is this with a sink that rounds into C), in the call's own
+ * scratch (fg_bf16_gemm_scratch_bytes(n, k, m)). */
+fg_status fg_bf16_gemm_tall_rows(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                 const float *Af, int64_t lda, const float *W, int64_t ldw,
+                                 fg_rows_sink sink, void *ctx);
+
 /* ---- SpMM on bf16 rows ------------------------------------------------------------------- */
 /* Y[nrows x f] = A X (accumulate == 0) or Y += A X, A CSR with fp32 values, X bf16 rows (ldx),
  * Y fp32 (ldy). Each row is summed by one thread in nonzero order with a separate multiply and

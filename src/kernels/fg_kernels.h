@@ -218,6 +218,19 @@ void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale);
  * g16. One parallel pass over the blocks of rows. */
 void fg_masked_scale_bias_bf16(uint16_t *g16, const float *g, const uint16_t *d, int64_t rows,
                                int64_t cols, float scale, float *dbias);
+/* The same pass over rows [r0, r0 + rows) of g16 and d, their g in a block of its own (g row i
+ * is row r0 + i; it must not overlap g16), for a producer that completes the rows a block at a
+ * time (fg_rows_sink): the bias blocks' column sums go to part (fg_bias_blocks(n) x cols
+ * doubles for the n rows of every call; NULL: no bias gradient), a block's sums zeroed where
+ * its first row is and added to in row order, so calls over consecutive row ranges covering
+ * [0, n) leave the sums fg_masked_scale_bias_bf16 makes, which fg_bias_sum_blocks turns into
+ * its dbias bit for bit. */
+/* part's length in doubles for rows x cols (fg_masked_scale_bias_bf16_rows), and the bias
+ * gradient (cols) from a part those calls filled. */
+int64_t fg_bias_part_len(int64_t rows, int64_t cols);
+void fg_bias_from_parts(float *dbias, const double *part, int64_t rows, int64_t cols);
+void fg_masked_scale_bias_bf16_rows(uint16_t *g16, const float *g, const uint16_t *d, int64_t r0,
+                                    int64_t rows, int64_t cols, float scale, double *part);
 
 /* ---- quantized messages (quant.c) ------------------------------------------------------ */
 /* Each of rows x cols values becomes a `bits`-bit code (bits 2, 4 or 8): per row zero = its

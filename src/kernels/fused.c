@@ -205,6 +205,45 @@ void fg_masked_scale_bf16(float *g, const uint16_t *d, int64_t n, float scale) {
   for (int64_t i = 0; i < n; i++) g[i] = keep_or_zero(g[i] * scale, bf16_positive(d[i]));
 }
 
+void fg_masked_scale_bias_bf16_rows(fg_bf16 *g16, const float *g, const uint16_t *d, int64_t r0,
+                                    int64_t rows, int64_t cols, float scale, double *part) {
+  /* the bias blocks [b0, b1) that rows [r0, r0 + rows) meet, each taken by one thread */
+  const int64_t b0 = r0 / FG_BIAS_BLOCK_ROWS;
+  const int64_t b1 = rows > 0 ? (r0 + rows - 1) / FG_BIAS_BLOCK_ROWS + 1 : b0;
+  if (cols <= 0 || rows <= 0) return;
+  FG_OMP_FOR(rows * cols)
+  for (int64_t b = b0; b < b1; b++) {
+    double *p = part ? part + b * cols : NULL; // (cols)
+    const int64_t lo = FG_MAX(r0, b * FG_BIAS_BLOCK_ROWS);
+    const int64_t hi = FG_MIN(r0 + rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
+    if (p && lo == b * FG_BIAS_BLOCK_ROWS)
+      for (int64_t c = 0; c < cols; c++) p[c] = 0.0;
+    for (int64_t r = lo; r < hi; r++) {
+      const float *gr = g + (r - r0) * cols; // (cols)
+      const uint16_t *dr = d + r * cols;     // (cols), may be g16's row: read before it is written
+      fg_bf16 *o = g16 + r * cols;           // (cols)
+      if (p) {
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < cols; c++) {
+          const float v = keep_or_zero(gr[c] * scale, bf16_positive(dr[c]));
+          p[c] += (double)v;
+          o[c] = fg_bf16_from_float(v);
+        }
+      } else {
+        FG_OMP_SIMD
+        for (int64_t c = 0; c < cols; c++)
+          o[c] = fg_bf16_from_float(keep_or_zero(gr[c] * scale, bf16_positive(dr[c])));
+      }
+    }
+  }
+}
+
+int64_t fg_bias_part_len(int64_t rows, int64_t cols) { return fg_bias_blocks(rows) * cols; }
+
+void fg_bias_from_parts(float *dbias, const double *part, int64_t rows, int64_t cols) {
+  fg_bias_sum_blocks(dbias, part, fg_bias_blocks(rows), cols);
+}
+
 void fg_masked_scale_bias_bf16(fg_bf16 *g16, const float *g, const uint16_t *d, int64_t rows,
                                int64_t cols, float scale, float *dbias) {
   const int64_t nblocks = fg_bias_blocks(rows);
@@ -224,30 +263,7 @@ void fg_masked_scale_bias_bf16(fg_bf16 *g16, const float *g, const uint16_t *d, 
       dbias[c] = (float)s;
     }
   }
-  FG_OMP_FOR(rows * cols)
-  for (int64_t b = 0; b < nblocks; b++) {
-    double *p = part ? part + b * cols : NULL; // (cols)
-    const int64_t r1 = FG_MIN(rows, (b + 1) * FG_BIAS_BLOCK_ROWS);
-    if (p)
-      for (int64_t c = 0; c < cols; c++) p[c] = 0.0;
-    for (int64_t r = b * FG_BIAS_BLOCK_ROWS; r < r1; r++) {
-      const float *gr = g + r * cols;  // (cols)
-      const uint16_t *dr = d + r * cols; // (cols), may be g16's row: read before it is written
-      fg_bf16 *o = g16 + r * cols;     // (cols)
-      if (p) {
-        FG_OMP_SIMD
-        for (int64_t c = 0; c < cols; c++) {
-          const float v = keep_or_zero(gr[c] * scale, bf16_positive(dr[c]));
-          p[c] += (double)v;
-          o[c] = fg_bf16_from_float(v);
-        }
-      } else {
-        FG_OMP_SIMD
-        for (int64_t c = 0; c < cols; c++)
-          o[c] = fg_bf16_from_float(keep_or_zero(gr[c] * scale, bf16_positive(dr[c])));
-      }
-    }
-  }
+  fg_masked_scale_bias_bf16_rows(g16, g, d, 0, rows, cols, scale, part);
   if (part) {
     fg_bias_sum_blocks(dbias, part, nblocks, cols);
     free(part);

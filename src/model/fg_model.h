@@ -32,7 +32,10 @@
  * buffers (H16 below). With every hidden layer aggregating last that is L + 2 buffers of
  * n x width (L + 3 with the trainer's n x classes loss gradient). work_a is n x max(w_0, hidden)
  * (it takes dropout(H_0)), work_b n x max(hidden, classes). Backward may overwrite every H[l]
- * (l >= 1): the activations are dead after it until the next forward.
+ * (l >= 1): the activations are dead after it until the next forward. Under bf16 with fused
+ * epilogues (fg_model.fuse, fuse16.c: serial, GCN) every hidden H[l] and D_0 are bf16, the
+ * products hand their fp32 rows to the elementwise passes a block at a time, and one scratch
+ * buffer of bf16 products remains: 2.75 buffers for GCN 3 x 128 against fp32's 5.25.
  */
 #ifndef FG_MODEL_H
 #define FG_MODEL_H
@@ -73,6 +76,10 @@ typedef struct fg_layer_kind {
   int eps;                 /* has GIN's epsilon: a scalar parameter when it is learned */
   int dz16;                /* its backward takes dZ stored as bf16 (fg_model.dz16), its bias
                               gradient already taken (fg_model_backward's mask pass) */
+  int fuse;                /* under fg_model.fuse its forward and backward take the fused path:
+                              each result that feeds an elementwise pass is handed to it a block
+                              of rows at a time (fuse16.c), so no fp32 matrix of a layer's size
+                              is stored */
   int s_scratch;           /* aggregating first, its backward uses S's fp32 buffer
                               (fg_model_s_buf) as scratch: 1 always (SAGE), 2 with a learned
                               epsilon or moved rows (GIN); 0 never */
@@ -199,6 +206,16 @@ struct fg_model {
                              (fg_model_grad_aggregate_t): where the scheme aggregates bf16 rows
                              (aggregate16_t) and completes no partial products (no
                              reduce_input_grad: not 3d) */
+  int fuse;               /* bf16 with fused epilogues (fg_model_fuse16; fuse16.c): every hidden
+                             H[l] and D_0 stored as bf16; each layer writes its output's bias,
+                             ReLU and dropout, and backward's mask pass over its input's
+                             gradient, as the producing GEMM or aggregation completes a block of
+                             rows; one scratch buffer (work_a) of bf16 products, fp32 only for
+                             the last layer's narrow gradient; no work_b */
+  double *bias_part;      /* under fuse: the mask pass's bias row-block sums (fg_bias_part_len
+                             of the widest hidden input) */
+  fg_bf16 *dz16_next;     /* a fused backward's dZ_{l-1}, stored as bf16 over H16[l] with
+                             db[l - 1] taken (its mask pass done): the next layer's dz16 */
   fg_bf16 *dz16;          /* during a layer's backward: its dZ stored as bf16 (over the hidden
                              H16[l + 1] whose mask made it; the fp32 dz it is passed is then
                              stale), its bias gradient already in db[l]; else NULL. Where
@@ -226,6 +243,10 @@ typedef struct fg_model_config {
   int bf16_s32;           /* under bf16, keep every S[l] and H[l] in fp32 (no S16, H16) and
                              every gradient (no g16): the layout before them, which tests
                              compare them with bit for bit */
+  int bf16_unfused;       /* under bf16, no fused epilogues (fg_model.fuse 0): the fp32 scratch
+                             layout, which tests and benchmarks compare the fused one with */
+  int rows16;             /* fg_model_memory only: the scheme completes an aggregation's rows in
+                             one pass (aggregate16_rows; fg_model_create asks the scheme) */
 } fg_model_config;
 
 /* Whether node `id` (its original id; split its FG_SPLIT_*) is one of label propagation's label
@@ -329,6 +350,45 @@ int64_t fg_model_param_index(const fg_model *m, int64_t *idx, uint8_t *own);
  * be NULL) gets the activation bytes in units of n x max(hidden and class widths) floats. */
 void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_bytes,
                      int64_t *param_bytes, double *buffers);
+
+/* Whether a model fuses its epilogues (fg_model.fuse): under bf16 (not bf16_s32, not
+ * bf16_unfused) on a scheme whose aggregation completes rows in one pass (rows16: serial), for a
+ * model whose every layer kind has `fuse`, without a norm, residual connections, learned
+ * features or label propagation (learn). */
+int fg_model_fuse16(int bf16, int rows16, const fg_model_kind *kind, int norm, int residual,
+                    int learn);
+
+/* fuse16.c, for a layer kind's fused path (fg_model.fuse; D_l is H16[l] at every layer):
+ * fg_model_fused_s: S = Â D_l into S16[l] (rounded a block of rows at a time; S[l] in fp32
+ * where it is kept so). fg_model_fused_out_gemm: Z = A W (A bf16 a16, or fp32 a, n_out x
+ * w_in) into the layer's output: a hidden H16[l + 1] through its bias, ReLU and dropout a
+ * block at a time, the logits H[L] as they are (the forward walk adds their bias).
+ * fg_model_fused_out_agg: Z = Â T (T bf16, n_in x w_out) the same way. fg_model_fused_agg_t:
+ * out16 = Âᵀ in16 rounded (n_in x f). fg_model_fused_dd_gemm: dD_l = A Wᵀ (A bf16 or fp32,
+ * n_in x w_out) and fg_model_fused_dd_agg: dD_l = Âᵀ U (U bf16, n_out x w_in), each through
+ * backward's mask pass (dropout's scale at rate p where layer l takes a model layer's input,
+ * ReLU's mask) into dZ_{l-1} over H16[l], with db[l - 1]: fg_model.dz16_next. fg_model_fused_
+ * wgrad: dW[l] = D_lᵀ T (T bf16 t16 or fp32 t32, n_in x w_out). Each a layer's forward or
+ * backward returns; a failure of a product is kept for the pass (gemm_status), of a scheme
+ * operation returned. */
+fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l);
+void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a);
+fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16);
+fg_status fg_model_fused_agg_t(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
+                               fg_bf16 *out16);
+fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
+                                 float p);
+fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p);
+void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t32);
+
+/* Internal to the layer kinds and fuse16.c: W (N x K, row length ldb) transposed into m->wt
+ * (K x N); a product's accounting (its time since t0 and flops, the pass's first failure); C16
+ * (n x mm, packed) = A W stored as bf16, A fp32 (a) or bf16 (a16), lda k, timed. */
+fg_status fg_model_transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
+                                    int64_t ldb);
+void fg_model_gemm_done(fg_model *m, double t0, fg_status st, int64_t M, int64_t N, int64_t K);
+void fg_model_tall16(fg_model *m, int64_t n, int64_t k, int64_t mm, const float *a,
+                     const fg_bf16 *a16, const float *W, fg_bf16 *C16);
 
 /* Internal to the layer kinds: a timed GEMM C = op(A) op(B) (+ C when add), the scratch buffer
  * that is not x, and dropout(H_0) again into out (layer 0's input, recomputed in backward from

@@ -205,6 +205,7 @@ void fg_model_destroy(fg_model **mp) {
   free(m->Sv);
   free(m->work_a);
   free(m->work_b);
+  free(m->bias_part);
   free(m->row_max);
   free(m->row_sum);
   free(m->widths);
@@ -231,9 +232,13 @@ int fg_model_layer_mats(const fg_model_kind *kind, int residual, int L, const in
  * gradient (learn: label propagation, learned features), whose scratch holds n x w_0 anyway. */
 static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
                       const int *agg_first, int learn, int eps_learn, int residual, int move_ok,
-                      int bf16, int *h16) {
+                      int bf16, int fuse, int *h16) {
   const fg_layer_kind *kinds[FG_MAX_STACK];
   int s16[FG_MAX_STACK];
+  if (fuse) { /* every hidden H[l] and D_0 as bf16: nothing keeps an fp32 one (fuse16.c) */
+    for (int l = 0; l <= L; l++) h16[l] = l < L;
+    return;
+  }
   for (int l = 0; l < L; l++) {
     kinds[l] = stack_kind(kind, l);
     s16[l] = fg_model_s16(bf16, agg_first[l], l, L, sh[l].w_in, sh[l].w_out);
@@ -265,13 +270,13 @@ static void storage16(const fg_model_kind *kind, int L, const fg_layer_shape *sh
  * dropout. */
 static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape *sh,
                          const int *agg_first, int learn, int eps_learn, int residual,
-                         int move_ok, int move16, int norm, int bf16, int64_t *h_total,
-                         int64_t *s_total, int64_t *s16_total, int64_t *work_a,
-                         int64_t *work_b) {
+                         int move_ok, int move16, int norm, int bf16, int fuse,
+                         int64_t *h_total, int64_t *s_total, int64_t *s16_total,
+                         int64_t *work_a, int64_t *work_b) {
   const int S = kind->stages;
   int64_t x = 0;
   int h16[FG_MAX_STACK + 1];
-  storage16(kind, L, sh, agg_first, learn, eps_learn, residual, move_ok, bf16, h16);
+  storage16(kind, L, sh, agg_first, learn, eps_learn, residual, move_ok, bf16, fuse, h16);
   *h_total = *s_total = *s16_total = 0;
   for (int l = 0; l < L; l++) {
     /* residual: a source's H before dropout, a block end's ReLU output, 3d's hop buffers */
@@ -303,6 +308,20 @@ static void buffer_sizes(const fg_model_kind *kind, int L, const fg_layer_shape 
     *s16_total += sh[0].n_in * sh[0].w_in;
   *work_a = h16[0] ? x : FG_MAX(x, sh[0].n_in * sh[0].w_in);
   *work_b = x;
+  if (fuse) {
+    /* one scratch buffer (fuse16.c): the bf16 products T = D W and its gradient dT of a layer
+     * aggregating last (the last layer's dT = Âᵀ dlogits in fp32), dZ Wᵀ of one aggregating
+     * first that passes a gradient back; in floats, a bf16 count rounded up */
+    int64_t e = 0;
+    for (int l = 0; l < L; l++) {
+      if (!agg_first[l])
+        e = FG_MAX(e, (sh[l].n_in * sh[l].w_out + 1) / 2 * (l + 1 == L ? 2 : 1));
+      else if (l > 0)
+        e = FG_MAX(e, (sh[l].n_out * sh[l].w_in + 1) / 2);
+    }
+    *work_a = e;
+    *work_b = 0;
+  }
 }
 
 /* Whether stack layer l aggregates before its weight product (a layer that does not
@@ -343,6 +362,9 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   fg_layer_shape sh[FG_MAX_STACK];
   int agg[FG_MAX_STACK];
   int64_t h, sz, s16, wa, wb, np = 0, wref = 1;
+  const int fuse = fg_model_fuse16(cfg->bf16 && !cfg->bf16_s32 && !cfg->bf16_unfused,
+                                   cfg->rows16, kind, cfg->norm, cfg->residual,
+                                   cfg->label_prop > 0.0f);
   if (L < 1 || L > FG_MAX_STACK) {
     if (activation_bytes) *activation_bytes = 0;
     if (param_bytes) *param_bytes = 0;
@@ -359,7 +381,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
   }
   if (cfg->label_prop > 0.0f) np += cfg->widths[0] * cfg->widths[L]; /* the label embedding */
   buffer_sizes(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0, 0,
-               cfg->norm, cfg->bf16 && !cfg->bf16_s32, &h, &sz, &s16, &wa, &wb);
+               cfg->norm, cfg->bf16 && !cfg->bf16_s32, fuse, &h, &sz, &s16, &wa, &wb);
   for (int l = 1; l <= L; l++)
     if (l < L || L == 1) wref = FG_MAX(wref, cfg->widths[l]);
   if (activation_bytes) {
@@ -370,11 +392,17 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
       int64_t wmax = 1, mats = 1, blocks = 0;
       int h16[FG_MAX_STACK + 1];
       storage16(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
-                cfg->bf16 && !cfg->bf16_s32, h16);
+                cfg->bf16 && !cfg->bf16_s32, fuse, h16);
       for (int l = 0; l < L; l++) {
-        /* (layer 0 aggregating D_0 kept as bf16 rounds nothing: aggregate16) */
-        if (stack_kind(kind, l)->aggregates && !(l == 0 && agg[0] && h16[0]))
+        /* (layer 0 aggregating D_0 kept as bf16 rounds nothing: aggregate16; fused, only the
+         * last layer's Âᵀ dlogits is rounded, and each aggregation stages a block of rows) */
+        if (stack_kind(kind, l)->aggregates && !(l == 0 && agg[0] && h16[0]) &&
+            (!fuse || (l + 1 == L && !agg[l])))
           wmax = FG_MAX(wmax, agg[l] ? cfg->widths[l] : cfg->widths[l + 1]);
+        if (fuse && stack_kind(kind, l)->aggregates) { /* (its aggregations' width) */
+          const int64_t f = agg[l] ? cfg->widths[l] : cfg->widths[l + 1];
+          blocks = FG_MAX(blocks, 4 * fg_scheme_rows_block(n, f) * f);
+        }
         mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
         blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(n, cfg->widths[l], cfg->widths[l + 1]));
       }
@@ -544,9 +572,13 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     FG_ALLOC_F(m->wblk, blk);
     FG_ALLOC_F(m->gblk, blk);
   }
+  m->fuse = fg_model_fuse16(m->g16 && !cfg->bf16_unfused,
+                            s->ops->aggregate16_rows && s->ops->aggregate16 &&
+                                !s->ops->reduce_product && !move_ok,
+                            kind, m->norm, cfg->residual, s->learn_features || m->lp_off >= 0);
   storage16(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
             cfg->gin_eps_learn, cfg->residual, move_ok,
-            m->bf16 && !cfg->bf16_s32, h16);
+            m->bf16 && !cfg->bf16_s32, m->fuse, h16);
   if (m->bf16) {
     /* the transposed weights' scratch at its largest now, so that running short of memory is
      * an error every rank agrees on here rather than one rank's failure inside a pass (the
@@ -628,11 +660,17 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     int64_t h, sz, s16, wa, wb;
     buffer_sizes(kind, L, m->shape, m->agg_first, s->learn_features || m->lp_off >= 0,
                  cfg->gin_eps_learn, cfg->residual, move_ok, move16, m->norm,
-                 m->bf16 && !cfg->bf16_s32,
+                 m->bf16 && !cfg->bf16_s32, m->fuse,
                  &h, &sz, &s16, &wa, &wb);
     FG_ALLOC_ACT(m->work_a, wa);
     FG_ALLOC_ACT(m->work_b, wb);
     if (h16[0]) FG_ALLOC_ACT16(m->H16[0], m->shape[0].n_in * m->shape[0].w_in);
+  }
+  if (m->fuse) {
+    int64_t len = 1;
+    for (int l = 1; l < L; l++)
+      len = FG_MAX(len, fg_bias_part_len(m->shape[l].n_in, m->shape[l].w_in));
+    FG_ALLOC(m->bias_part, len);
   }
   if (m->norm && L > 1) {
     int64_t rows = 1; /* LayerNorm's rows, BatchNorm's columns */
@@ -651,7 +689,7 @@ cleanup:
 }
 
 /* B (N x K, row length ldb) transposed into m->wt (K x N). */
-static fg_status transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
+fg_status fg_model_transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
                                   int64_t ldb) {
   fg_status st = FG_OK;
   FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
@@ -677,7 +715,7 @@ static fg_status bf16_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, in
   } else if (ta) { /* A: K x M, B: K x N */
     FG_CHECK(fg_bf16_gemm_wgrad_f32(K, M, N, A, lda, B, ldb, C, ldc, acc));
   } else { /* A: M x K, B: N x K */
-    FG_CHECK(transpose_weight(m, N, K, B, ldb));
+    FG_CHECK(fg_model_transpose_weight(m, N, K, B, ldb));
     FG_CHECK(fg_bf16_gemm_tall_f32(M, K, N, A, lda, m->wt, N, C, ldc, acc));
   }
 cleanup:
@@ -685,7 +723,7 @@ cleanup:
 }
 
 /* A product's accounting: its time since t0 and its flops, and the first failure of a pass. */
-static void gemm_done(fg_model *m, double t0, fg_status st, int64_t M, int64_t N, int64_t K) {
+void fg_model_gemm_done(fg_model *m, double t0, fg_status st, int64_t M, int64_t N, int64_t K) {
   if (st != FG_OK && m->gemm_status == FG_OK) m->gemm_status = st;
   m->seconds[FG_TIME_GEMM] += fg_now() - t0;
   m->gemm_flops += 2.0 * (double)M * (double)N * (double)K;
@@ -700,7 +738,7 @@ static void timed_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_
     fg_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
   else
     st = bf16_gemm(m, ta, tb, M, N, K, A, lda, B, ldb, beta != 0.0f, C, ldc);
-  gemm_done(m, t0, st, M, N, K);
+  fg_model_gemm_done(m, t0, st, M, N, K);
 }
 
 void fg_model_gemm(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
@@ -724,10 +762,10 @@ void fg_model_gemm_h(fg_model *m, int ta, int tb, int64_t M, int64_t N, int64_t 
   } else if (!tb) {
     st = fg_bf16_gemm_tall(M, K, N, A, lda, B, ldb, C, ldc, add);
   } else {
-    st = transpose_weight(m, N, K, B, ldb);
+    st = fg_model_transpose_weight(m, N, K, B, ldb);
     if (st == FG_OK) st = fg_bf16_gemm_tall(M, K, N, A, lda, m->wt, N, C, ldc, add);
   }
-  gemm_done(m, t0, st, M, N, K);
+  fg_model_gemm_done(m, t0, st, M, N, K);
 }
 
 void fg_model_gemm_s(fg_model *m, int l, int ta, int64_t M, int64_t N, int64_t K,
@@ -750,12 +788,12 @@ void fg_model_gemm_in(fg_model *m, int l, const float *d, int ta, int64_t M, int
 
 /* C16 (n x mm, packed) = A W stored as bf16, A fp32 (a) or bf16 (a16), lda k; timed as a
  * GEMM, a failure kept for the pass (gemm_status). */
-static void tall16(fg_model *m, int64_t n, int64_t k, int64_t mm, const float *a,
+void fg_model_tall16(fg_model *m, int64_t n, int64_t k, int64_t mm, const float *a,
                    const fg_bf16 *a16, const float *W, fg_bf16 *C16) {
   const double t0 = fg_now();
   const fg_status st = a16 ? fg_bf16_gemm_tall_16(n, k, mm, a16, k, W, mm, C16, mm)
                            : fg_bf16_gemm_tall_f32_16(n, k, mm, a, k, W, mm, C16, mm);
-  gemm_done(m, t0, st, n, mm, k);
+  fg_model_gemm_done(m, t0, st, n, mm, k);
 }
 
 /* dW = Aᵀ dZ (w_in x w_out) with dZ stored as bf16 (fg_model.dz16), A (n_out x w_in) stored as
@@ -767,7 +805,7 @@ static void wgrad16(fg_model *m, int l, const float *a, const fg_bf16 *a16, floa
   const fg_status st =
       a16 ? fg_bf16_gemm_wgrad(sh->n_out, wi, wo, a16, wi, m->dz16, wo, dW, wo, 0)
           : fg_bf16_gemm_wgrad_fh(sh->n_out, wi, wo, a, wi, m->dz16, wo, dW, wo, 0);
-  gemm_done(m, t0, st, wi, wo, sh->n_out);
+  fg_model_gemm_done(m, t0, st, wi, wo, sh->n_out);
 }
 
 fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const float *dz,
@@ -779,11 +817,11 @@ fg_status fg_model_grad_aggregate_t(fg_model *m, fg_scheme *s, int l, const floa
     fg_bf16 *u16 = (fg_bf16 *)(void *)u; /* the first half of u's buffer */
     /* W (wi x wo) transposed, as the fp32 product's nt case does; a failure is the pass's
      * (gemm_status), and every rank still takes part in the aggregation */
-    st = transpose_weight(m, wi, wo, W, wo);
+    st = fg_model_transpose_weight(m, wi, wo, W, wo);
     if (st == FG_OK)
-      tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
+      fg_model_tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
     else
-      gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
+      fg_model_gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
     return s->ops->aggregate16_t(s, l, u16, out, wi);
   }
   fg_model_gemm(m, 0, 1, sh->n_out, wi, wo, dz, wo, W, wo, u, wi);
@@ -800,7 +838,7 @@ fg_status fg_model_product_aggregate(fg_model *m, fg_scheme *s, int l, const flo
   const int64_t wi = sh->w_in, wo = sh->w_out;
   if (m->g16 && s->ops->aggregate16) {
     fg_bf16 *t16 = (fg_bf16 *)(void *)t; /* the first half of t's buffer */
-    tall16(m, sh->n_in, wi, wo, d, d ? NULL : m->H16[l], W, t16);
+    fg_model_tall16(m, sh->n_in, wi, wo, d, d ? NULL : m->H16[l], W, t16);
     *out = fg_model_out(m, l, t);
     return s->ops->aggregate16(s, l, t16, *out, wo);
   }
@@ -1117,10 +1155,11 @@ fg_status fg_model_forward(fg_model *m, fg_scheme *s, int training, float p, uin
       }
     }
     FG_CHECK(m->kinds[l]->forward(m, s, l, d));
+    t0 = fg_now();
+    if (m->fuse && m->H16[l + 1]) continue; /* the layer's products swept it (fuse16.c) */
     out = m->H16[l + 1] ? m->zout : m->H[l + 1];
     /* out = dropout_{l+1}(relu(norm(out + b))): without a norm in one sweep; the last layer
      * only adds the bias; the sweep writes H16[l + 1] rounded where it is stored so */
-    t0 = fg_now();
     if (m->vecs[l] > 1) {
       fg_bias_add(out, m->b[l], sh->n_out, sh->w_out);
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
@@ -1174,7 +1213,7 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
   const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
   float *cur = dlogits; /* dZ_l (n_out, w_out) */
   s->epoch = epoch;
-  m->dz16 = NULL;
+  m->dz16 = m->dz16_next = NULL;
   for (int l = m->layers - 1; l >= 0; l--) {
     const fg_layer_shape *sh = &m->shape[l];
     float *v = NULL; /* dD_l (n_in, w_in) */
@@ -1220,6 +1259,12 @@ fg_status fg_model_backward(fg_model *m, fg_scheme *s, float *dlogits, float p, 
       }
       m->seconds[FG_TIME_OTHER] += fg_now() - t0;
       break;
+    }
+    if (m->dz16_next) { /* the layer's producer made dZ_{l-1} through the mask (fuse16.c) */
+      m->dz16 = m->dz16_next;
+      m->dz16_next = NULL;
+      cur = NULL;
+      continue;
     }
     t0 = fg_now();
     if (fg_residual_end(m, l - 1)) {

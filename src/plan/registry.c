@@ -19,6 +19,7 @@ static const fg_scheme_info registry[] = {
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_NONE,
      .borrows_features = 1,
+     .rows16 = 1,
      .plan_min_ranks = 1},
     {.name = "1d",
      .summary = "block rows, staged broadcasts of whole blocks (MG-GCN)",

@@ -97,6 +97,14 @@ typedef struct fg_scheme_ops {
    * what aggregate_t gives for their widened values under bf16, without widening them. May be
    * NULL: the model keeps that gradient in fp32 and calls aggregate_t. */
   fg_status (*aggregate16_t)(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f);
+  /* aggregate16 (t = 0) or aggregate16_t (t = 1) with the result handed to sink a block of
+   * complete rows at a time (fp32, in a staging block of the scheme's: fg_scheme_spmm_rows),
+   * never stored whole: for a model that fuses what follows an aggregation (the layer's bias,
+   * ReLU and dropout; backward's mask) into it, storing only bf16. The sums are aggregate16's
+   * (aggregate16_t's) bit for bit. May be NULL: the scheme completes a row only after all its
+   * stages, and the model aggregates into an fp32 buffer. Collective. */
+  fg_status (*aggregate16_rows)(fg_scheme *s, int l, int t, const fg_bf16 *in, int64_t f,
+                                fg_rows_sink sink, void *ctx);
   /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern
    * replaced by the identity (a self term, a residual). May be NULL: n_in = n_out, a copy. */
   fg_status (*move_rows)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
@@ -193,6 +201,8 @@ struct fg_scheme {
                               between ranks carry bf16 (2 bytes an element) */
   fg_bf16 *rows16;         /* fg_scheme_spmm's bf16 copy of its input (rows16_cap elements) */
   int64_t rows16_cap;
+  float *rows_blk;         /* fg_scheme_spmm_rows' staging block (rows_blk_cap elements) */
+  int64_t rows_blk_cap;
   int64_t progress_chunk_bytes; /* fg_scheme_spmm_progress's row chunks (fg_scheme_new sets
                              FG_PROGRESS_CHUNK_BYTES; tests make it small; <= 0: the default) */
   const char *reorder_used; /* serial: the locality order applied ("none", "degree", "rcm") */
@@ -297,6 +307,18 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
 /* The same with each fp32 sum rounded once into out (bf16, A->nrows x f): fg_spmm_bf16_out. */
 void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                              fg_bf16 *out);
+/* fg_scheme_spmm_bf16 (A in, in bf16) handed to sink a block of fg_scheme_rows_block(A->nrows,
+ * f) rows at a time from s->rows_blk (grown to it; FG_ERR_NOMEM if it cannot grow): each row
+ * summed as fg_spmm_bf16 sums it, whichever block holds it. Only the SpMMs are timed in
+ * s->seconds_spmm; the sink times itself. */
+fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                              fg_rows_sink sink, void *ctx);
+/* The rows of fg_scheme_spmm_rows' blocks for an output of n rows x f: FG_ROWS_BLOCK_BYTES of
+ * fp32 rows (8 MiB, as the bf16 GEMMs' blocks), at least 64 a thread, at most n. */
+#ifndef FG_ROWS_BLOCK_BYTES
+#define FG_ROWS_BLOCK_BYTES (8 << 20)
+#endif
+int64_t fg_scheme_rows_block(int64_t n, int64_t f);
 /* in (n elements) rounded to bf16 into s->rows16 (grown to n), returned in *out. */
 fg_status fg_scheme_rows_bf16(fg_scheme *s, const float *in, int64_t n, const fg_bf16 **out);
 

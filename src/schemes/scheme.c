@@ -113,6 +113,7 @@ void fg_scheme_destroy(fg_scheme **s) {
   free((*s)->in_labels);
   free((*s)->in_split);
   free((*s)->rows16);
+  free((*s)->rows_blk);
   free(*s);
   *s = NULL;
 }
@@ -310,6 +311,38 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
   fg_spmm_bf16(A, in, f, out, f, f, acc);
   s->seconds_spmm += fg_now() - t0;
   s->spmm_bytes += fg_spmm_min_bytes(A, f, 2.0, 4.0);
+}
+
+int64_t fg_scheme_rows_block(int64_t n, int64_t f) {
+  const int64_t rows = FG_MAX(FG_ROWS_BLOCK_BYTES / (4 * FG_MAX(f, 1)), 64 * (int64_t)fg_max_threads());
+  return FG_MAX(FG_MIN(n, rows), 0);
+}
+
+fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
+                              fg_rows_sink sink, void *ctx) {
+  fg_status st = FG_OK;
+  const int64_t n = A->nrows, block = fg_scheme_rows_block(n, f);
+  if (n <= 0 || f <= 0) return FG_OK;
+  if (block * f > s->rows_blk_cap) {
+    float *grown = fg_malloc_huge((size_t)(block * f) * sizeof *grown);
+    FG_REQUIRE(grown, FG_ERR_NOMEM, "out of memory for an aggregation's %lld x %lld row block",
+               (long long)block, (long long)f);
+    free(s->rows_blk);
+    s->rows_blk = grown;
+    s->rows_blk_cap = block * f;
+  }
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t r1 = FG_MIN(n, r0 + block);
+    const fg_csr rows = {r1 - r0, A->ncols, A->rowptr[r1] - A->rowptr[r0], A->rowptr + r0,
+                         A->col, A->val};
+    const double t0 = fg_now();
+    fg_spmm_bf16(&rows, in, f, s->rows_blk, f, f, 0);
+    s->seconds_spmm += fg_now() - t0;
+    s->spmm_bytes += fg_spmm_min_bytes(&rows, f, 2.0, 4.0);
+    sink(ctx, r0, r1 - r0, s->rows_blk);
+  }
+cleanup:
+  return st;
 }
 
 void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,

@@ -36,6 +36,13 @@ static fg_status serial_aggregate16_t(fg_scheme *s, int l, const fg_bf16 *in, fl
   return FG_OK;
 }
 
+static fg_status serial_aggregate16_rows(fg_scheme *s, int l, int t, const fg_bf16 *in,
+                                         int64_t f, fg_rows_sink sink, void *ctx) {
+  serial_impl *im = s->impl;
+  (void)l;
+  return fg_scheme_spmm_rows(s, t && !im->symmetric ? &im->At : &im->A, in, f, sink, ctx);
+}
+
 static void serial_destroy(fg_scheme *s) {
   serial_impl *im = s->impl;
   fg_csr_free(&im->A);
@@ -49,6 +56,7 @@ static const fg_scheme_ops serial_ops = {
     .aggregate16 = serial_aggregate16,
     .aggregate_t = serial_aggregate_t,
     .aggregate16_t = serial_aggregate16_t,
+    .aggregate16_rows = serial_aggregate16_rows,
     .reduce_grads = fg_scheme_allreduce_grads,
     .agg_last_ok = 1,
     .destroy = serial_destroy,

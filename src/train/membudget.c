@@ -58,7 +58,8 @@ fg_status fg_train_memory(const fg_dataset *ds, const fg_train_config *cfg,
                                   .gin_eps_learn = mdl.gin_eps_learn,
                                   .residual = cfg->residual,
                                   .label_prop = (float)cfg->label_prop,
-                                  .bf16 = bf16};
+                                  .bf16 = bf16,
+                                  .rows16 = scheme->rows16 && !cfg->learn_features};
       fg_model_memory(&mc, n, &act, &par, &out->activation_buffers);
     }
     out->hidden_width = fg_train_hidden_width(cfg, C);

@@ -300,6 +300,24 @@ static void test_gemms(void) {
   }
 }
 
+/* A sink that checks fg_bf16_gemm_tall_rows' blocks: consecutive from row 0, each row the
+ * expected fp32 product's (want, ldw) bit for bit */
+typedef struct rows_check {
+  const float *want;
+  int64_t ldw, m, next;
+  int ok, calls;
+} rows_check;
+
+static void check_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+  rows_check *rc = ctx;
+  rc->calls++;
+  rc->ok &= r0 == rc->next && rows > 0;
+  for (int64_t i = 0; i < rows; i++)
+    rc->ok &= memcmp(blk + i * rc->m, rc->want + (r0 + i) * rc->ldw,
+                     sizeof(float) * (size_t)rc->m) == 0;
+  rc->next = r0 + rows;
+}
+
 /* The products on fp32 operands (fg_bf16_gemm_tall_f32 / _wgrad_f32: rounded a block of rows at
  * a time inside the call; _wgrad_hf, A bf16 and G fp32; _tall_f32_16, stored as bf16) against rounding the whole operand first and calling the bf16
  * product: the same bits on the convert path; on the native path, which sums the rows of a
@@ -417,6 +435,16 @@ static void test_gemm_f32_shape(int wgrad, int64_t n, int64_t k, int64_t m, int 
         }
       EXPECT_MSG(same, "tall_f32_16 n=%lld k=%lld m=%lld, %s path: not the fp32 product rounded",
                  (long long)n, (long long)k, (long long)m, fg_bf16_path_name(path_at(p)));
+      /* handed to a sink (fg_bf16_gemm_tall_rows): consecutive blocks from row 0 to n, the
+       * fp32 product's rows bit for bit (the blocks tall_f32_16 rounds) */
+      {
+        rows_check rc = {got, ldc, m, 0, 1, 0};
+        EXPECT_OK(fg_bf16_gemm_tall_rows(n, k, m, NULL, A, lda, W, ldw, check_rows, &rc));
+        EXPECT_MSG(rc.ok && rc.next == n && rc.calls >= (n > 4096 ? 2 : 1),
+                   "tall_rows n=%lld k=%lld m=%lld, %s path: %d calls to row %lld, ok %d",
+                   (long long)n, (long long)k, (long long)m, fg_bf16_path_name(path_at(p)),
+                   rc.calls, (long long)rc.next, rc.ok);
+      }
       free(g16);
     }
   }

@@ -182,7 +182,10 @@ static void test_masked_bf16(void) {
  * fg_masked_scale_bf16's rounded, and the bias gradient fg_bias_backward's of them, bit for
  * bit; in place over the mask (g16 = d) too; every bf16 pattern as a mask (NaNs, denormals,
  * both zeros), rows past one and several 1024-row blocks, widths with vector tails, dbias NULL
- * (values only), and 1 and 2 threads. */
+ * (values only), and 1 and 2 threads. And fg_masked_scale_bias_bf16_rows over consecutive
+ * uneven row ranges (a fused producer's blocks: 700 rows, then 1, 1500, ... ending inside and on
+ * the bias blocks), in place, each range's g in a block of its own: the same values, and
+ * fg_bias_from_parts the same bias gradient. */
 static void test_masked_bias_bf16(void) {
   static const int64_t shapes[][2] = {{1, 1}, {5, 3}, {1024, 7}, {1025, 16}, {3000, 37}};
   const int saved = kt_max_threads();
@@ -201,12 +204,28 @@ static void test_masked_bias_bf16(void) {
     fg_bias_backward(db_ref, a, rows, cols);
     for (int t = 1; t <= 2; t++) {
       kt_set_threads(t);
-      for (int mode = 0; mode < 3; mode++) { /* separate, in place, no bias */
-        uint16_t *out = mode == 1 ? ip : o;
-        if (mode == 1) memcpy(ip, d, (size_t)n * sizeof *d);
+      for (int mode = 0; mode < 4; mode++) { /* separate, in place, no bias, row ranges */
+        uint16_t *out = mode == 1 || mode == 3 ? ip : o;
+        if (mode == 1 || mode == 3) memcpy(ip, d, (size_t)n * sizeof *d);
         for (int64_t c = 0; c < cols; c++) db[c] = -7.0f;
-        fg_masked_scale_bias_bf16(out, g, mode == 1 ? ip : d, rows, cols, 1.5f,
-                                  mode == 2 ? NULL : db);
+        if (mode == 3) {
+          static const int64_t step[] = {700, 1, 1500, 348, 2048};
+          double *part = malloc(sizeof(double) * (size_t)fg_bias_part_len(rows, cols));
+          float *blk = kt_alloc_f(n);
+          if (!part) exit(2);
+          for (int64_t r0 = 0, k = 0; r0 < rows; k++) {
+            const int64_t nr = step[k % 5] < rows - r0 ? step[k % 5] : rows - r0;
+            memcpy(blk, g + r0 * cols, sizeof(float) * (size_t)(nr * cols));
+            fg_masked_scale_bias_bf16_rows(ip, blk, ip, r0, nr, cols, 1.5f, part);
+            r0 += nr;
+          }
+          fg_bias_from_parts(db, part, rows, cols);
+          free(part);
+          free(blk);
+        } else {
+          fg_masked_scale_bias_bf16(out, g, mode == 1 ? ip : d, rows, cols, 1.5f,
+                                    mode == 2 ? NULL : db);
+        }
         for (int64_t i = 0; i < n; i++) bad += out[i] != fg_bf16_from_float(a[i]);
         for (int64_t c = 0; c < cols; c++)
           bad += mode == 2 ? db[c] != -7.0f : memcmp(&db[c], &db_ref[c], sizeof db[c]) != 0;

@@ -79,14 +79,19 @@ static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model 
   EXPECT(agg_order == FG_AGG_LAST ? n16 == (stages > 1) : n16 >= 1);
   for (int l = 0; l < Ls; l++) s16[l] = m[0]->S16[l] != NULL;
   for (int l = 0; l <= Ls; l++) {
-    const int want = fg_model_h16(1, 0, mdl.residual, mdl.eps_learn, m[0]->kinds,
-                                  m[0]->agg_first, s16, Ls, l);
+    /* (fused epilogues keep every hidden H and D_0 as bf16: fuse16.c) */
+    const int want = m[0]->fuse ? l < Ls
+                                : fg_model_h16(1, 0, mdl.residual, mdl.eps_learn, m[0]->kinds,
+                                               m[0]->agg_first, s16, Ls, l);
     EXPECT(!m[1]->H16[l] && (m[0]->H16[l] != NULL) == want &&
            (!want || l == 0 || !m[0]->H[l])); /* (H16[0] is D_0, H[0] the features) */
     h16 += want;
     if (want && l < Ls && m[0]->kinds[l]->eps) exact = 0; /* a GIN aggregation reads it */
   }
   EXPECT(mdl.residual ? h16 == 0 : h16 >= 1);
+  /* a GCN without a norm or residual connections fuses its epilogues on the serial scheme */
+  EXPECT(m[0]->fuse == (!strcmp(kind->name, "gcn") && !mdl.residual &&
+                        fg_test_model_norm(mdl) == FG_NORM_NONE) && !m[1]->fuse);
   EXPECT(exact || nm == 3);
   /* the gradient a layer aggregating first multiplies by Âᵀ, stored as bf16 (g16) */
   EXPECT(m[0]->g16 && !m[1]->g16);

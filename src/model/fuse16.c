@@ -1,0 +1,190 @@
+/* fuse16.c -- the bf16 model's fused epilogues (fg_model.fuse): a layer's products hand their
+ * fp32 results to the elementwise pass that follows a block of rows at a time, and only the
+ * pass's bf16 result is stored.
+ *
+ * Without them, under --precision bf16 every layer still wrote its fp32 output Z (n x w) into a
+ * scratch buffer for the bias, ReLU and dropout sweep to round into H16[l + 1], and backward
+ * wrote every dD (n x w) in fp32 for the mask pass to round into dZ: two fp32 scratch buffers
+ * of the widest layer beside the bf16 activations (GCN 3 x 128: 3.75 buffers of n x 128 floats
+ * against fp32's 5.25). Here the producers -- the bf16 GEMM a block of rows at a time
+ * (fg_bf16_gemm_tall_rows) and the scheme's aggregation a block of complete rows at a time
+ * (aggregate16_rows: a scheme that completes rows in one pass, serial) -- call the pass on each
+ * block while it is in cache, in the same blocks and row order as before, so every bit is the
+ * unfused layout's: the GEMM's row blocks are the ones fg_bf16_gemm_tall uses, a row's SpMM sum
+ * is one thread's in nonzero order whatever block holds it, the elementwise passes are per
+ * element (dropout's masks keyed by node id and column), and the bias gradient's row blocks are
+ * summed in fg_bias_backward's order across the calls (fg_masked_scale_bias_bf16_rows). What is
+ * left is one scratch buffer of bf16 products (T = D W, dT, dZ Wᵀ) and, at the last layer, the
+ * fp32 Âᵀ dlogits (as wide as the classes).
+ */
+#include "model/fg_model.h"
+
+/* Forward: Z's rows [r0, r0 + rows) through bias, ReLU and dropout into H16[l + 1] */
+typedef struct out_sink {
+  fg_model *m;
+  int l;
+  double secs;
+} out_sink;
+
+static void out_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+  out_sink *a = ctx;
+  fg_model *m = a->m;
+  const int l = a->l, L = m->layers;
+  const fg_layer_shape *sh = &m->shape[l];
+  const float pl = l + 1 < L && (l + 1) % m->kind->stages == 0 ? m->in_p : 0.0f;
+  const double t0 = fg_now();
+  fg_bias_relu_dropout_bf16(m->H16[l + 1] + r0 * sh->w_out, blk, m->b[l], rows, sh->w_out,
+                            l + 1 < L, pl, m->in_seed, m->in_epoch, (uint64_t)(l + 1),
+                            sh->ids_out ? sh->ids_out + r0 : NULL, sh->col0_out);
+  a->secs += fg_now() - t0;
+}
+
+/* Rows of a result rounded into a packed bf16 matrix of f columns */
+typedef struct round_sink {
+  fg_bf16 *out;
+  int64_t f;
+  double secs;
+} round_sink;
+
+static void round_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+  round_sink *a = ctx;
+  const double t0 = fg_now();
+  fg_bf16_from_f32(a->out + r0 * a->f, blk, rows * a->f);
+  a->secs += fg_now() - t0;
+}
+
+/* Backward: dD_l's rows through the mask pass into dZ_{l-1} over H16[l], the bias gradient's
+ * row blocks summed into part */
+typedef struct mask_sink {
+  fg_model *m;
+  int l;
+  float scale;
+  double *part;
+  double secs;
+} mask_sink;
+
+static void mask_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+  mask_sink *a = ctx;
+  fg_model *m = a->m;
+  const fg_layer_shape *sh = &m->shape[a->l];
+  const double t0 = fg_now();
+  fg_masked_scale_bias_bf16_rows(m->H16[a->l], blk, m->H16[a->l], r0, rows, sh->w_in, a->scale,
+                                 a->part);
+  a->secs += fg_now() - t0;
+}
+
+int fg_model_fuse16(int bf16, int rows16, const fg_model_kind *kind, int norm, int residual,
+                    int learn) {
+  if (!bf16 || !rows16 || norm != FG_NORM_NONE || residual || learn || !kind) return 0;
+  for (int k = 0; k < kind->stages; k++)
+    if (!kind->stage[k]->fuse) return 0;
+  return 1;
+}
+
+fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l) {
+  const fg_layer_shape *sh = &m->shape[l];
+  round_sink a = {m->S16[l], sh->w_in, 0.0};
+  fg_status st;
+  if (!m->S16[l]) return s->ops->aggregate16(s, l, m->H16[l], m->S[l], sh->w_in);
+  st = s->ops->aggregate16_rows(s, l, 0, m->H16[l], sh->w_in, round_rows, &a);
+  m->seconds[FG_TIME_OTHER] += a.secs;
+  return st;
+}
+
+void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const double t0 = fg_now();
+  fg_status st;
+  out_sink o = {m, l, 0.0};
+  m->zout = NULL; /* (the forward walk's sweep is done here) */
+  if (!m->H16[l + 1]) { /* the logits, fp32 */
+    if (a16)
+      fg_model_gemm_h(m, 0, 0, sh->n_out, wo, wi, a16, wi, m->W[l], wo, m->H[l + 1], wo, 0);
+    else
+      fg_model_gemm(m, 0, 0, sh->n_out, wo, wi, a, wi, m->W[l], wo, m->H[l + 1], wo);
+    return;
+  }
+  st = fg_bf16_gemm_tall_rows(sh->n_out, wi, wo, a16, a16 ? NULL : a, wi, m->W[l], wo, out_rows,
+                              &o);
+  fg_model_gemm_done(m, t0 + o.secs, st, sh->n_out, wo, wi);
+  m->seconds[FG_TIME_OTHER] += o.secs;
+}
+
+fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16) {
+  const fg_layer_shape *sh = &m->shape[l];
+  out_sink o = {m, l, 0.0};
+  fg_status st;
+  m->zout = NULL;
+  if (!m->H16[l + 1]) return s->ops->aggregate16(s, l, t16, m->H[l + 1], sh->w_out);
+  st = s->ops->aggregate16_rows(s, l, 0, t16, sh->w_out, out_rows, &o);
+  m->seconds[FG_TIME_OTHER] += o.secs;
+  return st;
+}
+
+fg_status fg_model_fused_agg_t(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
+                               fg_bf16 *out16) {
+  round_sink a = {out16, f, 0.0};
+  const fg_status st = s->ops->aggregate16_rows(s, l, 1, in16, f, round_rows, &a);
+  m->seconds[FG_TIME_OTHER] += a.secs;
+  return st;
+}
+
+/* The mask sink of layer l's input gradient at dropout rate p, with its bias blocks' sums in
+ * m->bias_part (allocated with the model: no failure inside a pass) */
+static void mask_begin(fg_model *m, int l, float p, mask_sink *a) {
+  a->m = m;
+  a->l = l;
+  a->scale = p > 0.0f && l % m->kind->stages == 0 ? 1.0f / (1.0f - p) : 1.0f;
+  a->secs = 0.0;
+  a->part = m->bias_part;
+}
+
+/* db[l - 1] from the sums, dZ_{l-1} handed on */
+static void mask_end(mask_sink *a, fg_status st) {
+  fg_model *m = a->m;
+  const fg_layer_shape *sh = &m->shape[a->l];
+  const double t0 = fg_now();
+  if (st == FG_OK) {
+    fg_bias_from_parts(m->db[a->l - 1], a->part, sh->n_in, sh->w_in);
+    m->dz16_next = m->H16[a->l];
+  }
+  m->seconds[FG_TIME_OTHER] += a->secs + (fg_now() - t0);
+}
+
+fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
+                                 float p) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const double t0 = fg_now();
+  fg_status gst;
+  mask_sink k;
+  mask_begin(m, l, p, &k);
+  /* W (wi x wo) transposed, as the fp32 product's nt case does */
+  gst = fg_model_transpose_weight(m, wi, wo, m->W[l], wo);
+  if (gst == FG_OK)
+    gst = fg_bf16_gemm_tall_rows(sh->n_in, wo, wi, a16, a16 ? NULL : a, wo, m->wt, wi, mask_rows,
+                                 &k);
+  fg_model_gemm_done(m, t0 + k.secs, gst, sh->n_in, wi, wo);
+  mask_end(&k, gst);
+  return FG_OK; /* (a product's failure is the pass's: gemm_status) */
+}
+
+fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p) {
+  fg_status st;
+  mask_sink k;
+  mask_begin(m, l, p, &k);
+  st = s->ops->aggregate16_rows(s, l, 1, u16, m->shape[l].w_in, mask_rows, &k);
+  mask_end(&k, st);
+  return st;
+}
+
+void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t32) {
+  const fg_layer_shape *sh = &m->shape[l];
+  const int64_t wi = sh->w_in, wo = sh->w_out;
+  const double t0 = fg_now();
+  const fg_status st =
+      t16 ? fg_bf16_gemm_wgrad(sh->n_in, wi, wo, m->H16[l], wi, t16, wo, m->dW[l], wo, 0)
+          : fg_bf16_gemm_wgrad_hf(sh->n_in, wi, wo, m->H16[l], wi, t32, wo, m->dW[l], wo, 0);
+  fg_model_gemm_done(m, t0, st, wi, wo, sh->n_in);
+}
