@@ -634,10 +634,12 @@ fg_status fg_bf16_gemm_wgrad_fh(int64_t n, int64_t k, int64_t m, const float *A,
   return bf16_wgrad(n, k, m, a, g, dW, ldw, accumulate);
 }
 
-/* A W a block of rows at a time, each block's fp32 product as bf16_tall computes it on the
- * convert path (the same row blocks), handed to sink in row order. */
+/* A W (+ A2 W2 where W2 is not NULL) a block of rows at a time, each block's fp32 product as
+ * bf16_tall computes it on the convert path (the same row blocks; the second product added
+ * onto the first as bf16_tall accumulates), handed to sink in row order. */
 static fg_status bf16_tall_rows(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
-                                int64_t ldw, fg_rows_sink sink, void *ctx) {
+                                int64_t ldw, bf16_src A2, const float *W2, int64_t ldw2,
+                                fg_rows_sink sink, void *ctx) {
   fg_status st = FG_OK;
   float *blk = NULL; /* (block x m): a block of the fp32 product */
   const int64_t block = block_rows(n, k, m);
@@ -646,7 +648,10 @@ static fg_status bf16_tall_rows(int64_t n, int64_t k, int64_t m, bf16_src A, con
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
     const bf16_src a = {A.h ? A.h + r0 * A.ld : NULL, A.f ? A.f + r0 * A.ld : NULL, A.ld};
+    const bf16_src a2 = {A2.h ? A2.h + r0 * A2.ld : NULL, A2.f ? A2.f + r0 * A2.ld : NULL,
+                         A2.ld};
     FG_CHECK(bf16_tall(rows, k, m, a, W, ldw, blk, m, 0));
+    if (W2) FG_CHECK(bf16_tall(rows, k, m, a2, W2, ldw2, blk, m, 1));
     sink(ctx, r0, rows, blk);
   }
 cleanup:
@@ -660,7 +665,7 @@ typedef struct round_sink {
   int64_t ldc, m;
 } round_sink;
 
-static void round_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+static void round_rows(void *ctx, int64_t r0, int64_t rows, float *blk) {
   const round_sink *a = ctx;
   if (a->ldc == a->m) {
     fg_bf16_from_f32(a->C + r0 * a->ldc, blk, rows * a->m);
@@ -674,8 +679,9 @@ static void round_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
 static fg_status bf16_tall_16(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
                               int64_t ldw, fg_bf16 *C, int64_t ldc) {
   round_sink a = {C, ldc, m};
+  const bf16_src none = {NULL, NULL, 0};
   assert(ldc >= m);
-  return bf16_tall_rows(n, k, m, A, W, ldw, round_rows, &a);
+  return bf16_tall_rows(n, k, m, A, W, ldw, none, NULL, 0, round_rows, &a);
 }
 
 fg_status fg_bf16_gemm_tall_f32_16(int64_t n, int64_t k, int64_t m, const float *A, int64_t lda,
@@ -693,10 +699,21 @@ fg_status fg_bf16_gemm_tall_16(int64_t n, int64_t k, int64_t m, const fg_bf16 *A
 fg_status fg_bf16_gemm_tall_rows(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
                                  const float *Af, int64_t lda, const float *W, int64_t ldw,
                                  fg_rows_sink sink, void *ctx) {
-  const bf16_src a = {A, A ? NULL : Af, lda};
+  const bf16_src a = {A, A ? NULL : Af, lda}, none = {NULL, NULL, 0};
   assert((A != NULL) != (Af != NULL));
-  return bf16_tall_rows(n, k, m, a, W, ldw, sink, ctx);
+  return bf16_tall_rows(n, k, m, a, W, ldw, none, NULL, 0, sink, ctx);
 }
+
+fg_status fg_bf16_gemm_tall_rows2(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                  const float *Af, int64_t lda, const float *W, int64_t ldw,
+                                  const fg_bf16 *A2, const float *A2f, int64_t lda2,
+                                  const float *W2, int64_t ldw2, fg_rows_sink sink, void *ctx) {
+  const bf16_src a = {A, A ? NULL : Af, lda}, a2 = {A2, A2 ? NULL : A2f, lda2};
+  assert((A != NULL) != (Af != NULL) && (A2 != NULL) != (A2f != NULL) && W2);
+  return bf16_tall_rows(n, k, m, a, W, ldw, a2, W2, ldw2, sink, ctx);
+}
+
+int64_t fg_bf16_gemm_block_rows(int64_t n, int64_t k, int64_t m) { return block_rows(n, k, m); }
 
 /* ---- SpMM on bf16 rows -------------------------------------------------------------------- */
 

@@ -141,11 +141,12 @@ void fg_bf16_gemm_wgrad_ref(int64_t n, int64_t k, int64_t m, const fg_bf16 *A, i
                             int accumulate);
 
 /* A consumer of a product's rows as they are completed: rows [r0, r0 + rows) of the fp32
- * result in blk (rows x cols, row length cols), called in row order from the calling thread,
+ * result in blk (rows x cols, row length cols: the producer's staging, which the sink may
+ * overwrite, e.g. to add another product's rows), called in row order from the calling thread,
  * outside any parallel region (it may run its own). What an epilogue fused into a producer
  * takes: the next layer's bias, ReLU and dropout, or backward's mask, each rounding into a
  * bf16 matrix, so that no fp32 copy of the whole result is stored. */
-typedef void (*fg_rows_sink)(void *ctx, int64_t r0, int64_t rows, const float *blk);
+typedef void (*fg_rows_sink)(void *ctx, int64_t r0, int64_t rows, float *blk);
 /* The layer product A W (A bf16, or Af fp32 rounded as it is read: exactly one of them) handed
  * to sink a block of rows at a time: the blocks, and each block's bits, of
  * fg_bf16_gemm_tall_16 (which is this with a sink that rounds into C), in the call's own
@@ -153,6 +154,17 @@ typedef void (*fg_rows_sink)(void *ctx, int64_t r0, int64_t rows, const float *b
 fg_status fg_bf16_gemm_tall_rows(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
                                  const float *Af, int64_t lda, const float *W, int64_t ldw,
                                  fg_rows_sink sink, void *ctx);
+/* The same for A W + A2 W2 (A2 bf16, or A2f fp32; both k columns, W2 k x m): each block's
+ * second product added onto its first as fg_bf16_gemm_tall(..., accumulate 1) adds it, so the
+ * bits of those two calls over the whole rows. */
+fg_status fg_bf16_gemm_tall_rows2(int64_t n, int64_t k, int64_t m, const fg_bf16 *A,
+                                  const float *Af, int64_t lda, const float *W, int64_t ldw,
+                                  const fg_bf16 *A2, const float *A2f, int64_t lda2,
+                                  const float *W2, int64_t ldw2, fg_rows_sink sink, void *ctx);
+/* The rows of the blocks the tall products above cut n rows into (the last may be shorter): a
+ * caller that adds a product's rows to another result a block at a time runs it on these
+ * blocks, so that its bits are the whole product's. */
+int64_t fg_bf16_gemm_block_rows(int64_t n, int64_t k, int64_t m);
 
 /* ---- SpMM on bf16 rows ------------------------------------------------------------------- */
 /* Y[nrows x f] = A X (accumulate == 0) or Y += A X, A CSR with fp32 values, X bf16 rows (ldx),

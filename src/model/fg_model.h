@@ -212,6 +212,8 @@ struct fg_model {
                              gradient, as the producing GEMM or aggregation completes a block of
                              rows; one scratch buffer (work_a) of bf16 products, fp32 only for
                              the last layer's narrow gradient; no work_b */
+  float *stage;           /* under fuse, for a self term's gradient added to an aggregation
+                             (fg_model_fused_dd_agg): a product's row block of n x w_in */
   double *bias_part;      /* under fuse: the mask pass's bias row-block sums (fg_bias_part_len
                              of the widest hidden input) */
   fg_bf16 *dz16_next;     /* a fused backward's dZ_{l-1}, stored as bf16 over H16[l] with
@@ -358,27 +360,34 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
 int fg_model_fuse16(int bf16, int rows16, const fg_model_kind *kind, int norm, int residual,
                     int learn);
 
-/* fuse16.c, for a layer kind's fused path (fg_model.fuse; D_l is H16[l] at every layer):
+/* fuse16.c, for a layer kind's fused path (fg_model.fuse; D_l is H16[l] at every layer; W[l],
+ * the layer's matrix 0, the product's weight; W2, where not NULL, a self term's, whose rows are
+ * the layer's own: SAGE's W_self):
  * fg_model_fused_s: S = Â D_l into S16[l] (rounded a block of rows at a time; S[l] in fp32
- * where it is kept so). fg_model_fused_out_gemm: Z = A W (A bf16 a16, or fp32 a, n_out x
- * w_in) into the layer's output: a hidden H16[l + 1] through its bias, ReLU and dropout a
- * block at a time, the logits H[L] as they are (the forward walk adds their bias).
- * fg_model_fused_out_agg: Z = Â T (T bf16, n_in x w_out) the same way. fg_model_fused_agg_t:
- * out16 = Âᵀ in16 rounded (n_in x f). fg_model_fused_dd_gemm: dD_l = A Wᵀ (A bf16 or fp32,
- * n_in x w_out) and fg_model_fused_dd_agg: dD_l = Âᵀ U (U bf16, n_out x w_in), each through
- * backward's mask pass (dropout's scale at rate p where layer l takes a model layer's input,
- * ReLU's mask) into dZ_{l-1} over H16[l], with db[l - 1]: fg_model.dz16_next. fg_model_fused_
- * wgrad: dW[l] = D_lᵀ T (T bf16 t16 or fp32 t32, n_in x w_out). Each a layer's forward or
+ * where it is kept so). fg_model_fused_out_gemm: Z = A W (+ D_l W2) (A bf16 a16, or fp32 a,
+ * n_out x w_in) into the layer's output: a hidden H16[l + 1] through its bias, ReLU and dropout
+ * a block at a time, the logits H[L] as they are (the forward walk adds their bias).
+ * fg_model_fused_out_agg: Z = Â T (+ D_l W2) (T bf16, n_in x w_out) the same way.
+ * fg_model_fused_agg_t: out16 = Âᵀ in16 rounded (n_in x f). fg_model_fused_dd_gemm: dD_l = A Wᵀ
+ * (+ dZ W2ᵀ) (A bf16 or fp32, n_in x w_out) and fg_model_fused_dd_agg: dD_l = Âᵀ U (+ dZ W2ᵀ)
+ * (U bf16, n_out x w_in), each through backward's mask pass (dropout's scale at rate p where
+ * layer l takes a model layer's input, ReLU's mask) into dZ_{l-1} over H16[l], with db[l - 1]:
+ * fg_model.dz16_next; dZ is m->dz16, or dz (fp32) where that is NULL. fg_model_fused_wgrad:
+ * dW[l] = D_lᵀ T (T bf16 t16 or fp32 t32, n_in x w_out). A self term is added in the row
+ * blocks its own product takes, so every bit is the unfused sum's. Each a layer's forward or
  * backward returns; a failure of a product is kept for the pass (gemm_status), of a scheme
  * operation returned. */
 fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l);
-void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a);
-fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16);
+void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
+                             const float *W2);
+fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16,
+                                 const float *W2);
 fg_status fg_model_fused_agg_t(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
                                fg_bf16 *out16);
 fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
-                                 float p);
-fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p);
+                                 float p, const float *dz, const float *W2);
+fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p,
+                                const float *dz, const float *W2);
 void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t32);
 
 /* Internal to the layer kinds and fuse16.c: W (N x K, row length ldb) transposed into m->wt
@@ -386,6 +395,9 @@ void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t
  * (n x mm, packed) = A W stored as bf16, A fp32 (a) or bf16 (a16), lda k, timed. */
 fg_status fg_model_transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
                                     int64_t ldb);
+/* The same into m->wt + at (grown to at + K N: a second weight beside the first) */
+fg_status fg_model_transpose_weight_at(fg_model *m, int64_t at, int64_t N, int64_t K,
+                                       const float *B, int64_t ldb);
 void fg_model_gemm_done(fg_model *m, double t0, fg_status st, int64_t M, int64_t N, int64_t K);
 void fg_model_tall16(fg_model *m, int64_t n, int64_t k, int64_t mm, const float *a,
                      const fg_bf16 *a16, const float *W, fg_bf16 *C16);

@@ -15,12 +15,12 @@ static fg_status gcn_forward_fused(fg_model *m, fg_scheme *s, int l) {
   fg_bf16 *t16 = (fg_bf16 *)(void *)m->work_a; /* T = D W (n_in x w_out) */
   if (m->agg_first[l]) {
     const fg_status st = fg_model_fused_s(m, s, l); /* S = Â D */
-    if (st == FG_OK) fg_model_fused_out_gemm(m, l, m->S16[l], m->S[l]);
+    if (st == FG_OK) fg_model_fused_out_gemm(m, l, m->S16[l], m->S[l], NULL);
     return st;
   }
   m->Sv[l] = NULL; /* (D_l is H16[l]) */
   fg_model_tall16(m, sh->n_in, sh->w_in, sh->w_out, NULL, m->H16[l], m->W[l], t16);
-  return fg_model_fused_out_agg(m, s, l, t16);
+  return fg_model_fused_out_agg(m, s, l, t16, NULL);
 }
 
 /* Fused backward: the gradients that feed GEMMs only stored as bf16 in work_a (the last
@@ -40,17 +40,17 @@ static fg_status gcn_backward_fused(fg_model *m, fg_scheme *s, int l, float *dz,
       fg_model_tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
     else
       fg_model_gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
-    return fg_model_fused_dd_agg(m, s, l, u16, p);
+    return fg_model_fused_dd_agg(m, s, l, u16, p, dz, NULL);
   }
   /* dT = Âᵀ dZ (bf16; fp32 from the logits' gradient); dW = Dᵀ dT; dD = dT Wᵀ */
   if (m->dz16) {
     FG_CHECK(fg_model_fused_agg_t(m, s, l, m->dz16, wo, u16));
     fg_model_fused_wgrad(m, l, u16, NULL);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, u16, NULL, p));
+    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, u16, NULL, p, dz, NULL));
   } else {
     FG_CHECK(s->ops->aggregate_t(s, l, dz, m->work_a, wo));
     fg_model_fused_wgrad(m, l, NULL, m->work_a);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, NULL, m->work_a, p));
+    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, NULL, m->work_a, p, dz, NULL));
   }
 cleanup:
   return st;

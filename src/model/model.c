@@ -206,6 +206,7 @@ void fg_model_destroy(fg_model **mp) {
   free(m->work_a);
   free(m->work_b);
   free(m->bias_part);
+  free(m->stage);
   free(m->row_max);
   free(m->row_sum);
   free(m->widths);
@@ -389,7 +390,7 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
     if (cfg->bf16) { /* the scheme's rows16 (its widest SpMM input: an aggregating layer's
                         input width where it aggregates first, else its output's, both ways),
                         fg_model_create's wt, a product's row blocks */
-      int64_t wmax = 1, mats = 1, blocks = 0;
+      int64_t wmax = 1, mats = 1, blocks = 0, rows_blk = 0, stage = 0;
       int h16[FG_MAX_STACK + 1];
       storage16(kind, L, sh, agg, cfg->label_prop > 0.0f, cfg->gin_eps_learn, cfg->residual, 0,
                 cfg->bf16 && !cfg->bf16_s32, fuse, h16);
@@ -401,12 +402,18 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
           wmax = FG_MAX(wmax, agg[l] ? cfg->widths[l] : cfg->widths[l + 1]);
         if (fuse && stack_kind(kind, l)->aggregates) { /* (its aggregations' width) */
           const int64_t f = agg[l] ? cfg->widths[l] : cfg->widths[l + 1];
-          blocks = FG_MAX(blocks, 4 * fg_scheme_rows_block(n, f) * f);
+          rows_blk = FG_MAX(rows_blk, 4 * fg_scheme_rows_block(n, f) * f);
         }
-        mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1]);
+        if (fuse && l > 0 && agg[l] && stack_kind(kind, l)->self_term) /* (fg_model.stage) */
+          stage = FG_MAX(stage, 4 * fg_bf16_gemm_block_rows(n, cfg->widths[l + 1], cfg->widths[l]) *
+                                    cfg->widths[l]);
+        mats = FG_MAX(mats, cfg->widths[l] * cfg->widths[l + 1] *
+                                (fuse && stack_kind(kind, l)->mats > 1 ? 2 : 1));
         blocks = FG_MAX(blocks, fg_bf16_gemm_scratch_bytes(n, cfg->widths[l], cfg->widths[l + 1]));
       }
-      *activation_bytes += 2 * n * wmax + 4 * mats + blocks;
+      /* (fused: the aggregation's staging, kept by the scheme, and the self term's beside a
+       * product's blocks) */
+      *activation_bytes += 2 * n * wmax + 4 * mats + blocks + rows_blk + stage;
     }
   }
   if (param_bytes) *param_bytes = 4 * 4 * np; /* parameters, gradients, two Adam moments */
@@ -667,10 +674,21 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
     if (h16[0]) FG_ALLOC_ACT16(m->H16[0], m->shape[0].n_in * m->shape[0].w_in);
   }
   if (m->fuse) {
-    int64_t len = 1;
+    int64_t len = 1, stage = 1, mats_in = 1;
     for (int l = 1; l < L; l++)
       len = FG_MAX(len, fg_bias_part_len(m->shape[l].n_in, m->shape[l].w_in));
     FG_ALLOC(m->bias_part, len);
+    for (int l = 0; l < L; l++) {
+      const fg_layer_shape *sh = &m->shape[l];
+      if (m->mats[l] > 1) mats_in = FG_MAX(mats_in, 2 * sh->w_in * sh->w_out);
+      if (l > 0 && m->agg_first[l] && m->kinds[l]->self_term)
+        stage = FG_MAX(stage, fg_bf16_gemm_block_rows(sh->n_out, sh->w_out, sh->w_in) * sh->w_in);
+    }
+    FG_ALLOC(m->stage, stage);
+    /* a self term's weight transposed beside the product's (fg_model_fused_dd_gemm) */
+    FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)), FG_ERR_NOMEM,
+               "out of memory for the bf16 products' transposed weights (%lld floats)",
+               (long long)mats_in);
   }
   if (m->norm && L > 1) {
     int64_t rows = 1; /* LayerNorm's rows, BatchNorm's columns */
@@ -689,15 +707,20 @@ cleanup:
 }
 
 /* B (N x K, row length ldb) transposed into m->wt (K x N). */
-fg_status fg_model_transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
-                                  int64_t ldb) {
+fg_status fg_model_transpose_weight_at(fg_model *m, int64_t at, int64_t N, int64_t K,
+                                       const float *B, int64_t ldb) {
   fg_status st = FG_OK;
-  FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, K * N, sizeof(float)), FG_ERR_NOMEM,
+  FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, at + K * N, sizeof(float)), FG_ERR_NOMEM,
              "out of memory for a transposed weight (%lld x %lld)", (long long)K, (long long)N);
   for (int64_t i = 0; i < N; i++)
-    for (int64_t j = 0; j < K; j++) m->wt[j * N + i] = B[i * ldb + j];
+    for (int64_t j = 0; j < K; j++) m->wt[at + j * N + i] = B[i * ldb + j];
 cleanup:
   return st;
+}
+
+fg_status fg_model_transpose_weight(fg_model *m, int64_t N, int64_t K, const float *B,
+                                    int64_t ldb) {
+  return fg_model_transpose_weight_at(m, 0, N, K, B, ldb);
 }
 
 /* C = op(A) op(B) (+ C with acc) on bf16-rounded operands, fp32 sums (fg_bf16.h: the

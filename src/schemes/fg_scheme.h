@@ -98,13 +98,14 @@ typedef struct fg_scheme_ops {
    * NULL: the model keeps that gradient in fp32 and calls aggregate_t. */
   fg_status (*aggregate16_t)(fg_scheme *s, int l, const fg_bf16 *in, float *out, int64_t f);
   /* aggregate16 (t = 0) or aggregate16_t (t = 1) with the result handed to sink a block of
-   * complete rows at a time (fp32, in a staging block of the scheme's: fg_scheme_spmm_rows),
+   * complete rows at a time (fp32, in a staging block of the scheme's: fg_scheme_spmm_rows;
+   * blocks of `block` rows from row 0 where block > 0, the scheme's choice where it is 0),
    * never stored whole: for a model that fuses what follows an aggregation (the layer's bias,
    * ReLU and dropout; backward's mask) into it, storing only bf16. The sums are aggregate16's
    * (aggregate16_t's) bit for bit. May be NULL: the scheme completes a row only after all its
    * stages, and the model aggregates into an fp32 buffer. Collective. */
   fg_status (*aggregate16_rows)(fg_scheme *s, int l, int t, const fg_bf16 *in, int64_t f,
-                                fg_rows_sink sink, void *ctx);
+                                int64_t block, fg_rows_sink sink, void *ctx);
   /* out (n_out x f) = the input-layout rows in (n_in x f) in the output layout: Â_l's pattern
    * replaced by the identity (a self term, a residual). May be NULL: n_in = n_out, a copy. */
   fg_status (*move_rows)(fg_scheme *s, int l, const float *in, float *out, int64_t f);
@@ -307,12 +308,12 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
 /* The same with each fp32 sum rounded once into out (bf16, A->nrows x f): fg_spmm_bf16_out. */
 void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                              fg_bf16 *out);
-/* fg_scheme_spmm_bf16 (A in, in bf16) handed to sink a block of fg_scheme_rows_block(A->nrows,
- * f) rows at a time from s->rows_blk (grown to it; FG_ERR_NOMEM if it cannot grow): each row
+/* fg_scheme_spmm_bf16 (A in, in bf16) handed to sink a block of `block` rows at a time (<= 0:
+ * fg_scheme_rows_block(A->nrows, f)) from s->rows_blk (grown to it; FG_ERR_NOMEM if it cannot grow): each row
  * summed as fg_spmm_bf16 sums it, whichever block holds it. Only the SpMMs are timed in
  * s->seconds_spmm; the sink times itself. */
 fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
-                              fg_rows_sink sink, void *ctx);
+                              int64_t block, fg_rows_sink sink, void *ctx);
 /* The rows of fg_scheme_spmm_rows' blocks for an output of n rows x f: FG_ROWS_BLOCK_BYTES of
  * fp32 rows (8 MiB, as the bf16 GEMMs' blocks), at least 64 a thread, at most n. */
 #ifndef FG_ROWS_BLOCK_BYTES

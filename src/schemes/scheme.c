@@ -314,14 +314,17 @@ void fg_scheme_spmm_bf16(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64
 }
 
 int64_t fg_scheme_rows_block(int64_t n, int64_t f) {
-  const int64_t rows = FG_MAX(FG_ROWS_BLOCK_BYTES / (4 * FG_MAX(f, 1)), 64 * (int64_t)fg_max_threads());
+  const int64_t rows =
+      FG_MAX(FG_ROWS_BLOCK_BYTES / (4 * FG_MAX(f, 1)), 64 * (int64_t)fg_max_threads());
   return FG_MAX(FG_MIN(n, rows), 0);
 }
 
 fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
-                              fg_rows_sink sink, void *ctx) {
+                              int64_t rows_a_block, fg_rows_sink sink, void *ctx) {
   fg_status st = FG_OK;
-  const int64_t n = A->nrows, block = fg_scheme_rows_block(n, f);
+  const int64_t n = A->nrows;
+  const int64_t block =
+      rows_a_block > 0 ? FG_MIN(n, rows_a_block) : fg_scheme_rows_block(n, f);
   if (n <= 0 || f <= 0) return FG_OK;
   if (block * f > s->rows_blk_cap) {
     float *grown = fg_malloc_huge((size_t)(block * f) * sizeof *grown);

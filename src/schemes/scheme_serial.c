@@ -37,10 +37,12 @@ static fg_status serial_aggregate16_t(fg_scheme *s, int l, const fg_bf16 *in, fl
 }
 
 static fg_status serial_aggregate16_rows(fg_scheme *s, int l, int t, const fg_bf16 *in,
-                                         int64_t f, fg_rows_sink sink, void *ctx) {
+                                         int64_t f, int64_t block, fg_rows_sink sink,
+                                         void *ctx) {
   serial_impl *im = s->impl;
   (void)l;
-  return fg_scheme_spmm_rows(s, t && !im->symmetric ? &im->At : &im->A, in, f, sink, ctx);
+  return fg_scheme_spmm_rows(s, t && !im->symmetric ? &im->At : &im->A, in, f, block, sink,
+                             ctx);
 }
 
 static void serial_destroy(fg_scheme *s) {

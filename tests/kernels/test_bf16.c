@@ -308,7 +308,7 @@ typedef struct rows_check {
   int ok, calls;
 } rows_check;
 
-static void check_rows(void *ctx, int64_t r0, int64_t rows, const float *blk) {
+static void check_rows(void *ctx, int64_t r0, int64_t rows, float *blk) {
   rows_check *rc = ctx;
   rc->calls++;
   rc->ok &= r0 == rc->next && rows > 0;

@@ -89,8 +89,9 @@ static void bf16_storage(fg_scheme *s, const fg_model_kind *kind, fg_test_model 
     if (want && l < Ls && m[0]->kinds[l]->eps) exact = 0; /* a GIN aggregation reads it */
   }
   EXPECT(mdl.residual ? h16 == 0 : h16 >= 1);
-  /* a GCN without a norm or residual connections fuses its epilogues on the serial scheme */
-  EXPECT(m[0]->fuse == (!strcmp(kind->name, "gcn") && !mdl.residual &&
+  /* a GCN or SAGE without a norm or residual connections fuses its epilogues on the serial
+   * scheme */
+  EXPECT(m[0]->fuse == (strcmp(kind->name, "gin") != 0 && !mdl.residual &&
                         fg_test_model_norm(mdl) == FG_NORM_NONE) && !m[1]->fuse);
   EXPECT(exact || nm == 3);
   /* the gradient a layer aggregating first multiplies by Âᵀ, stored as bf16 (g16) */

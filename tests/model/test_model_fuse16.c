@@ -8,7 +8,8 @@
  * forward's bias, ReLU and dropout, dT = Âᵀ dZ rounded, dD = dT Wᵀ and dD = Âᵀ (dZ Wᵀ) through
  * the mask and the bias gradient), on an undirected and a directed graph (Âᵀ its own matrix).
  * The training step's gradients, the evaluation logits, and a second step after the evaluation
- * are compared. And the memory model: a GCN 3 x 128 (128 features, 32 classes) holds 2.75
+ * are compared; and SAGE the same way, its self term added in its own product's row blocks.
+ * And the memory model: a GCN 3 x 128 (128 features, 32 classes) holds 2.75
  * buffers of n x 128 floats fused, 3.75 unfused and 5.25 in fp32. */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,8 @@
 #include "dist/fg_dist.h"
 #include "kernels/fg_kernels.h"
 #include "model/fg_model.h"
-#include "schemes/fg_scheme.h"
 #include "model_ref.h"
+#include "schemes/fg_scheme.h"
 #include "testutil.h"
 
 enum { N = 2200, F = 64, C = 5, L = 3, NE = 6 * N };
@@ -31,7 +32,7 @@ static void step(fg_model *m, fg_scheme *s, const uint8_t *sel, float *dl, float
   EXPECT_OK(fg_model_backward(m, s, dl, p, 7, epoch));
 }
 
-static void run_case(int directed, int order) {
+static void run_case(const char *model, int directed, int order) {
   static int64_t src[NE], dst[NE];
   fg_dataset ds;
   fg_dist *dist = NULL;
@@ -64,8 +65,13 @@ static void run_case(int directed, int order) {
   s->bf16 = 1;
   for (int i = 0; i < N; i++) sel[i] = s->split[i] == FG_SPLIT_TRAIN;
   for (int k = 0; k < 2; k++) {
-    const fg_model_config mc = {.layers = L, .widths = kWidths, .agg_order = order, .seed = 5,
-                                .bf16 = 1, .bf16_unfused = k};
+    const fg_model_config mc = {.layers = L,
+                                .widths = kWidths,
+                                .agg_order = order,
+                                .seed = 5,
+                                .kind = fg_model_kind_find(model),
+                                .bf16 = 1,
+                                .bf16_unfused = k};
     EXPECT_OK(fg_model_create(&mc, s, &m[k]));
   }
   if (!m[0] || !m[1]) goto done;
@@ -74,18 +80,19 @@ static void run_case(int directed, int order) {
          m[0]->agg_first[2] == (order == FG_AGG_FIRST));
   for (int k = 0; k < 2; k++) step(m[k], s, sel, dl, 0.3f, 1);
   EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
-             "directed %d order %d: fused gradients differ from the unfused layout's", directed,
-             order);
+             "%s directed %d order %d: fused gradients differ from the unfused layout's", model,
+             directed, order);
   for (int k = 0; k < 2; k++) EXPECT_OK(fg_model_forward(m[k], s, 0, 0.0f, 7, 1));
   EXPECT_MSG(memcmp(m[0]->H[L], m[1]->H[L], sizeof(float) * N * C) == 0,
-             "directed %d order %d: fused evaluation logits differ", directed, order);
+             "%s directed %d order %d: fused evaluation logits differ", model, directed, order);
   for (int k = 0; k < 2; k++) step(m[k], s, sel, dl, 0.3f, 2);
   EXPECT_MSG(memcmp(m[0]->grads, m[1]->grads, sizeof(float) * (size_t)m[0]->n_params) == 0,
-             "directed %d order %d: a second step's fused gradients differ", directed, order);
+             "%s directed %d order %d: a second step's fused gradients differ", model, directed,
+             order);
   {
     double norm = 0.0;
     for (int64_t i = 0; i < m[0]->n_params; i++) norm += (double)m[0]->grads[i] * m[0]->grads[i];
-    EXPECT_MSG(norm > 0.0, "directed %d order %d: zero gradients", directed, order);
+    EXPECT_MSG(norm > 0.0, "%s directed %d order %d: zero gradients", model, directed, order);
   }
 done:
   for (int k = 0; k < 2; k++) fg_model_destroy(&m[k]);
@@ -102,17 +109,27 @@ static void memory_model(void) {
   double buf[3];
   int64_t act[3];
   for (int k = 0; k < 3; k++) {
-    const fg_model_config mc = {.layers = 3, .widths = w, .bf16 = k < 2, .bf16_unfused = k == 1,
-                                .rows16 = 1};
+    const fg_model_config mc = {
+        .layers = 3, .widths = w, .bf16 = k < 2, .bf16_unfused = k == 1, .rows16 = 1};
     fg_model_memory(&mc, n, &act[k], NULL, &buf[k]);
   }
   EXPECT_MSG(buf[0] == 2.75 && buf[1] == 3.75 && buf[2] == 5.25,
              "GCN 3 x 128 buffers: fused %.3f, unfused %.3f, fp32 %.3f", buf[0], buf[1], buf[2]);
-  EXPECT_MSG(act[0] < act[1] && act[1] < act[2], "activation bytes fused %lld, unfused %lld, "
-             "fp32 %lld", (long long)act[0], (long long)act[1], (long long)act[2]);
-  printf("  GCN 3 x 128, n = %lld: activations fused %.1f MB (%.2f buffers), unfused %.1f MB "
-         "(%.2f), fp32 %.1f MB (%.2f)\n", (long long)n, act[0] / 1e6, buf[0], act[1] / 1e6,
-         buf[1], act[2] / 1e6, buf[2]);
+  EXPECT_MSG(act[0] < act[1] && act[1] < act[2],
+             "activation bytes fused %lld, unfused %lld, "
+             "fp32 %lld",
+             (long long)act[0], (long long)act[1], (long long)act[2]);
+  printf(
+      "  GCN 3 x 128, n = %lld: activations fused %.1f MB (%.2f buffers), unfused %.1f MB "
+      "(%.2f), fp32 %.1f MB (%.2f)\n",
+      (long long)n, act[0] / 1e6, buf[0], act[1] / 1e6, buf[1], act[2] / 1e6, buf[2]);
+  { /* SAGE fused: the GCN's buffers (unfused it keeps H[1] in fp32: 4.25) */
+    const fg_model_config mc = {
+        .layers = 3, .widths = w, .kind = fg_model_kind_find("sage"), .bf16 = 1, .rows16 = 1};
+    double b = 0.0;
+    fg_model_memory(&mc, n, NULL, NULL, &b);
+    EXPECT_MSG(b == 2.75, "SAGE 3 x 128 fused: %.3f buffers", b);
+  }
   { /* a scheme without aggregate16_rows (rows16 0) keeps the unfused layout */
     const fg_model_config mc = {.layers = 3, .widths = w, .bf16 = 1};
     double b = 0.0;
@@ -125,7 +142,10 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   memory_model();
   for (int directed = 0; directed < 2; directed++)
-    for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) run_case(directed, order);
+    for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) run_case("gcn", directed, order);
+  /* SAGE: its self term D W_s added to the product or the aggregation in that product's row
+   * blocks, dZ W_sᵀ to the transposed aggregation (its operator, the mean, is not symmetric) */
+  for (int order = FG_AGG_AUTO; order <= FG_AGG_LAST; order++) run_case("sage", 0, order);
   MPI_Finalize();
   return fg_test_finish("test_model_fuse16");
 }
