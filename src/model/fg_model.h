@@ -33,7 +33,7 @@
  * n x width (L + 3 with the trainer's n x classes loss gradient). work_a is n x max(w_0, hidden)
  * (it takes dropout(H_0)), work_b n x max(hidden, classes). Backward may overwrite every H[l]
  * (l >= 1): the activations are dead after it until the next forward. Under bf16 with fused
- * epilogues (fg_model.fuse, fuse16.c: serial, GCN) every hidden H[l] and D_0 are bf16, the
+ * epilogues (fg_model.fuse, fuse16.c: serial, GCN and SAGE) every hidden H[l] and D_0 are bf16, the
  * products hand their fp32 rows to the elementwise passes a block at a time, and one scratch
  * buffer of bf16 products remains: 2.75 buffers for GCN 3 x 128 against fp32's 5.25.
  */

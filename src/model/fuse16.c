@@ -15,7 +15,9 @@
  * element (dropout's masks keyed by node id and column), and the bias gradient's row blocks are
  * summed in fg_bias_backward's order across the calls (fg_masked_scale_bias_bf16_rows). What is
  * left is one scratch buffer of bf16 products (T = D W, dT, dZ Wᵀ) and, at the last layer, the
- * fp32 Âᵀ dlogits (as wide as the classes).
+ * fp32 Âᵀ dlogits (as wide as the classes). A layer whose output adds a second product of its
+ * own rows (SAGE's self term D W_s; backward's dZ W_sᵀ) has it added to each block before the
+ * pass, in the row blocks that product takes when it runs whole, so its bits are kept too.
  */
 #include <string.h>
 
