@@ -68,8 +68,9 @@ struct fg_scheme_info {
   fg_volume_kind volume;    /* 1D layouts: how fg_comm_plan counts it */
   int borrows_features;     /* on one process it reads the dataset's features in place (unless
                                they are normalized): the memory budget counts them once */
-  int rows16;               /* its aggregation completes rows in one pass (aggregate16_rows): a
-                               bf16 model fuses its epilogues there (fg_model_fuse16) */
+  int rows16;               /* its aggregation completes rows in one pass (aggregate16_rows;
+                               1d-sa not with --overlap): a bf16 model fuses its epilogues
+                               there (fg_model_fuse16) */
   int plan_min_ranks;       /* plan and --scheme auto consider it from this many ranks (1d on one
                                rank is serial with copies) */
   const char *default_order; /* the vertex order when --order is not given (NULL: natural);

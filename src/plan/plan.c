@@ -821,7 +821,8 @@ static fg_status predict_1d_c(const fg_dataset *ds, const fg_plan_config *cfg,
                                 .residual = cfg->residual,
                                 .label_prop = (float)cfg->label_prop,
                                 .bf16 = bf16,
-                                .rows16 = self->rows16 && !cfg->learn_features};
+                                .rows16 = self->rows16 && !cfg->learn_features &&
+                                          !(cfg->overlap && !serial)};
     int64_t act = 0, par = 0;
     fg_model_memory(&mc, r->rows, &act, &par, NULL);
     /* 1.5d receives its whole block row before keeping its share's columns */

@@ -37,6 +37,7 @@ static const fg_scheme_info registry[] = {
      .is_default = default_many_ranks,
      .predict = fg_plan_predict_1d,
      .volume = FG_VOLUME_HALO,
+     .rows16 = 1, /* (not with --overlap) */
      .plan_min_ranks = 2},
     {.name = "1.5d",
      .summary = "P/c block rows on c replicas each, the referenced rows of a 1/c share of the "

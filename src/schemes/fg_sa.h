@@ -79,5 +79,11 @@ void fg_sa_exchange_free(fg_sa_exchange *x);
  * they are, the bits and bytes of rounding their fp32 values. */
 fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
                       const fg_bf16 *in16, float *out, int64_t f);
+/* Collective: the same product from bf16 rows (in16) handed to sink a block of complete rows
+ * at a time (fg_scheme_spmm_rows2: the diagonal block's sums, then the halo's added, the bits
+ * of fg_sa_apply's whole products): the exchange completes first, so nothing overlaps it. */
+fg_status fg_sa_apply_rows(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op,
+                           const fg_bf16 *in16, int64_t f, int64_t block, fg_rows_sink sink,
+                           void *ctx);
 
 #endif /* FG_SA_H */

@@ -314,6 +314,12 @@ void fg_scheme_spmm_bf16_out(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, i
  * s->seconds_spmm; the sink times itself. */
 fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                               int64_t block, fg_rows_sink sink, void *ctx);
+/* The same for A in + B in2 (B of A's rows, in2 its columns' rows, bf16; B NULL or empty: A
+ * alone): each block's B sums added to its A sums as fg_spmm_bf16 accumulates them (the old
+ * value added last), so the bits of the two whole products, the second accumulated. */
+fg_status fg_scheme_spmm_rows2(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, const fg_csr *B,
+                               const fg_bf16 *in2, int64_t f, int64_t block, fg_rows_sink sink,
+                               void *ctx);
 /* The rows of fg_scheme_spmm_rows' blocks for an output of n rows x f: FG_ROWS_BLOCK_BYTES of
  * fp32 rows (8 MiB, as the bf16 GEMMs' blocks), at least 64 a thread, at most n. */
 #ifndef FG_ROWS_BLOCK_BYTES

@@ -213,6 +213,48 @@ cleanup:
   return st;
 }
 
+/* Posts op's receives into x->halobuf and sends of in's (in16's) rows from x->sendbuf, rows of
+ * f elements as bf16 (x16) or fp32, counting them; *nreq requests in x->req, *row their
+ * datatype (the caller frees it). */
+static fg_status sa_post(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
+                         const fg_bf16 *in16, int64_t f, int x16, MPI_Datatype *row,
+                         int *nreq) {
+  fg_status st = FG_OK;
+  fg_dist *d = s->dist;
+  const int P = d->size;
+  const int64_t esz = x16 ? 2 : 4;
+  char *halo = (char *)(void *)x->halobuf, *send = (char *)(void *)x->sendbuf;
+  int fi = 0;
+  const double t0 = fg_now();
+  FG_CHECK(fg_mpi_count(f, &fi));
+  FG_CHECK_MPI(MPI_Type_contiguous(fi, x16 ? MPI_UINT16_T : MPI_FLOAT, row));
+  FG_CHECK_MPI(MPI_Type_commit(row));
+  for (int j = 0; j < P; j++) {
+    if (op->recv_count[j] == 0) continue;
+    FG_CHECK_MPI(MPI_Irecv(halo + (int64_t)op->recv_displ[j] * f * esz, op->recv_count[j], *row,
+                           j, FG_TAG_HALO, d->comm, &x->req[(*nreq)++]));
+    fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * esz);
+  }
+  for (int64_t k = 0; k < op->n_send; k++) {
+    const int64_t r = (int64_t)op->send_rows[k] * f;
+    if (in16)
+      memcpy((fg_bf16 *)(void *)send + k * f, in16 + r, (size_t)f * sizeof *in16);
+    else if (x16)
+      fg_bf16_from_f32((fg_bf16 *)(void *)send + k * f, in + r, f);
+    else
+      memcpy(x->sendbuf + k * f, in + r, (size_t)f * sizeof(float));
+  }
+  for (int j = 0; j < P; j++) {
+    if (op->send_count[j] == 0) continue;
+    FG_CHECK_MPI(MPI_Isend(send + (int64_t)op->send_displ[j] * f * esz, op->send_count[j], *row,
+                           j, FG_TAG_HALO, d->comm, &x->req[(*nreq)++]));
+    fg_dist_count_send(d, (int64_t)op->send_count[j] * f * esz);
+  }
+cleanup:
+  d->counters.seconds_comm += fg_now() - t0;
+  return st;
+}
+
 fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const float *in,
                       const fg_bf16 *in16, float *out, int64_t f) {
   fg_status st = FG_OK;
@@ -222,38 +264,10 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
   /* under bf16 the rows travel as bf16: packing rounds them (the receiver's SpMM would round
    * them to the same bits), the off part gathers the halo as it arrives */
   const int x16 = in16 || (s->bf16 && P > 1);
-  const int64_t esz = x16 ? 2 : 4;
-  int nreq = 0, fi = 0, posted = 0;
-  double t0;
-  FG_CHECK(ensure_buffers(d, x, f, esz));
+  int nreq = 0, posted = 0;
+  FG_CHECK(ensure_buffers(d, x, f, x16 ? 2 : 4));
   if (P > 1) {
-    char *halo = (char *)(void *)x->halobuf, *send = (char *)(void *)x->sendbuf;
-    FG_CHECK(fg_mpi_count(f, &fi));
-    t0 = fg_now();
-    FG_CHECK_MPI(MPI_Type_contiguous(fi, x16 ? MPI_UINT16_T : MPI_FLOAT, &row));
-    FG_CHECK_MPI(MPI_Type_commit(&row));
-    for (int j = 0; j < P; j++) {
-      if (op->recv_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Irecv(halo + (int64_t)op->recv_displ[j] * f * esz, op->recv_count[j], row,
-                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_recv(d, (int64_t)op->recv_count[j] * f * esz);
-    }
-    for (int64_t k = 0; k < op->n_send; k++) {
-      const int64_t r = (int64_t)op->send_rows[k] * f;
-      if (in16)
-        memcpy((fg_bf16 *)(void *)send + k * f, in16 + r, (size_t)f * sizeof *in16);
-      else if (x16)
-        fg_bf16_from_f32((fg_bf16 *)(void *)send + k * f, in + r, f);
-      else
-        memcpy(x->sendbuf + k * f, in + r, (size_t)f * sizeof(float));
-    }
-    for (int j = 0; j < P; j++) {
-      if (op->send_count[j] == 0) continue;
-      FG_CHECK_MPI(MPI_Isend(send + (int64_t)op->send_displ[j] * f * esz, op->send_count[j], row,
-                             j, FG_TAG_HALO, d->comm, &x->req[nreq++]));
-      fg_dist_count_send(d, (int64_t)op->send_count[j] * f * esz);
-    }
-    d->counters.seconds_comm += fg_now() - t0;
+    FG_CHECK(sa_post(s, x, op, in, in16, f, x16, &row, &nreq));
     posted = 1;
     if (!x->overlap) FG_CHECK(fg_dist_waitall(d, x->req, nreq, 0));
   }
@@ -269,6 +283,25 @@ fg_status fg_sa_apply(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op, const
     fg_scheme_spmm_bf16(s, &op->off, (const fg_bf16 *)(const void *)x->halobuf, f, out, 1);
   else if (op->off.nnz > 0)
     FG_CHECK(fg_scheme_spmm(s, &op->off, x->halobuf, f, out, 1));
+cleanup:
+  if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
+  return st;
+}
+
+fg_status fg_sa_apply_rows(fg_scheme *s, fg_sa_exchange *x, const fg_sa_op *op,
+                           const fg_bf16 *in16, int64_t f, int64_t block, fg_rows_sink sink,
+                           void *ctx) {
+  fg_status st = FG_OK;
+  fg_dist *d = s->dist;
+  MPI_Datatype row = MPI_DATATYPE_NULL;
+  int nreq = 0;
+  FG_CHECK(ensure_buffers(d, x, f, 2));
+  if (d->size > 1) {
+    FG_CHECK(sa_post(s, x, op, NULL, in16, f, 1, &row, &nreq));
+    FG_CHECK(fg_dist_waitall(d, x->req, nreq, 0)); /* (every block's rows need the halo) */
+  }
+  FG_CHECK(fg_scheme_spmm_rows2(s, &op->diag, in16, &op->off,
+                                (const fg_bf16 *)(const void *)x->halobuf, f, block, sink, ctx));
 cleanup:
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   return st;

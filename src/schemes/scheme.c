@@ -321,6 +321,12 @@ int64_t fg_scheme_rows_block(int64_t n, int64_t f) {
 
 fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, int64_t f,
                               int64_t rows_a_block, fg_rows_sink sink, void *ctx) {
+  return fg_scheme_spmm_rows2(s, A, in, NULL, NULL, f, rows_a_block, sink, ctx);
+}
+
+fg_status fg_scheme_spmm_rows2(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, const fg_csr *B,
+                               const fg_bf16 *in2, int64_t f, int64_t rows_a_block,
+                               fg_rows_sink sink, void *ctx) {
   fg_status st = FG_OK;
   const int64_t n = A->nrows;
   const int64_t block =
@@ -340,8 +346,14 @@ fg_status fg_scheme_spmm_rows(fg_scheme *s, const fg_csr *A, const fg_bf16 *in, 
                          A->col, A->val};
     const double t0 = fg_now();
     fg_spmm_bf16(&rows, in, f, s->rows_blk, f, f, 0);
-    s->seconds_spmm += fg_now() - t0;
     s->spmm_bytes += fg_spmm_min_bytes(&rows, f, 2.0, 4.0);
+    if (B && B->nnz > 0) { /* (its sums added to the first's, the old value last) */
+      const fg_csr rows2 = {r1 - r0, B->ncols, B->rowptr[r1] - B->rowptr[r0], B->rowptr + r0,
+                            B->col, B->val};
+      fg_spmm_bf16(&rows2, in2, f, s->rows_blk, f, f, 1);
+      s->spmm_bytes += fg_spmm_min_bytes(&rows2, f, 2.0, 4.0);
+    }
+    s->seconds_spmm += fg_now() - t0;
     sink(ctx, r0, r1 - r0, s->rows_blk);
   }
 cleanup:

@@ -49,6 +49,16 @@ static fg_status agg16_t_sa(fg_scheme *s, int l, const fg_bf16 *in, float *out, 
   return fg_sa_apply(s, &im->x, im->part.symmetric ? &im->a : &im->at, NULL, in, out, f);
 }
 
+/* complete rows a block at a time, for a bf16 model's fused epilogues (not with --overlap:
+ * every block needs the halo, so nothing would overlap the exchange) */
+static fg_status agg16_rows_sa(fg_scheme *s, int l, int t, const fg_bf16 *in, int64_t f,
+                               int64_t block, fg_rows_sink sink, void *ctx) {
+  impl_sa *im = s->impl;
+  (void)l;
+  return fg_sa_apply_rows(s, &im->x, t && !im->part.symmetric ? &im->at : &im->a, in, f, block,
+                          sink, ctx);
+}
+
 static void destroy_sa(fg_scheme *s) {
   impl_sa *im = s->impl;
   fg_sa_op_free(&im->a);
@@ -70,13 +80,28 @@ static const fg_scheme_ops ops_sa = {
     .destroy = destroy_sa,
 };
 
+/* without --overlap: the same, and aggregate16_rows */
+static const fg_scheme_ops ops_sa_rows = {
+    .name = "1d-sa",
+    .shape = fg_scheme_shape_rows,
+    .aggregate = agg_sa,
+    .aggregate16 = agg16_sa,
+    .aggregate_t = agg_t_sa,
+    .aggregate16_t = agg16_t_sa,
+    .aggregate16_rows = agg16_rows_sa,
+    .reduce_grads = fg_scheme_allreduce_grads,
+    .col_sum = fg_scheme_allreduce_cols,
+    .agg_last_ok = 1,
+    .destroy = destroy_sa,
+};
+
 fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                                  fg_scheme **out) {
   fg_status st = FG_OK;
   fg_scheme *s = NULL;
   impl_sa *im = NULL;
   *out = NULL;
-  FG_CHECK(fg_scheme_new(dist, &ops_sa, sizeof *im, &s));
+  FG_CHECK(fg_scheme_new(dist, cfg->overlap ? &ops_sa : &ops_sa_rows, sizeof *im, &s));
   im = s->impl;
   FG_CHECK(fg_part_distribute(dist, ds, cfg, 1, s, &im->part));
   FG_CHECK(fg_sa_plan(dist, &im->part.A, im->part.offs, im->part.parts, 1, &im->a));
