@@ -360,35 +360,21 @@ void fg_model_memory(const fg_model_config *cfg, int64_t n, int64_t *activation_
 int fg_model_fuse16(int bf16, int rows16, const fg_model_kind *kind, int norm, int residual,
                     int learn);
 
-/* fuse16.c, for a layer kind's fused path (fg_model.fuse; D_l is H16[l] at every layer; W[l],
- * the layer's matrix 0, the product's weight; W2, where not NULL, a self term's, whose rows are
- * the layer's own: SAGE's W_self):
- * fg_model_fused_s: S = Â D_l into S16[l] (rounded a block of rows at a time; S[l] in fp32
- * where it is kept so). fg_model_fused_out_gemm: Z = A W (+ D_l W2) (A bf16 a16, or fp32 a,
- * n_out x w_in) into the layer's output: a hidden H16[l + 1] through its bias, ReLU and dropout
- * a block at a time, the logits H[L] as they are (the forward walk adds their bias).
- * fg_model_fused_out_agg: Z = Â T (+ D_l W2) (T bf16, n_in x w_out) the same way.
- * fg_model_fused_agg_t: out16 = Âᵀ in16 rounded (n_in x f). fg_model_fused_dd_gemm: dD_l = A Wᵀ
- * (+ dZ W2ᵀ) (A bf16 or fp32, n_in x w_out) and fg_model_fused_dd_agg: dD_l = Âᵀ U (+ dZ W2ᵀ)
- * (U bf16, n_out x w_in), each through backward's mask pass (dropout's scale at rate p where
- * layer l takes a model layer's input, ReLU's mask) into dZ_{l-1} over H16[l], with db[l - 1]:
- * fg_model.dz16_next; dZ is m->dz16, or dz (fp32) where that is NULL. fg_model_fused_wgrad:
- * dW[l] = D_lᵀ T (T bf16 t16 or fp32 t32, n_in x w_out). A self term is added in the row
- * blocks its own product takes, so every bit is the unfused sum's. Each a layer's forward or
- * backward returns; a failure of a product is kept for the pass (gemm_status), of a scheme
- * operation returned. */
-fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l);
-void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
-                             const float *W2);
-fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16,
-                                 const float *W2);
-fg_status fg_model_fused_agg_t(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
-                               fg_bf16 *out16);
-fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
-                                 float p, const float *dz, const float *W2);
-fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p,
-                                const float *dz, const float *W2);
-void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t32);
+/* fuse16.c: a layer kind's fused forward and backward (fg_model.fuse; a 1D scheme, D_l is
+ * H16[l] at every layer): the layer's product with W[l] (its matrix 0), aggregating first (S =
+ * Â D rounded into S16; Z = S W) or last (T = D W as bf16 in work_a; Z = Â T), plus, where W2
+ * is not NULL, a self term D W2 of the layer's own rows (SAGE's W_self), its output through
+ * the bias, ReLU and dropout a block of rows at a time into H16[l + 1] (the logits H[L] as they
+ * are: the forward walk adds their bias). Backward from dZ (m->dz16, or fp32 dz where that is
+ * NULL: the logits' gradient): db[l] where the mask pass has not taken it, dW[l] (and dW2 =
+ * D_lᵀ dZ), and for l > 0 dD_l through backward's mask pass (dropout's scale at rate p where
+ * layer l takes a model layer's input, ReLU's mask) into dZ_{l-1} over H16[l] with db[l - 1]:
+ * fg_model.dz16_next. A self term is added in the row blocks its own product takes, so every
+ * bit is the unfused layout's. A product's failure is kept for the pass (gemm_status), a
+ * scheme operation's returned. */
+fg_status fg_model_fused_forward(fg_model *m, fg_scheme *s, int l, const float *W2);
+fg_status fg_model_fused_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
+                                  const float *W2, float *dW2);
 
 /* Internal to the layer kinds and fuse16.c: W (N x K, row length ldb) transposed into m->wt
  * (K x N); a product's accounting (its time since t0 and flops, the pass's first failure); C16

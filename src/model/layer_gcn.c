@@ -8,60 +8,12 @@
  */
 #include "model/fg_model.h"
 
-/* Fused (fg_model.fuse, fuse16.c): D_l is H16[l]; the output goes through its epilogue as the
- * GEMM or the aggregation completes its rows. */
-static fg_status gcn_forward_fused(fg_model *m, fg_scheme *s, int l) {
-  const fg_layer_shape *sh = &m->shape[l];
-  fg_bf16 *t16 = (fg_bf16 *)(void *)m->work_a; /* T = D W (n_in x w_out) */
-  if (m->agg_first[l]) {
-    const fg_status st = fg_model_fused_s(m, s, l); /* S = Â D */
-    if (st == FG_OK) fg_model_fused_out_gemm(m, l, m->S16[l], m->S[l], NULL);
-    return st;
-  }
-  m->Sv[l] = NULL; /* (D_l is H16[l]) */
-  fg_model_tall16(m, sh->n_in, sh->w_in, sh->w_out, NULL, m->H16[l], m->W[l], t16);
-  return fg_model_fused_out_agg(m, s, l, t16, NULL);
-}
-
-/* Fused backward: the gradients that feed GEMMs only stored as bf16 in work_a (the last
- * layer's Âᵀ dlogits in fp32), dD_l made through the mask pass (fg_model.dz16_next). */
-static fg_status gcn_backward_fused(fg_model *m, fg_scheme *s, int l, float *dz, float p) {
-  fg_status st = FG_OK;
-  const fg_layer_shape *sh = &m->shape[l];
-  const int64_t wi = sh->w_in, wo = sh->w_out;
-  fg_bf16 *u16 = (fg_bf16 *)(void *)m->work_a;
-  fg_model_bias_grad(m, l, dz); /* (taken by the mask pass where dZ is bf16) */
-  if (m->agg_first[l]) {
-    /* dW = Sᵀ dZ; dD = Âᵀ (dZ Wᵀ) */
-    fg_model_wgrad_s(m, l, dz, m->dW[l]);
-    if (l == 0) return FG_OK;
-    st = fg_model_transpose_weight(m, wi, wo, m->W[l], wo);
-    if (st == FG_OK)
-      fg_model_tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
-    else
-      fg_model_gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
-    return fg_model_fused_dd_agg(m, s, l, u16, p, dz, NULL);
-  }
-  /* dT = Âᵀ dZ (bf16; fp32 from the logits' gradient); dW = Dᵀ dT; dD = dT Wᵀ */
-  if (m->dz16) {
-    FG_CHECK(fg_model_fused_agg_t(m, s, l, m->dz16, wo, u16));
-    fg_model_fused_wgrad(m, l, u16, NULL);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, u16, NULL, p, dz, NULL));
-  } else {
-    FG_CHECK(s->ops->aggregate_t(s, l, dz, m->work_a, wo));
-    fg_model_fused_wgrad(m, l, NULL, m->work_a);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, NULL, m->work_a, p, dz, NULL));
-  }
-cleanup:
-  return st;
-}
-
 static fg_status gcn_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   float *out; /* (n_out, wo) */
-  if (m->fuse) return gcn_forward_fused(m, s, l);
+  if (m->fuse) return fg_model_fused_forward(m, s, l, NULL); /* (fuse16.c) */
   if (m->agg_first[l]) {
     /* S = Â D (n_out, wi); out = S W */
     FG_CHECK(fg_model_aggregate(m, s, l, d, fg_model_s_buf(m, l)));
@@ -86,7 +38,7 @@ static fg_status gcn_backward(fg_model *m, fg_scheme *s, int l, float *dz, float
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const int learn0 = l == 0 && m->input != NULL;
   *dd = NULL;
-  if (m->fuse) return gcn_backward_fused(m, s, l, dz, p);
+  if (m->fuse) return fg_model_fused_backward(m, s, l, dz, p, NULL, NULL);
   fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
   if (m->agg_first[l]) {
     /* Z = S W with S = Â D:  dW = Sᵀ dZ;  dS = dZ Wᵀ;  dD = Âᵀ dS */

@@ -15,60 +15,6 @@
 
 #include "model/fg_model.h"
 
-/* Fused (fg_model.fuse, fuse16.c; a 1D scheme, so D's rows are the output's): D_l is H16[l];
- * the self term D W_s is added to the product or the aggregation a block of its own product's
- * rows at a time, before the output's epilogue. */
-static fg_status sage_forward_fused(fg_model *m, fg_scheme *s, int l) {
-  const fg_layer_shape *sh = &m->shape[l];
-  const int64_t wi = sh->w_in, wo = sh->w_out;
-  const float *Ws = m->W[l] + wi * wo;
-  fg_bf16 *t16 = (fg_bf16 *)(void *)m->work_a; /* T = D W_n (n_in x w_out) */
-  m->Sv[l] = m->Mv[l] = NULL;                   /* (D_l is H16[l]) */
-  if (m->agg_first[l]) {
-    const fg_status st = fg_model_fused_s(m, s, l); /* S = Ã D */
-    if (st == FG_OK) fg_model_fused_out_gemm(m, l, m->S16[l], m->S[l], Ws);
-    return st;
-  }
-  fg_model_tall16(m, sh->n_in, wi, wo, NULL, m->H16[l], m->W[l], t16);
-  return fg_model_fused_out_agg(m, s, l, t16, Ws);
-}
-
-/* Fused backward: dT and dZ W_nᵀ stored as bf16 in work_a (the last layer's Ãᵀ dlogits in
- * fp32); dD = dT W_nᵀ + dZ W_sᵀ, or Ãᵀ (dZ W_nᵀ) + dZ W_sᵀ, made through the mask pass. */
-static fg_status sage_backward_fused(fg_model *m, fg_scheme *s, int l, float *dz, float p) {
-  fg_status st = FG_OK;
-  const fg_layer_shape *sh = &m->shape[l];
-  const int64_t wi = sh->w_in, wo = sh->w_out, nw = wi * wo;
-  const float *Ws = m->W[l] + nw;
-  float *dWs = m->dW[l] + nw;
-  fg_bf16 *u16 = (fg_bf16 *)(void *)m->work_a;
-  fg_model_bias_grad(m, l, dz); /* (taken by the mask pass where dZ is bf16) */
-  if (m->agg_first[l]) {
-    fg_model_wgrad_s(m, l, dz, m->dW[l]);
-    fg_model_wgrad_in(m, l, NULL, dz, dWs);
-    if (l == 0) return FG_OK;
-    st = fg_model_transpose_weight(m, wi, wo, m->W[l], wo);
-    if (st == FG_OK)
-      fg_model_tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
-    else
-      fg_model_gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
-    return fg_model_fused_dd_agg(m, s, l, u16, p, dz, Ws);
-  }
-  if (m->dz16) {
-    FG_CHECK(fg_model_fused_agg_t(m, s, l, m->dz16, wo, u16));
-    fg_model_fused_wgrad(m, l, u16, NULL);
-    fg_model_wgrad_in(m, l, NULL, dz, dWs);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, u16, NULL, p, dz, Ws));
-  } else {
-    FG_CHECK(s->ops->aggregate_t(s, l, dz, m->work_a, wo));
-    fg_model_fused_wgrad(m, l, NULL, m->work_a);
-    fg_model_wgrad_in(m, l, NULL, dz, dWs);
-    if (l > 0) FG_CHECK(fg_model_fused_dd_gemm(m, l, NULL, m->work_a, p, dz, Ws));
-  }
-cleanup:
-  return st;
-}
-
 static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) {
   fg_status st = FG_OK;
   const fg_layer_shape *sh = &m->shape[l];
@@ -77,7 +23,7 @@ static fg_status sage_forward(fg_model *m, fg_scheme *s, int l, const float *d) 
   float *out; /* (n_out, wo) */
   /* D_0 in work_a: recomputed in backward; D_l stored as bf16 (d NULL): read there */
   const float *keep = d == m->work_a ? NULL : d;
-  if (m->fuse) return sage_forward_fused(m, s, l);
+  if (m->fuse) return fg_model_fused_forward(m, s, l, Ws); /* (fuse16.c: a 1D scheme) */
   if (m->agg_first[l]) {
     /* D_l stored as bf16 (d NULL): widened into work_a for 3d's moved rows; else aggregated
      * as it is where the scheme can (fg_model_aggregate) */
@@ -117,7 +63,7 @@ static fg_status sage_backward(fg_model *m, fg_scheme *s, int l, float *dz, floa
   float *dWn = m->dW[l], *dWs = m->dW[l] + nw, *y;
   double t0;
   *dd = NULL;
-  if (m->fuse) return sage_backward_fused(m, s, l, dz, p);
+  if (m->fuse) return fg_model_fused_backward(m, s, l, dz, p, Ws, dWs);
   fg_model_bias_grad(m, l, dz); /* (dZ as bf16, m->dz16: taken by the mask pass) */
   if (m->agg_first[l]) {
     float *sb = fg_model_s_buf(m, l); /* S[l]'s fp32 buffer: scratch from here on */

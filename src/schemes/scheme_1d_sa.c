@@ -67,33 +67,15 @@ static void destroy_sa(fg_scheme *s) {
   fg_part_local_free(&im->part);
 }
 
-static const fg_scheme_ops ops_sa = {
-    .name = "1d-sa",
-    .shape = fg_scheme_shape_rows,
-    .aggregate = agg_sa,
-    .aggregate16 = agg16_sa,
-    .aggregate_t = agg_t_sa,
-    .aggregate16_t = agg16_t_sa,
-    .reduce_grads = fg_scheme_allreduce_grads,
-    .col_sum = fg_scheme_allreduce_cols,
-    .agg_last_ok = 1,
-    .destroy = destroy_sa,
-};
-
-/* without --overlap: the same, and aggregate16_rows */
-static const fg_scheme_ops ops_sa_rows = {
-    .name = "1d-sa",
-    .shape = fg_scheme_shape_rows,
-    .aggregate = agg_sa,
-    .aggregate16 = agg16_sa,
-    .aggregate_t = agg_t_sa,
-    .aggregate16_t = agg16_t_sa,
-    .aggregate16_rows = agg16_rows_sa,
-    .reduce_grads = fg_scheme_allreduce_grads,
-    .col_sum = fg_scheme_allreduce_cols,
-    .agg_last_ok = 1,
-    .destroy = destroy_sa,
-};
+/* The operations, with aggregate16_rows or without it (--overlap) */
+#define OPS_SA(rows16)                                                                       \
+  {                                                                                          \
+    .name = "1d-sa", .shape = fg_scheme_shape_rows, .aggregate = agg_sa,                     \
+    .aggregate16 = agg16_sa, .aggregate_t = agg_t_sa, .aggregate16_t = agg16_t_sa,           \
+    .aggregate16_rows = rows16, .reduce_grads = fg_scheme_allreduce_grads,                   \
+    .col_sum = fg_scheme_allreduce_cols, .agg_last_ok = 1, .destroy = destroy_sa,            \
+  }
+static const fg_scheme_ops ops_sa = OPS_SA(NULL), ops_sa_rows = OPS_SA(agg16_rows_sa);
 
 fg_status fg_scheme_1d_sa_create(fg_dist *dist, const fg_dataset *ds, const fg_scheme_config *cfg,
                                  fg_scheme **out) {
