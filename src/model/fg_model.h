@@ -213,7 +213,7 @@ struct fg_model {
                              rows; one scratch buffer (work_a) of bf16 products, fp32 only for
                              the last layer's narrow gradient; no work_b */
   float *stage;           /* under fuse, for a self term's gradient added to an aggregation
-                             (fg_model_fused_dd_agg): a product's row block of n x w_in */
+                             (fuse16.c): a product's row block of n x w_in */
   double *bias_part;      /* under fuse: the mask pass's bias row-block sums (fg_bias_part_len
                              of the widest hidden input) */
   fg_bf16 *dz16_next;     /* a fused backward's dZ_{l-1}, stored as bf16 over H16[l] with

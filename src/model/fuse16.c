@@ -109,7 +109,7 @@ int fg_model_fuse16(int bf16, int rows16, const fg_model_kind *kind, int norm, i
   return 1;
 }
 
-static fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l) {
+static fg_status fused_s(fg_model *m, fg_scheme *s, int l) {
   const fg_layer_shape *sh = &m->shape[l];
   round_sink a = {m->S16[l], sh->w_in, 0.0};
   fg_status st;
@@ -119,8 +119,7 @@ static fg_status fg_model_fused_s(fg_model *m, fg_scheme *s, int l) {
   return st;
 }
 
-static void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a,
-                             const float *W2) {
+static void out_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a, const float *W2) {
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const double t0 = fg_now();
@@ -144,8 +143,7 @@ static void fg_model_fused_out_gemm(fg_model *m, int l, const fg_bf16 *a16, cons
   m->seconds[FG_TIME_OTHER] += o.secs;
 }
 
-static fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16,
-                                 const float *W2) {
+static fg_status out_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *t16, const float *W2) {
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   out_sink o = {m, l, W2, 0.0};
@@ -164,8 +162,8 @@ static fg_status fg_model_fused_out_agg(fg_model *m, fg_scheme *s, int l, const 
   return st;
 }
 
-static fg_status fg_model_fused_agg_t(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
-                               fg_bf16 *out16) {
+static fg_status agg_t16(fg_model *m, fg_scheme *s, int l, const fg_bf16 *in16, int64_t f,
+                         fg_bf16 *out16) {
   round_sink a = {out16, f, 0.0};
   const fg_status st = s->ops->aggregate16_rows(s, l, 1, in16, f, 0, round_rows, &a);
   m->seconds[FG_TIME_OTHER] += a.secs;
@@ -194,8 +192,8 @@ static void mask_end(mask_sink *a, fg_status st) {
   m->seconds[FG_TIME_OTHER] += a->secs + (fg_now() - t0);
 }
 
-static fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a, float p,
-                                 const float *dz, const float *W2) {
+static fg_status dd_gemm(fg_model *m, int l, const fg_bf16 *a16, const float *a, float p,
+                         const float *dz, const float *W2) {
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const double t0 = fg_now();
@@ -216,8 +214,8 @@ static fg_status fg_model_fused_dd_gemm(fg_model *m, int l, const fg_bf16 *a16, 
   return FG_OK; /* (a product's failure is the pass's: gemm_status) */
 }
 
-static fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p,
-                                const float *dz, const float *W2) {
+static fg_status dd_agg(fg_model *m, fg_scheme *s, int l, const fg_bf16 *u16, float p,
+                        const float *dz, const float *W2) {
   const fg_layer_shape *sh = &m->shape[l];
   fg_status st = FG_OK;
   mask_sink k;
@@ -238,7 +236,7 @@ static fg_status fg_model_fused_dd_agg(fg_model *m, fg_scheme *s, int l, const f
   return st;
 }
 
-static void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const float *t32) {
+static void wgrad_t(fg_model *m, int l, const fg_bf16 *t16, const float *t32) {
   const fg_layer_shape *sh = &m->shape[l];
   const int64_t wi = sh->w_in, wo = sh->w_out;
   const double t0 = fg_now();
@@ -251,14 +249,14 @@ static void fg_model_fused_wgrad(fg_model *m, int l, const fg_bf16 *t16, const f
 fg_status fg_model_fused_forward(fg_model *m, fg_scheme *s, int l, const float *W2) {
   const fg_layer_shape *sh = &m->shape[l];
   fg_bf16 *t16 = (fg_bf16 *)(void *)m->work_a; /* T = D W (n_in x w_out) */
-  m->Sv[l] = m->Mv[l] = NULL;                   /* (D_l is H16[l]) */
+  m->Sv[l] = m->Mv[l] = NULL;                  /* (D_l is H16[l]) */
   if (m->agg_first[l]) {
-    const fg_status st = fg_model_fused_s(m, s, l); /* S = Â D */
-    if (st == FG_OK) fg_model_fused_out_gemm(m, l, m->S16[l], m->S[l], W2);
+    const fg_status st = fused_s(m, s, l); /* S = Â D */
+    if (st == FG_OK) out_gemm(m, l, m->S16[l], m->S[l], W2);
     return st;
   }
   fg_model_tall16(m, sh->n_in, sh->w_in, sh->w_out, NULL, m->H16[l], m->W[l], t16);
-  return fg_model_fused_out_agg(m, s, l, t16, W2);
+  return out_agg(m, s, l, t16, W2);
 }
 
 fg_status fg_model_fused_backward(fg_model *m, fg_scheme *s, int l, float *dz, float p,
@@ -278,21 +276,19 @@ fg_status fg_model_fused_backward(fg_model *m, fg_scheme *s, int l, float *dz, f
       fg_model_tall16(m, sh->n_out, wo, wi, dz, m->dz16, m->wt, u16);
     else
       fg_model_gemm_done(m, fg_now(), st, sh->n_out, wi, wo);
-    return fg_model_fused_dd_agg(m, s, l, u16, p, dz, W2);
+    return dd_agg(m, s, l, u16, p, dz, W2);
   }
   /* dT = Âᵀ dZ (bf16; fp32 from the logits' gradient); dW = Dᵀ dT (dW2 = Dᵀ dZ); dD = dT Wᵀ
    * (+ dZ W2ᵀ) */
   if (m->dz16) {
-    FG_CHECK(fg_model_fused_agg_t(m, s, l, m->dz16, wo, u16));
-    fg_model_fused_wgrad(m, l, u16, NULL);
+    FG_CHECK(agg_t16(m, s, l, m->dz16, wo, u16));
+    wgrad_t(m, l, u16, NULL);
   } else {
     FG_CHECK(s->ops->aggregate_t(s, l, dz, m->work_a, wo));
-    fg_model_fused_wgrad(m, l, NULL, m->work_a);
+    wgrad_t(m, l, NULL, m->work_a);
   }
   if (W2) fg_model_wgrad_in(m, l, NULL, dz, dW2);
-  if (l > 0)
-    FG_CHECK(fg_model_fused_dd_gemm(m, l, m->dz16 ? u16 : NULL, m->dz16 ? NULL : m->work_a, p,
-                                    dz, W2));
+  if (l > 0) FG_CHECK(dd_gemm(m, l, m->dz16 ? u16 : NULL, m->dz16 ? NULL : m->work_a, p, dz, W2));
 cleanup:
   return st;
 }

@@ -685,7 +685,7 @@ fg_status fg_model_create(const fg_model_config *cfg, const fg_scheme *s, fg_mod
         stage = FG_MAX(stage, fg_bf16_gemm_block_rows(sh->n_out, sh->w_out, sh->w_in) * sh->w_in);
     }
     FG_ALLOC(m->stage, stage);
-    /* a self term's weight transposed beside the product's (fg_model_fused_dd_gemm) */
+    /* a self term's weight transposed beside the product's (fuse16.c, dd_gemm) */
     FG_REQUIRE(grow((void **)&m->wt, &m->wt_cap, mats_in, sizeof(float)), FG_ERR_NOMEM,
                "out of memory for the bf16 products' transposed weights (%lld floats)",
                (long long)mats_in);
