@@ -73,25 +73,51 @@ static void bf16_from_f32_insn(fg_bf16 *dst, const float *src, int64_t n) {
 #define FG_BF16_HAVE_CVT_INSN 0
 #endif
 
+/* dst[0..n) = bf16(src[0..n)) on the calling thread */
+static void bf16_from_f32_serial(fg_bf16 *dst, const float *src, int64_t n, int native) {
+#if FG_BF16_HAVE_CVT_INSN
+  if (native) {
+    bf16_from_f32_insn(dst, src, n);
+    return;
+  }
+#endif
+  (void)native;
+  bf16_from_f32_portable(dst, src, n);
+}
+
 void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n) {
   if (n <= 0) return;
   const int native = FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
   const int64_t nblocks = (n + FG_BF16_CVT_BLOCK - 1) / FG_BF16_CVT_BLOCK;
   const int ntasks = fg_kernel_tasks(nblocks, 2);
+  /* A short vector (a row of a send buffer, a block's row) skips the parallel construct
+   * entirely: even one that runs on one thread costs about a microsecond, which a loop of
+   * conversions of a row each paid per row. */
+  if (ntasks == 1) {
+    bf16_from_f32_serial(dst, src, n, native);
+    return;
+  }
   FG_OMP_TASKS(ntasks)
   for (int t = 0; t < ntasks; t++) {
     const int64_t b0 = fg_task_start(nblocks, t, ntasks),
                   b1 = fg_task_start(nblocks, t + 1, ntasks);
     const int64_t i0 = b0 * FG_BF16_CVT_BLOCK, i1 = FG_MIN(n, b1 * FG_BF16_CVT_BLOCK);
-#if FG_BF16_HAVE_CVT_INSN
-    if (native) {
-      bf16_from_f32_insn(dst + i0, src + i0, i1 - i0);
-      continue;
-    }
-#endif
-    (void)native;
-    bf16_from_f32_portable(dst + i0, src + i0, i1 - i0);
+    bf16_from_f32_serial(dst + i0, src + i0, i1 - i0, native);
   }
+}
+
+/* dst's rows (ldd) = src's rows (lds) rounded to bf16: one pass over the rows, in parallel
+ * where they hold enough elements (FG_PAR_MIN_ELEMS) */
+static void bf16_from_f32_rows(fg_bf16 *dst, int64_t ldd, const float *src, int64_t lds,
+                               int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0) return;
+  if (ldd == cols && lds == cols) {
+    fg_bf16_from_f32(dst, src, rows * cols);
+    return;
+  }
+  const int native = FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
+  FG_OMP_FOR(rows * cols)
+  for (int64_t i = 0; i < rows; i++) bf16_from_f32_serial(dst + i * ldd, src + i * lds, cols, native);
 }
 
 void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n) {
@@ -318,28 +344,48 @@ static void src_rows_f32(float *dst, bf16_src a, int64_t r0, int64_t rows, int64
 
 /* ---- convert path: bf16 -> fp32 row blocks, then the fp32 sgemm ------------------------- */
 
-/* W[k x m] (ldw) rounded to bf16 and back: the weights both paths multiply by. */
-static void bf16_round_weights(float *dst, const float *W, int64_t ldw, int64_t k, int64_t m) {
-  for (int64_t p = 0; p < k; p++)
-    for (int64_t j = 0; j < m; j++)
-      dst[p * m + j] = fg_bf16_to_float(fg_bf16_from_float(W[p * ldw + j]));
+/* The weights W[k x m] (ldw) as a product multiplies by them, packed (k x m) and made once
+ * per product (a blocked product's blocks share them): rounded to bf16 (native path, h) or
+ * rounded to bf16 and widened back (convert path, f). */
+typedef struct bf16_weights {
+  fg_bf16 *h;
+  float *f;
+} bf16_weights;
+
+static fg_status bf16_weights_make(bf16_weights *w, const float *W, int64_t ldw, int64_t k,
+                                   int64_t m) {
+  fg_status st = FG_OK;
+  w->h = NULL;
+  w->f = NULL;
+  FG_ALLOC(w->h, k * m);
+  bf16_from_f32_rows(w->h, m, W, ldw, k, m);
+  if (fg_bf16_get_path() != FG_BF16_NATIVE) {
+    FG_ALLOC(w->f, k * m);
+    fg_bf16_to_f32(w->f, w->h, k * m);
+  }
+cleanup:
+  return st;
 }
 
-static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
-                                   int64_t ldw, float *C, int64_t ldc, int accumulate) {
+static void bf16_weights_free(bf16_weights *w) {
+  free(w->h);
+  free(w->f);
+  w->h = NULL;
+  w->f = NULL;
+}
+
+static fg_status bf16_tall_convert(int64_t n, int64_t k, int64_t m, bf16_src A, const float *wf,
+                                   float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
-  float *wf = NULL, *buf = NULL;
+  float *buf = NULL;
   const int64_t block = block_rows(n, k, m);
-  FG_ALLOC(wf, k * m);
   FG_ALLOC(buf, block * k);
-  bf16_round_weights(wf, W, ldw, k, m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
     src_rows_f32(buf, A, r0, rows, k); /* buf[rows x k] */
     fg_gemm(0, 0, rows, m, k, 1.0f, buf, k, wf, m, accumulate ? 1.0f : 0.0f, C + r0 * ldc, ldc);
   }
 cleanup:
-  free(wf);
   free(buf);
   return st;
 }
@@ -481,19 +527,6 @@ void fg_bf16_release(void) {
   g_engine = NULL;
 }
 
-/* dst[rows x cols] (ld cols) = src's rows (ld) rounded to bf16, rows in parallel. */
-static void f32_rows_bf16(fg_bf16 *dst, const float *src, int64_t ld, int64_t rows,
-                          int64_t cols) {
-  FG_OMP_FOR(rows * cols)
-  for (int64_t i = 0; i < rows; i++) {
-#if FG_BF16_HAVE_CVT_INSN
-    bf16_from_f32_insn(dst + i * cols, src + i * ld, cols);
-#else
-    bf16_from_f32_portable(dst + i * cols, src + i * ld, cols);
-#endif
-  }
-}
-
 /* Rows r0.. of a as bf16: the stored rows themselves (*ld = a.ld), or rounded into buf. */
 static const fg_bf16 *src_rows_bf16(bf16_src a, int64_t r0, int64_t rows, int64_t cols,
                                     fg_bf16 *buf, int64_t *ld) {
@@ -501,29 +534,41 @@ static const fg_bf16 *src_rows_bf16(bf16_src a, int64_t r0, int64_t rows, int64_
     *ld = a.ld;
     return a.h + r0 * a.ld;
   }
-  f32_rows_bf16(buf, a.f + r0 * a.ld, a.ld, rows, cols);
+  bf16_from_f32_rows(buf, cols, a.f + r0 * a.ld, a.ld, rows, cols);
   *ld = cols;
   return buf;
 }
 
-static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
-                                  int64_t ldw, float *C, int64_t ldc, int accumulate) {
+/* An output with padded rows (ldc > m) is made in a packed stand-in and copied: oneDNN picks
+ * another kernel for another destination stride, and on some CPUs (Zen 5) that kernel sums
+ * in another order, so a product's bits would depend on where it is stored. */
+static void rows_copy(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols) {
+  FG_OMP_FOR(rows * cols)
+  for (int64_t i = 0; i < rows; i++)
+    memcpy(dst + i * ldd, src + i * lds, sizeof(float) * (size_t)cols);
+}
+
+static fg_status bf16_tall_native(int64_t n, int64_t k, int64_t m, bf16_src A,
+                                  const fg_bf16 *wb, float *C, int64_t ldc, int accumulate) {
   fg_status st = FG_OK;
-  fg_bf16 *wb = NULL, *buf = NULL; /* (k x m), (block x k) */
+  fg_bf16 *buf = NULL; /* (block x k) */
+  float *cb = NULL;    /* (block x m): the packed stand-in of a padded C */
   const int64_t block = A.h ? n : block_rows(n, k, m);
-  FG_ALLOC(wb, k * m);
   if (!A.h) FG_ALLOC(buf, block * k);
-  for (int64_t p = 0; p < k; p++) fg_bf16_from_f32(wb + p * m, W + p * ldw, m);
+  if (ldc != m) FG_ALLOC(cb, block * m);
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
     int64_t lda = 0;
     const fg_bf16 *a = src_rows_bf16(A, r0, rows, k, buf, &lda);
-    const bf16_mm_key key = {rows, m, k, lda, 1, m, ldc, accumulate != 0, fg_max_threads()};
-    FG_CHECK(bf16_mm_run(&key, a, wb, C + r0 * ldc));
+    const bf16_mm_key key = {rows, m, k, lda, 1, m, m, accumulate != 0, fg_max_threads()};
+    if (cb && accumulate) rows_copy(cb, m, C + r0 * ldc, ldc, rows, m);
+    FG_CHECK(bf16_mm_run(&key, a, wb, cb ? cb : C + r0 * ldc));
+    if (cb) rows_copy(C + r0 * ldc, ldc, cb, m, rows, m);
   }
 cleanup:
-  free(wb);
   free(buf);
+  free(cb);
   return st;
 }
 
@@ -561,8 +606,19 @@ void fg_bf16_release(void) {}
 #define FG_BF16_NOT_IN_PARALLEL() ((void)0)
 #endif
 
+/* C (+)= A w on prepared weights (n, m, k > 0) */
+static fg_status bf16_tall_w(int64_t n, int64_t k, int64_t m, bf16_src A, const bf16_weights *w,
+                             float *C, int64_t ldc, int accumulate) {
+#ifdef FG_HAVE_DNNL
+  if (!w->f) return bf16_tall_native(n, k, m, A, w->h, C, ldc, accumulate);
+#endif
+  return bf16_tall_convert(n, k, m, A, w->f, C, ldc, accumulate);
+}
+
 static fg_status bf16_tall(int64_t n, int64_t k, int64_t m, bf16_src A, const float *W,
                            int64_t ldw, float *C, int64_t ldc, int accumulate) {
+  fg_status st = FG_OK;
+  bf16_weights w = {NULL, NULL};
   assert(n >= 0 && k >= 0 && m >= 0 && A.ld >= k && ldw >= m && ldc >= m);
   FG_BF16_NOT_IN_PARALLEL();
   if (n == 0 || m == 0) return FG_OK;
@@ -570,11 +626,11 @@ static fg_status bf16_tall(int64_t n, int64_t k, int64_t m, bf16_src A, const fl
     bf16_zero_or_keep(C, ldc, n, m, accumulate);
     return FG_OK;
   }
-#ifdef FG_HAVE_DNNL
-  if (fg_bf16_get_path() == FG_BF16_NATIVE)
-    return bf16_tall_native(n, k, m, A, W, ldw, C, ldc, accumulate);
-#endif
-  return bf16_tall_convert(n, k, m, A, W, ldw, C, ldc, accumulate);
+  FG_CHECK(bf16_weights_make(&w, W, ldw, k, m));
+  st = bf16_tall_w(n, k, m, A, &w, C, ldc, accumulate);
+cleanup:
+  bf16_weights_free(&w);
+  return st;
 }
 
 static fg_status bf16_wgrad(int64_t n, int64_t k, int64_t m, bf16_src A, bf16_src G, float *dW,
@@ -642,19 +698,29 @@ static fg_status bf16_tall_rows(int64_t n, int64_t k, int64_t m, bf16_src A, con
                                 fg_rows_sink sink, void *ctx) {
   fg_status st = FG_OK;
   float *blk = NULL; /* (block x m): a block of the fp32 product */
+  bf16_weights w = {NULL, NULL}, w2 = {NULL, NULL};
   const int64_t block = block_rows(n, k, m);
+  FG_BF16_NOT_IN_PARALLEL();
   if (n == 0 || m == 0) return FG_OK;
   FG_ALLOC(blk, block * m);
+  if (k > 0) FG_CHECK(bf16_weights_make(&w, W, ldw, k, m));
+  if (k > 0 && W2) FG_CHECK(bf16_weights_make(&w2, W2, ldw2, k, m));
   for (int64_t r0 = 0; r0 < n; r0 += block) {
     const int64_t rows = FG_MIN(block, n - r0);
     const bf16_src a = {A.h ? A.h + r0 * A.ld : NULL, A.f ? A.f + r0 * A.ld : NULL, A.ld};
     const bf16_src a2 = {A2.h ? A2.h + r0 * A2.ld : NULL, A2.f ? A2.f + r0 * A2.ld : NULL,
                          A2.ld};
-    FG_CHECK(bf16_tall(rows, k, m, a, W, ldw, blk, m, 0));
-    if (W2) FG_CHECK(bf16_tall(rows, k, m, a2, W2, ldw2, blk, m, 1));
+    if (k == 0) {
+      bf16_zero_or_keep(blk, m, rows, m, 0);
+    } else {
+      FG_CHECK(bf16_tall_w(rows, k, m, a, &w, blk, m, 0));
+      if (W2) FG_CHECK(bf16_tall_w(rows, k, m, a2, &w2, blk, m, 1));
+    }
     sink(ctx, r0, rows, blk);
   }
 cleanup:
+  bf16_weights_free(&w);
+  bf16_weights_free(&w2);
   free(blk);
   return st;
 }
@@ -667,12 +733,7 @@ typedef struct round_sink {
 
 static void round_rows(void *ctx, int64_t r0, int64_t rows, float *blk) {
   const round_sink *a = ctx;
-  if (a->ldc == a->m) {
-    fg_bf16_from_f32(a->C + r0 * a->ldc, blk, rows * a->m);
-  } else {
-    for (int64_t i = 0; i < rows; i++)
-      fg_bf16_from_f32(a->C + (r0 + i) * a->ldc, blk + i * a->m, a->m);
-  }
+  bf16_from_f32_rows(a->C + r0 * a->ldc, a->ldc, blk, a->m, rows, a->m);
 }
 
 /* C (bf16) = A W: each block's fp32 product rounded as it is stored. */

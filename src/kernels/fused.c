@@ -11,6 +11,19 @@
 
 /* columns a row is processed in at a time; a multiple of 4 (one draw serves four columns) */
 #define FG_FUSED_CHUNK 256
+/* Rows read through a row map (the input pass gathering the features in the dataset's order)
+ * are prefetched this many bytes of rows ahead: each row is a jump the hardware prefetcher
+ * cannot follow, and a row's work (the dropout draws, rounding, three short loops) is too long
+ * for the next row's loads to start on their own. */
+#ifndef FG_FUSED_PREFETCH_BYTES
+#define FG_FUSED_PREFETCH_BYTES 4096
+#endif
+
+/* The cache lines of `bytes` bytes at p, for reading */
+static inline void prefetch_row(const void *p, int64_t bytes) {
+  const char *c = p;
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+}
 
 /* The 16-bit dropout fields of global columns [g0, g0 + w) of the row with key `key`, at
  * m16[0..w): field j is bits 16 (j % 4) .. 16 (j % 4) + 15 of draw j / 4, as fg_dropout_keep
@@ -74,9 +87,16 @@ static void fused_rows(float *out, uint16_t *out16, float *acc, float alpha, con
   const int drop = p > 0.0f;
   const float scale = drop ? 1.0f / (1.0f - p) : 1.0f;
   const uint32_t thr = fg_dropout_threshold(p);
+  const int64_t row_bytes = cols * (in16 ? 2 : 4);
+  const int64_t ahead = FG_MAX(FG_FUSED_PREFETCH_BYTES / row_bytes, 1);
   FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     const int64_t src = (in_rows ? in_rows[r] : r) * cols;
+    if (FG_FUSED_PREFETCH_BYTES > 0 && in_rows && r + ahead < rows) { /* (past the thread's range: harmless) */
+      const int64_t next = in_rows[r + ahead] * cols;
+      if (in16) prefetch_row(in16 + next, row_bytes);
+      else prefetch_row(in + next, row_bytes);
+    }
     const uint64_t gid = global_ids ? (uint64_t)global_ids[r] : (uint64_t)r;
     const uint64_t key = drop ? fg_dropout_row_key(seed, epoch, layer, gid) : 0;
     uint16_t fields[FG_FUSED_CHUNK + 4];
