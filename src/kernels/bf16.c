@@ -359,9 +359,11 @@ static fg_status bf16_weights_make(bf16_weights *w, const float *W, int64_t ldw,
   w->f = NULL;
   FG_ALLOC(w->h, k * m);
   bf16_from_f32_rows(w->h, m, W, ldw, k, m);
-  if (fg_bf16_get_path() != FG_BF16_NATIVE) {
+  if (fg_bf16_get_path() != FG_BF16_NATIVE) { /* (the fp32 form only) */
     FG_ALLOC(w->f, k * m);
     fg_bf16_to_f32(w->f, w->h, k * m);
+    free(w->h);
+    w->h = NULL;
   }
 cleanup:
   return st;
