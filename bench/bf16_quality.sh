@@ -24,6 +24,7 @@ configs=(
   "cora (planetoid split)|data/cora|--normalize-features --hidden 16"
   "cora (gnn-benchmark .npz, 60/20/20)|$SHARED/gnn_benchmark/cora.npz|--normalize-features --hidden 16"
   "chameleon (split 0)|$SHARED/heterophilous/chameleon.npz|--hidden 64"
+  "minesweeper (split 0)|$SHARED/heterophilous/minesweeper.npz|--hidden 64"
 )
 read -r -a models <<< "${MODELS:-gcn sage gin}"
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $THREADS threads; $(date -u +%F)"
