@@ -17,3 +17,24 @@ field() {
       printf "%.6g\n", sum / m
     }' "$1"
 }
+
+# lib_program SRC BUILD: compile bench/SRC.c against BUILD/libfullgraph.a (the library's
+# private headers; the libraries the build may have linked, those present) into $lib_out/SRC
+# (a temporary folder removed when the script exits), and set the threads (OMP_NUM_THREADS,
+# default 2, bound) for the run that follows
+lib_program() {
+  local root arch libs l
+  lib_out=$(mktemp -d)
+  trap 'rm -rf "$lib_out"' EXIT
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  arch=$(gcc -print-multiarch)
+  libs=("/usr/lib/$arch/openblas-openmp/libopenblas.so" -lmetis -ltrilinos_zoltan -lz -lm)
+  for l in dnnl ptscotch scotch ptscotcherr; do
+    if [ -e "/usr/lib/$arch/lib$l.so" ]; then libs+=("-l$l"); fi
+  done
+  # shellcheck disable=SC2046 # mpicc's flags are lists
+  gcc -O2 -march=native -fopenmp -std=c11 -I"$root/src" -I"$root/include" $(mpicc --showme:compile) \
+    "$root/bench/$1.c" -o "$lib_out/$1" "$2/libfullgraph.a" "${libs[@]}" $(mpicc --showme:link)
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-true}
+  echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
