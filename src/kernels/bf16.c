@@ -73,6 +73,12 @@ static void bf16_from_f32_insn(fg_bf16 *dst, const float *src, int64_t n) {
 #define FG_BF16_HAVE_CVT_INSN 0
 #endif
 
+/* whether conversions use the instruction: built for it and on the native path (the portable
+ * C gives the same bits; the convert path runs it so that the tests reach it) */
+static int cvt_native(void) {
+  return FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
+}
+
 /* dst[0..n) = bf16(src[0..n)) on the calling thread */
 static void bf16_from_f32_serial(fg_bf16 *dst, const float *src, int64_t n, int native) {
 #if FG_BF16_HAVE_CVT_INSN
@@ -87,7 +93,7 @@ static void bf16_from_f32_serial(fg_bf16 *dst, const float *src, int64_t n, int 
 
 void fg_bf16_from_f32(fg_bf16 *dst, const float *src, int64_t n) {
   if (n <= 0) return;
-  const int native = FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
+  const int native = cvt_native();
   const int64_t nblocks = (n + FG_BF16_CVT_BLOCK - 1) / FG_BF16_CVT_BLOCK;
   const int ntasks = fg_kernel_tasks(nblocks, 2);
   /* A short vector (a row of a send buffer, a block's row) skips the parallel construct
@@ -115,9 +121,10 @@ static void bf16_from_f32_rows(fg_bf16 *dst, int64_t ldd, const float *src, int6
     fg_bf16_from_f32(dst, src, rows * cols);
     return;
   }
-  const int native = FG_BF16_HAVE_CVT_INSN && fg_bf16_get_path() == FG_BF16_NATIVE;
+  const int native = cvt_native();
   FG_OMP_FOR(rows * cols)
-  for (int64_t i = 0; i < rows; i++) bf16_from_f32_serial(dst + i * ldd, src + i * lds, cols, native);
+  for (int64_t i = 0; i < rows; i++)
+    bf16_from_f32_serial(dst + i * ldd, src + i * lds, cols, native);
 }
 
 void fg_bf16_to_f32(float *dst, const fg_bf16 *src, int64_t n) {

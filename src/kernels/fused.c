@@ -92,7 +92,8 @@ static void fused_rows(float *out, uint16_t *out16, float *acc, float alpha, con
   FG_OMP_FOR(rows * cols)
   for (int64_t r = 0; r < rows; r++) {
     const int64_t src = (in_rows ? in_rows[r] : r) * cols;
-    if (FG_FUSED_PREFETCH_BYTES > 0 && in_rows && r + ahead < rows) { /* (past the thread's range: harmless) */
+    /* (a row past this thread's range is prefetched in vain, harmlessly) */
+    if (FG_FUSED_PREFETCH_BYTES > 0 && in_rows && r + ahead < rows) {
       const int64_t next = in_rows[r + ahead] * cols;
       if (in16) prefetch_row(in16 + next, row_bytes);
       else prefetch_row(in + next, row_bytes);
